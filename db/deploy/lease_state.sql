@@ -1,0 +1,57 @@
+-- Deploy taskboard:lease_state to pg
+-- requires: jobs
+--
+-- The same text as functions/lease_state.sql, where the current definition reads.
+
+BEGIN;
+
+SET LOCAL ROLE taskboard_owner;
+
+-- lease_state(job_id, token) -> text
+-- Read-only answer for the holder, typically right before an external effect:
+--   held:      the token is current and its lease is live;
+--   expired:   the token is current but its lease is past its deadline and
+--              nobody has reclaimed the job yet (complete would still work);
+--   completed: the job succeeded with this token;
+--   lost:      anything else (reclaimed, failed, released, cancelled, unknown).
+-- Raises 22023 when job_id or token is NULL.
+
+CREATE OR REPLACE FUNCTION taskboard.lease_state(
+    job_id bigint,
+    token  uuid
+)
+RETURNS text
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    v_state text;
+BEGIN
+    IF lease_state.job_id IS NULL THEN
+        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF lease_state.token IS NULL THEN
+        RAISE EXCEPTION 'token must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    SELECT CASE
+               WHEN j.state = 'running' AND j.lease_expires_at > pg_catalog.clock_timestamp() THEN 'held'
+               WHEN j.state = 'running' THEN 'expired'
+               WHEN j.state = 'succeeded' THEN 'completed'
+           END
+      INTO v_state
+      FROM taskboard.jobs AS j
+     WHERE j.id = lease_state.job_id
+       AND j.lease_token = lease_state.token
+       AND j.state IN ('running', 'succeeded');
+
+    RETURN coalesce(v_state, 'lost');
+END
+$function$;
+
+REVOKE ALL ON FUNCTION taskboard.lease_state(bigint, uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.lease_state(bigint, uuid)
+    TO taskboard_worker, taskboard_admin;
+
+COMMIT;

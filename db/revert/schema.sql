@@ -1,0 +1,7 @@
+-- Revert taskboard:schema from pg
+
+BEGIN;
+
+DROP SCHEMA taskboard;
+
+COMMIT;
