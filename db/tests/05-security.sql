@@ -1,0 +1,187 @@
+-- Security: least privilege as DESIGN.md states it.
+--
+-- taskboard_owner (NOLOGIN, not a superuser) owns the schema, the table,
+-- its sequence, the view, the types and every function. Every function is
+-- SECURITY DEFINER with search_path = pg_catalog, pg_temp. EXECUTE is
+-- granted per role exactly as the table `api` below lists it, and to nobody
+-- else; no application role touches taskboard.jobs directly, and all three
+-- read queue_stats.
+
+BEGIN;
+SELECT plan(183);
+
+-- Who may execute what: one row per function of the schema.
+CREATE TEMP TABLE api (
+    fn       name PRIMARY KEY,
+    args     name[] NOT NULL,
+    producer boolean NOT NULL,
+    worker   boolean NOT NULL,
+    admin    boolean NOT NULL
+) ON COMMIT DROP;
+
+INSERT INTO api (fn, args, producer, worker, admin) VALUES
+    ('enqueue',         ARRAY['text', 'jsonb', 'text', 'timestamp with time zone', 'integer', 'integer', 'text'],
+                                                                        true,  true,  true),
+    ('enqueue_many',    ARRAY['text', 'jsonb[]', 'text', 'timestamp with time zone', 'integer', 'integer', 'text[]'],
+                                                                        true,  true,  true),
+    ('get_job',         ARRAY['bigint'],                                true,  true,  true),
+    ('version',         ARRAY[]::name[],                                true,  true,  true),
+    ('claim',           ARRAY['text', 'text', 'integer', 'interval'],   false, true,  true),
+    ('renew',           ARRAY['bigint', 'uuid', 'interval'],            false, true,  true),
+    ('renew_many',      ARRAY['bigint[]', 'uuid[]', 'interval'],        false, true,  true),
+    ('complete',        ARRAY['bigint', 'uuid', 'jsonb'],               false, true,  true),
+    ('complete_many',   ARRAY['bigint[]', 'uuid[]', 'jsonb[]'],         false, true,  true),
+    ('fail',            ARRAY['bigint', 'uuid', 'text', 'interval'],    false, true,  true),
+    ('release',         ARRAY['bigint', 'uuid', 'interval'],            false, true,  true),
+    ('lease_state',     ARRAY['bigint', 'uuid'],                        false, true,  true),
+    ('cancel',          ARRAY['bigint'],                                false, false, true),
+    ('retry',           ARRAY['bigint'],                                false, false, true),
+    ('prune',           ARRAY['interval', 'integer'],                   false, false, true),
+    ('notify_runnable', ARRAY['text'],                                  false, false, false);
+
+SELECT set_eq(
+    $$SELECT p.proname FROM pg_catalog.pg_proc AS p WHERE p.pronamespace = 'taskboard'::regnamespace$$,
+    $$SELECT fn FROM api$$,
+    'the privilege table below covers every function of the schema'
+);
+
+-- Roles ---------------------------------------------------------------------
+
+SELECT has_role(r, r || ' exists')
+  FROM unnest(ARRAY['taskboard_owner', 'taskboard_producer', 'taskboard_worker', 'taskboard_admin']::name[]) AS r;
+
+SELECT isnt_superuser(r, r || ' is not a superuser')
+  FROM unnest(ARRAY['taskboard_owner', 'taskboard_producer', 'taskboard_worker', 'taskboard_admin']::name[]) AS r;
+
+SELECT is(
+    (SELECT rl.rolcanlogin FROM pg_catalog.pg_roles AS rl WHERE rl.rolname = r),
+    false,
+    r || ' is NOLOGIN'
+)
+  FROM unnest(ARRAY['taskboard_owner', 'taskboard_producer', 'taskboard_worker', 'taskboard_admin']::name[]) AS r;
+
+SELECT ok(
+    NOT pg_catalog.pg_has_role(r, 'taskboard_owner', 'MEMBER'),
+    r || ' is not a member of taskboard_owner, so it cannot act as the owner'
+)
+  FROM unnest(ARRAY['taskboard_producer', 'taskboard_worker', 'taskboard_admin']::name[]) AS r;
+
+-- Ownership -----------------------------------------------------------------
+
+SELECT schema_owner_is('taskboard', 'taskboard_owner', 'taskboard_owner owns the schema');
+SELECT table_owner_is('taskboard', 'jobs', 'taskboard_owner', 'taskboard_owner owns taskboard.jobs');
+SELECT sequence_owner_is('taskboard', 'jobs_id_seq', 'taskboard_owner', 'taskboard_owner owns the job id sequence');
+SELECT view_owner_is('taskboard', 'queue_stats', 'taskboard_owner', 'taskboard_owner owns taskboard.queue_stats');
+SELECT type_owner_is('taskboard', 'claimed', 'taskboard_owner', 'taskboard_owner owns the type taskboard.claimed');
+SELECT type_owner_is('taskboard', 'job_info', 'taskboard_owner', 'taskboard_owner owns the type taskboard.job_info');
+
+SELECT function_owner_is('taskboard', a.fn, a.args, 'taskboard_owner',
+                         'taskboard_owner owns ' || a.fn || '()')
+  FROM api AS a
+ ORDER BY a.fn;
+
+-- Security definer done right -----------------------------------------------
+
+SELECT is_definer('taskboard', a.fn, a.args, a.fn || '() is SECURITY DEFINER')
+  FROM api AS a
+ ORDER BY a.fn;
+
+SELECT is(
+    p.proconfig,
+    ARRAY['search_path=pg_catalog, pg_temp'],
+    a.fn || '() runs with search_path = pg_catalog, pg_temp and no other setting'
+)
+  FROM api AS a
+  LEFT JOIN pg_catalog.pg_proc AS p
+    ON p.pronamespace = 'taskboard'::regnamespace
+   AND p.proname = a.fn
+ ORDER BY a.fn;
+
+-- EXECUTE privileges: each function x the four roles and PUBLIC -------------
+
+SELECT function_privs_are(
+    'taskboard', a.fn, a.args, r.role,
+    CASE WHEN r.granted THEN ARRAY['EXECUTE'] ELSE ARRAY[]::name[] END,
+    r.role || CASE WHEN r.granted THEN ' can' ELSE ' cannot' END || ' execute ' || a.fn || '()'
+)
+  FROM api AS a
+ CROSS JOIN LATERAL (VALUES
+    (1, 'taskboard_owner'::name, true),
+    (2, 'taskboard_producer',    a.producer),
+    (3, 'taskboard_worker',      a.worker),
+    (4, 'taskboard_admin',       a.admin),
+    (5, 'public',                false)
+ ) AS r(ord, role, granted)
+ ORDER BY a.fn, r.ord;
+
+-- Tables, sequence, view, schema --------------------------------------------
+
+SELECT table_privs_are('taskboard', 'jobs', r, ARRAY[]::name[],
+                       r || ' has no privilege on taskboard.jobs')
+  FROM unnest(ARRAY['taskboard_producer', 'taskboard_worker', 'taskboard_admin', 'public']::name[]) AS r;
+
+SELECT sequence_privs_are('taskboard', 'jobs_id_seq', r, ARRAY[]::name[],
+                          r || ' has no privilege on the job id sequence')
+  FROM unnest(ARRAY['taskboard_producer', 'taskboard_worker', 'taskboard_admin', 'public']::name[]) AS r;
+
+SELECT table_privs_are('taskboard', 'queue_stats', r, ARRAY['SELECT'],
+                       r || ' may only read taskboard.queue_stats')
+  FROM unnest(ARRAY['taskboard_producer', 'taskboard_worker', 'taskboard_admin']::name[]) AS r;
+
+SELECT table_privs_are('taskboard', 'queue_stats', 'public', ARRAY[]::name[],
+                       'PUBLIC has no privilege on taskboard.queue_stats');
+
+SELECT schema_privs_are('taskboard', r, ARRAY['USAGE'],
+                        r || ' may use the schema but not create objects in it')
+  FROM unnest(ARRAY['taskboard_producer', 'taskboard_worker', 'taskboard_admin']::name[]) AS r;
+
+SELECT schema_privs_are('taskboard', 'public', ARRAY[]::name[],
+                        'PUBLIC has no privilege on the schema');
+
+-- Enforcement: the same, as each application role ---------------------------
+
+SET LOCAL ROLE taskboard_producer;
+SELECT throws_ok($$SELECT * FROM taskboard.jobs$$, '42501', NULL,
+    'a producer cannot read taskboard.jobs directly');
+SELECT throws_ok($$INSERT INTO taskboard.jobs (queue, task, run_at, max_attempts) VALUES ('security', 't', now(), 1)$$,
+    '42501', NULL, 'a producer cannot insert into taskboard.jobs directly');
+SELECT throws_ok($$UPDATE taskboard.jobs SET priority = 1$$, '42501', NULL,
+    'a producer cannot update taskboard.jobs directly');
+SELECT throws_ok($$DELETE FROM taskboard.jobs$$, '42501', NULL,
+    'a producer cannot delete from taskboard.jobs directly');
+SELECT lives_ok($$SELECT * FROM taskboard.queue_stats$$,
+    'a producer can read taskboard.queue_stats');
+SELECT throws_ok($$SELECT * FROM taskboard.claim(queue => 'security', worker => 'w')$$, '42501', NULL,
+    'a producer cannot claim jobs');
+RESET ROLE;
+
+SET LOCAL ROLE taskboard_worker;
+SELECT throws_ok($$SELECT * FROM taskboard.jobs$$, '42501', NULL,
+    'a worker cannot read taskboard.jobs directly');
+SELECT throws_ok($$INSERT INTO taskboard.jobs (queue, task, run_at, max_attempts) VALUES ('security', 't', now(), 1)$$,
+    '42501', NULL, 'a worker cannot insert into taskboard.jobs directly');
+SELECT throws_ok($$UPDATE taskboard.jobs SET lease_expires_at = now() + interval '1 day'$$, '42501', NULL,
+    'a worker cannot update taskboard.jobs directly, so it cannot stretch a lease around the fence');
+SELECT throws_ok($$DELETE FROM taskboard.jobs$$, '42501', NULL,
+    'a worker cannot delete from taskboard.jobs directly');
+SELECT lives_ok($$SELECT * FROM taskboard.queue_stats$$,
+    'a worker can read taskboard.queue_stats');
+SELECT throws_ok($$SELECT taskboard.cancel(job_id => 1)$$, '42501', NULL,
+    'a worker cannot cancel jobs');
+RESET ROLE;
+
+SET LOCAL ROLE taskboard_admin;
+SELECT throws_ok($$SELECT * FROM taskboard.jobs$$, '42501', NULL,
+    'an admin cannot read taskboard.jobs directly');
+SELECT throws_ok($$INSERT INTO taskboard.jobs (queue, task, run_at, max_attempts) VALUES ('security', 't', now(), 1)$$,
+    '42501', NULL, 'an admin cannot insert into taskboard.jobs directly');
+SELECT throws_ok($$UPDATE taskboard.jobs SET state = 'cancelled'$$, '42501', NULL,
+    'an admin cannot update taskboard.jobs directly');
+SELECT throws_ok($$DELETE FROM taskboard.jobs$$, '42501', NULL,
+    'an admin cannot delete from taskboard.jobs directly');
+SELECT lives_ok($$SELECT * FROM taskboard.queue_stats$$,
+    'an admin can read taskboard.queue_stats');
+RESET ROLE;
+
+SELECT * FROM finish();
+ROLLBACK;

@@ -1,0 +1,333 @@
+-- enqueue(task, payload, queue, run_at, priority, max_attempts, dedupe_key):
+-- inserts a queued job, runnable from run_at (NULL = now), and returns its
+-- id. With dedupe_key, an unfinished job of the same queue holding the key
+-- answers instead and nothing is inserted. Bad input raises 22023 and
+-- writes nothing. It joins the caller's transaction.
+--
+-- Producers enqueue and read get_job; a worker claims and completes, an
+-- admin cancels. The table is read as the session user to see what was
+-- stored.
+
+BEGIN;
+SELECT plan(47);
+
+-- Defaults ------------------------------------------------------------------
+
+SELECT clock_timestamp() AS t0 \gset
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => 'send_email') AS default_id \gset
+RESET ROLE;
+SELECT clock_timestamp() AS t1 \gset
+
+SELECT is(
+    (SELECT pg_catalog.count(*) FROM taskboard.jobs WHERE id = :default_id),
+    1::bigint,
+    'enqueue returns the id of the row it inserted'
+);
+
+SET LOCAL ROLE taskboard_producer;
+SELECT results_eq(
+    format($$SELECT job_id, queue, task, state, attempt, max_attempts, priority, finished_at, result, errors
+               FROM taskboard.get_job(job_id => %s)$$, :default_id),
+    format($$VALUES (%s::bigint, 'default'::text, 'send_email'::text, 'queued'::text, 0, 5, 0,
+                     NULL::timestamptz, NULL::jsonb, '[]'::jsonb)$$, :default_id),
+    'a job enqueued with only a task is queued in queue default, priority 0, 5 attempts, none used'
+);
+RESET ROLE;
+
+SELECT is(
+    (SELECT payload FROM taskboard.jobs WHERE id = :default_id),
+    '{}'::jsonb,
+    'the default payload is an empty JSON object'
+);
+
+SELECT is(
+    (SELECT dedupe_key FROM taskboard.jobs WHERE id = :default_id),
+    NULL,
+    'the default is no dedupe key'
+);
+
+SELECT ok(
+    (SELECT run_at BETWEEN :'t0'::timestamptz AND :'t1'::timestamptz FROM taskboard.jobs WHERE id = :default_id),
+    'run_at NULL means now by the server clock at the call, not the transaction start'
+);
+
+SELECT ok(
+    (SELECT created_at BETWEEN :'t0'::timestamptz AND :'t1'::timestamptz FROM taskboard.jobs WHERE id = :default_id),
+    'created_at is the server clock at the call'
+);
+
+SELECT is(
+    (SELECT row(lease_token, lease_expires_at, claimed_by)::text FROM taskboard.jobs WHERE id = :default_id),
+    row(NULL::uuid, NULL::timestamptz, NULL::text)::text,
+    'a new job has no lease and no holder'
+);
+
+SELECT isnt(
+    (SELECT idempotency_key FROM taskboard.jobs WHERE id = :default_id),
+    NULL,
+    'a new job gets an idempotency key'
+);
+
+-- Every argument is stored -------------------------------------------------
+
+SELECT clock_timestamp() + interval '1 hour' AS later \gset
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(
+    task         => 'resize_image',
+    payload      => '{"image": 42, "sizes": [64, 128]}',
+    queue        => 'enqueue-args',
+    run_at       => :'later',
+    priority     => -3,
+    max_attempts => 2,
+    dedupe_key   => 'image-42'
+) AS args_id \gset
+RESET ROLE;
+
+SELECT results_eq(
+    format($$SELECT queue, task, payload, state, run_at, priority, max_attempts, dedupe_key, attempt
+               FROM taskboard.jobs WHERE id = %s$$, :args_id),
+    format($$VALUES ('enqueue-args'::text, 'resize_image'::text, '{"image": 42, "sizes": [64, 128]}'::jsonb,
+                     'queued'::text, %L::timestamptz, -3, 2, 'image-42'::text, 0)$$, :'later'),
+    'every argument of enqueue is stored on the job, and a future run_at is kept as given'
+);
+
+SELECT isnt(
+    (SELECT idempotency_key FROM taskboard.jobs WHERE id = :args_id),
+    (SELECT idempotency_key FROM taskboard.jobs WHERE id = :default_id),
+    'each job has its own idempotency key'
+);
+
+SELECT clock_timestamp() - interval '1 day' AS yesterday \gset
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => 'late', queue => 'enqueue-args', run_at => :'yesterday') AS past_id \gset
+RESET ROLE;
+
+SELECT is(
+    (SELECT run_at FROM taskboard.jobs WHERE id = :past_id),
+    :'yesterday'::timestamptz,
+    'a run_at in the past is kept as given'
+);
+
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => 'n', queue => 'enqueue-no-key') AS nokey_a \gset
+SELECT taskboard.enqueue(task => 'n', queue => 'enqueue-no-key') AS nokey_b \gset
+RESET ROLE;
+
+SELECT isnt(:nokey_a::bigint, :nokey_b::bigint,
+    'two jobs without a dedupe key are two jobs');
+
+-- Dedupe keys ---------------------------------------------------------------
+
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => 'welcome', payload => '{"v": 1}', queue => 'enqueue-dedupe',
+                         dedupe_key => 'user-7') AS dedupe_first \gset
+RESET ROLE;
+SELECT pg_catalog.count(*) AS rows_before_dup FROM taskboard.jobs \gset
+
+SET LOCAL ROLE taskboard_producer;
+SELECT is(
+    taskboard.enqueue(task => 'welcome', payload => '{"v": 2}', queue => 'enqueue-dedupe',
+                      priority => 9, dedupe_key => 'user-7'),
+    :dedupe_first::bigint,
+    'the same key in the same queue returns the unfinished job''s id'
+);
+RESET ROLE;
+
+SELECT is(
+    (SELECT pg_catalog.count(*) FROM taskboard.jobs),
+    :rows_before_dup::bigint,
+    'a deduplicated enqueue inserts nothing'
+);
+
+SELECT is(
+    (SELECT row(payload, priority)::text FROM taskboard.jobs WHERE id = :dedupe_first),
+    row('{"v": 1}'::jsonb, 0)::text,
+    'a deduplicated enqueue leaves the existing job as it was'
+);
+
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => 'welcome', queue => 'enqueue-dedupe-other',
+                         dedupe_key => 'user-7') AS dedupe_other_queue \gset
+RESET ROLE;
+
+SELECT isnt(:dedupe_other_queue::bigint, :dedupe_first::bigint,
+    'the same key in another queue makes a new job');
+
+SELECT is(
+    (SELECT pg_catalog.count(*) FROM taskboard.jobs),
+    :rows_before_dup::bigint + 1,
+    'the job in the other queue was inserted'
+);
+
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => 'welcome', queue => 'enqueue-dedupe',
+                         dedupe_key => 'user-8') AS dedupe_other_key \gset
+RESET ROLE;
+
+SELECT isnt(:dedupe_other_key::bigint, :dedupe_first::bigint,
+    'another key in the same queue makes a new job');
+
+-- A running job still holds its key.
+SET LOCAL ROLE taskboard_worker;
+SELECT job_id AS running_id, token AS running_token
+  FROM taskboard.claim(queue => 'enqueue-dedupe', worker => 'enqueue-worker', batch => 10)
+ WHERE job_id = :dedupe_first \gset
+RESET ROLE;
+
+SELECT is(
+    (SELECT state FROM taskboard.jobs WHERE id = :dedupe_first),
+    'running',
+    'the keyed job is now running'
+);
+
+SET LOCAL ROLE taskboard_producer;
+SELECT is(
+    taskboard.enqueue(task => 'welcome', queue => 'enqueue-dedupe', dedupe_key => 'user-7'),
+    :dedupe_first::bigint,
+    'a running job still holds its key: enqueue returns its id'
+);
+RESET ROLE;
+
+-- Once the job finishes the key is free again.
+SET LOCAL ROLE taskboard_worker;
+SELECT ok(
+    taskboard.complete(job_id => :dedupe_first, token => :'running_token'),
+    'the worker completes the keyed job'
+);
+RESET ROLE;
+
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => 'welcome', queue => 'enqueue-dedupe',
+                         dedupe_key => 'user-7') AS dedupe_again \gset
+RESET ROLE;
+
+SELECT isnt(:dedupe_again::bigint, :dedupe_first::bigint,
+    'after the keyed job succeeded, the key makes a new job');
+
+SELECT is(
+    (SELECT state FROM taskboard.jobs WHERE id = :dedupe_again),
+    'queued',
+    'the new keyed job is queued'
+);
+
+SET LOCAL ROLE taskboard_admin;
+SELECT ok(taskboard.cancel(job_id => :dedupe_again), 'an admin cancels the new keyed job');
+RESET ROLE;
+
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => 'welcome', queue => 'enqueue-dedupe',
+                         dedupe_key => 'user-7') AS dedupe_third \gset
+RESET ROLE;
+
+SELECT ok(
+    :dedupe_third::bigint NOT IN (:dedupe_first, :dedupe_again),
+    'after the keyed job was cancelled, the key makes a new job'
+);
+
+SELECT is(
+    (SELECT pg_catalog.count(*) FROM taskboard.jobs
+      WHERE queue = 'enqueue-dedupe' AND dedupe_key = 'user-7' AND state IN ('queued', 'running')),
+    1::bigint,
+    'one unfinished job holds the key'
+);
+
+-- A scheduled job holds its key too.
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => 'later', queue => 'enqueue-dedupe-scheduled', run_at => :'later',
+                         dedupe_key => 'nightly') AS scheduled_id \gset
+SELECT is(
+    taskboard.enqueue(task => 'later', queue => 'enqueue-dedupe-scheduled', dedupe_key => 'nightly'),
+    :scheduled_id::bigint,
+    'a scheduled job holds its key: enqueue returns its id'
+);
+RESET ROLE;
+
+-- It joins the caller's transaction ----------------------------------------
+
+SAVEPOINT before_enqueue;
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => 'rolled_back', queue => 'enqueue-rollback',
+                         dedupe_key => 'once') AS rolled_back_id \gset
+ROLLBACK TO SAVEPOINT before_enqueue;
+RESET ROLE;
+
+SELECT is(
+    (SELECT pg_catalog.count(*) FROM taskboard.jobs WHERE id = :rolled_back_id OR queue = 'enqueue-rollback'),
+    0::bigint,
+    'a job enqueued in a transaction that rolls back is gone with it'
+);
+
+SET LOCAL ROLE taskboard_producer;
+SELECT isnt(
+    taskboard.enqueue(task => 'rolled_back', queue => 'enqueue-rollback', dedupe_key => 'once'),
+    :rolled_back_id::bigint,
+    'the key of a rolled-back job is free'
+);
+RESET ROLE;
+
+-- Bad input: 22023, nothing written ----------------------------------------
+
+SELECT pg_catalog.count(*) AS rows_before_bad FROM taskboard.jobs \gset
+
+SET LOCAL ROLE taskboard_producer;
+SELECT throws_ok($$SELECT taskboard.enqueue(task => NULL)$$, '22023', NULL,
+    'enqueue rejects a NULL task');
+SELECT throws_ok($$SELECT taskboard.enqueue(task => '')$$, '22023', NULL,
+    'enqueue rejects an empty task');
+SELECT throws_ok($$SELECT taskboard.enqueue(task => 't', queue => NULL)$$, '22023', NULL,
+    'enqueue rejects a NULL queue');
+SELECT throws_ok($$SELECT taskboard.enqueue(task => 't', queue => '')$$, '22023', NULL,
+    'enqueue rejects an empty queue');
+SELECT throws_ok($$SELECT taskboard.enqueue(task => 't', payload => NULL)$$, '22023', NULL,
+    'enqueue rejects a NULL payload');
+SELECT throws_ok($$SELECT taskboard.enqueue(task => 't', priority => NULL)$$, '22023', NULL,
+    'enqueue rejects a NULL priority');
+SELECT throws_ok($$SELECT taskboard.enqueue(task => 't', max_attempts => NULL)$$, '22023', NULL,
+    'enqueue rejects a NULL max_attempts');
+SELECT throws_ok($$SELECT taskboard.enqueue(task => 't', max_attempts => 0)$$, '22023', NULL,
+    'enqueue rejects max_attempts 0');
+SELECT throws_ok($$SELECT taskboard.enqueue(task => 't', max_attempts => -1)$$, '22023', NULL,
+    'enqueue rejects a negative max_attempts');
+SELECT throws_ok($$SELECT taskboard.enqueue(task => 't', dedupe_key => '')$$, '22023', NULL,
+    'enqueue rejects an empty dedupe key (NULL means no key)');
+RESET ROLE;
+
+SELECT is(
+    (SELECT pg_catalog.count(*) FROM taskboard.jobs),
+    :rows_before_bad::bigint,
+    'rejected enqueues wrote nothing'
+);
+
+-- The boundaries of valid input are accepted.
+SET LOCAL ROLE taskboard_producer;
+SELECT lives_ok($$SELECT taskboard.enqueue(task => 't', max_attempts => 1)$$,
+    'max_attempts 1 is accepted');
+SELECT lives_ok($$SELECT taskboard.enqueue(task => 't', priority => -2147483648)$$,
+    'any integer priority is accepted');
+SELECT lives_ok($$SELECT taskboard.enqueue(task => 't', payload => '[1, "two", null]')$$,
+    'any JSON value is accepted as payload');
+SELECT lives_ok($$SELECT taskboard.enqueue(task => 't', payload => 'null')$$,
+    'a JSON null payload is accepted, unlike SQL NULL');
+RESET ROLE;
+
+SELECT is(
+    (SELECT pg_catalog.count(*) FROM taskboard.jobs),
+    :rows_before_bad::bigint + 4,
+    'each accepted enqueue inserted one job'
+);
+
+-- Positional calls reach the same single signature.
+SET LOCAL ROLE taskboard_producer;
+SELECT lives_ok($$SELECT taskboard.enqueue('positional', '{"a": 1}', 'enqueue-positional')$$,
+    'enqueue can also be called with positional arguments');
+RESET ROLE;
+
+SELECT is(
+    (SELECT payload FROM taskboard.jobs WHERE queue = 'enqueue-positional'),
+    '{"a": 1}'::jsonb,
+    'positional arguments land in task, payload, queue order'
+);
+
+SELECT * FROM finish();
+ROLLBACK;
