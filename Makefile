@@ -1,0 +1,109 @@
+# Taskboard development tasks: `make` lists them.
+#
+# The dev servers live under .taskboard/ and keep running between targets
+# (fast reruns); `make db-stop` stops them. With TASKBOARD_DATABASE_URL set,
+# that server is used instead and no dev server is started.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+DEVDB := $(PY) -m taskboard.devdb
+# devdb without the venv: `stop` needs nothing but the standard library.
+DEVDB_STDLIB := PYTHONPATH=pydriver $(PYTHON) -m taskboard.devdb
+PG15_POSTGRES := /usr/lib/postgresql/15/bin/postgres
+TEST_DB := taskboard_test
+PYTEST_ARGS ?= tests/  # e.g. make test-pg18 PYTEST_ARGS='-x tests/test_devdb.py'
+DEMO_DB := taskboard_demo
+TOOL_PACKAGES := sqitch libdbd-pg-perl libtap-parser-sourcehandler-pgtap-perl postgresql-client
+
+.PHONY: help venv tools db db-stop test test-pg18 test-pg15 demo clean
+
+help: ## List the targets
+	@echo "usage: make TARGET"
+	@awk -F ':.*## ' '/^[a-zA-Z0-9_-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+venv: $(VENV)/.installed ## Make .venv with taskboard and its dev extras (again when pyproject.toml changes)
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $@
+
+tools: ## Install sqitch, pg_prove and psql when missing (apt-get, as root)
+	@if command -v sqitch >/dev/null && command -v pg_prove >/dev/null && command -v psql >/dev/null; then \
+	  exit 0; \
+	fi; \
+	if [ "$$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then \
+	  echo "Taskboard needs sqitch, pg_prove and psql: install them (on Debian: apt-get install $(TOOL_PACKAGES))." >&2; \
+	  exit 1; \
+	fi; \
+	echo "== apt-get install $(TOOL_PACKAGES)"; \
+	apt-get update -qq; \
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TOOL_PACKAGES) >/dev/null
+
+db: venv ## Start the dev PostgreSQL 18 (.taskboard/pg18) and print its URL
+	@$(DEVDB) start --pg 18
+
+db-stop: ## Stop the dev PostgreSQL servers
+	@$(DEVDB_STDLIB) stop --pg 18
+	@$(DEVDB_STDLIB) stop --pg 15
+
+test: test-pg18 ## Run all tests on PostgreSQL 18, then on 15 when Debian's PostgreSQL 15 is installed
+	@if [ -n "$${TASKBOARD_DATABASE_URL:-}" ]; then \
+	  echo "== TASKBOARD_DATABASE_URL is set: the PostgreSQL 15 run is skipped"; \
+	elif [ -x $(PG15_POSTGRES) ]; then \
+	  $(MAKE) --no-print-directory test-pg15; \
+	else \
+	  echo "== $(PG15_POSTGRES) not found: the PostgreSQL 15 run is skipped"; \
+	fi
+
+test-pg18: ## Recreate taskboard_test, deploy, pg_prove and pytest on the dev PostgreSQL 18 (or TASKBOARD_DATABASE_URL)
+test-pg15: ## The same on Debian's PostgreSQL 15 (.taskboard/pg15, run as user postgres)
+test-pg18: PG := 18
+test-pg15: PG := 15
+test-pg18 test-pg15: venv tools
+	@if [ $(PG) = 15 ] && [ -n "$${TASKBOARD_DATABASE_URL:-}" ]; then \
+	  echo "test-pg15 runs on the dev PostgreSQL 15 only: unset TASKBOARD_DATABASE_URL." >&2; \
+	  exit 1; \
+	fi; \
+	server=$$($(DEVDB) start --pg $(PG)); \
+	db_url=$$($(DEVDB) recreate-db $(TEST_DB) --pg $(PG)); \
+	echo "== PostgreSQL $(PG): $$db_url"; \
+	if [ -f db/sqitch.plan ]; then \
+	  echo "== sqitch deploy --verify"; \
+	  (cd db && sqitch deploy --verify "db:pg:$${db_url#*:}"); \
+	else \
+	  echo "== db/sqitch.plan not found: sqitch deploy skipped"; \
+	fi; \
+	shopt -s nullglob; pgtap_files=(db/tests/*.sql); \
+	if [ $${#pgtap_files[@]} -gt 0 ]; then \
+	  echo "== pg_prove db/tests"; \
+	  pg_env=$$($(DEVDB) pg-env "$$db_url"); \
+	  (eval "$$pg_env"; pg_prove --failures --comments "$${pgtap_files[@]}"); \
+	else \
+	  echo "== no db/tests/*.sql: pg_prove skipped"; \
+	fi; \
+	echo "== pytest $(PYTEST_ARGS)"; \
+	TASKBOARD_DATABASE_URL="$$server" TASKBOARD_TEST_DATABASE_URL="$$db_url" \
+	  $(PY) -m pytest $(PYTEST_ARGS)
+
+demo: venv tools ## Deploy Taskboard into database taskboard_demo and run db/demo.sql
+	@db_url=$$($(DEVDB) recreate-db $(DEMO_DB) --pg 18 --no-pgtap); \
+	if [ -f db/sqitch.plan ]; then \
+	  (cd db && sqitch deploy --verify "db:pg:$${db_url#*:}"); \
+	else \
+	  echo "== db/sqitch.plan not found: nothing to deploy yet"; \
+	fi; \
+	if [ -f db/demo.sql ]; then \
+	  psql -X -v ON_ERROR_STOP=1 --dbname "$$db_url" -f db/demo.sql; \
+	else \
+	  echo "== db/demo.sql not found: no demo yet"; \
+	fi; \
+	echo "== look around: psql '$$db_url'"
+
+clean: db-stop ## Stop the dev servers and remove .taskboard/ and .venv/
+	rm -rf .taskboard $(VENV)

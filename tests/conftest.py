@@ -1,0 +1,78 @@
+"""Fixtures shared by the tests: a server, fresh databases, and Sqitch.
+
+The server is the one named by TASKBOARD_DATABASE_URL (`make test` sets it
+for each PostgreSQL version), or else the dev PostgreSQL 18, started here.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Protocol
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from taskboard import devdb
+
+DB_DIR = devdb.project_root() / "db"
+TEST_DATABASE_PREFIX = "taskboard_t_"
+
+
+class MakeDatabase(Protocol):
+    def __call__(self, *, deploy: bool = False) -> str: ...
+
+
+def run_sqitch(
+    url: str, command: str, *args: str, project: Path = DB_DIR
+) -> subprocess.CompletedProcess[str]:
+    """Run `sqitch COMMAND --target <url> ARGS...` in the Sqitch project
+    (db/) and return the finished process, output captured; the caller
+    checks returncode."""
+    argv = ["sqitch", command, "--target", devdb.sqitch_target(url), *args]
+    return subprocess.run(argv, cwd=project, capture_output=True, text=True, check=False)
+
+
+@pytest.fixture(scope="session")
+def server_url() -> str:
+    """Base URL (the `postgres` database) of the server the tests use."""
+    return devdb.base_url("18")
+
+
+@pytest.fixture(scope="session")
+def make_database(server_url: str) -> Iterator[MakeDatabase]:
+    """Factory: `make_database(deploy=False) -> url` creates a fresh,
+    uniquely named database; with deploy=True it also runs
+    `sqitch deploy --verify` from db/ into it. All are dropped at the end."""
+    created: list[str] = []
+
+    def make(*, deploy: bool = False) -> str:
+        name = TEST_DATABASE_PREFIX + uuid.uuid4().hex[:12]
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        created.append(name)
+        url = devdb.database_url(server_url, name)
+        if deploy:
+            if not (DB_DIR / "sqitch.plan").is_file():
+                pytest.fail(f"{DB_DIR}/sqitch.plan does not exist: nothing to deploy")
+            result = run_sqitch(url, "deploy", "--verify")
+            if result.returncode != 0:
+                pytest.fail(f"sqitch deploy failed:\n{result.stdout}{result.stderr}")
+        return url
+
+    yield make
+
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        for name in created:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+
+@pytest.fixture(scope="session")
+def sqitch() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """`sqitch(url, "status")`: run sqitch in db/ against the database at `url`."""
+    return run_sqitch
