@@ -16,7 +16,8 @@ DEVDB := $(PY) -m taskboard.devdb
 DEVDB_STDLIB := PYTHONPATH=pydriver $(PYTHON) -m taskboard.devdb
 PG15_POSTGRES := /usr/lib/postgresql/15/bin/postgres
 TEST_DB := taskboard_test
-PYTEST_ARGS ?= tests/  # e.g. make test-pg18 PYTEST_ARGS='-x tests/test_devdb.py'
+# What pytest runs, e.g. make test-pg18 PYTEST_ARGS='-x tests/test_devdb.py'
+PYTEST_ARGS ?= tests/
 DEMO_DB := taskboard_demo
 TOOL_PACKAGES := sqitch libdbd-pg-perl libtap-parser-sourcehandler-pgtap-perl postgresql-client
 
