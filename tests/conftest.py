@@ -45,23 +45,36 @@ def server_url() -> str:
 @pytest.fixture(scope="session")
 def make_database(server_url: str) -> Iterator[MakeDatabase]:
     """Factory: `make_database(deploy=False) -> url` creates a fresh,
-    uniquely named database; with deploy=True it also runs
-    `sqitch deploy --verify` from db/ into it. All are dropped at the end."""
+    uniquely named database; with deploy=True it holds a fresh
+    `sqitch deploy --verify` of db/. All are dropped at the end."""
     created: list[str] = []
+    template: list[str] = []  # the deployed database copied for deploy=True
+
+    def create(name: str, *, copy_of: str | None = None) -> str:
+        query = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
+        if copy_of is not None:
+            query += sql.SQL(" TEMPLATE {}").format(sql.Identifier(copy_of))
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            conn.execute(query)
+        created.append(name)
+        return devdb.database_url(server_url, name)
+
+    def deployed_template() -> str:
+        # One real `sqitch deploy --verify` per session; every deployed
+        # database after that is a copy of it, registry included.
+        if not template:
+            if not (DB_DIR / "sqitch.plan").is_file():
+                pytest.fail(f"{DB_DIR}/sqitch.plan does not exist: nothing to deploy")
+            name = TEST_DATABASE_PREFIX + "template_" + uuid.uuid4().hex[:12]
+            result = run_sqitch(create(name), "deploy", "--verify")
+            if result.returncode != 0:
+                pytest.fail(f"sqitch deploy failed:\n{result.stdout}{result.stderr}")
+            template.append(name)
+        return template[0]
 
     def make(*, deploy: bool = False) -> str:
         name = TEST_DATABASE_PREFIX + uuid.uuid4().hex[:12]
-        with psycopg.connect(server_url, autocommit=True) as conn:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-        created.append(name)
-        url = devdb.database_url(server_url, name)
-        if deploy:
-            if not (DB_DIR / "sqitch.plan").is_file():
-                pytest.fail(f"{DB_DIR}/sqitch.plan does not exist: nothing to deploy")
-            result = run_sqitch(url, "deploy", "--verify")
-            if result.returncode != 0:
-                pytest.fail(f"sqitch deploy failed:\n{result.stdout}{result.stderr}")
-        return url
+        return create(name, copy_of=deployed_template() if deploy else None)
 
     yield make
 

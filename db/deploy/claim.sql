@@ -16,9 +16,11 @@ SET LOCAL ROLE taskboard_owner;
 -- (FOR UPDATE SKIP LOCKED). An expired job that has used up its attempts
 -- becomes dead (error 'lease expired') in the same call, is not returned and
 -- does not count against `batch`. Fewer rows than `batch` means nothing else
--- is runnable for this caller now.
--- Raises 22023 when queue or worker is NULL or empty, batch is outside
--- 1..1000, or lease is NULL or not positive.
+-- is runnable for this caller now. Up to `batch` rows it looked at but did
+-- not take stay locked, and skipped by other claimers, until the caller's
+-- transaction ends: claim in a transaction of its own.
+-- Raises 22023 when queue or worker is NULL, empty or longer than 200
+-- characters, batch is outside 1..1000, or lease is NULL or not positive.
 
 CREATE OR REPLACE FUNCTION taskboard.claim(
     queue  text,
@@ -37,8 +39,16 @@ BEGIN
     IF claim.queue IS NULL OR claim.queue = '' THEN
         RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF pg_catalog.char_length(claim.queue) > 200 THEN
+        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(claim.queue)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     IF claim.worker IS NULL OR claim.worker = '' THEN
         RAISE EXCEPTION 'worker must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.char_length(claim.worker) > 200 THEN
+        RAISE EXCEPTION 'worker must be at most 200 characters, got %', pg_catalog.char_length(claim.worker)
+            USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF claim.batch IS NULL OR claim.batch NOT BETWEEN 1 AND 1000 THEN
         RAISE EXCEPTION 'batch must be between 1 and 1000, got %', claim.batch
@@ -50,16 +60,8 @@ BEGIN
     END IF;
 
     RETURN QUERY
-    WITH expired AS MATERIALIZED (
-        -- The few running jobs of the queue whose lease has run out.
-        SELECT j.id, j.priority, j.run_at, j.attempt >= j.max_attempts AS exhausted
-          FROM taskboard.jobs AS j
-         WHERE j.queue = claim.queue
-           AND j.state = 'running'
-           AND j.lease_expires_at <= v_now
-           FOR UPDATE SKIP LOCKED
-    ),
-    buried AS (
+    WITH buried AS (
+        -- Expired leases with no attempt left: dead now, never handed out.
         UPDATE taskboard.jobs AS j
            SET state = 'dead',
                finished_at = v_now,
@@ -68,10 +70,26 @@ BEGIN
                    'attempt', j.attempt,
                    'worker', j.claimed_by,
                    'at', v_now))
-          FROM expired AS e
-         WHERE j.id = e.id
-           AND e.exhausted
+         WHERE j.id IN (SELECT x.id
+                          FROM taskboard.jobs AS x
+                         WHERE x.queue = claim.queue
+                           AND x.state = 'running'
+                           AND x.lease_expires_at <= v_now
+                           AND x.attempt >= x.max_attempts
+                           FOR UPDATE SKIP LOCKED)
            AND j.state = 'running'
+    ),
+    expired AS MATERIALIZED (
+        -- Reclaimable: the few running jobs of the queue whose lease ran out.
+        SELECT j.id, j.priority, j.run_at
+          FROM taskboard.jobs AS j
+         WHERE j.queue = claim.queue
+           AND j.state = 'running'
+           AND j.lease_expires_at <= v_now
+           AND j.attempt < j.max_attempts
+         ORDER BY j.priority DESC, j.run_at, j.id
+         LIMIT claim.batch
+           FOR UPDATE SKIP LOCKED
     ),
     queued AS MATERIALIZED (
         SELECT j.id, j.priority, j.run_at
@@ -85,7 +103,7 @@ BEGIN
     ),
     chosen AS (
         SELECT c.id
-          FROM (SELECT e.id, e.priority, e.run_at FROM expired AS e WHERE NOT e.exhausted
+          FROM (SELECT e.id, e.priority, e.run_at FROM expired AS e
                 UNION ALL
                 SELECT q.id, q.priority, q.run_at FROM queued AS q) AS c
          ORDER BY c.priority DESC, c.run_at, c.id

@@ -16,9 +16,10 @@ SET LOCAL ROLE taskboard_owner;
 -- repeated inside the array yields the id of its first occurrence's job.
 -- An empty array returns no rows. At most one NOTIFY per call, and only when
 -- a new job is runnable now. Joins the caller's transaction.
--- Raises 22023 when task or queue is NULL or empty, payloads is NULL or holds
--- a NULL, dedupe_keys has a different length or holds an empty string,
--- priority or max_attempts is NULL, or max_attempts < 1.
+-- Raises 22023 when task or queue is NULL, empty or longer than 200
+-- characters, payloads is NULL, multidimensional or holds a NULL, dedupe_keys
+-- has a different length or holds an empty string or a key longer than 400
+-- characters, priority or max_attempts is NULL, or max_attempts < 1.
 
 CREATE OR REPLACE FUNCTION taskboard.enqueue_many(
     task         text,
@@ -46,8 +47,16 @@ BEGIN
     IF enqueue_many.task IS NULL OR enqueue_many.task = '' THEN
         RAISE EXCEPTION 'task must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF pg_catalog.char_length(enqueue_many.task) > 200 THEN
+        RAISE EXCEPTION 'task must be at most 200 characters, got %', pg_catalog.char_length(enqueue_many.task)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     IF enqueue_many.queue IS NULL OR enqueue_many.queue = '' THEN
         RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.char_length(enqueue_many.queue) > 200 THEN
+        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(enqueue_many.queue)
+            USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF enqueue_many.payloads IS NULL THEN
         RAISE EXCEPTION 'payloads must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -67,6 +76,10 @@ BEGIN
     END IF;
     IF pg_catalog.array_position(enqueue_many.dedupe_keys, '') IS NOT NULL THEN
         RAISE EXCEPTION 'dedupe_keys must not contain an empty string (NULL means no key)'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF EXISTS (SELECT FROM pg_catalog.unnest(enqueue_many.dedupe_keys) AS k(key) WHERE pg_catalog.char_length(k.key) > 400) THEN
+        RAISE EXCEPTION 'dedupe_keys must hold keys of at most 400 characters'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF enqueue_many.priority IS NULL THEN

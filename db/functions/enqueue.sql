@@ -6,8 +6,9 @@
 -- callers; in REPEATABLE READ or SERIALIZABLE a race may raise 40001.
 -- Sends NOTIFY taskboard, '<queue>' when the new job is runnable now.
 -- Joins the caller's transaction: a rollback takes the job with it.
--- Raises 22023 when task or queue is NULL or empty, payload, priority or
--- max_attempts is NULL, max_attempts < 1, or dedupe_key is empty.
+-- Raises 22023 when task or queue is NULL, empty or longer than 200
+-- characters, payload, priority or max_attempts is NULL, max_attempts < 1,
+-- or dedupe_key is empty or longer than 400 characters.
 
 CREATE OR REPLACE FUNCTION taskboard.enqueue(
     task         text,
@@ -32,8 +33,16 @@ BEGIN
     IF enqueue.task IS NULL OR enqueue.task = '' THEN
         RAISE EXCEPTION 'task must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF pg_catalog.char_length(enqueue.task) > 200 THEN
+        RAISE EXCEPTION 'task must be at most 200 characters, got %', pg_catalog.char_length(enqueue.task)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     IF enqueue.queue IS NULL OR enqueue.queue = '' THEN
         RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.char_length(enqueue.queue) > 200 THEN
+        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(enqueue.queue)
+            USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF enqueue.payload IS NULL THEN
         RAISE EXCEPTION 'payload must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -47,6 +56,10 @@ BEGIN
     END IF;
     IF enqueue.dedupe_key = '' THEN
         RAISE EXCEPTION 'dedupe_key must not be empty (NULL means no key)'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.char_length(enqueue.dedupe_key) > 400 THEN
+        RAISE EXCEPTION 'dedupe_key must be at most 400 characters, got %', pg_catalog.char_length(enqueue.dedupe_key)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 

@@ -39,10 +39,12 @@ BEGIN
                WHEN j.attempt >= j.max_attempts THEN j.run_at
                ELSE v_now + coalesce(
                    fail.retry_in,
-                   -- 2^12 s already exceeds the one-hour cap.
+                   -- Past attempt 13 even 75 % of 2^attempt s exceeds the
+                   -- one-hour cap; the exponent is bounded only so that
+                   -- power() cannot overflow.
                    pg_catalog.make_interval(secs => least(
                        3600,
-                       pg_catalog.power(2, least(j.attempt, 12)) * (0.75 + 0.5 * pg_catalog.random()))))
+                       pg_catalog.power(2, least(j.attempt, 16)) * (0.75 + 0.5 * pg_catalog.random()))))
            END,
            finished_at = CASE WHEN j.attempt >= j.max_attempts THEN v_now END,
            errors = j.errors || pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(

@@ -5,15 +5,14 @@
 -- A NOTIFY is delivered only at commit, and every pgTAP file rolls back, so
 -- delivery is tested by pytest with a listening connection. What this file
 -- can see: the function's shape and privileges, that enqueue and
--- enqueue_many work with notifications on and off, and whether they call
--- pg_notify at all. For the last, it uses a probe: pg_notify rejects a
--- payload of 8000 bytes or more with 22023 ("payload string too long") at
--- the call, not at commit. The payload is the queue name, so enqueueing
--- into a queue named with 8000 characters fails exactly when a
--- notification is attempted.
+-- enqueue_many work with notifications on and off, and whether
+-- notify_runnable calls pg_notify at all under each setting. For the last,
+-- it uses a probe: pg_notify rejects a payload of 8000 bytes or more with
+-- 22023 ("payload string too long") at the call, not at commit, and the
+-- payload is the queue name.
 
 BEGIN;
-SELECT plan(32);
+SELECT plan(25);
 
 -- Shape and privileges -------------------------------------------------------
 
@@ -75,82 +74,37 @@ SELECT lives_ok($$SELECT pg_catalog.pg_notification_queue_usage()$$,
 SELECT ok(pg_catalog.pg_notification_queue_usage() BETWEEN 0 AND 1,
     'the notification queue usage is a fraction between 0 and 1');
 
--- Whether enqueue notifies: the payload-length probe -------------------------
+-- Whether notify_runnable notifies: the payload-length probe ----------------
+-- Called as the owner, since no application role may call it. Which callers
+-- notify, and when, is tested by pytest with a listening connection.
 
 SELECT pg_catalog.repeat('q', 8000) AS long_queue \gset
-SELECT clock_timestamp() + interval '1 hour' AS later \gset
+SET LOCAL ROLE taskboard_owner;
 
-SET LOCAL ROLE taskboard_producer;
-
-SELECT throws_ok(
-    format($$SELECT taskboard.enqueue(task => 't', queue => %L)$$, :'long_queue'),
-    '22023', NULL,
-    'with taskboard.notify unset, enqueue of a runnable job calls pg_notify with the queue name'
-);
-
+RESET taskboard.notify;
+SELECT throws_ok(format($$SELECT taskboard.notify_runnable(%L)$$, :'long_queue'), '22023', NULL,
+    'with taskboard.notify unset, notify_runnable sends a notification');
 SET LOCAL taskboard.notify = on;
-SELECT throws_ok(
-    format($$SELECT taskboard.enqueue(task => 't', queue => %L)$$, :'long_queue'),
-    '22023', NULL,
-    'with taskboard.notify = on, enqueue of a runnable job calls pg_notify with the queue name'
-);
-SELECT lives_ok(
-    format($$SELECT taskboard.enqueue(task => 't', queue => %L, run_at => %L)$$, :'long_queue', :'later'),
-    'enqueue of a job scheduled for later sends no notification'
-);
-SELECT throws_ok(
-    format($$SELECT * FROM taskboard.enqueue_many(task => 't', payloads => ARRAY['{}', '{}']::jsonb[], queue => %L)$$, :'long_queue'),
-    '22023', NULL,
-    'with taskboard.notify = on, enqueue_many of runnable jobs calls pg_notify with the queue name'
-);
-SELECT lives_ok(
-    format($$SELECT * FROM taskboard.enqueue_many(task => 't', payloads => ARRAY['{}']::jsonb[], queue => %L, run_at => %L)$$,
-           :'long_queue', :'later'),
-    'enqueue_many of jobs scheduled for later sends no notification'
-);
-SELECT lives_ok(
-    format($$SELECT * FROM taskboard.enqueue_many(task => 't', payloads => '{}', queue => %L)$$, :'long_queue'),
-    'enqueue_many of an empty array sends no notification'
-);
-
+SELECT throws_ok(format($$SELECT taskboard.notify_runnable(%L)$$, :'long_queue'), '22023', NULL,
+    'taskboard.notify = on keeps notifications on');
+SET LOCAL taskboard.notify = 'true';
+SELECT throws_ok(format($$SELECT taskboard.notify_runnable(%L)$$, :'long_queue'), '22023', NULL,
+    'taskboard.notify = true keeps notifications on');
 SET LOCAL taskboard.notify = off;
-SELECT lives_ok(
-    format($$SELECT taskboard.enqueue(task => 't', queue => %L, dedupe_key => 'k')$$, :'long_queue'),
-    'with taskboard.notify = off, enqueue of a runnable job does not call pg_notify'
-);
-SELECT lives_ok(
-    format($$SELECT * FROM taskboard.enqueue_many(task => 't', payloads => ARRAY['{}']::jsonb[], queue => %L,
-                                                 dedupe_keys => ARRAY['m'])$$, :'long_queue'),
-    'with taskboard.notify = off, enqueue_many of runnable jobs does not call pg_notify'
-);
-
-SET LOCAL taskboard.notify = on;
-SELECT lives_ok(
-    format($$SELECT taskboard.enqueue(task => 't', queue => %L, dedupe_key => 'k')$$, :'long_queue'),
-    'an enqueue answered by an unfinished job''s key inserts nothing and sends no notification'
-);
-SELECT lives_ok(
-    format($$SELECT * FROM taskboard.enqueue_many(task => 't', payloads => ARRAY['{}', '{}']::jsonb[], queue => %L,
-                                                 dedupe_keys => ARRAY['k', 'm'])$$, :'long_queue'),
-    'an enqueue_many answered entirely by unfinished jobs'' keys sends no notification'
-);
-
+SELECT lives_ok(format($$SELECT taskboard.notify_runnable(%L)$$, :'long_queue'),
+    'taskboard.notify = off turns notifications off');
 SET LOCAL taskboard.notify = 'false';
-SELECT lives_ok(format($$SELECT taskboard.enqueue(task => 't', queue => %L)$$, :'long_queue'),
+SELECT lives_ok(format($$SELECT taskboard.notify_runnable(%L)$$, :'long_queue'),
     'taskboard.notify = false turns notifications off');
 SET LOCAL taskboard.notify = 'no';
-SELECT lives_ok(format($$SELECT taskboard.enqueue(task => 't', queue => %L)$$, :'long_queue'),
+SELECT lives_ok(format($$SELECT taskboard.notify_runnable(%L)$$, :'long_queue'),
     'taskboard.notify = no turns notifications off');
 SET LOCAL taskboard.notify = '0';
-SELECT lives_ok(format($$SELECT taskboard.enqueue(task => 't', queue => %L)$$, :'long_queue'),
+SELECT lives_ok(format($$SELECT taskboard.notify_runnable(%L)$$, :'long_queue'),
     'taskboard.notify = 0 turns notifications off');
 SET LOCAL taskboard.notify = 'OFF';
-SELECT lives_ok(format($$SELECT taskboard.enqueue(task => 't', queue => %L)$$, :'long_queue'),
+SELECT lives_ok(format($$SELECT taskboard.notify_runnable(%L)$$, :'long_queue'),
     'the setting is read case-insensitively: OFF turns notifications off');
-SET LOCAL taskboard.notify = 'true';
-SELECT throws_ok(format($$SELECT taskboard.enqueue(task => 't', queue => %L)$$, :'long_queue'),
-    '22023', NULL,
-    'taskboard.notify = true keeps notifications on');
 
 RESET taskboard.notify;
 RESET ROLE;
