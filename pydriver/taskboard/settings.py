@@ -1,0 +1,127 @@
+"""Worker and client settings, read from TASKBOARD_* environment variables."""
+
+from __future__ import annotations
+
+import os
+import socket
+from typing import Annotated, Any
+
+from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from taskboard.errors import ConfigError
+
+DEFAULT_POOL_SIZE = 10  # connections the worker opens in all
+MIN_POOL_SIZE = 3  # renewal + control + at least one handler
+DEFAULT_LEASE_SECONDS = 60.0
+DEFAULT_POLL_INTERVAL_SECONDS = 1.0
+DEFAULT_SHUTDOWN_GRACE_SECONDS = 25.0  # below common orchestrator kill timeouts (30 s)
+DEFAULT_PREPARE_THRESHOLD = 5  # psycopg's own default
+DEFAULT_STATS_INTERVAL_SECONDS = 60.0
+NO_LISTEN = "none"
+
+
+def default_worker_name() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+class Settings(BaseSettings):
+    """What a worker or client needs to know. Every field reads from TASKBOARD_<NAME>.
+
+    Durations are float seconds. `renew_every` defaults to a third of `lease`;
+    a lease shorter than twice `renew_every` is refused, since one late
+    renewal would then lose the job.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="TASKBOARD_", extra="forbid")
+
+    database_url: str
+    pool_size: int = Field(DEFAULT_POOL_SIZE, ge=MIN_POOL_SIZE)
+    lease: float = Field(DEFAULT_LEASE_SECONDS, gt=0)
+    renew_every: float | None = Field(None, gt=0)
+    queues: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    poll_interval: float = Field(DEFAULT_POLL_INTERVAL_SECONDS, gt=0)
+    shutdown_grace: float = Field(DEFAULT_SHUTDOWN_GRACE_SECONDS, ge=0)
+    worker_name: str = Field(default_factory=default_worker_name, min_length=1, max_length=200)
+    listen_url: str = ""
+    prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD
+    stats_interval: float = Field(DEFAULT_STATS_INTERVAL_SECONDS, gt=0)
+
+    @field_validator("queues", mode="before")
+    @classmethod
+    def _split_queues(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [q.strip() for q in value.split(",") if q.strip()]
+        return value
+
+    @field_validator("prepare_threshold", mode="before")
+    @classmethod
+    def _none_threshold(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().lower() in ("none", ""):
+            return None
+        return value
+
+    @model_validator(mode="after")
+    def _lease_outlives_two_renewals(self) -> Settings:
+        if self.renew_every is None:
+            self.renew_every = self.lease / 3
+        if self.lease < 2 * self.renew_every:
+            raise ValueError(
+                f"lease ({self.lease:g} s) must be at least twice renew_every ({self.renew_every:g} s)"
+            )
+        return self
+
+    @property
+    def renew_interval(self) -> float:
+        """Seconds between two renewals of every held lease."""
+        assert self.renew_every is not None
+        return self.renew_every
+
+    @property
+    def handler_slots(self) -> int:
+        """How many handlers may run at once: the pool minus renewal and control."""
+        return self.pool_size - 2
+
+    @property
+    def listen_target(self) -> str | None:
+        """Where to LISTEN: None to poll only, else a connection URL."""
+        if self.listen_url.strip().lower() == NO_LISTEN:
+            return None
+        return self.listen_url or self.database_url
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Read Settings from the environment and `overrides`.
+
+    Raises ConfigError with one line naming what is wrong.
+    """
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        raise ConfigError(describe(exc)) from None
+
+
+def describe(exc: ValidationError) -> str:
+    """One line for a validation error: the setting's environment name and what is wrong."""
+    problems = []
+    for err in exc.errors():
+        field = ".".join(str(p) for p in err["loc"])
+        name = f"TASKBOARD_{field.upper()}" if field else "settings"
+        if err["type"] == "missing":
+            problems.append(f"{name} is required")
+        else:
+            message = err["msg"].removeprefix("Value error, ")
+            problems.append(f"{name}: {message}")
+    return "; ".join(problems)
+
+
+def with_overrides(settings: Settings, **overrides: Any) -> Settings:
+    """A copy of `settings` with `overrides` applied and validated again.
+
+    A new lease without a new renew_every gets the default third of it.
+    Raises ConfigError as load_settings does.
+    """
+    base = settings.model_dump()
+    if "lease" in overrides and "renew_every" not in overrides:
+        base.pop("renew_every")
+    return load_settings(**{**base, **overrides})

@@ -1,0 +1,252 @@
+"""The SQL calls: the only module with SQL text, and it calls taskboard.* functions only.
+
+Every decision about who holds a job is made by those functions; these
+wrappers pass arguments and return their answers unchanged.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+CHANNEL = "taskboard"
+
+
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    """One row of taskboard.claim: the only place a lease token comes from."""
+
+    job_id: int
+    token: uuid.UUID
+    task: str
+    payload: Any
+    attempt: int
+    lease_expires_at: dt.datetime
+    idempotency_key: uuid.UUID
+
+
+def seconds(value: float) -> dt.timedelta:
+    return dt.timedelta(seconds=value)
+
+
+# -- producers -----------------------------------------------------------------
+
+ENQUEUE = """
+SELECT taskboard.enqueue(
+    task => %(task)s, payload => %(payload)s, queue => %(queue)s, run_at => %(run_at)s,
+    priority => %(priority)s, max_attempts => %(max_attempts)s, dedupe_key => %(dedupe_key)s)
+"""
+
+ENQUEUE_MANY = """
+SELECT * FROM taskboard.enqueue_many(
+    task => %(task)s, payloads => %(payloads)s::jsonb[], queue => %(queue)s, run_at => %(run_at)s,
+    priority => %(priority)s, max_attempts => %(max_attempts)s, dedupe_keys => %(dedupe_keys)s::text[])
+"""
+
+
+def enqueue_params(
+    task: str,
+    payload: Any,
+    queue: str,
+    run_at: dt.datetime | None,
+    priority: int,
+    max_attempts: int,
+    dedupe_key: str | None,
+) -> dict[str, Any]:
+    return {
+        "task": task,
+        "payload": Jsonb({} if payload is None else payload),
+        "queue": queue,
+        "run_at": run_at,
+        "priority": priority,
+        "max_attempts": max_attempts,
+        "dedupe_key": dedupe_key,
+    }
+
+
+def enqueue_many_params(
+    task: str,
+    payloads: Sequence[Any],
+    queue: str,
+    run_at: dt.datetime | None,
+    priority: int,
+    max_attempts: int,
+    dedupe_keys: Sequence[str | None] | None,
+) -> dict[str, Any]:
+    return {
+        "task": task,
+        "payloads": [json.dumps({} if p is None else p) for p in payloads],
+        "queue": queue,
+        "run_at": run_at,
+        "priority": priority,
+        "max_attempts": max_attempts,
+        "dedupe_keys": None if dedupe_keys is None else list(dedupe_keys),
+    }
+
+
+def enqueue(conn: psycopg.Connection[Any], params: dict[str, Any]) -> int:
+    row = conn.execute(ENQUEUE, params).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+async def aenqueue(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> int:
+    row = await (await conn.execute(ENQUEUE, params)).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def enqueue_many(conn: psycopg.Connection[Any], params: dict[str, Any]) -> list[int]:
+    return [int(r[0]) for r in conn.execute(ENQUEUE_MANY, params).fetchall()]
+
+
+async def aenqueue_many(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> list[int]:
+    return [int(r[0]) for r in await (await conn.execute(ENQUEUE_MANY, params)).fetchall()]
+
+
+QUEUE_STATS = """
+SELECT queue, state, jobs, oldest_run_at, runnable
+  FROM taskboard.queue_stats
+ ORDER BY queue, state
+"""
+
+
+def queue_stats(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
+    return list(conn.execute(QUEUE_STATS).fetchall())
+
+
+def version(conn: psycopg.Connection[Any]) -> str | None:
+    """The schema's release, or None when the taskboard schema is not installed."""
+    if not schema_present(conn):
+        return None
+    row = conn.execute("SELECT taskboard.version()").fetchone()
+    return None if row is None else str(row[0])
+
+
+def schema_present(conn: psycopg.Connection[Any]) -> bool:
+    row = conn.execute("SELECT to_regprocedure('taskboard.version()') IS NOT NULL").fetchone()
+    return bool(row and row[0])
+
+
+async def aversion(conn: psycopg.AsyncConnection[Any]) -> str | None:
+    """The schema's release, or None when the taskboard schema is not installed."""
+    row = await (
+        await conn.execute("SELECT to_regprocedure('taskboard.version()') IS NOT NULL")
+    ).fetchone()
+    if not (row and row[0]):
+        return None
+    row = await (await conn.execute("SELECT taskboard.version()")).fetchone()
+    return None if row is None else str(row[0])
+
+
+# -- workers -------------------------------------------------------------------
+
+
+async def listen(conn: psycopg.AsyncConnection[Any]) -> None:
+    await conn.execute(f"LISTEN {CHANNEL}")
+
+
+CLAIM = """
+SELECT job_id, token, task, payload, attempt, lease_expires_at, idempotency_key
+  FROM taskboard.claim(queue => %s, worker => %s, batch => %s, lease => %s)
+"""
+
+
+async def claim(
+    conn: psycopg.AsyncConnection[Any], queue: str, worker: str, batch: int, lease: float
+) -> list[Claimed]:
+    cur = await conn.execute(CLAIM, [queue, worker, batch, seconds(lease)])
+    return [Claimed(*row) for row in await cur.fetchall()]
+
+
+RENEW_MANY = """
+SELECT job_id, lease_expires_at
+  FROM taskboard.renew_many(job_ids => %s::bigint[], tokens => %s::uuid[], lease => %s)
+"""
+
+
+async def renew_many(
+    conn: psycopg.AsyncConnection[Any],
+    job_ids: Sequence[int],
+    tokens: Sequence[uuid.UUID],
+    lease: float,
+) -> dict[int, dt.datetime | None]:
+    """New deadline per job; None where the token is no longer current or its lease expired."""
+    cur = await conn.execute(RENEW_MANY, [list(job_ids), list(tokens), seconds(lease)])
+    return {row[0]: row[1] for row in await cur.fetchall()}
+
+
+COMPLETE = "SELECT taskboard.complete(job_id => %s, token => %s, result => %s::jsonb)"
+
+
+async def complete(
+    conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID, result_json: str | None
+) -> bool:
+    """True when this token completed the job; False when it no longer holds it."""
+    row = await (await conn.execute(COMPLETE, [job_id, token, result_json])).fetchone()
+    return bool(row and row[0])
+
+
+COMPLETE_MANY = """
+SELECT job_id, completed
+  FROM taskboard.complete_many(job_ids => %s::bigint[], tokens => %s::uuid[], results => %s::jsonb[])
+"""
+
+
+async def complete_many(
+    conn: psycopg.AsyncConnection[Any],
+    job_ids: Sequence[int],
+    tokens: Sequence[uuid.UUID],
+    results_json: Sequence[str | None],
+) -> list[tuple[int, bool]]:
+    """(job_id, completed) in input order; completed is False where the token is stale."""
+    cur = await conn.execute(COMPLETE_MANY, [list(job_ids), list(tokens), list(results_json)])
+    return [(row[0], bool(row[1])) for row in await cur.fetchall()]
+
+
+FAIL = "SELECT taskboard.fail(job_id => %s, token => %s, error => %s, retry_in => %s)"
+
+
+async def fail(
+    conn: psycopg.AsyncConnection[Any],
+    job_id: int,
+    token: uuid.UUID,
+    error: str,
+    retry_in: float | None = None,
+) -> str | None:
+    """The job's new state ('queued' or 'dead'), or None when this token no longer holds it."""
+    delay = None if retry_in is None else seconds(retry_in)
+    row = await (await conn.execute(FAIL, [job_id, token, error, delay])).fetchone()
+    return None if row is None else row[0]
+
+
+RELEASE = "SELECT taskboard.release(job_id => %s, token => %s)"
+
+
+async def release(conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID) -> bool:
+    """True when the job was handed back uncounted; False when this token no longer holds it."""
+    row = await (await conn.execute(RELEASE, [job_id, token])).fetchone()
+    return bool(row and row[0])
+
+
+LEASE_STATE = "SELECT taskboard.lease_state(job_id => %s, token => %s)"
+
+
+async def lease_state(conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID) -> str:
+    """'held', 'expired', 'completed' or 'lost'."""
+    row = await (await conn.execute(LEASE_STATE, [job_id, token])).fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+async def transaction_isolation(conn: psycopg.AsyncConnection[Any]) -> str:
+    row = await (await conn.execute("SHOW transaction_isolation")).fetchone()
+    assert row is not None
+    return str(row[0])
