@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 import uuid
 from collections.abc import Callable, Coroutine
@@ -11,6 +12,7 @@ from typing import Any
 import psycopg
 
 HolderCheck = Callable[[], Coroutine[Any, Any, bool]]
+HOLDER_CHECK_TIMEOUT_SECONDS = 30.0
 
 
 class BaseContext:
@@ -86,4 +88,9 @@ class SyncContext(BaseContext):
         """
         if self.lost:
             return False
-        return asyncio.run_coroutine_threadsafe(self._check(), self._loop).result()
+        asked = asyncio.run_coroutine_threadsafe(self._check(), self._loop)
+        try:
+            return asked.result(timeout=HOLDER_CHECK_TIMEOUT_SECONDS)
+        except (TimeoutError, concurrent.futures.CancelledError):
+            asked.cancel()
+            return False

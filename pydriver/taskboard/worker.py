@@ -88,6 +88,9 @@ class Held:
     ctx: BaseContext
     safe_until: float  # monotonic: the lease cannot have expired before this
     runner: asyncio.Task[None] | None = None
+    # A transactional completion is in flight: its own fenced answer decides
+    # the outcome, so renewal and the watchdog leave the job alone.
+    committing: bool = False
 
     @property
     def job_id(self) -> int:
@@ -551,6 +554,7 @@ class Worker:
         if held.ctx.lost:
             await conn.rollback()
             return False
+        held.committing = True
         if await sql.complete(conn, held.job_id, held.claimed.token, result_json):
             return True
         await conn.rollback()
@@ -572,6 +576,7 @@ class Worker:
                 break
             except (psycopg.OperationalError, PoolTimeout):
                 if time.monotonic() >= held.safe_until:
+                    held.committing = False
                     self._lose(held, "whether its COMMIT happened could not be learnt in time")
                     return
                 await asyncio.sleep(backoff.next())
@@ -613,7 +618,7 @@ class Worker:
 
     def _lose(self, held: Held, why: str) -> None:
         """Give the job up: never complete or fail it; cancel its handler."""
-        if held.ctx.lost:
+        if held.ctx.lost or held.committing:
             return
         held.ctx.mark_lost()
         self.counts.lost += 1
