@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import psycopg
 import pytest
 
-from sqlhelpers import connect, value
+from sqlhelpers import connect, expire, value
 
 WORKER = "taskboard_worker"
 PRODUCER = "taskboard_producer"
@@ -55,6 +55,41 @@ def test_a_claim_skips_jobs_locked_by_another_claim_in_progress(make_database) -
         # The first claim has not committed: the second claimer neither waits nor takes it.
         assert value(fast, "SELECT job_id FROM taskboard.claim('skip', 'fast')") == second
         slow.commit()
+
+
+def test_a_claim_left_open_does_not_hide_expired_jobs_beyond_its_batch(make_database) -> None:
+    """claim once locked every expired lease of its queue until its transaction
+    ended, so one slow claimer starved the others of reclaimable jobs."""
+    url = make_database(deploy=True)
+    with connect(url, PRODUCER) as producer:
+        producer.execute(
+            "SELECT taskboard.enqueue_many('t', array_fill('{}'::jsonb, ARRAY[3]), queue => 'stalled')"
+        )
+    with connect(url, WORKER) as stalled:
+        jobs = [
+            r[0]
+            for r in stalled.execute(
+                "SELECT job_id FROM taskboard.claim('stalled', 'stalled', batch => 3)"
+            ).fetchall()
+        ]
+    assert len(jobs) == 3
+    for job in jobs:
+        expire(url, job)
+
+    with connect(url, WORKER, autocommit=False) as first, connect(url, WORKER) as second:
+        taken_first = first.execute(
+            "SELECT job_id, attempt FROM taskboard.claim('stalled', 'first', batch => 1)"
+        ).fetchall()
+        assert taken_first == [(jobs[0], 2)]
+        second.execute("SET lock_timeout = '2s'")
+        # The first claim's transaction is still open.
+        taken_second = second.execute(
+            "SELECT job_id, attempt FROM taskboard.claim('stalled', 'second', batch => 2)"
+        ).fetchall()
+        assert sorted(taken_second) == [(jobs[1], 2), (jobs[2], 2)], (
+            "the open claim still locks expired jobs it did not take"
+        )
+        first.commit()
 
 
 @pytest.mark.parametrize("outcome", ["commit", "rollback"])

@@ -9,7 +9,7 @@
 -- stored.
 
 BEGIN;
-SELECT plan(47);
+SELECT plan(55);
 
 -- Defaults ------------------------------------------------------------------
 
@@ -316,6 +316,74 @@ SELECT is(
     :rows_before_bad::bigint + 4,
     'each accepted enqueue inserted one job'
 );
+
+-- Name lengths: task and queue up to 200 characters, keys up to 400 --------
+-- Longer names get 22023 before they reach an index or pg_notify, and write
+-- nothing. The limits count characters, not bytes.
+
+SELECT pg_catalog.repeat('t', 200) AS task_200,
+       pg_catalog.repeat('q', 200) AS queue_200,
+       pg_catalog.repeat('k', 400) AS key_400 \gset
+SELECT pg_catalog.count(*) AS rows_before_long FROM taskboard.jobs \gset
+
+SET LOCAL ROLE taskboard_producer;
+SELECT throws_ok(format($$SELECT taskboard.enqueue(task => %L)$$, :'task_200' || 't'), '22023', NULL,
+    'enqueue rejects a task of 201 characters');
+SELECT throws_ok(format($$SELECT taskboard.enqueue(task => 't', queue => %L)$$, :'queue_200' || 'q'), '22023', NULL,
+    'enqueue rejects a queue of 201 characters');
+SELECT throws_ok(format($$SELECT taskboard.enqueue(task => 't', dedupe_key => %L)$$, :'key_400' || 'k'), '22023', NULL,
+    'enqueue rejects a dedupe key of 401 characters');
+RESET ROLE;
+
+SELECT is(
+    (SELECT pg_catalog.count(*) FROM taskboard.jobs),
+    :rows_before_long::bigint,
+    'enqueues rejected for overlong names wrote nothing'
+);
+
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => :'task_200', queue => :'queue_200', dedupe_key => :'key_400') AS long_id \gset
+SELECT is(
+    taskboard.enqueue(task => :'task_200', queue => :'queue_200', dedupe_key => :'key_400'),
+    :long_id::bigint,
+    'a 400-character dedupe key deduplicates like a short one'
+);
+RESET ROLE;
+
+SELECT results_eq(
+    format($$SELECT task, queue, dedupe_key FROM taskboard.jobs WHERE id = %s$$, :long_id),
+    format($$VALUES (%L::text, %L::text, %L::text)$$, :'task_200', :'queue_200', :'key_400'),
+    'a task and a queue of exactly 200 characters and a dedupe key of exactly 400 are accepted and stored whole'
+);
+
+-- The worst case for the dedupe index: the longest names in incompressible
+-- four-byte characters (800 and 1600 bytes) still fit it.
+SELECT pg_catalog.current_setting('server_encoding') = 'UTF8' AS utf8 \gset
+\if :utf8
+SELECT pg_catalog.string_agg(pg_catalog.chr(131072 + ('x' || pg_catalog.md5('q' || g))::bit(16)::int), '' ORDER BY g)
+       AS wide_200
+  FROM pg_catalog.generate_series(1, 200) AS g \gset
+SELECT pg_catalog.string_agg(pg_catalog.chr(131072 + ('x' || pg_catalog.md5('k' || g))::bit(16)::int), '' ORDER BY g)
+       AS wide_400
+  FROM pg_catalog.generate_series(1, 400) AS g \gset
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => :'wide_200', queue => :'wide_200', dedupe_key => :'wide_400') AS wide_id \gset
+SELECT is(
+    taskboard.enqueue(task => :'wide_200', queue => :'wide_200', dedupe_key => :'wide_400'),
+    :wide_id::bigint,
+    'names of 200 and 400 four-byte characters are accepted, and the key deduplicates'
+);
+RESET ROLE;
+SELECT results_eq(
+    format($$SELECT pg_catalog.char_length(queue), pg_catalog.octet_length(queue),
+                    pg_catalog.char_length(dedupe_key), pg_catalog.octet_length(dedupe_key)
+               FROM taskboard.jobs WHERE id = %s$$, :wide_id),
+    $$VALUES (200, 800, 400, 1600)$$,
+    'the limits count characters: 800 and 1600 bytes of four-byte characters are within them'
+);
+\else
+SELECT skip('the database encoding is not UTF8: no four-byte characters to try', 2);
+\endif
 
 -- Positional calls reach the same single signature.
 SET LOCAL ROLE taskboard_producer;

@@ -9,7 +9,7 @@
 -- the session user to see what was stored.
 
 BEGIN;
-SELECT plan(41);
+SELECT plan(46);
 
 -- Ids in payload order, defaults --------------------------------------------
 
@@ -327,12 +327,55 @@ SELECT throws_ok($$SELECT * FROM taskboard.enqueue_many(task => 't', payloads =>
     '22023', NULL, 'enqueue_many rejects max_attempts 0');
 SELECT throws_ok($$SELECT * FROM taskboard.enqueue_many(task => 't', payloads => ARRAY[ARRAY['{}'], ARRAY['{}']]::jsonb[])$$,
     '22023', NULL, 'enqueue_many rejects a two-dimensional payload array');
+SELECT throws_ok(format($$SELECT * FROM taskboard.enqueue_many(task => %L, payloads => ARRAY['{}']::jsonb[])$$,
+                        pg_catalog.repeat('t', 201)),
+    '22023', NULL, 'enqueue_many rejects a task of 201 characters');
+SELECT throws_ok(format($$SELECT * FROM taskboard.enqueue_many(task => 't', payloads => ARRAY['{}']::jsonb[], queue => %L)$$,
+                        pg_catalog.repeat('q', 201)),
+    '22023', NULL, 'enqueue_many rejects a queue of 201 characters');
+SELECT throws_ok(format($$SELECT * FROM taskboard.enqueue_many(task => 't', payloads => ARRAY['{}', '{}', '{}']::jsonb[],
+                                                                dedupe_keys => ARRAY['k', NULL, %L])$$,
+                        pg_catalog.repeat('k', 401)),
+    '22023', NULL, 'enqueue_many rejects a dedupe key of 401 characters, writing none of the other jobs');
 RESET ROLE;
 
 SELECT is(
     (SELECT pg_catalog.count(*) FROM taskboard.jobs),
     :rows_before_bad::bigint,
     'rejected calls wrote nothing'
+);
+
+-- Names at their limits: task and queue of 200 characters, keys of 400 ------
+
+SELECT pg_catalog.repeat('t', 200) AS task_200,
+       pg_catalog.repeat('q', 200) AS queue_200,
+       pg_catalog.repeat('k', 400) AS key_400 \gset
+
+SET LOCAL ROLE taskboard_producer;
+CREATE TEMP TABLE longest ON COMMIT DROP AS
+SELECT u.id, u.ord
+  FROM taskboard.enqueue_many(
+           task        => :'task_200',
+           payloads    => ARRAY['{"l": 1}', '{"l": 2}', '{"l": 3}']::jsonb[],
+           queue       => :'queue_200',
+           dedupe_keys => ARRAY[:'key_400', NULL, :'key_400']
+       ) WITH ORDINALITY AS u(id, ord);
+RESET ROLE;
+
+SELECT results_eq(
+    $$SELECT l.ord, j.task = pg_catalog.repeat('t', 200), j.queue = pg_catalog.repeat('q', 200),
+             pg_catalog.char_length(j.dedupe_key)
+        FROM longest AS l
+        JOIN taskboard.jobs AS j ON j.id = l.id
+       ORDER BY l.ord$$,
+    $$VALUES (1::bigint, true, true, 400), (2, true, true, NULL), (3, true, true, 400)$$,
+    'a task and a queue of exactly 200 characters and dedupe keys of exactly 400 are accepted and stored whole'
+);
+
+SELECT is(
+    (SELECT id FROM longest WHERE ord = 3),
+    (SELECT id FROM longest WHERE ord = 1),
+    'a 400-character key repeated in the array yields the first job''s id'
 );
 
 SELECT * FROM finish();

@@ -11,7 +11,7 @@
 -- as the session user.
 
 BEGIN;
-SELECT plan(48);
+SELECT plan(54);
 
 -- Defaults: one job, a 60-second lease ---------------------------------------
 
@@ -341,6 +341,60 @@ SELECT results_eq(
     'a batch mixing expired and queued jobs is returned in claim order'
 );
 RESET ROLE;
+
+-- Name lengths: queue and worker up to 200 characters -------------------------
+-- A longer queue or worker gets 22023 before claim takes or buries anything.
+
+SELECT pg_catalog.repeat('q', 200) AS queue_200,
+       pg_catalog.repeat('w', 200) AS worker_200 \gset
+
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => 'n', queue => :'queue_200', priority => 1, max_attempts => 1) AS long_exhausted \gset
+SELECT taskboard.enqueue(task => 'n', queue => :'queue_200') AS long_queued \gset
+RESET ROLE;
+
+SET LOCAL ROLE taskboard_worker;
+SELECT results_eq(
+    format($$SELECT job_id FROM taskboard.claim(queue => %L, worker => 'worker-a')$$, :'queue_200'),
+    format($$VALUES (%s::bigint)$$, :long_exhausted),
+    'a queue of exactly 200 characters is accepted'
+);
+RESET ROLE;
+
+-- Its only attempt's lease runs out: the next accepted claim would bury it.
+SET LOCAL ROLE taskboard_owner;
+UPDATE taskboard.jobs SET lease_expires_at = clock_timestamp() - interval '1 second' WHERE id = :long_exhausted;
+RESET ROLE;
+
+SET LOCAL ROLE taskboard_worker;
+SELECT throws_ok(format($$SELECT * FROM taskboard.claim(queue => %L, worker => 'w')$$, :'queue_200' || 'q'),
+    '22023', NULL, 'claim rejects a queue of 201 characters');
+SELECT throws_ok(format($$SELECT * FROM taskboard.claim(queue => %L, worker => %L, batch => 10)$$,
+                        :'queue_200', :'worker_200' || 'w'),
+    '22023', NULL, 'claim rejects a worker of 201 characters');
+RESET ROLE;
+
+SELECT results_eq(
+    format($$SELECT id, state, attempt, claimed_by FROM taskboard.jobs WHERE queue = %L ORDER BY id$$, :'queue_200'),
+    format($$VALUES (%s::bigint, 'running'::text, 1, 'worker-a'::text), (%s, 'queued', 0, NULL)$$,
+           :long_exhausted, :long_queued),
+    'a claim rejected for its worker name neither buries the expired job nor takes the queued one'
+);
+
+SET LOCAL ROLE taskboard_worker;
+SELECT results_eq(
+    format($$SELECT job_id FROM taskboard.claim(queue => %L, worker => %L, batch => 10)$$, :'queue_200', :'worker_200'),
+    format($$VALUES (%s::bigint)$$, :long_queued),
+    'a worker name of exactly 200 characters is accepted: the claim takes the queued job'
+);
+RESET ROLE;
+
+SELECT results_eq(
+    format($$SELECT id, state, claimed_by FROM taskboard.jobs WHERE queue = %L ORDER BY id$$, :'queue_200'),
+    format($$VALUES (%s::bigint, 'dead'::text, 'worker-a'::text), (%s, 'running', %L)$$,
+           :long_exhausted, :long_queued, :'worker_200'),
+    'the accepted claim buried the expired job and stored the 200-character worker name whole'
+);
 
 -- Bad input: 22023, nothing changes ------------------------------------------
 

@@ -1,14 +1,15 @@
 -- queue_stats: one row per queue and state with the number of jobs, the
 -- earliest run_at among them, and how many of them claim would take now
--- (queued and due, or running with an expired lease). Producers, workers
--- and admins read it; it shows no lease token.
+-- (queued and due, or running with an expired lease and attempts left: an
+-- expired job out of attempts is buried by claim, not taken). Producers,
+-- workers and admins read it; it shows no lease token.
 --
 -- A producer enqueues and reads the view; a worker claims, completes and
 -- fails; an admin cancels. A lease expires by moving its deadline into the
 -- past as taskboard_owner.
 
 BEGIN;
-SELECT plan(16);
+SELECT plan(20);
 
 -- The view's columns ----------------------------------------------------------
 
@@ -131,6 +132,46 @@ SELECT results_eq(
     format($$VALUES (%s::bigint, %s::bigint)$$, :running_expired, :queued_old),
     'the claims took the expired job first (priority 9), then the oldest queued job'
 );
+
+-- An expired lease with no attempt left is not runnable -------------------------
+-- claim would bury that job, not take it: runnable counts only what claim
+-- would hand out.
+
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => 'x', queue => 'stats-exhausted', max_attempts => 1) AS exhausted_id \gset
+SELECT taskboard.enqueue(task => 'x', queue => 'stats-exhausted', max_attempts => 2) AS retryable_id \gset
+RESET ROLE;
+
+SET LOCAL ROLE taskboard_worker;
+SELECT pg_catalog.count(*) AS exhausted_claimed
+  FROM taskboard.claim(queue => 'stats-exhausted', worker => 'stats-worker', batch => 2) \gset
+RESET ROLE;
+SELECT is(:exhausted_claimed::bigint, 2::bigint, 'the setup claimed both jobs for their first attempt');
+
+SET LOCAL ROLE taskboard_owner;
+UPDATE taskboard.jobs SET lease_expires_at = clock_timestamp() - interval '1 second' WHERE queue = 'stats-exhausted';
+RESET ROLE;
+
+SET LOCAL ROLE taskboard_producer;
+SELECT set_eq(
+    $$SELECT state, jobs, runnable FROM taskboard.queue_stats WHERE queue = 'stats-exhausted'$$,
+    $$VALUES ('running'::text, 2::bigint, 1::bigint)$$,
+    'of two expired leases on attempt 1, only the job allowed a second attempt is runnable'
+);
+RESET ROLE;
+
+SET LOCAL ROLE taskboard_worker;
+SELECT results_eq(
+    $$SELECT job_id, attempt FROM taskboard.claim(queue => 'stats-exhausted', worker => 'stats-worker', batch => 10)$$,
+    format($$VALUES (%s::bigint, 2)$$, :retryable_id),
+    'claim takes exactly the one job runnable counted'
+);
+SELECT set_eq(
+    $$SELECT state, jobs, runnable FROM taskboard.queue_stats WHERE queue = 'stats-exhausted'$$,
+    $$VALUES ('running'::text, 1::bigint, 0::bigint), ('dead', 1, 0)$$,
+    'the job out of attempts was buried by that claim, and nothing is runnable'
+);
+RESET ROLE;
 
 SELECT * FROM finish();
 ROLLBACK;
