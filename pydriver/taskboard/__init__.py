@@ -4,4 +4,38 @@ Who holds a job is decided by PL/pgSQL functions in the ``taskboard``
 schema; this package calls them, runs handlers and keeps leases alive.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
+
+# Imported on first use, so that `python -m taskboard.devdb stop` works with
+# nothing but the standard library.
+_EXPORTS = {
+    "Taskboard": "taskboard.app",
+    "Task": "taskboard.app",
+    "AsyncContext": "taskboard.context",
+    "SyncContext": "taskboard.context",
+    "TaskboardError": "taskboard.errors",
+    "ConfigError": "taskboard.errors",
+    "SchemaVersionError": "taskboard.errors",
+    "TaskError": "taskboard.errors",
+    "Settings": "taskboard.settings",
+    "load_settings": "taskboard.settings",
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    from taskboard.app import Task, Taskboard
+    from taskboard.context import AsyncContext, SyncContext
+    from taskboard.errors import ConfigError, SchemaVersionError, TaskboardError, TaskError
+    from taskboard.settings import Settings, load_settings
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'taskboard' has no attribute {name!r}")
