@@ -1,20 +1,63 @@
-"""The ``taskboard`` command; the only place that installs signal handlers."""
+"""The ``taskboard`` command; the only place that installs signal handlers.
+
+Commands: ``migrate`` (Sqitch on the project shipped as taskboard/db),
+``worker MODULE:APP``, ``enqueue TASK [JSON]``, ``status`` and ``demo``.
+Settings come from TASKBOARD_* variables. An expected failure is one line
+on stderr, ``taskboard: error: ...``; exit status 0 ok, 1 runtime error,
+2 usage error.
+"""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import contextlib
+import datetime as dt
+import importlib
+import json
 import logging
 import os
+import shutil
 import signal
+import subprocess
 import sys
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
-if TYPE_CHECKING:
-    from taskboard.app import Taskboard
+import psycopg
+from psycopg import conninfo
+
+from taskboard import __version__, sql
+from taskboard.app import Taskboard
+from taskboard.errors import ConfigError, TaskboardError
+from taskboard.settings import Settings, load_settings, with_overrides
 
 log = logging.getLogger(__name__)
 
+PROG = "taskboard"
+EXIT_OK = 0
+EXIT_RUNTIME = 1
+EXIT_USAGE = 2
 EXIT_AT_ONCE = 130  # the second SIGINT/SIGTERM: leases are left to expire
+CONNECT_TIMEOUT_SECONDS = 10
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+SQITCH_HINT = (
+    "sqitch is not installed or not on PATH: install it "
+    "(on Debian: apt-get install sqitch libdbd-pg-perl)"
+)
+NO_SCHEMA = "the database has no taskboard schema: run `taskboard migrate` first"
+
+
+class CliError(Exception):
+    """An expected failure: one line for stderr and the exit status."""
+
+    def __init__(self, message: str, status: int = EXIT_RUNTIME) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def run_until_signalled(app: Taskboard, **overrides: Any) -> None:
@@ -44,10 +87,337 @@ def run_until_signalled(app: Taskboard, **overrides: Any) -> None:
     # Abandoned sync handlers run in daemon threads: they do not hold up the exit.
 
 
-USAGE = "usage: taskboard {migrate,worker,enqueue,status,demo} ..."
+# -- helpers -------------------------------------------------------------------
 
 
-def main() -> int:
-    """Print the usage and exit 2: the commands are not implemented yet."""
-    print(USAGE, file=sys.stderr)
-    sys.exit(2)
+def one_line(text: str) -> str:
+    """`text` with every run of whitespace, newlines included, as one space."""
+    return " ".join(text.split())
+
+
+def configure_logging(level: str) -> None:
+    logging.basicConfig(level=level, format=LOG_FORMAT, stream=sys.stderr)
+
+
+@contextlib.contextmanager
+def connect(settings: Settings) -> Iterator[psycopg.Connection[Any]]:
+    """An autocommit connection to a database holding the taskboard schema.
+
+    Raises CliError when the schema is missing.
+    """
+    with psycopg.connect(
+        settings.database_url,
+        autocommit=True,
+        prepare_threshold=settings.prepare_threshold,
+        connect_timeout=CONNECT_TIMEOUT_SECONDS,
+        application_name=f"{PROG} cli",
+    ) as conn:
+        if not sql.schema_present(conn):
+            raise CliError(NO_SCHEMA)
+        yield conn
+
+
+def sqitch_target(database_url: str) -> tuple[str, dict[str, str]]:
+    """The Sqitch target for `database_url` and the environment carrying its password.
+
+    The password moves to SQITCH_PASSWORD, off sqitch's command line (which
+    `ps` shows). Raises CliError unless the URL is a postgresql:// URI.
+    """
+    parts = urlsplit(database_url)
+    if parts.scheme not in ("postgresql", "postgres"):
+        raise CliError("migrate needs TASKBOARD_DATABASE_URL as a postgresql://... URI", EXIT_USAGE)
+    env: dict[str, str] = {}
+    netloc = parts.netloc
+    if parts.password is not None:
+        env["SQITCH_PASSWORD"] = unquote(parts.password)
+        userinfo, _, hostport = netloc.rpartition("@")
+        netloc = f"{userinfo.split(':', 1)[0]}@{hostport}"
+    uri = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    return "db:pg:" + uri.split(":", 1)[1], env
+
+
+def shipped_sqitch_project() -> Path:
+    """The Sqitch project inside the installed package (taskboard/db)."""
+    project = resources.files("taskboard") / "db"
+    if not isinstance(project, Path) or not (project / "sqitch.plan").is_file():
+        raise CliError(f"the taskboard package ships no Sqitch project at {project}: reinstall it")
+    return project
+
+
+def confirm(question: str) -> bool:
+    """Ask `question` on the terminal; True only for yes. Refuses without a terminal."""
+    if not sys.stdin.isatty():
+        raise CliError("no terminal to confirm on: pass --yes", EXIT_USAGE)
+    try:
+        answer = input(f"{question} [y/N] ")
+    except EOFError:
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """MODULE:APP as (module, attribute path); CliError (usage) when malformed."""
+    module, sep, attr = spec.partition(":")
+    names = [*module.split("."), *attr.split(".")]
+    if not sep or not all(name.isidentifier() for name in names):
+        raise CliError(f"{spec!r} is not MODULE:APP (e.g. myproject.tasks:app)", EXIT_USAGE)
+    return module, attr
+
+
+def load_app(spec: str) -> Taskboard:
+    """Import MODULE (the current directory included) and return its Taskboard APP."""
+    module_name, attr = parse_spec(spec)
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise CliError(f"cannot import {module_name}: {one_line(str(exc))}", EXIT_USAGE) from None
+    for name in attr.split("."):
+        if not hasattr(obj, name):
+            raise CliError(f"{module_name} has no attribute {attr!r}", EXIT_USAGE)
+        obj = getattr(obj, name)
+    if not isinstance(obj, Taskboard):
+        raise CliError(
+            f"{spec} is a {type(obj).__name__}, not a taskboard.app.Taskboard", EXIT_USAGE
+        )
+    return obj
+
+
+def parse_payload(text: str | None) -> Any:
+    if text is None:
+        return {}
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CliError(f"the payload is not valid JSON: {exc}", EXIT_USAGE) from None
+
+
+def parse_run_at(text: str | None) -> dt.datetime | None:
+    """An ISO-8601 time; one without an offset is local time."""
+    if text is None:
+        return None
+    try:
+        value = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise CliError(
+            f"--run-at: {text!r} is not an ISO-8601 time (e.g. 2026-12-02T13:00:00+01:00)",
+            EXIT_USAGE,
+        ) from None
+    return value if value.tzinfo is not None else value.astimezone()
+
+
+def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: set[int]) -> str:
+    """Columns padded to their widest cell; `numeric` columns right-aligned."""
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+    def line(row: Sequence[str]) -> str:
+        cells = (
+            cell.rjust(width) if i in numeric else cell.ljust(width)
+            for i, (cell, width) in enumerate(zip(row, widths, strict=True))
+        )
+        return "  ".join(cells).rstrip()
+
+    return "\n".join(line(row) for row in [header, *rows])
+
+
+# -- commands ------------------------------------------------------------------
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    target, password_env = sqitch_target(settings.database_url)
+    sqitch = shutil.which("sqitch")
+    if sqitch is None:
+        raise CliError(SQITCH_HINT)
+    project = shipped_sqitch_project()
+    if args.status:
+        command = ["status"]
+    elif args.revert:
+        database = conninfo.conninfo_to_dict(settings.database_url).get("dbname", "the database")
+        if not args.yes and not confirm(
+            f"Revert Taskboard from {database}? This drops the taskboard schema and every job."
+        ):
+            raise CliError("nothing reverted")
+        command = ["revert", "-y"]
+    else:
+        command = ["deploy", "--verify"]
+    done = subprocess.run(
+        [sqitch, *command, "--target", target],
+        cwd=project,
+        env={**os.environ, **password_env},
+        check=False,
+    )
+    return EXIT_OK if done.returncode == 0 else EXIT_RUNTIME
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    configure_logging(args.log_level)
+    app = load_app(args.app)
+    given = {
+        "queues": args.queues,
+        "pool_size": args.pool_size,
+        "lease": args.lease,
+        "worker_name": args.worker_name,
+    }
+    overrides = {name: value for name, value in given.items() if value is not None}
+    with_overrides(app.settings, **overrides)  # bad settings fail here, before the loop
+    run_until_signalled(app, **overrides)
+    return EXIT_OK
+
+
+def cmd_enqueue(args: argparse.Namespace) -> int:
+    payload = parse_payload(args.payload)
+    run_at = parse_run_at(args.run_at)
+    settings = load_settings()
+    app = Taskboard(settings)
+    with connect(settings) as conn:
+        job_id = app.enqueue(
+            args.task,
+            payload,
+            queue=args.queue,
+            run_at=run_at,
+            priority=args.priority,
+            max_attempts=args.max_attempts,
+            dedupe_key=args.dedupe_key,
+            conn=conn,
+        )
+    print(job_id)
+    return EXIT_OK
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    with connect(load_settings()) as conn:
+        stats = sql.queue_stats(conn)
+    if not stats:
+        print("no jobs")
+        return EXIT_OK
+    rows = [
+        [
+            str(queue),
+            str(state),
+            str(jobs),
+            str(runnable),
+            "" if oldest is None else oldest.isoformat(sep=" ", timespec="seconds"),
+        ]
+        for queue, state, jobs, oldest, runnable in stats
+    ]
+    header = ["queue", "state", "jobs", "runnable", "oldest_run_at"]
+    print(format_table(header, rows, numeric={2, 3}))
+    return EXIT_OK
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    configure_logging(args.log_level)
+    try:
+        demo = importlib.import_module("taskboard.demo")
+    except ModuleNotFoundError as exc:
+        if exc.name != "taskboard.demo":
+            raise
+        raise CliError("this taskboard has no demo yet (taskboard.demo is missing)") from None
+    result = demo.main()
+    return result if isinstance(result, int) else EXIT_OK
+
+
+# -- the parser ----------------------------------------------------------------
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Taskboard, a PostgreSQL job queue. Settings come from TASKBOARD_* "
+        "variables; TASKBOARD_DATABASE_URL is required.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    logging_options = argparse.ArgumentParser(add_help=False)
+    logging_options.add_argument(
+        "--log-level", choices=LOG_LEVELS, default="INFO", type=str.upper, help="default INFO"
+    )
+
+    def command(
+        name: str, run: Callable[[argparse.Namespace], int], text: str, **kwargs: Any
+    ) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=text, description=text, **kwargs)
+        sub.set_defaults(run=run)
+        return sub
+
+    migrate = command(
+        "migrate", cmd_migrate, "Deploy the taskboard schema with Sqitch (deploy --verify)."
+    )
+    action = migrate.add_mutually_exclusive_group()
+    action.add_argument("--status", action="store_true", help="show what is deployed")
+    action.add_argument("--revert", action="store_true", help="remove the schema and its jobs")
+    migrate.add_argument("--yes", action="store_true", help="revert without asking")
+
+    worker = command(
+        "worker",
+        cmd_worker,
+        "Run a worker for the Taskboard app APP of module MODULE until SIGTERM or SIGINT.",
+        parents=[logging_options],
+    )
+    worker.add_argument("app", metavar="MODULE:APP", help="e.g. myproject.tasks:app")
+    worker.add_argument(
+        "--queue",
+        dest="queues",
+        action="append",
+        metavar="Q",
+        help="claim from queue Q (repeatable; default: the queues of the app's tasks)",
+    )
+    worker.add_argument("--pool-size", type=positive_int, metavar="N", help="connections in all")
+    worker.add_argument("--lease", type=positive_float, metavar="S", help="lease in seconds")
+    worker.add_argument("--worker-name", metavar="NAME", help="default: host-pid")
+
+    enqueue = command("enqueue", cmd_enqueue, "Enqueue one job and print its id.")
+    enqueue.add_argument("task", metavar="TASK")
+    enqueue.add_argument("payload", metavar="JSON", nargs="?", help="the payload (default {})")
+    enqueue.add_argument("--queue", metavar="Q", help="default: default")
+    enqueue.add_argument(
+        "--run-at", metavar="ISO-8601", help="runnable from then (no offset: local time)"
+    )
+    enqueue.add_argument("--priority", type=int, default=0, metavar="N", help="higher first")
+    enqueue.add_argument("--max-attempts", type=int, default=5, metavar="N")
+    enqueue.add_argument("--dedupe-key", metavar="K", help="reuse an unfinished job with key K")
+
+    command("status", cmd_status, "Show the jobs per queue and state.")
+    command("demo", cmd_demo, "Run the demo.", parents=[logging_options])
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``taskboard`` command and return its exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        status: int = args.run(args)
+        return status
+    except CliError as exc:
+        return fail(str(exc), exc.status)
+    except ConfigError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    except TaskboardError as exc:
+        return fail(str(exc), EXIT_RUNTIME)
+    except psycopg.errors.InvalidParameterValue as exc:
+        return fail(exc.diag.message_primary or str(exc), EXIT_USAGE)
+    except psycopg.Error as exc:
+        return fail(str(exc), EXIT_RUNTIME)
+    except KeyboardInterrupt:
+        return EXIT_AT_ONCE
+
+
+def fail(message: str, status: int) -> int:
+    print(f"{PROG}: error: {one_line(message)}", file=sys.stderr)
+    return status

@@ -1,0 +1,19 @@
+"""A small app for `taskboard worker apps.cli_app:app`, run from tests/ by test_cli.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from taskboard.app import Taskboard
+from taskboard.context import BaseContext
+
+QUEUE = "cli"
+
+app = Taskboard()
+not_an_app = "a string"
+
+
+@app.task("cli-echo", queue=QUEUE)
+def echo(ctx: BaseContext, payload: Any) -> dict[str, Any]:
+    """Return the payload, so the job's result shows it went through the handler."""
+    return {"echo": payload, "attempt": ctx.attempt}

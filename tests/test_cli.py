@@ -1,0 +1,360 @@
+"""The `taskboard` command, run as the installed console script against real databases."""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg.rows import dict_row
+
+from conftest import MakeDatabase
+from taskboard.cli import sqitch_target
+
+TASKBOARD = Path(sys.executable).parent / "taskboard"  # the venv's console script
+TESTS_DIR = Path(__file__).resolve().parent  # the worker imports apps.cli_app from here
+APP = "apps.cli_app:app"
+TIMEOUT_SECONDS = 60
+WORKER_DEADLINE_SECONDS = 30
+
+
+def run(
+    url: str | None,
+    *args: str,
+    path: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run `taskboard ARGS...` in tests/, without a terminal, with
+    TASKBOARD_DATABASE_URL=url (unset for None) and PATH=path when given."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TASKBOARD_")}
+    if url is not None:
+        env["TASKBOARD_DATABASE_URL"] = url
+    if path is not None:
+        env["PATH"] = path
+    return subprocess.run(
+        [str(TASKBOARD), *args],
+        cwd=TESTS_DIR,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_SECONDS,
+        check=False,
+    )
+
+
+def error_line(done: subprocess.CompletedProcess[str]) -> str:
+    """The one `taskboard: error: ...` line a failed command printed, and nothing else."""
+    assert done.returncode != 0, done.stdout
+    assert "Traceback" not in done.stderr, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("taskboard: error: "), lines[0]
+    return lines[0]
+
+
+def job_count(url: str) -> int:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT count(*) FROM taskboard.jobs").fetchone()
+        assert row is not None
+        return int(row[0])
+
+
+def get_job(url: str, job_id: int) -> dict[str, Any]:
+    with psycopg.connect(url, row_factory=dict_row) as conn:
+        row = conn.execute("SELECT * FROM taskboard.get_job(%s)", [job_id]).fetchone()
+        assert row is not None and row["job_id"] == job_id, f"job {job_id} does not exist"
+        return row
+
+
+def payload_of(url: str, job_id: int) -> Any:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT payload FROM taskboard.jobs WHERE id = %s", [job_id]).fetchone()
+        assert row is not None
+        return row[0]
+
+
+def schema_exists(url: str) -> bool:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT to_regnamespace('taskboard') IS NOT NULL").fetchone()
+        assert row is not None
+        return bool(row[0])
+
+
+def enqueue(url: str, *args: str) -> int:
+    done = run(url, "enqueue", *args)
+    assert done.returncode == 0, done.stderr
+    return int(done.stdout.strip())
+
+
+@pytest.fixture
+def deployed(make_database: MakeDatabase) -> str:
+    return make_database(deploy=True)
+
+
+@pytest.fixture
+def empty(make_database: MakeDatabase) -> str:
+    return make_database(deploy=False)
+
+
+# -- the parser ------------------------------------------------------------------
+
+
+def test_help_lists_the_commands() -> None:
+    done = run(None, "--help")
+    assert done.returncode == 0
+    for command in ("migrate", "worker", "enqueue", "status", "demo"):
+        assert command in done.stdout
+
+
+def test_no_command_is_a_usage_error() -> None:
+    assert run(None).returncode == 2
+
+
+@pytest.mark.parametrize(
+    "args", [["status"], ["enqueue", "ping"], ["migrate"], ["worker", APP]], ids=lambda a: a[0]
+)
+def test_a_missing_database_url_is_one_line(args: list[str]) -> None:
+    done = run(None, *args)
+    assert error_line(done) == "taskboard: error: TASKBOARD_DATABASE_URL is required"
+    assert done.returncode == 2
+
+
+def test_an_unreachable_database_is_one_line(tmp_path: Path) -> None:
+    done = run(f"postgresql://nobody@/nowhere?host={tmp_path}", "status")
+    assert str(tmp_path) in error_line(done)
+    assert done.returncode == 1
+
+
+# -- enqueue -----------------------------------------------------------------------
+
+
+def test_enqueue_prints_the_id_of_the_job_it_made(deployed: str) -> None:
+    job_id = enqueue(
+        deployed,
+        "send-email",
+        '{"to": "maya@example.com"}',
+        "--queue=emails",
+        "--run-at=2030-01-02T03:04:05+00:00",
+        "--priority=7",
+        "--max-attempts=2",
+    )
+    job = get_job(deployed, job_id)
+    assert job["task"] == "send-email"
+    assert job["queue"] == "emails"
+    assert job["state"] == "queued"
+    assert job["priority"] == 7
+    assert job["max_attempts"] == 2
+    assert job["run_at"] == dt.datetime(2030, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
+    assert payload_of(deployed, job_id) == {"to": "maya@example.com"}
+
+
+def test_enqueue_without_json_or_queue_makes_an_empty_payload_in_default(deployed: str) -> None:
+    job_id = enqueue(deployed, "ping")
+    assert get_job(deployed, job_id)["queue"] == "default"
+    assert payload_of(deployed, job_id) == {}
+
+
+def test_enqueue_with_a_dedupe_key_returns_the_unfinished_job(deployed: str) -> None:
+    first = enqueue(deployed, "report", "--dedupe-key=daily")
+    assert enqueue(deployed, "report", '{"again": true}', "--dedupe-key=daily") == first
+    assert job_count(deployed) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["ping", '{"to": '], "not valid JSON"),
+        (["ping", "--run-at=tomorrow"], "--run-at"),
+        (["ping", "--queue="], "queue"),  # 22023 from taskboard.enqueue
+        (["ping", "--max-attempts=0"], "max_attempts"),  # 22023 from taskboard.enqueue
+    ],
+    ids=["invalid-json", "bad-run-at", "empty-queue", "zero-attempts"],
+)
+def test_enqueue_refuses_bad_input_in_one_line_and_enqueues_nothing(
+    deployed: str, args: list[str], says: str
+) -> None:
+    done = run(deployed, "enqueue", *args)
+    assert says in error_line(done)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert job_count(deployed) == 0
+
+
+def test_enqueue_without_the_schema_says_to_migrate(empty: str) -> None:
+    done = run(empty, "enqueue", "ping")
+    assert "taskboard migrate" in error_line(done)
+    assert done.returncode == 1
+
+
+# -- status --------------------------------------------------------------------------
+
+
+def test_status_without_jobs(deployed: str) -> None:
+    done = run(deployed, "status")
+    assert (done.returncode, done.stdout) == (0, "no jobs\n")
+
+
+def test_status_shows_the_counts_per_queue_and_state(deployed: str) -> None:
+    enqueue(deployed, "ping")
+    enqueue(deployed, "ping")
+    enqueue(deployed, "ping", "--queue=later", "--run-at=2030-01-01T00:00:00+00:00")
+    done = run(deployed, "status")
+    assert done.returncode == 0, done.stderr
+    header, *rows = [line.split() for line in done.stdout.splitlines()]
+    assert header == ["queue", "state", "jobs", "runnable", "oldest_run_at"]
+    assert [row[:4] for row in rows] == [
+        ["default", "queued", "2", "2"],
+        ["later", "queued", "1", "0"],
+    ]
+    assert rows[1][4:] == ["2030-01-01", "00:00:00+00:00"]
+    header_line, *row_lines = done.stdout.splitlines()
+    state_at = header_line.index("state")
+    runnable_end = header_line.index("runnable") + len("runnable")
+    oldest_at = header_line.index("oldest_run_at")
+    for line, row in zip(row_lines, rows, strict=True):  # aligned columns
+        assert line[state_at:].startswith(row[1]), done.stdout
+        assert line[:runnable_end].endswith(" " + row[3]), done.stdout
+        assert line[oldest_at:].startswith(row[4]), done.stdout
+
+
+def test_status_without_the_schema_says_to_migrate(empty: str) -> None:
+    done = run(empty, "status")
+    assert "taskboard migrate" in error_line(done)
+    assert done.returncode == 1
+
+
+# -- migrate ---------------------------------------------------------------------------
+
+
+def test_migrate_deploys_reports_and_reverts_the_shipped_project(empty: str) -> None:
+    deployed = run(empty, "migrate")
+    assert deployed.returncode == 0, deployed.stderr
+    assert "get_job" in deployed.stdout, "Sqitch's own output is shown"
+    assert schema_exists(empty)
+    assert enqueue(empty, "ping") > 0
+
+    status = run(empty, "migrate", "--status")
+    assert status.returncode == 0, status.stderr
+    assert "Nothing to deploy (up-to-date)" in status.stdout
+
+    again = run(empty, "migrate")
+    assert again.returncode == 0, again.stderr
+
+    reverted = run(empty, "migrate", "--revert", "--yes")
+    assert reverted.returncode == 0, reverted.stderr
+    assert not schema_exists(empty)
+
+
+def test_migrate_revert_without_a_terminal_needs_yes(deployed: str) -> None:
+    done = run(deployed, "migrate", "--revert")
+    assert "--yes" in error_line(done)
+    assert done.returncode == 2
+    assert schema_exists(deployed)
+
+
+def test_migrate_status_and_revert_are_exclusive(deployed: str) -> None:
+    assert run(deployed, "migrate", "--status", "--revert").returncode == 2
+
+
+def test_migrate_without_sqitch_says_how_to_install_it(deployed: str, tmp_path: Path) -> None:
+    done = run(deployed, "migrate", path=str(tmp_path))  # a PATH with nothing on it
+    assert "apt-get install sqitch libdbd-pg-perl" in error_line(done)
+    assert done.returncode == 1
+
+
+def test_migrate_needs_a_url_sqitch_understands() -> None:
+    done = run("host=/tmp dbname=jobs", "migrate")
+    assert "postgresql://" in error_line(done)
+    assert done.returncode == 2
+
+
+def test_the_sqitch_target_keeps_the_password_off_the_command_line() -> None:
+    target, env = sqitch_target("postgresql://app:s%40cret@db.example:6432/jobs?sslmode=require")
+    assert target == "db:pg://app@db.example:6432/jobs?sslmode=require"
+    assert env == {"SQITCH_PASSWORD": "s@cret"}
+    target, env = sqitch_target("postgresql://postgres@/jobs?host=/run/postgresql")
+    assert (target, env) == ("db:pg://postgres@/jobs?host=/run/postgresql", {})
+
+
+# -- worker --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [
+        ("nosuchmodule:app", "cannot import nosuchmodule"),
+        ("tests_app_without_colon", "is not MODULE:APP"),
+        ("apps.cli_app:", "is not MODULE:APP"),
+        ("apps.cli_app:missing", "has no attribute 'missing'"),
+        ("apps.cli_app:not_an_app", "not a taskboard.app.Taskboard"),
+    ],
+)
+def test_worker_with_a_bad_app_is_a_usage_error(deployed: str, spec: str, says: str) -> None:
+    done = run(deployed, "worker", spec)
+    assert says in error_line(done)
+    assert done.returncode == 2
+
+
+def test_worker_with_bad_settings_is_a_usage_error(deployed: str) -> None:
+    done = run(deployed, "worker", APP, "--pool-size=2")
+    assert "TASKBOARD_POOL_SIZE" in error_line(done)
+    assert done.returncode == 2
+
+
+def test_worker_without_the_schema_says_to_migrate(empty: str) -> None:
+    done = run(empty, "worker", APP)
+    assert "taskboard migrate" in error_line(done)
+    assert done.returncode == 1
+
+
+def test_worker_runs_a_job_and_stops_on_sigterm_with_its_counters(deployed: str) -> None:
+    job_id = enqueue(deployed, "cli-echo", '{"n": 1}', "--queue=cli")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TASKBOARD_")}
+    env["TASKBOARD_DATABASE_URL"] = deployed
+    worker = subprocess.Popen(
+        [str(TASKBOARD), "worker", APP, "--queue=cli", "--pool-size=3", "--worker-name=cli-test"],
+        cwd=TESTS_DIR,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + WORKER_DEADLINE_SECONDS
+        while get_job(deployed, job_id)["state"] != "succeeded":
+            assert worker.poll() is None, worker.communicate()[1]
+            assert time.monotonic() < deadline, "the worker did not finish the job"
+            time.sleep(0.1)
+        worker.send_signal(signal.SIGTERM)
+        _, log = worker.communicate(timeout=TIMEOUT_SECONDS)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.communicate()
+    assert worker.returncode == 0, log
+    assert get_job(deployed, job_id)["result"] == {"echo": {"n": 1}, "attempt": 1}
+    lines = log.splitlines()
+    assert "Traceback" not in log
+    assert any(" INFO taskboard.cli: SIGTERM: shutting down" in line for line in lines), log
+    assert "worker cli-test stopped: claimed=1 succeeded=1 failed=0 dead=0" in lines[-1], log
+
+
+# -- demo ------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("taskboard.demo") is not None, reason="taskboard.demo exists"
+)
+def test_demo_without_the_demo_module_is_one_line() -> None:
+    done = run(None, "demo")
+    assert "taskboard.demo is missing" in error_line(done)
+    assert done.returncode == 1
