@@ -308,7 +308,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    configure_logging(args.log_level)
+    # The demo tells its story on stdout and sets up its own workers' logging.
     try:
         demo = importlib.import_module("taskboard.demo")
     except ModuleNotFoundError as exc:
@@ -394,7 +394,7 @@ def build_parser() -> argparse.ArgumentParser:
     enqueue.add_argument("--dedupe-key", metavar="K", help="reuse an unfinished job with key K")
 
     command("status", cmd_status, "Show the jobs per queue and state.")
-    command("demo", cmd_demo, "Run the demo.", parents=[logging_options])
+    command("demo", cmd_demo, "Tell the story of a stalled worker, live (taskboard.demo).")
     return parser
 
 
