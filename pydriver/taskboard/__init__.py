@@ -26,7 +26,18 @@ _EXPORTS = {
     "load_settings": "taskboard.settings",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "AsyncContext",
+    "ConfigError",
+    "SchemaVersionError",
+    "Settings",
+    "SyncContext",
+    "Task",
+    "TaskError",
+    "Taskboard",
+    "TaskboardError",
+    "load_settings",
+]
 
 if TYPE_CHECKING:
     from taskboard.app import Task, Taskboard

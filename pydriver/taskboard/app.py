@@ -18,6 +18,7 @@ from taskboard.settings import Settings, load_settings, with_overrides
 
 DEFAULT_QUEUE = "default"
 DEFAULT_MAX_ATTEMPTS = 5
+CONNECT_TIMEOUT_SECONDS = 10
 
 Handler = Callable[..., Any]
 F = TypeVar("F", bound=Handler)
@@ -169,9 +170,17 @@ class Taskboard:
         if conn is not None:
             return await sql.aenqueue(conn, params)
         async with await psycopg.AsyncConnection.connect(
-            self.settings.database_url, autocommit=True
+            self.settings.database_url, **self.connect_kwargs()
         ) as own:
             return await sql.aenqueue(own, params)
+
+    def connect_kwargs(self, *, autocommit: bool = True) -> dict[str, Any]:
+        """psycopg connection options every connection of this app uses."""
+        return {
+            "autocommit": autocommit,
+            "prepare_threshold": self.settings.prepare_threshold,
+            "connect_timeout": CONNECT_TIMEOUT_SECONDS,
+        }
 
     def _connection(self) -> _OwnConnection:
         return _OwnConnection(self)
@@ -213,7 +222,7 @@ class _OwnConnection:
         app._conn_lock.acquire()
         try:
             if app._conn is None or app._conn.closed or app._conn.broken:
-                app._conn = psycopg.connect(app.settings.database_url, autocommit=True)
+                app._conn = psycopg.connect(app.settings.database_url, **app.connect_kwargs())
             return app._conn
         except BaseException:
             app._conn_lock.release()

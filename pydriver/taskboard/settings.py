@@ -35,7 +35,7 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="TASKBOARD_", extra="forbid")
 
-    database_url: str
+    database_url: str = Field(repr=False)  # may hold a password
     pool_size: int = Field(DEFAULT_POOL_SIZE, ge=MIN_POOL_SIZE)
     lease: float = Field(DEFAULT_LEASE_SECONDS, gt=0)
     renew_every: float | None = Field(None, gt=0)
@@ -43,7 +43,7 @@ class Settings(BaseSettings):
     poll_interval: float = Field(DEFAULT_POLL_INTERVAL_SECONDS, gt=0)
     shutdown_grace: float = Field(DEFAULT_SHUTDOWN_GRACE_SECONDS, ge=0)
     worker_name: str = Field(default_factory=default_worker_name, min_length=1, max_length=200)
-    listen_url: str = ""
+    listen_url: str = Field("", repr=False)
     prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD
     stats_interval: float = Field(DEFAULT_STATS_INTERVAL_SECONDS, gt=0)
 

@@ -30,6 +30,7 @@ from psycopg import pq
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from taskboard import sql
+from taskboard.app import CONNECT_TIMEOUT_SECONDS
 from taskboard.context import AsyncContext, BaseContext, SyncContext
 from taskboard.errors import SchemaVersionError, TaskError
 from taskboard.settings import Settings
@@ -42,7 +43,6 @@ log = logging.getLogger(__name__)
 SUPPORTED_SCHEMA_VERSIONS = frozenset({"0.1.0"})
 RECONNECT_FIRST_SECONDS = 0.1
 RECONNECT_MAX_SECONDS = 5.0
-CONNECT_TIMEOUT_SECONDS = 10
 WATCHDOG_MAX_SLEEP_SECONDS = 0.5
 SETTLE_AT_EXIT_SECONDS = 10.0  # how long shutdown waits for the last complete/fail/release
 READ_COMMITTED = "read committed"
