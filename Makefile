@@ -21,7 +21,7 @@ PYTEST_ARGS ?= tests/
 DEMO_DB := taskboard_demo
 TOOL_PACKAGES := sqitch libdbd-pg-perl libtap-parser-sourcehandler-pgtap-perl postgresql-client
 
-.PHONY: help venv tools db db-stop test test-pg18 test-pg15 demo clean
+.PHONY: help venv tools db db-stop test test-pg18 test-pg15 demo demo-sql clean
 
 help: ## List the targets
 	@echo "usage: make TARGET"
@@ -92,7 +92,10 @@ test-pg18 test-pg15: venv tools
 	TASKBOARD_DATABASE_URL="$$server" TASKBOARD_TEST_DATABASE_URL="$$db_url" \
 	  $(PY) -m pytest $(PYTEST_ARGS)
 
-demo: venv tools ## Deploy Taskboard into database taskboard_demo and run db/demo.sql
+demo: venv tools ## Tell the stalled-worker story live: two worker processes, a real SMTP server (database taskboard_demo)
+	@$(PY) -m taskboard.demo
+
+demo-sql: venv tools ## Deploy Taskboard into database taskboard_demo and run db/demo.sql in psql
 	@db_url=$$($(DEVDB) recreate-db $(DEMO_DB) --pg 18 --no-pgtap); \
 	if [ -f db/sqitch.plan ]; then \
 	  (cd db && sqitch deploy --verify "db:pg:$${db_url#*:}"); \

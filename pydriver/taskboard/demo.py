@@ -1,0 +1,874 @@
+"""Maya's story, live: two worker processes, a lease that runs out, a real SMTP server.
+
+``python -m taskboard.demo`` (also ``make demo`` and ``taskboard demo``)
+recreates database taskboard_demo on the dev PostgreSQL 18 (or on the server
+TASKBOARD_DATABASE_URL names), deploys the schema with Sqitch, starts an
+SMTP server on loopback as Maya's mail server, and tells the story of
+DESIGN.md three times with real processes:
+
+1. A's handler sends the email; then the demo freezes A (SIGSTOP) until its
+   lease has expired in the database. B reclaims the job, sends and
+   completes. Maya gets two emails: SMTP cannot be fenced.
+2. The handler asks ``ctx.still_holder()`` right before sending. A, frozen
+   before that question and thawed after B completed, does not send: one
+   email.
+3. A transactional handler writes a ledger row in ``ctx.conn``. A's row
+   vanishes with its attempt; B's commits with its completion.
+
+``main()`` returns 0 when the story unfolded so, 1 otherwise. The workers
+are this module too (``--role worker-a`` or ``worker-b``): their handlers
+record what they do in a file the demo reads, and their logs go to files
+the demo quotes. The demo reads each job's deadline from taskboard.jobs,
+which takes the owner or a superuser (the dev server's ``postgres``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import ctypes
+import email
+import email.message
+import json
+import logging
+import os
+import re
+import shutil
+import signal
+import smtplib
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg.rows import dict_row
+
+from taskboard.app import Taskboard
+from taskboard.context import AsyncContext, SyncContext
+from taskboard.errors import TaskboardError
+from taskboard.settings import load_settings
+
+DEMO_DATABASE = "taskboard_demo"
+LEASE_SECONDS = 3.0  # short, so that a frozen worker loses its job within seconds
+RENEW_EVERY_SECONDS = 0.5
+POLL_INTERVAL_SECONDS = 0.2
+SHUTDOWN_GRACE_SECONDS = 2.0
+WORKER_POOL_SIZE = 3  # the minimum: renewal, control and one handler slot
+STEP_TIMEOUT_SECONDS = 60.0  # per step: a loaded machine may slow the story, not break it
+STOP_TIMEOUT_SECONDS = 30.0  # for a worker to exit after SIGTERM
+WATCH_EVERY_SECONDS = 0.05  # how often the demo looks for an event it waits for
+SMTP_HOST = "127.0.0.1"
+SMTP_TIMEOUT_SECONDS = 30
+SMTP_READY_TIMEOUT_SECONDS = 30.0
+SMTP_BIND_ATTEMPTS = 5
+EMAIL_QUEUE = "email"
+BILLING_QUEUE = "billing"
+MAYA = "maya@example.com"
+SENDER = "Taskboard demo <welcome@taskboard.example>"
+WELCOME_CREDIT_CENTS = 500
+TOKEN_PREFIX_CHARS = 8
+PR_SET_PDEATHSIG = 1  # prctl option (Linux)
+WORKER_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+ROLES = {"worker-a": "worker-A", "worker-b": "worker-B"}
+STALLING_ROLE = "worker-a"
+
+LEDGER_TABLE = """
+CREATE TABLE IF NOT EXISTS public.ledger (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    job_id bigint NOT NULL,
+    account text NOT NULL,
+    amount_cents integer NOT NULL,
+    written_by text NOT NULL,
+    attempt integer NOT NULL,
+    written_at timestamptz NOT NULL DEFAULT clock_timestamp()
+)
+"""
+LEDGER_INSERT = """
+INSERT INTO public.ledger (job_id, account, amount_cents, written_by, attempt)
+VALUES (%s, %s, %s, %s, %s)
+"""
+
+T = TypeVar("T")
+
+
+class StoryError(Exception):
+    """The story did not unfold as it should; the message says where."""
+
+
+def short(token: object) -> str:
+    return f"{str(token)[:TOKEN_PREFIX_CHARS]}…"
+
+
+# -- the workers (``--role worker-a|worker-b``) -----------------------------------
+
+
+class Journal:
+    """What a worker's handlers did, one JSON object a line, for the demo to read."""
+
+    def __init__(self, path: Path, worker: str) -> None:
+        self.path = path
+        self.worker = worker
+        self._lock = threading.Lock()
+
+    def write(self, event: str, ctx: SyncContext | AsyncContext, **details: Any) -> None:
+        record = {
+            "worker": self.worker,
+            "event": event,
+            "job_id": ctx.job_id,
+            "attempt": ctx.attempt,
+            "token": str(ctx.token),
+            "idempotency_key": str(ctx.idempotency_key),
+            **details,
+        }
+        with self._lock, self.path.open("a", encoding="utf-8") as out:
+            out.write(json.dumps(record) + "\n")
+
+
+def journal_path(workdir: Path, worker: str) -> Path:
+    return workdir / f"{worker}.events"
+
+
+def frozen_flag(workdir: Path, worker: str) -> Path:
+    """Created by the demo once it has frozen `worker`: the stalled handler may go on."""
+    return workdir / f"{worker}.frozen"
+
+
+def build_app(
+    database_url: str, *, worker: str, stall: bool, smtp_port: int, workdir: Path
+) -> Taskboard:
+    """The app both workers run: two email tasks and a transactional ledger task.
+
+    With `stall`, each handler stops at its stall point until the demo has
+    frozen this process and created the frozen flag, so that the freeze
+    lands exactly there.
+    """
+    settings = load_settings(
+        database_url=database_url,
+        pool_size=WORKER_POOL_SIZE,
+        lease=LEASE_SECONDS,
+        renew_every=RENEW_EVERY_SECONDS,
+        poll_interval=POLL_INTERVAL_SECONDS,
+        shutdown_grace=SHUTDOWN_GRACE_SECONDS,
+        worker_name=worker,
+        queues=[EMAIL_QUEUE, BILLING_QUEUE],
+        listen_url="",
+    )
+    app = Taskboard(settings)
+    journal = Journal(journal_path(workdir, worker), worker)
+    flag = frozen_flag(workdir, worker)
+    log = logging.getLogger(f"taskboard.demo.{worker}")
+
+    def send(ctx: SyncContext, payload: dict[str, Any]) -> None:
+        message = email.message.EmailMessage()
+        message["From"] = SENDER
+        message["To"] = payload["to"]
+        message["Subject"] = payload["subject"]
+        # The same for every attempt of the job: a receiver that honours it can drop a repeat.
+        message["Message-ID"] = f"<{ctx.idempotency_key}@example.com>"
+        message["X-Taskboard-Job"] = str(ctx.job_id)
+        message["X-Taskboard-Attempt"] = str(ctx.attempt)
+        message["X-Taskboard-Worker"] = worker
+        message.set_content(f"Welcome, Maya! (job {ctx.job_id}, attempt {ctx.attempt}, {worker})\n")
+        with smtplib.SMTP(SMTP_HOST, smtp_port, timeout=SMTP_TIMEOUT_SECONDS) as smtp:
+            smtp.send_message(message)
+        journal.write("sent", ctx)
+
+    def stall_here(ctx: SyncContext) -> None:
+        if stall:
+            journal.write("stall-point", ctx)
+            while not flag.exists():
+                time.sleep(WATCH_EVERY_SECONDS)
+            journal.write("thawed", ctx)
+
+    @app.task("send_email", queue=EMAIL_QUEUE)
+    def send_email(ctx: SyncContext, payload: dict[str, Any]) -> dict[str, Any]:
+        """Scenario 1: send, then (A) stall before the worker can complete."""
+        journal.write("claimed", ctx)
+        send(ctx, payload)
+        stall_here(ctx)
+        journal.write("returned", ctx)
+        return {"sent_by": worker}
+
+    @app.task("send_email_checked", queue=EMAIL_QUEUE)
+    def send_email_checked(ctx: SyncContext, payload: dict[str, Any]) -> dict[str, Any]:
+        """Scenario 2: (A) stall, then ask the database right before sending."""
+        journal.write("claimed", ctx)
+        stall_here(ctx)
+        holder = ctx.still_holder()
+        journal.write("checked", ctx, holder=holder)
+        if not holder:
+            log.warning("job %s: not the holder any more: the email is not sent", ctx.job_id)
+            journal.write("returned", ctx)
+            return {"sent_by": None}
+        send(ctx, payload)
+        journal.write("returned", ctx)
+        return {"sent_by": worker}
+
+    @app.task("grant_welcome_credit", queue=BILLING_QUEUE, transactional=True)
+    async def grant_welcome_credit(ctx: AsyncContext, payload: dict[str, Any]) -> dict[str, Any]:
+        """Scenario 3: write a ledger row in ctx.conn, then (A) stall before completing."""
+        assert ctx.conn is not None  # transactional: the connection complete will run on
+        journal.write("claimed", ctx)
+        await ctx.conn.execute(
+            LEDGER_INSERT,
+            [ctx.job_id, payload["account"], payload["amount_cents"], worker, ctx.attempt],
+        )
+        journal.write("wrote", ctx)
+        if stall:
+            journal.write("stall-point", ctx)
+            while not flag.exists():
+                await asyncio.sleep(WATCH_EVERY_SECONDS)
+            journal.write("thawed", ctx)
+        journal.write("returned", ctx)
+        return {"credited_by": worker}
+
+    return app
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Have the kernel kill this worker when the demo dies, even while it is frozen (Linux)."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent_pid:
+        os._exit(1)  # the demo is already gone
+
+
+def run_worker_role(
+    role: str, database_url: str, smtp_port: int, workdir: Path, parent: int
+) -> int:
+    die_with_parent(parent)
+    worker = ROLES[role]
+    logging.basicConfig(level=logging.INFO, format=WORKER_LOG_FORMAT, stream=sys.stderr)
+    app = build_app(
+        database_url,
+        worker=worker,
+        stall=role == STALLING_ROLE,
+        smtp_port=smtp_port,
+        workdir=workdir,
+    )
+    app.run_worker()
+    return 0
+
+
+# -- Maya's mail server --------------------------------------------------------
+
+
+class Inbox:
+    """An aiosmtpd handler that keeps every message it receives."""
+
+    def __init__(self) -> None:
+        self._messages: list[email.message.Message] = []
+        self._lock = threading.Lock()
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        content = envelope.content
+        raw = content if isinstance(content, bytes) else str(content).encode()
+        with self._lock:
+            self._messages.append(email.message_from_bytes(raw))
+        return "250 Message accepted for delivery"
+
+    def for_job(self, job_id: int) -> list[email.message.Message]:
+        with self._lock:
+            return [m for m in self._messages if m["X-Taskboard-Job"] == str(job_id)]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind((SMTP_HOST, 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def start_mail_server(inbox: Inbox, stack: contextlib.ExitStack) -> int:
+    """Start an SMTP server on a free loopback port (stopped by `stack`); return the port."""
+    from aiosmtpd.controller import Controller
+
+    for attempt in range(1, SMTP_BIND_ATTEMPTS + 1):
+        port = free_port()
+        controller = Controller(
+            inbox, hostname=SMTP_HOST, port=port, ready_timeout=SMTP_READY_TIMEOUT_SECONDS
+        )
+        try:
+            controller.start()
+        except OSError:  # someone took the port between the probe and the bind
+            if attempt == SMTP_BIND_ATTEMPTS:
+                raise
+            continue
+        stack.callback(controller.stop)
+        return port
+    raise AssertionError("unreachable")
+
+
+# -- the database --------------------------------------------------------------
+
+
+def prepare_database(database_url: str | None) -> str:
+    """The URL of a database with the taskboard schema and the ledger table.
+
+    Without `database_url`, recreate taskboard_demo (on the dev PostgreSQL 18
+    or the server of TASKBOARD_DATABASE_URL) and deploy with Sqitch; with
+    it, deploy only when its taskboard schema is missing.
+    """
+    from taskboard import devdb
+
+    if database_url is None:
+        try:
+            url = devdb.recreate_database(DEMO_DATABASE, devdb.DEFAULT_VERSION, pgtap=False)
+        except devdb.DevDBError as exc:
+            raise StoryError(str(exc)) from None
+        deploy(url)
+    else:
+        url = database_url
+        with psycopg.connect(url, autocommit=True) as conn:
+            present = conn.execute("SELECT to_regprocedure('taskboard.version()') IS NOT NULL")
+            row = present.fetchone()
+        if not (row and row[0]):
+            deploy(url)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(LEDGER_TABLE)
+    return url
+
+
+def deploy(url: str) -> None:
+    """`sqitch deploy --verify` the Sqitch project shipped as taskboard/db."""
+    from taskboard.cli import SQITCH_HINT, CliError, shipped_sqitch_project, sqitch_target
+
+    sqitch = shutil.which("sqitch")
+    if sqitch is None:
+        raise StoryError(f"{SQITCH_HINT}; or run `make tools`")
+    try:
+        project = shipped_sqitch_project()
+        target, password_env = sqitch_target(url)
+    except CliError as exc:
+        raise StoryError(str(exc)) from None
+    done = subprocess.run(
+        [sqitch, "deploy", "--verify", "--target", target],
+        cwd=project,
+        env={**os.environ, **password_env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise StoryError(f"sqitch deploy failed:\n{done.stdout}{done.stderr}")
+
+
+# -- the demo's view of a worker process ----------------------------------------
+
+
+@dataclass
+class WorkerProcess:
+    """A worker subprocess, its journal and its log."""
+
+    name: str
+    process: subprocess.Popen[bytes]
+    journal: Path
+    log: Path
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def events(self, job_id: int, event: str | None = None) -> list[dict[str, Any]]:
+        try:
+            lines = self.journal.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return []
+        records = [json.loads(line) for line in lines if line.endswith("}")]
+        return [
+            r for r in records if r["job_id"] == job_id and (event is None or r["event"] == event)
+        ]
+
+    def first(self, job_id: int, event: str) -> dict[str, Any] | None:
+        """The first journal record of `event` for the job, or None."""
+        return next(iter(self.events(job_id, event)), None)
+
+    def log_text(self) -> str:
+        try:
+            return self.log.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def log_tail(self, lines: int = 15) -> str:
+        tail = self.log_text().splitlines()[-lines:]
+        return "\n".join(f"    {self.name} | {line}" for line in tail)
+
+    def check_alive(self) -> None:
+        if self.process.poll() is not None:
+            raise StoryError(
+                f"{self.name} exited unexpectedly (status {self.process.returncode}):\n"
+                f"{self.log_tail()}"
+            )
+
+    def freeze(self) -> None:
+        """SIGSTOP, and wait until the kernel reports the whole process stopped."""
+        os.kill(self.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + STEP_TIMEOUT_SECONDS
+        while time.monotonic() < deadline:
+            pid, status = os.waitpid(self.pid, os.WUNTRACED | os.WNOHANG)
+            if pid == self.pid:
+                if os.WIFSTOPPED(status):
+                    return
+                self.process.returncode = os.waitstatus_to_exitcode(status)
+                self.check_alive()
+            time.sleep(WATCH_EVERY_SECONDS / 5)
+        raise StoryError(f"{self.name} did not stop within {STEP_TIMEOUT_SECONDS:g}s of SIGSTOP")
+
+    def thaw(self) -> None:
+        os.kill(self.pid, signal.SIGCONT)
+
+    def stop(self) -> str:
+        """SIGTERM (a graceful shutdown) and wait; return the worker's final counts."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(STOP_TIMEOUT_SECONDS)
+            except subprocess.TimeoutExpired:
+                raise StoryError(
+                    f"{self.name} did not exit within {STOP_TIMEOUT_SECONDS:g}s of SIGTERM:\n"
+                    f"{self.log_tail()}"
+                ) from None
+        found = re.findall(rf"worker {self.name} stopped: (.*)", self.log_text())
+        if self.process.returncode != 0 or not found:
+            raise StoryError(
+                f"{self.name} exited with status {self.process.returncode}:\n{self.log_tail()}"
+            )
+        return str(found[-1])
+
+    def kill(self) -> None:
+        """For cleanup: end the process however it is, frozen included."""
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.kill()
+                os.kill(self.pid, signal.SIGCONT)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(STOP_TIMEOUT_SECONDS)
+
+
+def counts(line: str) -> dict[str, int]:
+    return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", line)}
+
+
+# -- the story -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One telling of the story: the task A and B run, and how to say what happened."""
+
+    number: int
+    title: str
+    task: str
+    queue: str
+    payload: dict[str, Any]
+    what: str  # the job, in words
+    b_did: str  # what B's handler did, in words
+    a_undone: str = ""  # what else A's giving up undoes, in words
+
+
+@dataclass
+class Story:
+    """Tells the scenarios in one database, with one mail server, numbering the steps."""
+
+    url: str
+    smtp_port: int
+    mail: Inbox
+    conn: psycopg.Connection[dict[str, Any]]
+    workdir: Path
+    stack: contextlib.ExitStack
+    step_no: int = 0
+    outcomes: list[str] = field(default_factory=list)
+
+    def step(self, text: str) -> None:
+        self.step_no += 1
+        print(f"{self.step_no:2d}. {text}", flush=True)
+
+    # -- helpers -------------------------------------------------------------
+
+    def wait(
+        self, what: str, probe: Callable[[], T | None], watched: Sequence[WorkerProcess] = ()
+    ) -> T:
+        """Poll `probe` until it returns something other than None; StoryError after the timeout."""
+        deadline = time.monotonic() + STEP_TIMEOUT_SECONDS
+        while True:
+            found = probe()
+            if found is not None:
+                return found
+            for worker in watched:
+                worker.check_alive()
+            if time.monotonic() > deadline:
+                tails = "\n".join(w.log_tail() for w in watched)
+                raise StoryError(f"waited {STEP_TIMEOUT_SECONDS:g}s for {what}\n{tails}".rstrip())
+            time.sleep(WATCH_EVERY_SECONDS)
+
+    def start_worker(self, role: str, round_dir: Path) -> WorkerProcess:
+        name = ROLES[role]
+        log = round_dir / f"{name}.log"
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "taskboard.demo",
+                    "--role",
+                    role,
+                    "--database-url",
+                    self.url,
+                    "--smtp-port",
+                    str(self.smtp_port),
+                    "--dir",
+                    str(round_dir),
+                    "--parent-pid",
+                    str(os.getpid()),
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        worker = WorkerProcess(name, process, journal_path(round_dir, name), log)
+        self.stack.callback(worker.kill)
+        return worker
+
+    def get_job(self, job_id: int) -> dict[str, Any]:
+        row = self.conn.execute(
+            "SELECT state, attempt, result FROM taskboard.get_job(job_id => %s)", [job_id]
+        ).fetchone()
+        if row is None:
+            raise StoryError(f"get_job({job_id}) returned no row")
+        return row
+
+    def lease_expired(self, job_id: int) -> bool | None:
+        row = self.conn.execute(
+            "SELECT lease_expires_at < clock_timestamp() AS expired"
+            "  FROM taskboard.jobs WHERE id = %s",
+            [job_id],
+        ).fetchone()
+        return True if row and row["expired"] else None
+
+    def stale_answers(self, job_id: int, token: str) -> tuple[bool, str]:
+        """What the database answers to A's token now: complete (a no-op) and lease_state."""
+        row = self.conn.execute(
+            "SELECT taskboard.complete(job_id => %(id)s, token => %(token)s) AS completed,"
+            " taskboard.lease_state(job_id => %(id)s, token => %(token)s) AS lease_state",
+            {"id": job_id, "token": token},
+        ).fetchone()
+        assert row is not None
+        return bool(row["completed"]), str(row["lease_state"])
+
+    def a_gave_up(self, a: WorkerProcess, job_id: int) -> tuple[str, str] | None:
+        """A's log line saying it gave the job up, or that its completion was refused."""
+        for kind, pattern in (
+            ("lost", rf"lost job {job_id} \(attempt 1\): .*"),
+            ("refused", rf"complete of job {job_id} \(attempt 1\) refused.*"),
+        ):
+            found = re.search(pattern, a.log_text())
+            if found:
+                return kind, found.group(0)
+        return None
+
+    # -- one scenario --------------------------------------------------------
+
+    def scenario(self, scene: Scenario) -> int:
+        """Freeze A at its stall point past its lease, let B reclaim, thaw A; return the job id."""
+        print(f"\nScenario {scene.number}: {scene.title}", flush=True)
+        round_dir = self.workdir / f"scenario{scene.number}"
+        round_dir.mkdir()
+        producer = Taskboard(load_settings(database_url=self.url))
+        try:
+            job_id = producer.enqueue(scene.task, scene.payload, queue=scene.queue)
+        finally:
+            producer.close()
+        self.step(f"Enqueued job {job_id}: {scene.task}, {scene.what}.")
+
+        a = self.start_worker("worker-a", round_dir)
+        claim = self.wait("A to claim the job", lambda: a.first(job_id, "claimed"), [a])
+        a_token = str(claim["token"])
+        self.step(
+            f"Worker A (pid {a.pid}) claimed job {job_id}: attempt {claim['attempt']}, "
+            f"token {short(a_token)}, lease {LEASE_SECONDS:g}s renewed every "
+            f"{RENEW_EVERY_SECONDS:g}s."
+        )
+        if claim["attempt"] != 1:
+            raise StoryError(f"A claimed attempt {claim['attempt']}, not 1")
+
+        def stall_point() -> dict[str, Any] | None:
+            if self.a_gave_up(a, job_id) is not None:
+                raise StoryError(
+                    f"A gave job {job_id} up before the demo froze it (an overloaded machine?):\n"
+                    f"{a.log_tail()}"
+                )
+            return a.first(job_id, "stall-point")
+
+        self.wait("A's handler to reach its stall point", stall_point, [a])
+        a.freeze()
+        frozen_at = time.monotonic()
+        frozen_flag(round_dir, a.name).touch()  # A's handler goes on once A is thawed
+        if a.first(job_id, "sent"):
+            self.step("A's handler sent the email. SIGSTOP: A is frozen before completing.")
+        elif a.first(job_id, "wrote"):
+            self.step(
+                "A's handler wrote a ledger row in ctx.conn, uncommitted. "
+                "SIGSTOP: A is frozen before completing."
+            )
+        else:
+            self.step(
+                "A's handler started. SIGSTOP: A is frozen before it asks ctx.still_holder()."
+            )
+
+        self.wait("A's lease to expire", lambda: self.lease_expired(job_id))
+        self.step(
+            f"A's lease expired in the database {time.monotonic() - frozen_at:.1f}s later: "
+            "lease_expires_at < clock_timestamp()."
+        )
+
+        b = self.start_worker("worker-b", round_dir)
+        b_claim = self.wait("B to reclaim the job", lambda: b.first(job_id, "claimed"), [b])
+        self.step(
+            f"Worker B (pid {b.pid}) reclaimed job {job_id}: attempt {b_claim['attempt']}, "
+            f"token {short(b_claim['token'])}"
+        )
+        if b_claim["attempt"] != 2:
+            raise StoryError(f"B claimed attempt {b_claim['attempt']}, not 2")
+        if b_claim["idempotency_key"] != claim["idempotency_key"]:
+            raise StoryError("B's ctx.idempotency_key differs from A's")
+        done = self.wait("B to complete the job", lambda: self.finished(job_id), [b])
+        if done["state"] != "succeeded" or done["attempt"] != 2:
+            raise StoryError(
+                f"after B, job {job_id} is {done['state']} on attempt {done['attempt']}"
+            )
+        self.step(scene.b_did)
+
+        a.thaw()
+        kind, line = self.wait("A to give the job up", lambda: self.a_gave_up(a, job_id), [a])
+        if scene.task == "send_email_checked":
+            checked = self.wait("A's ctx.still_holder()", lambda: a.first(job_id, "checked"), [a])
+            if checked["holder"]:
+                raise StoryError("A's ctx.still_holder() said true after B had reclaimed the job")
+            self.step(
+                "SIGCONT: A resumes. Its handler asks ctx.still_holder(): false. It does not send."
+            )
+            self.step(f"A's log: {line}")
+        elif kind == "lost":
+            self.step(
+                f"SIGCONT: A resumes and gives the job up uncompleted{scene.a_undone}. "
+                f"A's log:\n      {line}"
+            )
+        else:
+            self.step(
+                f"SIGCONT: A resumes and tries to complete{scene.a_undone}. A's log:\n      {line}"
+            )
+        completed, state = self.stale_answers(job_id, a_token)
+        if completed or state != "lost":
+            raise StoryError(f"A's token still counts: complete={completed}, lease_state={state}")
+        self.step(
+            f"The fence: complete(job {job_id}, A's token {short(a_token)}) returns false; "
+            f"lease_state says {state}."
+        )
+
+        a_counts, b_counts = a.stop(), b.stop()
+        if counts(a_counts).get("succeeded") != 0 or counts(b_counts).get("succeeded") != 1:
+            raise StoryError(f"worker counts: A {a_counts}; B {b_counts}")
+        job = self.get_job(job_id)
+        if job["state"] != "succeeded" or job["attempt"] != 2:
+            raise StoryError(f"job {job_id} ended {job['state']} on attempt {job['attempt']}")
+        self.step(
+            f"get_job({job_id}): {job['state']}, attempt {job['attempt']}, result "
+            f"{json.dumps(job['result'])}."
+        )
+        return job_id
+
+    def finished(self, job_id: int) -> dict[str, Any] | None:
+        job = self.get_job(job_id)
+        return None if job["state"] == "running" else job
+
+    def inbox(self, job_id: int, expected: int) -> str:
+        """Show Maya's messages for the job; StoryError unless there are `expected`."""
+        messages = self.mail.for_job(job_id)
+        got = f"{len(messages)} message{'' if len(messages) == 1 else 's'}"
+        senders = " and ".join(
+            f"{m['X-Taskboard-Worker']} (attempt {m['X-Taskboard-Attempt']})" for m in messages
+        )
+        ids = " ".join(sorted({str(m["Message-ID"]) for m in messages}))
+        self.step(f"Maya's inbox for job {job_id}: {got}, from {senders or 'nobody'}.")
+        if messages:
+            both = " on both" if len(messages) > 1 else ""
+            print(f"      Message-ID{both}: {ids} (ctx.idempotency_key)", flush=True)
+        if len(messages) != expected:
+            raise StoryError(f"Maya has {got} for job {job_id}, not {expected}")
+        return got
+
+    def ledger(self, job_id: int) -> list[dict[str, Any]]:
+        rows = self.conn.execute(
+            "SELECT account, amount_cents, written_by, attempt FROM public.ledger"
+            " WHERE job_id = %s ORDER BY id",
+            [job_id],
+        ).fetchall()
+        self.step(f"public.ledger for job {job_id}: {len(rows)} row{'' if len(rows) == 1 else 's'}")
+        print("      account          | amount_cents | written_by | attempt", flush=True)
+        for r in rows:
+            print(
+                f"      {r['account']:<16} | {r['amount_cents']:>12} | {r['written_by']:<10} |"
+                f" {r['attempt']:>7}",
+                flush=True,
+            )
+        return rows
+
+    def tell(self) -> None:
+        self.step(f"Maya's mail server (aiosmtpd) listens on {SMTP_HOST}:{self.smtp_port}.")
+        welcome = {"to": MAYA, "subject": "Welcome to Taskboard, Maya"}
+        job = self.scenario(
+            Scenario(
+                1,
+                "A sends the email, then stalls before it can complete.",
+                "send_email",
+                EMAIL_QUEUE,
+                welcome,
+                f"an email to {MAYA}",
+                "B sent the email and completed: complete returned true.",
+            )
+        )
+        got = self.inbox(job, 2)
+        self.outcomes.append(f"Scenario 1 (send, then stall): Maya got {got}: SMTP cannot un-send.")
+
+        job = self.scenario(
+            Scenario(
+                2,
+                "the handler asks ctx.still_holder() right before sending.",
+                "send_email_checked",
+                EMAIL_QUEUE,
+                welcome,
+                f"an email to {MAYA}",
+                "B's ctx.still_holder() said true: it sent the email and completed: "
+                "complete returned true.",
+            )
+        )
+        got = self.inbox(job, 1)
+        self.outcomes.append(
+            f"Scenario 2 (ctx.still_holder() before sending): Maya got {got}: A did not send."
+        )
+
+        job = self.scenario(
+            Scenario(
+                3,
+                "a transactional task writes a ledger row in ctx.conn.",
+                "grant_welcome_credit",
+                BILLING_QUEUE,
+                {"account": MAYA, "amount_cents": WELCOME_CREDIT_CENTS},
+                f"{WELCOME_CREDIT_CENTS} cents to {MAYA}",
+                "B wrote its ledger row in ctx.conn and completed in that transaction "
+                "(complete returned true).",
+                a_undone="; its transaction rolls back",
+            )
+        )
+        rows = self.ledger(job)
+        if len(rows) != 1 or rows[0]["written_by"] != ROLES["worker-b"]:
+            raise StoryError(f"the ledger should hold B's row alone, not {rows}")
+        self.outcomes.append(
+            "Scenario 3 (transactional): the ledger holds 1 row, worker-B's: A's row vanished."
+        )
+
+
+CLOSING = """\
+What the fence promises: the database state is fenced. Once B reclaimed a job, A's token
+changes nothing (complete returns false), and what a handler writes in the transaction that
+completes the job commits only if complete returns true: A's ledger row vanished (scenario 3).
+What it cannot fence: SMTP. An email handed over stays sent, so Maya got two (scenario 1).
+ctx.still_holder() right before the effect narrows that window (scenario 2) but cannot close
+it: a worker can stall between the check and the send. ctx.idempotency_key, the same on every
+attempt (the Message-ID above), lets a receiver that honours it drop a repeat. Taskboard runs
+a job at least once; it never promises exactly-once external effects."""
+
+
+def tell(database_url: str | None) -> int:
+    """Tell the story; 0 when it unfolded as it should."""
+    started = time.monotonic()
+    try:
+        import aiosmtpd  # noqa: F401
+    except ImportError:
+        print(
+            "demo: aiosmtpd is missing: install the dev extra "
+            "(pip install 'taskboard[dev]', or make venv)",
+            file=sys.stderr,
+        )
+        return 1
+    print("Taskboard demo: Maya's welcome email, two worker processes, one lease.", flush=True)
+    workdir: Path | None = None
+    try:
+        with contextlib.ExitStack() as stack:
+            url = prepare_database(database_url)
+            conn = stack.enter_context(psycopg.connect(url, autocommit=True, row_factory=dict_row))
+            version = conn.execute("SELECT taskboard.version() AS v").fetchone()
+            print(
+                f"Database: {url} (taskboard schema {version['v'] if version else '?'})", flush=True
+            )
+            workdir = Path(tempfile.mkdtemp(prefix="taskboard-demo-"))
+            inbox = Inbox()
+            port = start_mail_server(inbox, stack)
+            story = Story(url, port, inbox, conn, workdir, stack)
+            story.tell()
+    except StoryError as exc:
+        print(f"\nThe story did not unfold as it should: {exc}", flush=True)
+        if workdir is not None:
+            print(f"The workers' logs and journals are in {workdir}", flush=True)
+        return 1
+    except KeyboardInterrupt:
+        print("\nInterrupted: the workers are stopped.", flush=True)
+        if workdir is not None:
+            shutil.rmtree(workdir, ignore_errors=True)
+        return 130
+    except (psycopg.Error, TaskboardError, OSError) as exc:
+        print(f"\nThe demo failed: {type(exc).__name__}: {exc}", flush=True)
+        if workdir is not None:
+            print(f"The workers' logs and journals are in {workdir}", flush=True)
+        return 1
+    shutil.rmtree(workdir, ignore_errors=True)
+    print("\nOutcomes:")
+    for outcome in story.outcomes:
+        print(f"  {outcome}")
+    print(f"\n{CLOSING}")
+    print(f"\nDone in {time.monotonic() - started:.1f}s. Look around: psql '{url}'", flush=True)
+    return 0
+
+
+def main() -> int:
+    """Tell Maya's story in database taskboard_demo; return 0 when it unfolded as it should."""
+    return tell(None)
+
+
+def command_line(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m taskboard.demo",
+        description="Tell Maya's story live: a worker stalled past its lease, a second worker "
+        "that reclaims the job, and what the token fence does and does not prevent.",
+    )
+    parser.add_argument(
+        "--database-url",
+        metavar="URL",
+        help="tell it in this database (deployed if it has no taskboard schema) "
+        f"instead of recreating {DEMO_DATABASE}",
+    )
+    parser.add_argument("--role", choices=sorted(ROLES), help=argparse.SUPPRESS)
+    parser.add_argument("--smtp-port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--dir", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--parent-pid", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.role is not None:
+        if None in (args.database_url, args.smtp_port, args.dir, args.parent_pid):
+            parser.error("--role needs --database-url, --smtp-port, --dir and --parent-pid")
+        return run_worker_role(
+            args.role, args.database_url, args.smtp_port, args.dir, args.parent_pid
+        )
+    return tell(args.database_url)
+
+
+if __name__ == "__main__":
+    sys.exit(command_line(sys.argv[1:]))
