@@ -22,6 +22,9 @@ DB_DIR = devdb.project_root() / "db"
 TEST_DATABASE_PREFIX = "taskboard_t_"
 
 
+Sqitch = Callable[..., subprocess.CompletedProcess[str]]
+
+
 class MakeDatabase(Protocol):
     def __call__(self, *, deploy: bool = False) -> str: ...
 
@@ -86,6 +89,6 @@ def make_database(server_url: str) -> Iterator[MakeDatabase]:
 
 
 @pytest.fixture(scope="session")
-def sqitch() -> Callable[..., subprocess.CompletedProcess[str]]:
+def sqitch() -> Sqitch:
     """`sqitch(url, "status")`: run sqitch in db/ against the database at `url`."""
     return run_sqitch

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import psycopg
 
 
-def connect(url: str, role: str, *, autocommit: bool = True) -> psycopg.Connection:
+def connect(url: str, role: str, *, autocommit: bool = True) -> psycopg.Connection[Any]:
     """Open a connection acting as `role` (taskboard_producer, _worker or _admin)."""
     conn = psycopg.connect(url, autocommit=autocommit)
     conn.execute(f"SET ROLE {role}")
@@ -14,9 +17,9 @@ def connect(url: str, role: str, *, autocommit: bool = True) -> psycopg.Connecti
     return conn
 
 
-def value(conn: psycopg.Connection, query: str, params: object = None) -> object:
+def value(conn: psycopg.Connection[Any], query: str, params: Sequence[Any] | None = None) -> Any:
     """Return the first column of the first row of `query`."""
-    row = conn.execute(query, params).fetchone()  # type: ignore[arg-type]
+    row = conn.execute(query, params).fetchone()
     assert row is not None, query
     return row[0]
 

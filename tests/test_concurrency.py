@@ -8,13 +8,14 @@ from concurrent.futures import ThreadPoolExecutor
 import psycopg
 import pytest
 
+from conftest import MakeDatabase
 from sqlhelpers import connect, expire, value
 
 WORKER = "taskboard_worker"
 PRODUCER = "taskboard_producer"
 
 
-def test_concurrent_claimers_never_receive_the_same_job(make_database) -> None:
+def test_concurrent_claimers_never_receive_the_same_job(make_database: MakeDatabase) -> None:
     url = make_database(deploy=True)
     with connect(url, PRODUCER) as producer:
         producer.execute(
@@ -43,7 +44,7 @@ def test_concurrent_claimers_never_receive_the_same_job(make_database) -> None:
     assert len(set(claimed)) == 400, "a job was handed to two claimers"
 
 
-def test_a_claim_skips_jobs_locked_by_another_claim_in_progress(make_database) -> None:
+def test_a_claim_skips_jobs_locked_by_another_claim_in_progress(make_database: MakeDatabase) -> None:
     url = make_database(deploy=True)
     with connect(url, PRODUCER) as producer:
         first = value(producer, "SELECT taskboard.enqueue('t', queue => 'skip', priority => 9)")
@@ -57,7 +58,7 @@ def test_a_claim_skips_jobs_locked_by_another_claim_in_progress(make_database) -
         slow.commit()
 
 
-def test_a_claim_left_open_does_not_hide_expired_jobs_beyond_its_batch(make_database) -> None:
+def test_a_claim_left_open_does_not_hide_expired_jobs_beyond_its_batch(make_database: MakeDatabase) -> None:
     """claim once locked every expired lease of its queue until its transaction
     ended, so one slow claimer starved the others of reclaimable jobs."""
     url = make_database(deploy=True)
@@ -93,7 +94,7 @@ def test_a_claim_left_open_does_not_hide_expired_jobs_beyond_its_batch(make_data
 
 
 @pytest.mark.parametrize("outcome", ["commit", "rollback"])
-def test_concurrent_enqueues_with_one_dedupe_key_leave_one_unfinished_job(make_database, outcome) -> None:
+def test_concurrent_enqueues_with_one_dedupe_key_leave_one_unfinished_job(make_database: MakeDatabase, outcome: str) -> None:
     url = make_database(deploy=True)
     with connect(url, PRODUCER, autocommit=False) as first, connect(url, PRODUCER) as second:
         first_id = value(first, "SELECT taskboard.enqueue('t', queue => 'dd', dedupe_key => 'k')")
@@ -117,7 +118,7 @@ def test_concurrent_enqueues_with_one_dedupe_key_leave_one_unfinished_job(make_d
     assert count == 1
 
 
-def test_many_concurrent_enqueues_with_the_same_dedupe_key_agree_on_one_job(make_database) -> None:
+def test_many_concurrent_enqueues_with_the_same_dedupe_key_agree_on_one_job(make_database: MakeDatabase) -> None:
     url = make_database(deploy=True)
     start = threading.Barrier(6)
 
@@ -125,7 +126,7 @@ def test_many_concurrent_enqueues_with_the_same_dedupe_key_agree_on_one_job(make
         with connect(url, PRODUCER) as conn:
             start.wait()
             return [
-                int(value(conn, "SELECT taskboard.enqueue('t', queue => 'herd', dedupe_key => 'same')"))  # type: ignore[arg-type]
+                int(value(conn, "SELECT taskboard.enqueue('t', queue => 'herd', dedupe_key => 'same')"))
                 for _ in range(20)
             ]
 
@@ -150,7 +151,7 @@ def _claim_two(url: str) -> list[tuple[int, str]]:
     ],
     ids=["renew_many", "complete_many"],
 )
-def test_multi_job_calls_lock_rows_in_job_id_order(make_database, call) -> None:
+def test_multi_job_calls_lock_rows_in_job_id_order(make_database: MakeDatabase, call: str) -> None:
     """Given the higher id first, the call still locks the lower id before waiting on the higher."""
     url = make_database(deploy=True)
     (low, low_token), (high, high_token) = _claim_two(url)
@@ -182,7 +183,7 @@ def test_multi_job_calls_lock_rows_in_job_id_order(make_database, call) -> None:
     assert [r[0] for r in rows] == [high, low], "rows come back in input order"
 
 
-def test_a_renewer_and_a_completer_given_opposite_orders_do_not_deadlock(make_database) -> None:
+def test_a_renewer_and_a_completer_given_opposite_orders_do_not_deadlock(make_database: MakeDatabase) -> None:
     url = make_database(deploy=True)
     with connect(url, PRODUCER) as producer:
         producer.execute(

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import psycopg
 
+from conftest import MakeDatabase
+
 DB = Path(__file__).resolve().parent.parent / "db"
 FUNCTIONS = DB / "functions"
 CREATE = re.compile(r"CREATE OR REPLACE FUNCTION taskboard\.(\w+)\(", re.IGNORECASE)
@@ -33,13 +35,13 @@ def test_every_function_file_defines_exactly_the_function_it_is_named_after() ->
         assert CREATE.findall(path.read_text()) == [path.stem], path.name
 
 
-def test_no_function_name_has_two_signatures(make_database) -> None:
+def test_no_function_name_has_two_signatures(make_database: MakeDatabase) -> None:
     with psycopg.connect(make_database(deploy=True)) as conn:
         for name, versions in installed(conn).items():
             assert len(versions) == 1, f"taskboard.{name} has {len(versions)} signatures"
 
 
-def test_function_files_and_a_fresh_deploy_define_the_same_functions(make_database) -> None:
+def test_function_files_and_a_fresh_deploy_define_the_same_functions(make_database: MakeDatabase) -> None:
     with psycopg.connect(make_database(deploy=True)) as conn:
         deployed = installed(conn)
         assert sorted(deployed) == sorted(p.stem for p in FUNCTIONS.glob("*.sql"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import psycopg
 
+from conftest import MakeDatabase
 from sqlhelpers import connect, value
 
 PRODUCER = "taskboard_producer"
@@ -18,7 +19,7 @@ def heard(listener: psycopg.Connection, producer: psycopg.Connection) -> list[st
     producer caused before the marker has arrived when the marker does.
     """
     producer.execute("SELECT pg_notify('taskboard', 'marker')")
-    payloads = []
+    payloads: list[str] = []
     for note in listener.notifies(timeout=10):
         if note.payload == "marker":
             return payloads
@@ -32,14 +33,14 @@ def listening(url: str) -> psycopg.Connection:
     return conn
 
 
-def test_enqueue_notifies_the_queue_of_a_job_runnable_now(make_database) -> None:
+def test_enqueue_notifies_the_queue_of_a_job_runnable_now(make_database: MakeDatabase) -> None:
     url = make_database(deploy=True)
     with listening(url) as listener, connect(url, PRODUCER) as producer:
         producer.execute("SELECT taskboard.enqueue('t', queue => 'emails')")
         assert heard(listener, producer) == ["emails"]
 
 
-def test_a_job_scheduled_for_later_sends_nothing(make_database) -> None:
+def test_a_job_scheduled_for_later_sends_nothing(make_database: MakeDatabase) -> None:
     url = make_database(deploy=True)
     with listening(url) as listener, connect(url, PRODUCER) as producer:
         producer.execute(
@@ -52,7 +53,7 @@ def test_a_job_scheduled_for_later_sends_nothing(make_database) -> None:
         assert heard(listener, producer) == []
 
 
-def test_a_rolled_back_enqueue_sends_nothing_and_leaves_no_job(make_database) -> None:
+def test_a_rolled_back_enqueue_sends_nothing_and_leaves_no_job(make_database: MakeDatabase) -> None:
     url = make_database(deploy=True)
     with listening(url) as listener, connect(url, PRODUCER, autocommit=False) as producer:
         job_id = value(producer, "SELECT taskboard.enqueue('t', queue => 'undone')")
@@ -62,7 +63,7 @@ def test_a_rolled_back_enqueue_sends_nothing_and_leaves_no_job(make_database) ->
         assert value(producer, "SELECT (taskboard.get_job(%s)).state", [job_id]) is None
 
 
-def test_enqueue_many_notifies_once_per_call(make_database) -> None:
+def test_enqueue_many_notifies_once_per_call(make_database: MakeDatabase) -> None:
     url = make_database(deploy=True)
     with listening(url) as listener, connect(url, PRODUCER) as producer:
         producer.execute(
@@ -71,7 +72,7 @@ def test_enqueue_many_notifies_once_per_call(make_database) -> None:
         assert heard(listener, producer) == ["bulk"]
 
 
-def test_a_dedupe_hit_inserts_nothing_and_sends_nothing(make_database) -> None:
+def test_a_dedupe_hit_inserts_nothing_and_sends_nothing(make_database: MakeDatabase) -> None:
     url = make_database(deploy=True)
     with listening(url) as listener, connect(url, PRODUCER) as producer:
         producer.execute("SELECT taskboard.enqueue('t', queue => 'dd', dedupe_key => 'k')")
@@ -81,7 +82,7 @@ def test_a_dedupe_hit_inserts_nothing_and_sends_nothing(make_database) -> None:
         assert heard(listener, producer) == []
 
 
-def test_release_notifies_only_without_delay(make_database) -> None:
+def test_release_notifies_only_without_delay(make_database: MakeDatabase) -> None:
     url = make_database(deploy=True)
     with connect(url, PRODUCER) as producer:
         producer.execute("SELECT taskboard.enqueue_many('t', array['{}', '{}']::jsonb[], queue => 'rel')")
@@ -95,7 +96,7 @@ def test_release_notifies_only_without_delay(make_database) -> None:
         assert heard(listener, worker) == ["rel"]
 
 
-def test_retry_notifies(make_database) -> None:
+def test_retry_notifies(make_database: MakeDatabase) -> None:
     url = make_database(deploy=True)
     with connect(url, PRODUCER) as producer:
         job_id = value(producer, "SELECT taskboard.enqueue('t', queue => 'again')")
@@ -106,7 +107,7 @@ def test_retry_notifies(make_database) -> None:
         assert heard(listener, admin) == ["again"]
 
 
-def test_session_setting_notify_off_silences_enqueue(make_database) -> None:
+def test_session_setting_notify_off_silences_enqueue(make_database: MakeDatabase) -> None:
     url = make_database(deploy=True)
     with listening(url) as listener, connect(url, PRODUCER) as producer:
         producer.execute("SET taskboard.notify = off")
@@ -118,7 +119,7 @@ def test_session_setting_notify_off_silences_enqueue(make_database) -> None:
         assert heard(listener, producer) == ["loud"]
 
 
-def test_database_setting_notify_off_silences_new_sessions(make_database) -> None:
+def test_database_setting_notify_off_silences_new_sessions(make_database: MakeDatabase) -> None:
     url = make_database(deploy=True)
     with psycopg.connect(url, autocommit=True) as admin:
         dbname = value(admin, "SELECT current_database()")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import psycopg
 
+from conftest import MakeDatabase, Sqitch
+
 ROLES = ("taskboard_owner", "taskboard_producer", "taskboard_worker", "taskboard_admin")
 
 
@@ -42,7 +44,7 @@ def enqueue_and_claim(url: str) -> None:
         assert job_id is not None and claimed == job_id
 
 
-def test_deploy_verify_revert_and_deploy_again_on_an_empty_database(make_database, sqitch) -> None:
+def test_deploy_verify_revert_and_deploy_again_on_an_empty_database(make_database: MakeDatabase, sqitch: Sqitch) -> None:
     url = make_database(deploy=False)
     assert sqitch(url, "deploy", "--verify").returncode == 0
     assert sqitch(url, "verify").returncode == 0
@@ -55,7 +57,7 @@ def test_deploy_verify_revert_and_deploy_again_on_an_empty_database(make_databas
     enqueue_and_claim(url)
 
 
-def test_revert_in_one_database_neither_fails_nor_breaks_another(make_database, sqitch) -> None:
+def test_revert_in_one_database_neither_fails_nor_breaks_another(make_database: MakeDatabase, sqitch: Sqitch) -> None:
     first = make_database(deploy=True)
     second = make_database(deploy=True)
 
@@ -78,7 +80,7 @@ def test_revert_in_one_database_neither_fails_nor_breaks_another(make_database, 
     enqueue_and_claim(first)
 
 
-def test_verify_fails_when_a_function_is_callable_by_public(make_database, sqitch) -> None:
+def test_verify_fails_when_a_function_is_callable_by_public(make_database: MakeDatabase, sqitch: Sqitch) -> None:
     url = make_database(deploy=True)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("GRANT EXECUTE ON FUNCTION taskboard.cancel(bigint) TO PUBLIC")
@@ -87,7 +89,7 @@ def test_verify_fails_when_a_function_is_callable_by_public(make_database, sqitc
     assert "cancel" in verified.stdout + verified.stderr
 
 
-def test_verify_fails_when_a_function_is_not_security_definer(make_database, sqitch) -> None:
+def test_verify_fails_when_a_function_is_not_security_definer(make_database: MakeDatabase, sqitch: Sqitch) -> None:
     url = make_database(deploy=True)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("ALTER FUNCTION taskboard.claim(text, text, integer, interval) SECURITY INVOKER")
@@ -96,7 +98,7 @@ def test_verify_fails_when_a_function_is_not_security_definer(make_database, sqi
     assert "claim" in verified.stdout + verified.stderr
 
 
-def test_verify_fails_when_an_application_role_may_write_the_table(make_database, sqitch) -> None:
+def test_verify_fails_when_an_application_role_may_write_the_table(make_database: MakeDatabase, sqitch: Sqitch) -> None:
     url = make_database(deploy=True)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("GRANT UPDATE ON taskboard.jobs TO taskboard_worker")
