@@ -111,3 +111,23 @@ demo-sql: venv tools ## Deploy Taskboard into database taskboard_demo and run db
 
 clean: db-stop ## Stop the dev servers and remove .taskboard/ and .venv/
 	rm -rf .taskboard $(VENV)
+
+# -- benchmarks ------------------------------------------------------------------
+# The peers install into bench/.venv, never into .venv. A run starts its own
+# throwaway PostgreSQL 18 (not the dev server) and stops it at the end.
+# Extra options for bench/run.py, e.g. make bench BENCH_ARGS='--only w1 --runs 1'
+BENCH_VENV := bench/.venv
+BENCH_ARGS ?=
+
+.PHONY: bench bench-quick
+
+bench: tools $(BENCH_VENV)/.installed ## Benchmark against Procrastinate, PgQueuer and a pgbench floor (under 20 min)
+	@$(BENCH_VENV)/bin/python bench/run.py $(BENCH_ARGS)
+
+bench-quick: tools $(BENCH_VENV)/.installed ## The benchmark's first look: fewer jobs, one run (about 3 min)
+	@$(BENCH_VENV)/bin/python bench/run.py --quick $(BENCH_ARGS)
+
+$(BENCH_VENV)/.installed: bench/requirements.txt pyproject.toml
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/pip install --quiet --disable-pip-version-check -r bench/requirements.txt -e .
+	touch $@

@@ -1,0 +1,502 @@
+"""Benchmark Taskboard against its peers and a raw-SQL floor; print one table.
+
+    bench/.venv/bin/python bench/run.py            # full: make bench
+    bench/.venv/bin/python bench/run.py --quick    # a first look: make bench-quick
+
+One throwaway PostgreSQL 18 (bench/server.py) serves the whole run; each
+measurement gets a fresh database copied from a per-system template and
+starts right after a CHECKPOINT. Systems take turns within each run, in an
+order that rotates from run to run.
+
+W1 drain: N no-op jobs enqueued up front with the system's batch API
+  (chunks of ENQUEUE_CHUNK, timed), then one worker process at each
+  concurrency until every job is finished in the database. jobs/s = N /
+  (all finished - first handler start); worker start-up is not counted.
+W2 latency: an idle worker (concurrency LATENCY_CONCURRENCY); jobs enqueued
+  one at a time, each committed on its own, at LATENCY_RATE a second.
+  Latency = handler start - the producer's clock right after its commit
+  returned (one host, one clock).
+W4 renewal (Taskboard only): one renew_many of RENEW_LEASES held leases,
+  timed as the worker calls it; median of RENEW_REPEATS calls a run.
+Floor: pgbench, bench/floor/cycle.sql (claim with FOR UPDATE SKIP LOCKED and
+  a token, complete by id and token) at 1 and 50 jobs a claim.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import floor  # noqa: E402
+from report import FLOOR, Line, Samples, table, to_json  # noqa: E402
+from server import BenchServer  # noqa: E402
+from systems import PLANNED, SYSTEMS  # noqa: E402
+
+OURS = "taskboard"
+ENQUEUE_CHUNK = 1_000  # jobs per batch-API call in W1's enqueue
+LATENCY_RATE = 50.0  # jobs/s in W2
+LATENCY_CONCURRENCY = 8
+LATENCY_WARMUP_JOBS = 10
+RENEW_LEASES = 1_000
+RENEW_REPEATS = 10
+READY_TIMEOUT_S = 60.0
+
+
+@dataclass
+class Plan:
+    mode: str
+    runs: int
+    jobs: int
+    concurrencies: list[int]
+    latency_jobs: int
+    floor_configs: list[tuple[int, int]]  # (jobs a claim, clients)
+    floor_seconds: int
+    systems: list[str] = field(default_factory=lambda: list(SYSTEMS))
+
+
+FULL = Plan(
+    mode="full",
+    runs=3,
+    jobs=20_000,
+    concurrencies=[8, 32],
+    latency_jobs=1_000,
+    floor_configs=[(1, 1), (1, 4), (1, 8), (50, 1), (50, 4), (50, 8)],
+    floor_seconds=10,
+)
+QUICK = Plan(
+    mode="quick",
+    runs=1,
+    jobs=2_000,
+    concurrencies=[8, 32],
+    latency_jobs=200,
+    floor_configs=[(1, 1), (1, 8), (50, 8)],
+    floor_seconds=5,
+)
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def chunks(n: int, size: int) -> list[range]:
+    return [range(i, min(i + size, n)) for i in range(0, n, size)]
+
+
+def analyze(url: str) -> None:
+    """Give the planner the backlog's statistics, as autovacuum would in steady state."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ANALYZE")
+
+
+def checkpoint(server: BenchServer) -> None:
+    import psycopg
+
+    with psycopg.connect(server.url(), autocommit=True) as conn:
+        conn.execute("CHECKPOINT")
+
+
+class Bench:
+    def __init__(
+        self,
+        plan: Plan,
+        server: BenchServer,
+        work: Path,
+        *,
+        py_spy: Path | None = None,
+        analyze: bool = True,
+        taskboard_sql: Path | None = None,
+    ) -> None:
+        self.plan = plan
+        self.taskboard_sql = taskboard_sql
+        self.analyze = analyze
+        self.server = server
+        self.work = work
+        self.py_spy = py_spy
+        self.samples = Samples()
+        self.details: list[dict[str, Any]] = []
+
+    def record(self, detail: dict[str, Any]) -> None:
+        """Keep one measurement's details, with the machine's 1-minute load average after it."""
+        self.details.append({**detail, "load1": round(os.getloadavg()[0], 2)})
+
+    def template(self, system: str) -> str:
+        return f"tpl_{system}"
+
+    async def install(self) -> None:
+        for name in self.plan.systems:
+            log(f"installing {name} into its template database")
+            url = self.server.create_database(self.template(name))
+            await SYSTEMS[name].install(url)
+            if name == OURS and self.taskboard_sql is not None:
+                import psycopg
+
+                log(f"applying {self.taskboard_sql} to Taskboard's template (a candidate change, measured)")
+                with psycopg.connect(url, autocommit=True) as conn:
+                    conn.execute(self.taskboard_sql.read_text())
+
+    def fresh(self, system: str, what: str) -> str:
+        url = self.server.create_database(f"{what}_{system}", template=self.template(system))
+        checkpoint(self.server)
+        return url
+
+    def worker_argv(self, system: str, url: str, concurrency: int, mode: str, jobs: int, out: Path) -> list[str]:
+        argv = [
+            sys.executable,
+            str(HERE / "worker.py"),
+            system,
+            url,
+            f"--concurrency={concurrency}",
+            f"--mode={mode}",
+            f"--jobs={jobs}",
+            f"--out={out}",
+        ]
+        if self.py_spy is not None and system == OURS and mode == "drain":
+            profile = self.py_spy / f"{system}-{mode}-c{concurrency}-{uuid.uuid4().hex[:6]}.txt"
+            py_spy = Path(sys.executable).with_name("py-spy")
+            argv = [str(py_spy), "record", "--format", "raw", "--rate", "200", "-o", str(profile), "--", *argv]
+        return argv
+
+    # -- W1 ----------------------------------------------------------------------
+
+    async def drain(self, name: str, concurrency: int, run: int) -> None:
+        system = SYSTEMS[name]
+        n = self.plan.jobs
+        url = self.fresh(name, "w1")
+        enqueue_s = await system.enqueue_batches(url, chunks(n, ENQUEUE_CHUNK))
+        if self.analyze:
+            analyze(url)
+        checkpoint(self.server)
+        out = self.work / f"drain-{name}-{concurrency}-{run}.json"
+        proc = await asyncio.create_subprocess_exec(
+            *self.worker_argv(name, url, concurrency, "drain", n, out)
+        )
+        code = await asyncio.wait_for(proc.wait(), timeout=max(300.0, n / 50))
+        if code != 0:
+            raise RuntimeError(f"{name} drain worker exited with {code}")
+        stamps = json.loads(out.read_text())
+        drain_s = stamps["done"] - stamps["first_start"]
+        rate = n / drain_s
+        self.samples.add(Line("W1", f"enqueue {n:,} (batches of {ENQUEUE_CHUNK:,})", "jobs/s", True), name, n / enqueue_s)
+        self.samples.add(Line("W1", f"drain c={concurrency}", "jobs/s", True), name, rate)
+        self.record(
+            {"workload": "W1", "system": name, "concurrency": concurrency, "run": run, "jobs": n,
+             "enqueue_s": enqueue_s, "drain_s": drain_s,
+             "startup_s": stamps["first_start"] - stamps["process_start"],
+             "settle_s": stamps["done"] - stamps["last_start"]}
+        )
+        log(f"W1 {name} c={concurrency}: enqueue {n / enqueue_s:,.0f}/s, drain {rate:,.0f} jobs/s")
+
+    # -- W2 ----------------------------------------------------------------------
+
+    async def latency(self, name: str, run: int) -> None:
+        system = SYSTEMS[name]
+        m = self.plan.latency_jobs
+        url = self.fresh(name, "w2")
+        out = self.work / f"latency-{name}-{run}.json"
+        proc = await asyncio.create_subprocess_exec(
+            *self.worker_argv(name, url, LATENCY_CONCURRENCY, "latency", m, out),
+            stdout=asyncio.subprocess.PIPE,
+        )
+        assert proc.stdout is not None
+        committed: dict[int, float] = {}
+        try:
+            async with system.producer(url) as enqueue:
+                ready = asyncio.create_task(proc.stdout.readline())
+                deadline = time.monotonic() + READY_TIMEOUT_S
+                warm = -1
+                while not ready.done():
+                    if time.monotonic() > deadline or proc.returncode is not None:
+                        raise RuntimeError(f"{name} latency worker never became ready")
+                    await enqueue(warm)
+                    warm -= 1
+                    await asyncio.wait([ready], timeout=0.2)
+                if ready.result().strip() != b"READY":
+                    raise RuntimeError(f"{name} latency worker said {ready.result()!r}")
+                for _ in range(LATENCY_WARMUP_JOBS):
+                    await enqueue(warm)
+                    warm -= 1
+                    await asyncio.sleep(1 / LATENCY_RATE)
+                begin = time.monotonic()
+                for seq in range(m):
+                    delay = begin + seq / LATENCY_RATE - time.monotonic()
+                    if delay > 0:
+                        await asyncio.sleep(delay)
+                    await enqueue(seq)
+                    committed[seq] = time.time()
+            code = await asyncio.wait_for(proc.wait(), timeout=60)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+        if code != 0:
+            raise RuntimeError(f"{name} latency worker exited with {code}")
+        starts = {int(k): v for k, v in json.loads(out.read_text())["starts"].items()}
+        ms = sorted((starts[s] - committed[s]) * 1000 for s in range(m))
+        q = statistics.quantiles(ms, n=100, method="inclusive")
+        for label, value in (("p50", q[49]), ("p95", q[94]), ("p99", q[98])):
+            self.samples.add(Line("W2", f"latency {label}", "ms", False), name, value)
+        self.record(
+            {"workload": "W2", "system": name, "run": run, "jobs": m, "min_ms": ms[0], "max_ms": ms[-1],
+             "p50_ms": q[49], "p95_ms": q[94], "p99_ms": q[98]}
+        )
+        log(f"W2 {name}: p50 {q[49]:.2f} ms, p95 {q[94]:.2f} ms, p99 {q[98]:.2f} ms")
+
+    # -- W4 ----------------------------------------------------------------------
+
+    async def renewal(self, run: int) -> None:
+        import psycopg
+        from taskboard import sql
+
+        url = self.fresh(OURS, "w4")
+        await SYSTEMS[OURS].enqueue_batches(url, [range(RENEW_LEASES)])
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+            held = await sql.claim(conn, "default", "bench-renewer", RENEW_LEASES, 60.0)
+            if len(held) != RENEW_LEASES:
+                raise RuntimeError(f"claimed {len(held)} of {RENEW_LEASES} jobs")
+            ids = [h.job_id for h in held]
+            tokens = [h.token for h in held]
+            await sql.renew_many(conn, ids, tokens, 60.0)  # warm-up: plan and caches
+            times = []
+            for _ in range(RENEW_REPEATS):
+                started = time.perf_counter()
+                answers = await sql.renew_many(conn, ids, tokens, 60.0)
+                times.append((time.perf_counter() - started) * 1000)
+                if sum(1 for v in answers.values() if v is not None) != RENEW_LEASES:
+                    raise RuntimeError("renew_many refused a lease it should have renewed")
+        value = statistics.median(times)
+        self.samples.add(Line("W4", f"renew_many {RENEW_LEASES:,} leases", "ms", False), OURS, value)
+        self.record({"workload": "W4", "system": OURS, "run": run, "times_ms": times})
+        log(f"W4 renew_many {RENEW_LEASES} leases: {value:.1f} ms")
+
+    # -- floor -------------------------------------------------------------------
+
+    def floor(self, url: str, batch: int, clients: int) -> None:
+        got = floor.run(self.server, url, batch=batch, clients=clients, seconds=self.plan.floor_seconds)
+        line = Line("floor", f"{batch} a claim, {clients} client{'s' if clients > 1 else ''}", "jobs/s", True)
+        self.samples.add(line, FLOOR, got["jobs_per_s"])
+        self.record({"workload": "floor", "batch": batch, "clients": clients, **got})
+        log(f"floor {batch} a claim, {clients} clients: {got['jobs_per_s']:,.0f} jobs/s")
+
+    # -- the run -----------------------------------------------------------------
+
+    async def run(self, workloads: set[str]) -> None:
+        await self.install()
+        floor_url = floor.prepare(self.server) if "floor" in workloads else None
+        systems = self.plan.systems
+        for run in range(self.plan.runs):
+            order = systems[run % len(systems):] + systems[: run % len(systems)]
+            log(f"run {run + 1} of {self.plan.runs}: {', '.join(order)}")
+            if "w1" in workloads:
+                for concurrency in self.plan.concurrencies:
+                    for name in order:
+                        await self.drain(name, concurrency, run)
+            if "w2" in workloads:
+                for name in order:
+                    await self.latency(name, run)
+            if "w4" in workloads and OURS in systems:
+                await self.renewal(run)
+            if floor_url is not None:
+                for batch, clients in self.plan.floor_configs:
+                    self.floor(floor_url, batch, clients)
+
+
+def machine() -> dict[str, Any]:
+    model = ""
+    with open("/proc/cpuinfo") as f:
+        for text in f:
+            if text.startswith("model name"):
+                model = text.split(":", 1)[1].strip()
+                break
+    with open("/proc/meminfo") as f:
+        mem_kb = int(next(t for t in f if t.startswith("MemTotal")).split()[1])
+    return {
+        "cpus": os.cpu_count(),
+        "cpu_model": model,
+        "ram_gib": round(mem_kb / 1024 / 1024, 1),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+    }
+
+
+def git_commit() -> str:
+    result = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True, check=False
+    )
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--", "pydriver", "db"], cwd=HERE.parent,
+        capture_output=True, text=True, check=False,
+    ).stdout.strip()
+    return result.stdout.strip() + ("+uncommitted pydriver/db changes" if dirty else "")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="N=2,000, one run, fewer configurations")
+    parser.add_argument("--runs", type=int, help="runs of every workload (full: 3)")
+    parser.add_argument("--jobs", type=int, help="W1 jobs (full: 20,000)")
+    parser.add_argument("--systems", help="comma-separated subset of " + ",".join(SYSTEMS))
+    parser.add_argument("--only", help="comma-separated subset of w1,w2,w4,floor")
+    parser.add_argument("--stat-statements", action="store_true",
+                        help="load pg_stat_statements and print the top statements per database")
+    parser.add_argument("--py-spy", type=Path, help="record Taskboard's drain workers with py-spy into DIR")
+    parser.add_argument("--cold-stats", action="store_true",
+                        help="skip the ANALYZE after W1's enqueue: drain a backlog the planner has no statistics for")
+    parser.add_argument("--taskboard-sql", type=Path,
+                        help="run this SQL file in Taskboard's template after deploying it, to measure "
+                             "a candidate change to db/functions before making it (shown in the JSON)")
+    parser.add_argument("--results", type=Path, default=HERE / "results", help="where the JSON goes")
+    args = parser.parse_args()
+
+    for name in [k for k in os.environ if k.startswith("TASKBOARD_")]:
+        del os.environ[name]  # the bench decides every setting itself
+    plan = QUICK if args.quick else FULL
+    if args.runs:
+        plan.runs = args.runs
+    if args.jobs:
+        plan.jobs = args.jobs
+    if args.systems:
+        plan.systems = [s for s in args.systems.split(",") if s]
+        unknown = set(plan.systems) - set(SYSTEMS)
+        if unknown:
+            parser.error(f"unknown systems: {', '.join(sorted(unknown))}")
+    workloads = set((args.only or "w1,w2,w4,floor").split(","))
+    if args.py_spy:
+        args.py_spy.mkdir(parents=True, exist_ok=True)
+
+    started_at = dt.datetime.now(dt.timezone.utc)
+    load_before = os.getloadavg()
+    wall = time.perf_counter()
+    server = BenchServer(stat_statements=args.stat_statements)
+    statements: dict[str, Any] = {}
+    try:
+        log(f"starting a throwaway PostgreSQL 18 ({plan.mode} mode)")
+        server.start()
+        settings = server.settings()
+        with tempfile.TemporaryDirectory(prefix="taskboard-bench-work-") as work:
+            bench = Bench(
+                plan,
+                server,
+                Path(work),
+                py_spy=args.py_spy,
+                analyze=not args.cold_stats,
+                taskboard_sql=args.taskboard_sql,
+            )
+            asyncio.run(bench.run(workloads))
+        if args.stat_statements:
+            statements = top_statements(server)
+    finally:
+        server.stop()
+    wall_s = time.perf_counter() - wall
+    load_after = os.getloadavg()
+
+    labels = {name: SYSTEMS[name].label for name in SYSTEMS}
+    versions = {name: SYSTEMS[name].version() for name in plan.systems}
+    info = machine()
+    info["loadavg_before"] = [round(x, 2) for x in load_before]
+    info["loadavg_after"] = [round(x, 2) for x in load_after]
+    doc = {
+        "started_at": started_at.isoformat(timespec="seconds"),
+        "mode": plan.mode,
+        "wall_s": round(wall_s, 1),
+        "commit": git_commit(),
+        "plan": asdict(plan),
+        "analyze_after_enqueue": not args.cold_stats,
+        "taskboard_sql": None if args.taskboard_sql is None else args.taskboard_sql.read_text(),
+        "machine": info,
+        "postgres": settings,
+        "versions": versions,
+        "not_run": PLANNED,
+        "results": to_json(bench.samples),
+        "details": bench.details,
+        "top_statements": statements,
+    }
+    args.results.mkdir(parents=True, exist_ok=True)
+    out = args.results / f"{started_at.strftime('%Y%m%dT%H%M%SZ')}-{plan.mode}.json"
+    out.write_text(json.dumps(doc, indent=1) + "\n")
+
+    print()
+    print(f"Taskboard benchmark, {plan.mode} mode: {plan.runs} run(s), W1 N={plan.jobs:,}, "
+          f"W2 {plan.latency_jobs:,} jobs at {LATENCY_RATE:g}/s, commit {doc['commit']}")
+    if args.taskboard_sql is not None:
+        print(f"CANDIDATE: Taskboard measured with {args.taskboard_sql} applied after its deploy")
+    if args.cold_stats:
+        print("cold statistics: no ANALYZE between W1's enqueue and its drain")
+    print(f"machine: {info['cpus']} CPUs ({info['cpu_model']}), {info['ram_gib']} GiB RAM, "
+          f"Linux {info['kernel']}, Python {info['python']}; load average (1/5/15 min) "
+          f"{'/'.join(map(str, info['loadavg_before']))} before, {'/'.join(map(str, info['loadavg_after']))} after")
+    print("PostgreSQL: " + ", ".join(f"{k}={v}" for k, v in settings.items()))
+    print("versions: " + ", ".join(f"{labels[k]} {v}" for k, v in versions.items()))
+    print()
+    print(table(bench.samples, plan.systems, labels, OURS))
+    print()
+    print("cells: median of the runs ± half their range (% of the median); "
+          "TB vs X: how many times better Taskboard is (>1: Taskboard ahead).")
+    floor_note = floor_share(bench.samples, plan)
+    if floor_note:
+        print(floor_note)
+    for name, why in PLANNED.items():
+        print(f"{name}: {why}")
+    print(f"wall time {wall_s / 60:.1f} min; JSON: {out.relative_to(HERE.parent) if out.is_relative_to(HERE.parent) else out}")
+    if statements:
+        print()
+        for db, rows in statements.items():
+            print(f"pg_stat_statements, {db}:")
+            for row in rows:
+                print(f"  {row['calls']:>8} calls {row['mean_ms']:8.3f} ms mean {row['total_ms']:9.0f} ms total  {row['query']}")
+    return 0
+
+
+def floor_share(samples: Samples, plan: Plan) -> str | None:
+    """Taskboard's W1 drain at the highest concurrency as a share of the 50-a-claim floor at 8 clients."""
+    top = max(plan.concurrencies)
+    ours = next((samples.median(l, OURS) for l in samples.lines if l.key == f"W1 drain c={top}"), None)
+    raw = next((samples.median(l, FLOOR) for l in samples.lines if l.key == "floor 50 a claim, 8 clients"), None)
+    if ours is None or raw is None:
+        return None
+    return f"Taskboard W1 drain c={top} is {ours / raw:.0%} of the raw-SQL floor at 50 a claim, 8 clients."
+
+
+def top_statements(server: BenchServer, limit: int = 8) -> dict[str, Any]:
+    """The statements that took the most time, per benchmark database (needs --stat-statements)."""
+    import psycopg
+
+    with psycopg.connect(server.url(), autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        rows = conn.execute(
+            """
+            SELECT d.datname, s.calls, s.total_exec_time, s.mean_exec_time, s.query
+              FROM pg_stat_statements AS s
+              JOIN pg_database AS d ON d.oid = s.dbid
+             WHERE d.datname NOT LIKE 'tpl_%%' AND d.datname <> 'postgres'
+             ORDER BY d.datname, s.total_exec_time DESC
+            """
+        ).fetchall()
+    out: dict[str, list[dict[str, Any]]] = {}
+    for db, calls, total, mean, query in rows:
+        bucket = out.setdefault(db, [])
+        if len(bucket) < limit:
+            bucket.append({"calls": calls, "total_ms": total, "mean_ms": mean,
+                           "query": " ".join(query.split())[:150]})
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())

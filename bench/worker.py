@@ -1,0 +1,119 @@
+"""One worker process of one system, started by run.py for one measurement.
+
+    python bench/worker.py SYSTEM URL --concurrency C --mode drain --jobs N --out FILE
+    python bench/worker.py SYSTEM URL --concurrency C --mode latency --jobs N --out FILE
+
+drain: the N jobs are already queued. Runs the worker; once N handlers have
+started, polls the system's own table (every POLL_S) until no job is left
+unfinished, then stops the worker. Writes wall-clock stamps (time.time(),
+shared with the parent on this host): process start, worker started, first
+and last handler start, all finished.
+
+latency: an idle worker. Prints READY on stdout once a warm-up job (seq < 0)
+has run, records the handler-start time of every job seq >= 0, and stops
+once N of them have started. Writes {seq: start time}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from systems import SYSTEMS  # noqa: E402
+
+POLL_S = 0.005  # how often the end of a drain is checked, once every handler has started
+STARTED = time.time()
+
+
+async def drain(system: Any, url: str, concurrency: int, jobs: int) -> dict[str, Any]:
+    import psycopg
+
+    stop = asyncio.Event()
+    all_started = asyncio.Event()
+    stamps: dict[str, Any] = {"process_start": STARTED, "handlers": 0}
+
+    def on_job(seq: int) -> None:
+        now = time.time()
+        if stamps["handlers"] == 0:
+            stamps["first_start"] = now
+        stamps["handlers"] += 1
+        if stamps["handlers"] == jobs:
+            stamps["last_start"] = now
+            all_started.set()
+
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as watcher:
+        worker = asyncio.create_task(system.run_worker(url, concurrency, on_job, stop))
+        waiter = asyncio.create_task(all_started.wait())
+        await asyncio.wait([worker, waiter], return_when=asyncio.FIRST_COMPLETED)
+        if worker.done():
+            worker.result()
+            raise RuntimeError("the worker stopped before running every job")
+        while True:
+            row = await (await watcher.execute(system.REMAINING)).fetchone()
+            if row[0] == 0:
+                stamps["done"] = time.time()
+                break
+            if worker.done():
+                worker.result()
+                raise RuntimeError("the worker stopped before finishing every job")
+            await asyncio.sleep(POLL_S)
+        stop.set()
+        await worker
+    return stamps
+
+
+async def latency(system: Any, url: str, concurrency: int, jobs: int) -> dict[str, Any]:
+    stop = asyncio.Event()
+    done = asyncio.Event()
+    starts: dict[int, float] = {}
+    ready = False
+
+    def on_job(seq: int) -> None:
+        nonlocal ready
+        now = time.time()
+        if seq < 0:
+            if not ready:
+                ready = True
+                print("READY", flush=True)
+            return
+        starts[seq] = now
+        if len(starts) >= jobs:
+            done.set()
+
+    worker = asyncio.create_task(system.run_worker(url, concurrency, on_job, stop))
+    waiter = asyncio.create_task(done.wait())
+    await asyncio.wait([worker, waiter], return_when=asyncio.FIRST_COMPLETED)
+    if worker.done():
+        worker.result()
+        raise RuntimeError("the worker stopped before running every job")
+    await asyncio.sleep(0.2)  # let the last completions land before shutting down
+    stop.set()
+    await worker
+    return {"starts": {str(k): v for k, v in starts.items()}}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("system", choices=sorted(SYSTEMS))
+    parser.add_argument("url")
+    parser.add_argument("--concurrency", type=int, required=True)
+    parser.add_argument("--mode", choices=("drain", "latency"), required=True)
+    parser.add_argument("--jobs", type=int, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    system = SYSTEMS[args.system]
+    run = drain if args.mode == "drain" else latency
+    result = asyncio.run(run(system, args.url, args.concurrency, args.jobs))
+    args.out.write_text(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
