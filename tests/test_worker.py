@@ -1,0 +1,315 @@
+"""The Python worker in-process: what a handler's outcome does to its job, and enqueue.
+
+Each test runs `await app.worker(stop=...)` on a fresh database until the
+jobs it enqueued are settled, then stops it. Process-level behaviour
+(signals, stalls, kills, restarts) is in test_worker_processes.py and
+test_worker_restart.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg.rows import dict_row
+
+from taskboard import AsyncContext, SchemaVersionError, SyncContext, Taskboard, load_settings
+
+MakeDatabase = Callable[..., str]  # the conftest fixture: make_database(deploy=True) -> URL
+DEADLINE_SECONDS = 90.0
+FAST: dict[str, Any] = {"pool_size": 3, "lease": 3, "renew_every": 1, "poll_interval": 0.2}
+
+
+def make_app(url: str) -> Taskboard:
+    return Taskboard(load_settings(database_url=url, worker_name="inproc"))
+
+
+def job(url: str, job_id: int) -> dict[str, Any]:
+    with psycopg.connect(url, autocommit=True, row_factory=dict_row) as conn:
+        row = conn.execute("SELECT * FROM taskboard.jobs WHERE id = %s", [job_id]).fetchone()
+    assert row is not None, f"no job {job_id}"
+    return row
+
+
+def finished(url: str, *job_ids: int) -> Callable[[], bool]:
+    def check() -> bool:
+        return all(job(url, j)["state"] in ("succeeded", "dead", "cancelled") for j in job_ids)
+
+    return check
+
+
+def run_worker_until(app: Taskboard, condition: Callable[[], bool], **overrides: Any) -> None:
+    """Run a worker until `condition()` (asked in a thread) holds, then stop it gracefully."""
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        worker = asyncio.create_task(app.worker(stop=stop, **{**FAST, **overrides}))
+        deadline = time.monotonic() + DEADLINE_SECONDS
+        try:
+            while not await asyncio.to_thread(condition):
+                if worker.done():
+                    worker.result()
+                    raise AssertionError("the worker ended by itself")
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"the condition did not hold within {DEADLINE_SECONDS:g}s")
+                await asyncio.sleep(0.05)
+        finally:
+            stop.set()
+            await asyncio.wait_for(worker, DEADLINE_SECONDS)
+
+    asyncio.run(main())
+
+
+def only_error(url: str, job_id: int) -> str:
+    row = job(url, job_id)
+    assert (row["state"], row["attempt"]) == ("dead", 1), row
+    assert len(row["errors"]) == 1, row["errors"]
+    assert row["errors"][0]["attempt"] == 1
+    assert row["errors"][0]["worker"] == "inproc"
+    return str(row["errors"][0]["error"])
+
+
+# -- enqueue ---------------------------------------------------------------------
+
+
+def test_enqueue_in_a_rolled_back_transaction_leaves_no_job(make_database: MakeDatabase) -> None:
+    url = make_database(deploy=True)
+    app = make_app(url)
+    with psycopg.connect(url) as conn:
+        conn.execute("CREATE TABLE public.orders (id int)")
+        conn.commit()
+        conn.execute("INSERT INTO public.orders VALUES (1)")
+        undone = app.enqueue("mail", {"order": 1}, conn=conn)
+        conn.rollback()
+        conn.execute("INSERT INTO public.orders VALUES (2)")
+        kept = app.enqueue("mail", {"order": 2}, conn=conn)
+        conn.commit()
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert conn.execute("SELECT (taskboard.get_job(%s)).state", [undone]).fetchone() == (None,)
+        assert conn.execute("SELECT (taskboard.get_job(%s)).state", [kept]).fetchone() == (
+            "queued",
+        )
+        assert conn.execute("SELECT count(*) FROM taskboard.jobs").fetchone() == (1,)
+    assert job(url, kept)["payload"] == {"order": 2}
+    app.close()
+
+
+def test_aenqueue_joins_the_callers_async_transaction(make_database: MakeDatabase) -> None:
+    url = make_database(deploy=True)
+    app = make_app(url)
+
+    async def main() -> tuple[int, int]:
+        async with await psycopg.AsyncConnection.connect(url) as conn:
+            undone = await app.aenqueue("mail", conn=conn)
+            await conn.rollback()
+            kept = await app.aenqueue("mail", conn=conn)
+            await conn.commit()
+            return undone, kept
+
+    undone, kept = asyncio.run(main())
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert conn.execute(
+            "SELECT count(*) FROM taskboard.jobs WHERE id = %s", [undone]
+        ).fetchone() == (0,)
+    assert job(url, kept)["state"] == "queued"
+
+
+# -- outcomes ----------------------------------------------------------------------
+
+
+def test_handler_sees_its_job_and_lease(make_database: MakeDatabase) -> None:
+    url = make_database(deploy=True)
+    app = make_app(url)
+    seen: dict[str, Any] = {}
+
+    @app.task("look")
+    async def look(ctx: AsyncContext, payload: Any) -> dict[str, Any]:
+        seen.update(
+            job_id=ctx.job_id,
+            attempt=ctx.attempt,
+            token=ctx.token,
+            payload=payload,
+            ctx_payload=ctx.payload,
+            idempotency_key=ctx.idempotency_key,
+            lost=ctx.lost,
+            holder=await ctx.still_holder(),
+        )
+        return {"ok": True}
+
+    @app.task("look_sync")
+    def look_sync(ctx: SyncContext, payload: Any) -> list[int]:
+        seen["sync_holder"] = ctx.still_holder()
+        return [1, 2]
+
+    job_id = app.enqueue("look", {"to": "maya"})
+    sync_id = app.enqueue("look_sync")
+    run_worker_until(app, finished(url, job_id, sync_id))
+
+    row = job(url, job_id)
+    assert (row["state"], row["attempt"], row["result"]) == ("succeeded", 1, {"ok": True})
+    assert seen == {
+        "job_id": job_id,
+        "attempt": 1,
+        "token": row["lease_token"],
+        "payload": {"to": "maya"},
+        "ctx_payload": {"to": "maya"},
+        "idempotency_key": row["idempotency_key"],
+        "lost": False,
+        "holder": True,
+        "sync_holder": True,
+    }
+    assert job(url, sync_id)["result"] == [1, 2]
+    app.close()
+
+
+def test_unknown_task_fails_the_job_with_a_clear_error(make_database: MakeDatabase) -> None:
+    url = make_database(deploy=True)
+    app = make_app(url)
+
+    @app.task("known")
+    async def known(ctx: AsyncContext, payload: Any) -> None:
+        return None
+
+    job_id = app.enqueue("nobody-handles-this", queue="default", max_attempts=1)
+    run_worker_until(app, finished(url, job_id))
+    assert (
+        only_error(url, job_id) == "TaskError: no task named 'nobody-handles-this' in this worker"
+    )
+
+
+def test_unserialisable_result_fails_the_job_with_a_clear_error(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(deploy=True)
+    app = make_app(url)
+
+    @app.task("returns_a_set")
+    async def returns_a_set(ctx: AsyncContext, payload: Any) -> Any:
+        return {1, 2}
+
+    job_id = app.enqueue("returns_a_set", max_attempts=1)
+    run_worker_until(app, finished(url, job_id))
+    error = only_error(url, job_id)
+    assert error.startswith("ResultError: the handler's result is not JSON-serialisable"), error
+    assert "set" in error
+
+
+@pytest.mark.parametrize("flavour", ["async", "sync"])
+def test_exception_fails_the_job_with_its_type_and_message(
+    make_database: MakeDatabase, flavour: str
+) -> None:
+    url = make_database(deploy=True)
+    app = make_app(url)
+
+    if flavour == "async":
+
+        @app.task("fragile")
+        async def fragile(ctx: AsyncContext, payload: Any) -> None:
+            raise ValueError(f"bad input: {payload['n']}\nsecond line")
+
+    else:
+
+        @app.task("fragile")
+        def fragile_sync(ctx: SyncContext, payload: Any) -> None:
+            raise ValueError(f"bad input: {payload['n']}\nsecond line")
+
+    job_id = app.enqueue("fragile", {"n": 42}, max_attempts=1)
+    run_worker_until(app, finished(url, job_id))
+    assert only_error(url, job_id) == "ValueError: bad input: 42"
+
+
+def test_failed_attempt_with_attempts_left_is_queued_again(
+    make_database: MakeDatabase, caplog: pytest.LogCaptureFixture
+) -> None:
+    url = make_database(deploy=True)
+    app = make_app(url)
+    attempts: list[int] = []
+
+    @app.task("flaky")
+    async def flaky(ctx: AsyncContext, payload: Any) -> str:
+        attempts.append(ctx.attempt)
+        if ctx.attempt == 1:
+            raise RuntimeError("first time unlucky")
+        return "fine"
+
+    job_id = app.enqueue("flaky")
+    with caplog.at_level(logging.INFO, logger="taskboard"):
+        run_worker_until(app, finished(url, job_id))
+    row = job(url, job_id)
+    assert (row["state"], row["attempt"], row["result"]) == ("succeeded", 2, "fine")
+    assert [e["error"] for e in row["errors"]] == ["RuntimeError: first time unlucky"]
+    assert attempts == [1, 2]
+    assert "stopped: claimed=2 succeeded=1 failed=1 dead=0 lost=0 stale=0 released=0" in caplog.text
+
+
+# -- transactional tasks -------------------------------------------------------------
+
+
+def test_transactional_writes_commit_with_the_completion_and_vanish_with_a_failure(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(deploy=True)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE public.ledger (job_id bigint, note text)")
+    app = make_app(url)
+    isolation: list[str] = []
+
+    @app.task("book", transactional=True)
+    async def book(ctx: AsyncContext, payload: Any) -> str:
+        assert ctx.conn is not None
+        await ctx.conn.execute(
+            "INSERT INTO public.ledger VALUES (%s, %s)", [ctx.job_id, payload["note"]]
+        )
+        row = await (await ctx.conn.execute("SHOW transaction_isolation")).fetchone()
+        assert row is not None
+        isolation.append(row[0])
+        assert await ctx.still_holder()
+        if payload.get("fail"):
+            raise LookupError("no such account")
+        return "booked"
+
+    ok = app.enqueue("book", {"note": "kept"})
+    bad = app.enqueue("book", {"note": "undone", "fail": True}, max_attempts=1)
+    run_worker_until(app, finished(url, ok, bad))
+
+    assert job(url, ok)["result"] == "booked"
+    assert only_error(url, bad) == "LookupError: no such account"
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert conn.execute("SELECT job_id, note FROM public.ledger").fetchall() == [(ok, "kept")]
+    assert isolation == ["read committed", "read committed"]
+
+
+def test_transactional_task_refuses_another_isolation_level(make_database: MakeDatabase) -> None:
+    url = make_database(deploy=True)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE public.ledger (job_id bigint)")
+    app = make_app(url)
+
+    @app.task("serial", transactional=True)
+    async def serial(ctx: AsyncContext, payload: Any) -> None:
+        assert ctx.conn is not None
+        await ctx.conn.execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE")
+        await ctx.conn.execute("INSERT INTO public.ledger VALUES (%s)", [ctx.job_id])
+
+    job_id = app.enqueue("serial", max_attempts=1)
+    run_worker_until(app, finished(url, job_id))
+    assert only_error(url, job_id) == (
+        "TaskError: transactional task 'serial' must run in READ COMMITTED, not serializable"
+    )
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM public.ledger").fetchone() == (0,)
+
+
+# -- start-up ------------------------------------------------------------------------
+
+
+def test_worker_refuses_a_database_without_the_schema(make_database: MakeDatabase) -> None:
+    url = make_database(deploy=False)
+    app = make_app(url)
+    with pytest.raises(SchemaVersionError, match="taskboard migrate"):
+        asyncio.run(app.worker(stop=asyncio.Event(), **FAST))
