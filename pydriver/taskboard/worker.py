@@ -19,9 +19,10 @@ import contextlib
 import functools
 import json
 import logging
+import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -111,21 +112,51 @@ class Outcome:
 
 
 class ResultError(TaskError):
-    """A handler returned something that is not JSON-serialisable."""
+    """A handler returned something that jsonb cannot store."""
+
+
+class HandlerTimeout(TaskError):
+    """A handler ran past its task's timeout."""
+
+
+# \u0000 in JSON text, not preceded by an escaped backslash.
+ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 
 
 def encode_result(result: Any) -> str | None:
+    """The result as JSON text that jsonb accepts; raises ResultError otherwise."""
     if result is None:
         return None
     try:
-        return json.dumps(result)
+        text = json.dumps(result, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise ResultError(f"the handler's result is not JSON-serialisable: {exc}") from None
+    if ESCAPED_NUL.search(text):
+        raise ResultError("the handler's result holds a NUL character, which jsonb cannot store")
+    return text
 
 
 def describe(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    """`ExcType: first line of the message`, without NUL bytes (text columns refuse them)."""
+    message = str(exc).replace("\x00", "\\0").strip()
+    text = message.splitlines()[0] if message else ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+async def bounded(awaitable: Awaitable[Any], timeout: float | None, task: str) -> Any:
+    """Await `awaitable`, cancelling it after `timeout` seconds with HandlerTimeout.
+
+    A TimeoutError the handler raises itself stays what it is.
+    """
+    if timeout is None:
+        return await awaitable
+    try:
+        async with asyncio.timeout(timeout) as scope:
+            return await awaitable
+    except TimeoutError:
+        if scope.expired():
+            raise HandlerTimeout(f"task {task!r} ran past its timeout of {timeout:g}s") from None
+        raise
 
 
 def connection_lost(exc: BaseException, conn: psycopg.AsyncConnection[Any]) -> bool:
@@ -172,6 +203,9 @@ class Worker:
             max_size=self.slots,
             kwargs=self._connect_kwargs(autocommit=False),
             configure=self._configure_handler_connection,
+            # After a restart or failover, idle connections are dead: test each
+            # before handing it to a handler rather than failing its attempt.
+            check=AsyncConnectionPool.check_connection,
             open=False,
             name="taskboard-handlers",
         )
@@ -380,13 +414,17 @@ class Worker:
             self._forget(item.held)
         completions = [o for o in self._outbox if o.kind == "complete"]
         if completions:
-            answers = await sql.complete_many(
-                conn,
-                [o.held.job_id for o in completions],
-                [o.held.claimed.token for o in completions],
-                [o.value for o in completions],
-            )
-            for item, (_, completed) in zip(completions, answers, strict=True):
+            try:
+                answers = await self._complete_many(conn, completions)
+            except psycopg.Error as exc:
+                if connection_lost(exc, conn):
+                    raise
+                # One result the database refuses (say, text jsonb cannot
+                # hold) must not sink the batch: settle them one by one.
+                answers = [await self._complete_one(conn, item) for item in completions]
+            for item, completed in zip(completions, answers, strict=True):
+                if completed is None:
+                    continue  # turned into a fail outcome
                 self._outbox.remove(item)
                 self._forget(item.held)
                 if completed:
@@ -394,7 +432,13 @@ class Worker:
                 else:
                     self._refused(item.held, "complete")
         for item in [o for o in self._outbox if o.kind == "fail"]:
-            state = await sql.fail(conn, item.held.job_id, item.held.claimed.token, item.value or "")
+            try:
+                state = await sql.fail(conn, item.held.job_id, item.held.claimed.token, item.value or "")
+            except psycopg.Error as exc:
+                if connection_lost(exc, conn):
+                    raise
+                error = f"the worker could not record the handler's error: {describe(exc)}"
+                state = await sql.fail(conn, item.held.job_id, item.held.claimed.token, error)
             self._outbox.remove(item)
             self._forget(item.held)
             if state == "queued":
@@ -410,6 +454,28 @@ class Worker:
             self._forget(item.held)
             if released:
                 self.counts.released += 1
+
+    @staticmethod
+    async def _complete_many(
+        conn: psycopg.AsyncConnection[Any], items: list[Outcome]
+    ) -> list[bool | None]:
+        answers = await sql.complete_many(
+            conn,
+            [o.held.job_id for o in items],
+            [o.held.claimed.token for o in items],
+            [o.value for o in items],
+        )
+        return [completed for _, completed in answers]
+
+    async def _complete_one(self, conn: psycopg.AsyncConnection[Any], item: Outcome) -> bool | None:
+        """Complete one job; when the database refuses its result, fail the job instead (None)."""
+        try:
+            return (await self._complete_many(conn, [item]))[0]
+        except psycopg.Error as exc:
+            if connection_lost(exc, conn):
+                raise
+            item.kind, item.value = "fail", f"the database refused the result: {describe(exc)}"
+            return None
 
     def _refused(self, held: Held, call: str) -> None:
         self.counts.stale += 1
@@ -473,9 +539,9 @@ class Worker:
             outcome = Outcome(held, "complete", encode_result(result))
         except asyncio.CancelledError:
             raise
-        except TimeoutError:
-            outcome = Outcome(held, "fail", f"TimeoutError: task {task.name!r} ran past its timeout of {task.timeout:g}s")
-            log.warning("job %s timed out", held.job_id, extra=held.log_extra)
+        except HandlerTimeout as exc:
+            outcome = Outcome(held, "fail", describe(exc))
+            log.warning("job %s: %s", held.job_id, exc, extra=held.log_extra)
         except Exception as exc:
             outcome = Outcome(held, "fail", describe(exc))
             log.warning("job %s failed", held.job_id, exc_info=True, extra=held.log_extra)
@@ -484,8 +550,8 @@ class Worker:
     async def _run_handler(self, held: Held, task: Task) -> Any:
         if task.is_async:
             coro = task.handler(held.ctx, held.claimed.payload)
-            return await asyncio.wait_for(coro, task.timeout)
-        return await asyncio.wait_for(self._in_thread(task.handler, held), task.timeout)
+            return await bounded(coro, task.timeout, task.name)
+        return await bounded(self._in_thread(task.handler, held), task.timeout, task.name)
 
     def _in_thread(self, handler: Callable[..., Any], held: Held) -> asyncio.Future[Any]:
         """Run a sync handler in a daemon thread: one abandoned past its timeout never blocks exit."""
@@ -544,7 +610,7 @@ class Worker:
     ) -> bool:
         """Run the handler and call complete on its connection; True when it may commit."""
         coro = task.handler(held.ctx, held.claimed.payload)
-        result = await asyncio.wait_for(coro, task.timeout)
+        result = await bounded(coro, task.timeout, task.name)
         result_json = encode_result(result)
         isolation = await sql.transaction_isolation(conn)
         if isolation != READ_COMMITTED:

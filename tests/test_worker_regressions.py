@@ -1,0 +1,109 @@
+"""Regressions: errors and results the database refuses; pool connections a restart killed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from conftest import MakeDatabase
+from taskboard import AsyncContext
+from test_worker import finished, job, make_app, only_error, run_worker_until
+from test_worker_processes import (
+    Workers,
+    create_ledger,
+    enqueue,
+    idle_after_claim,
+    wait_for_job,
+    wait_until,
+    worker_backends,
+)
+
+
+def test_handler_raising_timeouterror_without_a_task_timeout_fails_the_job(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(deploy=True)
+    app = make_app(url)
+
+    @app.task("calls_upstream")
+    async def calls_upstream(ctx: AsyncContext, payload: Any) -> None:
+        raise TimeoutError("upstream did not answer")
+
+    job_id = app.enqueue("calls_upstream", max_attempts=1)
+    run_worker_until(app, finished(url, job_id))
+    assert only_error(url, job_id) == "TimeoutError: upstream did not answer"
+
+
+@pytest.mark.parametrize(
+    "result", [float("nan"), {"ratio": float("inf")}, "nul \x00 inside"], ids=["nan", "inf", "nul"]
+)
+def test_result_postgresql_cannot_store_fails_that_job_and_the_worker_goes_on(
+    make_database: MakeDatabase, result: Any
+) -> None:
+    url = make_database(deploy=True)
+    app = make_app(url)
+
+    @app.task("odd")
+    async def odd(ctx: AsyncContext, payload: Any) -> Any:
+        return result
+
+    @app.task("fine")
+    async def fine(ctx: AsyncContext, payload: Any) -> str:
+        return "ok"
+
+    bad = app.enqueue("odd", max_attempts=1)
+    run_worker_until(app, finished(url, bad))
+    assert job(url, bad)["state"] == "dead"
+    good = app.enqueue("fine")
+    run_worker_until(app, finished(url, good))
+
+
+def test_exception_message_with_a_nul_byte_fails_the_job(make_database: MakeDatabase) -> None:
+    url = make_database(deploy=True)
+    app = make_app(url)
+
+    @app.task("nul_error")
+    async def nul_error(ctx: AsyncContext, payload: Any) -> None:
+        raise ValueError("bad byte \x00 here")
+
+    job_id = app.enqueue("nul_error", max_attempts=1)
+    run_worker_until(app, finished(url, job_id))
+    assert only_error(url, job_id).startswith("ValueError: bad byte")
+
+
+# -- process level --------------------------------------------------------------------
+
+
+@pytest.fixture
+def workers(tmp_path: Path) -> Iterator[Workers]:
+    started = Workers(tmp_path)
+    try:
+        yield started
+    finally:
+        started.close()
+
+
+def test_dropped_connections_do_not_fail_the_next_transactional_job(
+    make_database: MakeDatabase, workers: Workers
+) -> None:
+    """After a server restart, failover or idle-connection reaper, every idle
+    handler-pool connection is dead; the worker hands them to transactional
+    handlers anyway, and each such job loses an attempt."""
+    url = make_database(deploy=True)
+    create_ledger(url)
+    w = workers.start(url, "w", pool_size=4)
+    wait_until(lambda: idle_after_claim(url, "w"), "the worker's first claim")
+    wait_until(lambda: len(worker_backends(url, "w")) == 4, "four connections")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'taskboard w'"
+        )
+    w.wait_for_log("control connection back")
+    jobs = [enqueue(url, "ledger", max_attempts=1) for _ in range(2)]
+    for job_id in jobs:
+        row = wait_for_job(url, job_id, "finished", lambda r: r["state"] in ("succeeded", "dead"))
+        assert row["state"] == "succeeded", row["errors"]
