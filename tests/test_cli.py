@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import importlib.util
 import os
 import signal
 import subprocess
@@ -346,15 +345,3 @@ def test_worker_runs_a_job_and_stops_on_sigterm_with_its_counters(deployed: str)
     assert "Traceback" not in log
     assert any(" INFO taskboard.cli: SIGTERM: shutting down" in line for line in lines), log
     assert "worker cli-test stopped: claimed=1 succeeded=1 failed=0 dead=0" in lines[-1], log
-
-
-# -- demo ------------------------------------------------------------------------------
-
-
-@pytest.mark.skipif(
-    importlib.util.find_spec("taskboard.demo") is not None, reason="taskboard.demo exists"
-)
-def test_demo_without_the_demo_module_is_one_line() -> None:
-    done = run(None, "demo")
-    assert "taskboard.demo is missing" in error_line(done)
-    assert done.returncode == 1

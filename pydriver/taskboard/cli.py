@@ -309,12 +309,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     # The demo tells its story on stdout and sets up its own workers' logging.
-    try:
-        demo = importlib.import_module("taskboard.demo")
-    except ModuleNotFoundError as exc:
-        if exc.name != "taskboard.demo":
-            raise
-        raise CliError("this taskboard has no demo yet (taskboard.demo is missing)") from None
+    from taskboard import demo
+
     result = demo.main()
     return result if isinstance(result, int) else EXIT_OK
 

@@ -540,7 +540,7 @@ class Worker:
         except asyncio.CancelledError:
             raise
         except HandlerTimeout as exc:
-            outcome = Outcome(held, "fail", describe(exc))
+            outcome = Outcome(held, "fail", f"TimeoutError: {exc}")
             log.warning("job %s: %s", held.job_id, exc, extra=held.log_extra)
         except Exception as exc:
             outcome = Outcome(held, "fail", describe(exc))
