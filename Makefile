@@ -131,3 +131,27 @@ $(BENCH_VENV)/.installed: bench/requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/pip install --quiet --disable-pip-version-check -r bench/requirements.txt -e .
 	touch $@
+
+# -- soak ------------------------------------------------------------------------
+# The fault-injection soak (soak/): producers and workers as processes against
+# a throwaway PostgreSQL of its own (it restarts it on purpose, so never the
+# shared dev server; with TASKBOARD_DATABASE_URL set that server is used and
+# not restarted), kill -9, SIGSTOP, pg_terminate_backend and restarts, then
+# invariants over an fsynced history. Exit 1 when an invariant is violated.
+# Size: SOAK_JOBS, SOAK_SECONDS (of load and faults), SOAK_WORKERS; replay a
+# run's job mix and fault schedule with SOAK_SEED; SOAK_QUICK=1 is the
+# under-a-minute variant.
+SOAK_JOBS ?=
+SOAK_SECONDS ?=
+SOAK_WORKERS ?=
+SOAK_SEED ?=
+SOAK_QUICK ?=
+
+.PHONY: soak soak-quick
+
+soak: venv tools ## Fault-injection soak: 20,000 jobs, about 5 min (SOAK_JOBS SOAK_SECONDS SOAK_WORKERS SOAK_SEED SOAK_QUICK=1)
+	@SOAK_JOBS='$(SOAK_JOBS)' SOAK_SECONDS='$(SOAK_SECONDS)' SOAK_WORKERS='$(SOAK_WORKERS)' \
+	  SOAK_SEED='$(SOAK_SEED)' SOAK_QUICK='$(SOAK_QUICK)' $(PY) -m soak
+
+soak-quick: ## The soak's quick variant: 1,500 jobs in under a minute
+	@$(MAKE) --no-print-directory soak SOAK_QUICK=1

@@ -1,0 +1,269 @@
+"""What a soak run does, drawn up front from its seed: the jobs and the faults.
+
+The same seed gives the same job mix (tasks, payloads, priorities, schedules,
+dedupe keys, batches and when each is sent) and the same fault schedule
+(kind, time, target worker slot, duration). What the operating system and
+the server make of it (which job a killed worker held, which claim a
+restart cut off) differs from run to run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+LEASE_S = 2.0
+RENEW_EVERY_S = 0.5
+POOL_SIZE = 8  # 6 handler slots per worker
+PRODUCERS = 3
+DEFAULT_JOBS = 20_000
+DEFAULT_SECONDS = 240.0  # load and faults; setup, drain and checks add about a minute
+DEFAULT_WORKERS = 4
+QUICK_JOBS = 1_500
+QUICK_SECONDS = 20.0
+QUICK_WORKERS = 3
+# The load: a steady stream for the first STEADY_SHARE of the fault phase,
+# then a burst of BURST_SHARE of the requests within BURST_SPREAD_S, whose
+# drain under faults measures what the workers sustain when saturated.
+STEADY_SHARE = 0.6
+BURST_SHARE = 0.3
+BURST_SPREAD_S = 2.0
+FAULTS_FROM_S = 2.0
+FAULTS_UNTIL_SHARE = 0.85  # no new fault after this share of the fault phase
+QUICK_FAULTS_UNTIL_SHARE = 0.75
+QUICK_MAX_ATTEMPTS = 4  # retries back off 2^attempt s: keeps the quick drain short
+FAULT_MEAN_GAP_S = 4.5  # mean gap between two random process/connection faults
+QUICK_FAULT_MEAN_GAP_S = 1.5
+RESTART_CLEARANCE_S = 3.0  # no other fault this close to a restart
+QUICK_RESTART_CLEARANCE_S = 1.5
+DEFAULT_MAX_ATTEMPTS = 5
+DOOMED_MAX_ATTEMPTS = 3
+
+QUEUES = ("email", "ledger")
+
+# task name: (queue, share of requests). The handlers are in soak/app.py.
+TASK_MIX: dict[str, tuple[str, float]] = {
+    "email.send": ("email", 0.44),  # async; asks still_holder() right before its effect
+    "report.render": ("email", 0.25),  # sync, in a thread; no holder check
+    "ledger.post": ("ledger", 0.10),  # transactional: a fenced row in the same database
+    "batch.long": ("ledger", 0.01),  # runs 1.5 to 3 leases: renewal must carry it
+    "flaky": ("email", 0.04),  # fails its first attempt on purpose
+    "doomed": ("ledger", 0.01),  # always fails: dead after DOOMED_MAX_ATTEMPTS
+    "dedupe.sync": ("email", 0.15),  # carries dedupe keys; every producer sends it
+}
+HOLD_SHARE = 0.05  # of ledger.post: hold the pool connection past the lease (pg_sleep)
+MIN_BATCHES_PER_TASK = 3
+SCHEDULED_SHARE = 0.08  # of batches: run_at a little in the future
+PRIORITIES = (-5, 0, 0, 0, 0, 10)
+
+
+@dataclass(frozen=True)
+class Config:
+    jobs: int
+    seconds: float
+    workers: int
+    seed: int
+    quick: bool = False
+    producers: int = PRODUCERS
+    lease: float = LEASE_S
+    renew_every: float = RENEW_EVERY_S
+    pool_size: int = POOL_SIZE
+
+    @property
+    def steady_seconds(self) -> float:
+        return self.seconds * STEADY_SHARE
+
+    @property
+    def drain_timeout(self) -> float:
+        # Retries back off 2^attempt s: a job failed by faults 4 times waits 16 s.
+        return 60.0 if self.quick else 150.0
+
+
+@dataclass
+class Batch:
+    """One enqueue_many call (sent by every producer when it carries dedupe keys)."""
+
+    index: int
+    at: float  # seconds after the start of the fault phase
+    task: str
+    queue: str
+    priority: int
+    delay: float | None  # run_at = now + delay
+    max_attempts: int
+    payloads: list[dict[str, Any]]
+    keys: list[str | None] | None
+    producers: list[int]
+
+
+@dataclass
+class Fault:
+    at: float  # seconds after the start of the fault phase
+    kind: str  # kill, stop, terminate, restart-fast, restart-immediate, cancel
+    slot: int = -1  # the worker slot hit (kill, stop, terminate)
+    duration: float = 0.0  # stop: how long stopped; restart: how long down
+    share: float = 1.0  # terminate: share of the worker's connections cut
+
+
+@dataclass
+class Plan:
+    config: Config
+    batches: list[Batch] = field(default_factory=list)
+    faults: list[Fault] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), indent=1)
+
+    def save(self, path: Path) -> None:
+        path.write_text(self.to_json())
+
+    @staticmethod
+    def load(path: Path) -> Plan:
+        raw = json.loads(path.read_text())
+        return Plan(
+            Config(**raw["config"]),
+            [Batch(**b) for b in raw["batches"]],
+            [Fault(**f) for f in raw["faults"]],
+        )
+
+
+def make_plan(config: Config, *, restarts: bool, faults: bool = True) -> Plan:
+    """Draw the run from `config.seed`. Without `restarts` (a server that is
+    not ours) no restart faults are planned; without `faults`, none at all
+    (a baseline)."""
+    rng = random.Random(config.seed)
+    plan = Plan(config)
+    plan.batches = _batches(config, rng)
+    plan.faults = _faults(config, rng, restarts=restarts) if faults else []
+    return plan
+
+
+def _batches(config: Config, rng: random.Random) -> list[Batch]:
+    names = list(TASK_MIX)
+    weights = [TASK_MIX[n][1] for n in names]
+    key_space = max(40, config.jobs // 100)
+    batches: list[Batch] = []
+    planned = 0
+    while planned < config.jobs:
+        task = rng.choices(names, weights)[0]
+        most = 12 if task == "dedupe.sync" else (3 if task == "batch.long" else 40)
+        size = min(rng.randint(1, most), config.jobs - planned)
+        batches.append(_batch(task, len(batches), size, config, rng, key_space))
+        planned += size
+    # However small the run, every kind of task comes a few times.
+    for task in ("batch.long", "flaky", "doomed", "dedupe.sync"):
+        while sum(1 for b in batches if b.task == task) < MIN_BATCHES_PER_TASK:
+            position = rng.randrange(len(batches) + 1)
+            batches.insert(
+                position, _batch(task, position, rng.randint(1, 3), config, rng, key_space)
+            )
+    for index, batch in enumerate(batches):
+        batch.index = index
+        if batch.task != "dedupe.sync":
+            batch.producers = [index % config.producers]
+    burst_from = len(batches)
+    sent = 0
+    for batch in batches:
+        if sent >= config.jobs * (1 - BURST_SHARE):
+            burst_from = batch.index
+            break
+        sent += len(batch.payloads)
+    step = config.steady_seconds / max(burst_from, 1)
+    for batch in batches[:burst_from]:
+        batch.at = round(batch.index * step + rng.uniform(0, step), 4)
+    for batch in batches[burst_from:]:
+        batch.at = round(config.steady_seconds + rng.uniform(0, BURST_SPREAD_S), 4)
+    return batches
+
+
+def _batch(
+    task: str, index: int, size: int, config: Config, rng: random.Random, key_space: int
+) -> Batch:
+    queue = TASK_MIX[task][0]
+    keyed = task == "dedupe.sync"
+    payloads = [_payload(task, config, rng) for _ in range(size)]
+    keys: list[str | None] | None = None
+    if keyed:
+        keys = [
+            None if rng.random() < 0.15 else f"key-{rng.randrange(key_space)}" for _ in range(size)
+        ]
+        if size > 1 and rng.random() < 0.2:
+            keys[-1] = keys[0]  # a key repeated inside one array
+    latest = min(15.0, config.seconds / 4)
+    delay = round(rng.uniform(0.5, latest), 3) if rng.random() < SCHEDULED_SHARE else None
+    if task == "doomed":
+        max_attempts = DOOMED_MAX_ATTEMPTS
+    else:
+        max_attempts = QUICK_MAX_ATTEMPTS if config.quick else DEFAULT_MAX_ATTEMPTS
+    return Batch(
+        index=index,
+        at=0.0,
+        task=task,
+        queue=queue,
+        priority=rng.choice(PRIORITIES),
+        delay=delay,
+        max_attempts=max_attempts,
+        payloads=payloads,
+        keys=keys,
+        producers=list(range(config.producers)) if keyed else [index % config.producers],
+    )
+
+
+def _payload(task: str, config: Config, rng: random.Random) -> dict[str, Any]:
+    payload: dict[str, Any] = {"ms": rng.randint(2, 30)}
+    if task == "dedupe.sync":
+        payload["ms"] = rng.randint(50, 400)
+    elif task == "batch.long":
+        payload["run"] = round(config.lease * rng.uniform(1.5, 3.0), 3)
+    elif task == "ledger.post" and rng.random() < HOLD_SHARE:
+        payload["hold"] = round(config.lease * rng.uniform(1.2, 2.0), 3)
+    return payload
+
+
+def _faults(config: Config, rng: random.Random, *, restarts: bool) -> list[Fault]:
+    start = FAULTS_FROM_S
+    end = config.seconds * (QUICK_FAULTS_UNTIL_SHARE if config.quick else FAULTS_UNTIL_SHARE)
+    faults: list[Fault] = []
+    # Restarts: evenly spread, fast and immediate alternating, each alone.
+    restart_count = (2 if config.quick else 4) if restarts else 0
+    restart_times: list[float] = []
+    for i in range(restart_count):
+        slot_start = start + (end - start) * (i + 0.25) / restart_count
+        at = slot_start + rng.uniform(0, (end - start) / restart_count * 0.5)
+        mode = "restart-fast" if i % 2 == 0 else "restart-immediate"
+        faults.append(Fault(at=round(at, 3), kind=mode, duration=round(rng.uniform(0.2, 1.5), 3)))
+        restart_times.append(at)
+    # Process and connection faults: a Poisson stream, kept clear of restarts.
+    gap = QUICK_FAULT_MEAN_GAP_S if config.quick else FAULT_MEAN_GAP_S
+    clearance = QUICK_RESTART_CLEARANCE_S if config.quick else RESTART_CLEARANCE_S
+    at = start
+    kinds = ("kill", "stop", "terminate")
+    stream: list[Fault] = []
+    while True:
+        at += rng.expovariate(1.0 / gap)
+        if at >= end:
+            break
+        if any(abs(at - r) < clearance for r in restart_times):
+            continue
+        stream.append(Fault(at=round(at, 3), kind=rng.choices(kinds, (0.3, 0.25, 0.45))[0]))
+    # Every kind at least once, however short the run.
+    for kind in kinds:
+        if len(stream) >= len(kinds) and not any(f.kind == kind for f in stream):
+            counts = {k: sum(1 for f in stream if f.kind == k) for k in kinds}
+            donor = max(counts, key=lambda k: counts[k])
+            rng.choice([f for f in stream if f.kind == donor]).kind = kind
+    for fault in stream:
+        fault.slot = rng.randrange(config.workers)
+        if fault.kind == "stop":
+            fault.duration = round(config.lease * rng.uniform(1.3, 2.5), 3)
+        elif fault.kind == "terminate":
+            fault.share = 1.0 if rng.random() < 0.5 else round(rng.uniform(0.2, 0.8), 2)
+    faults += stream
+    # Cancels of unfinished jobs (most of them running, to refuse a holder).
+    for _ in range(max(5, config.jobs // 500)):
+        faults.append(Fault(at=round(rng.uniform(start, end), 3), kind="cancel"))
+    faults.sort(key=lambda f: f.at)
+    return faults

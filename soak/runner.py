@@ -1,0 +1,738 @@
+"""Run the soak: server, deploy, producers, workers, faults, drain, checks, report.
+
+    python -m soak [--jobs N] [--seconds S] [--workers W] [--seed SEED] [--quick]
+                   [--pg 18|15] [--run-dir DIR] [--report FILE]
+
+Options default to SOAK_JOBS, SOAK_SECONDS, SOAK_WORKERS, SOAK_SEED and
+SOAK_QUICK from the environment (what `make soak` passes), then to 20,000
+jobs, 240 s of load and faults, and 4 workers; --quick is 1,500 jobs in 20 s
+with 3 workers. The seed is printed first: run again with --seed to get the
+same jobs and the same fault schedule. Exit status 0 when every invariant
+held, 1 when one was violated, 2 when the soak could not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import psycopg
+from psycopg import conninfo
+
+from soak import check, report
+from soak.history import History
+from soak.plan import (
+    DEFAULT_JOBS,
+    DEFAULT_SECONDS,
+    DEFAULT_WORKERS,
+    QUICK_JOBS,
+    QUICK_SECONDS,
+    QUICK_WORKERS,
+    Config,
+    Fault,
+    Plan,
+    make_plan,
+)
+from soak.server import SoakServer
+from taskboard import devdb
+
+DATABASE = "taskboard_soak"
+WORKER_ROLE = "soak_worker"
+PRODUCER_ROLE = "soak_producer"
+TICK_S = 0.02
+PROGRESS_EVERY_S = 10.0
+PRODUCER_START_DELAY_S = 1.0
+WORKER_WARMUP_S = 1.0
+STOP_WAIT_S = 25.0  # shutdown_grace (5 s) + the driver's settle-at-exit (10 s) + slack
+EXIT_OK, EXIT_VIOLATED, EXIT_BROKEN = 0, 1, 2
+RESPAWN_DELAY_S = 0.5  # before replacing a worker that exited by itself
+MID_HANDLER_WAIT_S = 2.0  # how long a kill or stop waits for its worker to hold a job
+
+SETUP_SQL = f"""
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{WORKER_ROLE}') THEN
+        CREATE ROLE {WORKER_ROLE} LOGIN;
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{PRODUCER_ROLE}') THEN
+        CREATE ROLE {PRODUCER_ROLE} LOGIN;
+    END IF;
+END
+$$;
+GRANT taskboard_worker TO {WORKER_ROLE};
+GRANT taskboard_producer TO {PRODUCER_ROLE};
+-- What ledger.post writes in the transaction that completes its job: the
+-- fenced database effect. No unique constraint: duplicates must show.
+CREATE SCHEMA soak_app;
+CREATE TABLE soak_app.ledger (
+    job_id bigint      NOT NULL,
+    token  uuid        NOT NULL,
+    rid    text        NOT NULL,
+    at     timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+GRANT USAGE ON SCHEMA soak_app TO {WORKER_ROLE};
+GRANT INSERT ON soak_app.ledger TO {WORKER_ROLE};
+"""
+
+
+def project_root() -> Path:
+    return Path(__file__).resolve().parents[1]
+
+
+@dataclass(eq=False)
+class Proc:
+    name: str
+    kind: str  # worker or producer
+    slot: int
+    popen: subprocess.Popen[bytes]
+    log: IO[bytes]
+    started: float
+    stopped_until: float | None = None  # SIGSTOPped by us until then
+    expected_exit: str | None = None  # why we ended it: killed, terminated
+    exit_recorded: bool = False
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+
+@dataclass
+class Urls:
+    admin: str  # superuser, the soak database
+    worker: str
+    producer: str
+
+
+@dataclass
+class Soak:
+    config: Config
+    plan: Plan
+    server: SoakServer
+    urls: Urls
+    run_dir: Path
+    history: History
+    rng: random.Random
+    procs: list[Proc] = field(default_factory=list)
+    slots: dict[int, Proc] = field(default_factory=dict)
+    generation: dict[int, int] = field(default_factory=dict)
+    respawn_at: dict[int, float] = field(default_factory=dict)
+    restarting: threading.Event = field(default_factory=threading.Event)
+    restart_thread: threading.Thread | None = None
+    admin_conn: psycopg.Connection[Any] | None = None
+    t0: float = 0.0
+    phase_end: float = 0.0
+    drained_at: float | None = None
+    stuck: int = 0
+
+    # -- processes ---------------------------------------------------------------
+
+    def _child_env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TASKBOARD_")}
+        root = str(project_root())
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        return env
+
+    def _spawn(self, name: str, kind: str, slot: int, argv: list[str]) -> Proc:
+        log = open(self.run_dir / "logs" / f"{name}.log", "ab")  # noqa: SIM115 - closed at exit
+        popen = subprocess.Popen(
+            [sys.executable, *argv],
+            cwd=project_root(),
+            env=self._child_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # a Ctrl-C on the soak reaches the runner only
+        )
+        proc = Proc(name, kind, slot, popen, log, time.time())
+        self.procs.append(proc)
+        self.history.write("spawn", name=name, kind=kind, slot=slot, pid=popen.pid)
+        return proc
+
+    def spawn_worker(self, slot: int) -> Proc:
+        gen = self.generation.get(slot, -1) + 1
+        self.generation[slot] = gen
+        name = f"w{slot}.{gen}"
+        cfg = self.config
+        proc = self._spawn(
+            name,
+            "worker",
+            slot,
+            [
+                "-m",
+                "soak.app",
+                "--url",
+                self.urls.worker,
+                "--history",
+                str(self.run_dir / "history" / f"{name}.jsonl"),
+                "--name",
+                name,
+                "--lease",
+                str(cfg.lease),
+                "--renew-every",
+                str(cfg.renew_every),
+                "--pool-size",
+                str(cfg.pool_size),
+            ],
+        )
+        self.slots[slot] = proc
+        return proc
+
+    def spawn_producer(self, index: int) -> Proc:
+        return self._spawn(
+            f"producer-{index}",
+            "producer",
+            index,
+            [
+                "-m",
+                "soak.producer",
+                "--url",
+                self.urls.producer,
+                "--plan",
+                str(self.run_dir / "plan.json"),
+                "--index",
+                str(index),
+                "--start",
+                str(self.t0),
+                "--history",
+                str(self.run_dir / "history" / f"producer-{index}.jsonl"),
+            ],
+        )
+
+    def respawn_due(self) -> None:
+        for slot, at in list(self.respawn_at.items()):
+            if time.time() >= at:
+                del self.respawn_at[slot]
+                self.spawn_worker(slot)
+
+    def reap(self) -> None:
+        """Record every exit; replace a worker that died without our doing."""
+        for proc in self.procs:
+            if proc.exit_recorded or proc.popen.poll() is None:
+                continue
+            proc.exit_recorded = True
+            proc.log.close()
+            code = proc.popen.returncode
+            cause = proc.expected_exit or (
+                "done" if proc.kind == "producer" and code == 0 else "unexpected"
+            )
+            self.history.write(
+                "exit", name=proc.name, kind=proc.kind, pid=proc.pid, code=code, cause=cause
+            )
+            if cause == "unexpected":
+                print(
+                    f"soak: {proc.kind} {proc.name} exited by itself with status {code}", flush=True
+                )
+                if (
+                    proc.kind == "worker"
+                    and self.slots.get(proc.slot) is proc
+                    and time.time() < self.phase_end
+                ):
+                    self.spawn_worker(proc.slot)
+
+    # -- the database as superuser ------------------------------------------------
+
+    def admin(self) -> psycopg.Connection[Any]:
+        if self.admin_conn is None or self.admin_conn.closed or self.admin_conn.broken:
+            self.admin_conn = psycopg.connect(
+                self.urls.admin, autocommit=True, connect_timeout=5, application_name="soak runner"
+            )
+        return self.admin_conn
+
+    def counts(self) -> dict[str, int]:
+        rows = (
+            self.admin()
+            .execute("SELECT state, count(*) FROM taskboard.jobs GROUP BY state")
+            .fetchall()
+        )
+        return {str(state): int(n) for state, n in rows}
+
+    # -- faults -------------------------------------------------------------------
+
+    def holding(self, proc: Proc) -> int:
+        """How many running jobs `proc` holds (to aim kill and stop at a worker mid-handler)."""
+        try:
+            row = (
+                self.admin()
+                .execute(
+                    "SELECT count(*) FROM taskboard.jobs WHERE state = 'running' AND claimed_by = %s",
+                    [proc.name],
+                )
+                .fetchone()
+            )
+        except psycopg.OperationalError:
+            return -1
+        return int(row[0]) if row else 0
+
+    def inject(self, fault: Fault, due: float) -> bool:
+        """Inject `fault`; False to be asked again (a kill or stop waits for a busy worker)."""
+        kind = fault.kind
+        if kind in ("kill", "stop"):
+            proc = self.slots[fault.slot]
+            busy = (
+                proc.popen.poll() is None and proc.stopped_until is None and self.holding(proc) > 0
+            )
+            if not busy and time.time() < due + MID_HANDLER_WAIT_S:
+                return False
+        self._inject(fault)
+        return True
+
+    def _inject(self, fault: Fault) -> None:
+        kind = fault.kind
+        if kind.startswith("restart"):
+            if not self.server.own:
+                self.history.write(
+                    "fault_skipped", kind=kind, why="the server is not the soak's own"
+                )
+                return
+            if self.restarting.is_set():
+                self.history.write("fault_skipped", kind=kind, why="a restart is under way")
+                return
+            self.restarting.set()
+            self.restart_thread = threading.Thread(target=self._restart, args=(fault,), daemon=True)
+            self.restart_thread.start()
+            return
+        if kind == "cancel":
+            self._cancel()
+            return
+        proc = self.slots[fault.slot]
+        if proc.popen.poll() is not None:
+            self.history.write("fault_skipped", kind=kind, target=proc.name, why="not running")
+            return
+        at = time.time()  # before the fault: the checker's window starts here
+        if kind == "kill":
+            open_claims = proc.stopped_until is None
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.expected_exit = "killed"
+            proc.popen.wait()
+            self.history.write(
+                "fault",
+                kind="kill",
+                at=at,
+                target=proc.name,
+                pid=proc.pid,
+                while_stopped=not open_claims,
+            )
+            proc.stopped_until = None
+            self.reap()
+            self.spawn_worker(fault.slot)
+        elif kind == "stop":
+            if proc.stopped_until is not None:
+                self.history.write(
+                    "fault_skipped", kind=kind, target=proc.name, why="already stopped"
+                )
+                return
+            os.kill(proc.pid, signal.SIGSTOP)
+            proc.stopped_until = time.time() + fault.duration
+            self.history.write(
+                "fault", kind="stop", at=at, target=proc.name, pid=proc.pid, duration=fault.duration
+            )
+        elif kind == "terminate":
+            self._terminate(proc, fault.share)
+
+    def _terminate(self, proc: Proc, share: float) -> None:
+        if self.restarting.is_set():
+            self.history.write(
+                "fault_skipped", kind="terminate", target=proc.name, why="server restarting"
+            )
+            return
+        app_name = f"taskboard {proc.name}"[:63]
+        at = time.time()
+        try:
+            conn = self.admin()
+            pids = [
+                int(r[0])
+                for r in conn.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE application_name = %s ORDER BY pid",
+                    [app_name],
+                ).fetchall()
+            ]
+            chosen = self.rng.sample(pids, max(1, round(len(pids) * share))) if pids else []
+            ended = [
+                pid
+                for pid in chosen
+                if conn.execute("SELECT pg_terminate_backend(%s)", [pid]).fetchone() == (True,)
+            ]
+        except psycopg.OperationalError as exc:
+            self.history.write(
+                "fault_skipped", kind="terminate", target=proc.name, why=str(exc)[:200]
+            )
+            return
+        self.history.write(
+            "fault",
+            kind="terminate",
+            at=at,
+            target=proc.name,
+            backends=len(pids),
+            terminated=len(ended),
+        )
+
+    def _cancel(self) -> None:
+        if self.restarting.is_set():
+            self.history.write("fault_skipped", kind="cancel", why="server restarting")
+            return
+        want = "running" if self.rng.random() < 0.75 else "queued"
+        try:
+            conn = self.admin()
+            row = conn.execute(
+                "SELECT id FROM taskboard.jobs WHERE state = %s ORDER BY random() LIMIT 1", [want]
+            ).fetchone()
+            if row is None:
+                self.history.write("fault_skipped", kind="cancel", why=f"no {want} job")
+                return
+            sent = time.time()
+            answer = conn.execute("SELECT taskboard.cancel(job_id => %s)", [row[0]]).fetchone()
+        except psycopg.OperationalError as exc:
+            self.history.write("fault_skipped", kind="cancel", why=str(exc)[:200])
+            return
+        self.history.write(
+            "fault",
+            kind="cancel",
+            job=row[0],
+            sent=sent,
+            was=want,
+            answer=bool(answer and answer[0]),
+        )
+
+    def _restart(self, fault: Fault) -> None:
+        mode = fault.kind.removeprefix("restart-")
+        self.history.write("fault_begin", kind=fault.kind, down_for=fault.duration)
+        try:
+            self.server.restart(mode, fault.duration)
+            self.history.write("fault_end", kind=fault.kind, ok=True)
+        except Exception as exc:  # noqa: BLE001 - reported, and the soak goes on
+            self.history.write("fault_end", kind=fault.kind, ok=False, error=str(exc)[:500])
+            print(f"soak: {fault.kind} failed: {exc}", flush=True)
+            try:
+                self.server.start_server()
+            except Exception as again:  # noqa: BLE001
+                print(f"soak: cannot start the server again: {again}", flush=True)
+        finally:
+            self.restarting.clear()
+
+    def resume_due(self, *, all_now: bool = False) -> None:
+        now = time.time()
+        for proc in self.procs:
+            if proc.stopped_until is not None and (all_now or now >= proc.stopped_until):
+                if proc.popen.poll() is None:
+                    os.kill(proc.pid, signal.SIGCONT)
+                    self.history.write("fault", kind="cont", target=proc.name, pid=proc.pid)
+                proc.stopped_until = None
+
+    # -- phases -------------------------------------------------------------------
+
+    def run(self) -> None:
+        cfg = self.config
+        for slot in range(cfg.workers):
+            self.spawn_worker(slot)
+        time.sleep(WORKER_WARMUP_S)
+        self.t0 = time.time() + PRODUCER_START_DELAY_S
+        self.phase_end = self.t0 + cfg.seconds
+        self.history.write("phase", name="faults", start=self.t0, end=self.phase_end)
+        producers = [self.spawn_producer(i) for i in range(cfg.producers)]
+        pending = list(self.plan.faults)
+        next_progress = self.t0 + PROGRESS_EVERY_S
+        print(f"soak: fault phase {cfg.seconds:g} s, {len(pending)} faults planned", flush=True)
+        while time.time() < self.phase_end or any(p.popen.poll() is None for p in producers):
+            now = time.time()
+            while pending and self.t0 + pending[0].at <= now:
+                if not self.inject(pending[0], self.t0 + pending[0].at):
+                    break
+                pending.pop(0)
+            self.resume_due()
+            self.reap()
+            self.respawn_due()
+            if now >= next_progress:
+                self.progress(now)
+                next_progress += PROGRESS_EVERY_S
+            time.sleep(TICK_S)
+        for fault in pending:
+            self.history.write("fault_skipped", kind=fault.kind, why="the fault phase ended")
+        self.resume_due(all_now=True)
+        if self.restart_thread is not None:
+            self.restart_thread.join()
+        self.history.write("phase", name="drain", start=time.time())
+        self.drain()
+        self.stop_workers()
+
+    def progress(self, now: float) -> None:
+        if self.restarting.is_set():
+            print(f"soak: {now - self.t0:6.1f} s  (server restarting)", flush=True)
+            return
+        try:
+            c = self.counts()
+        except psycopg.OperationalError:
+            print(f"soak: {now - self.t0:6.1f} s  (server unreachable)", flush=True)
+            return
+        done = c.get("succeeded", 0) + c.get("dead", 0) + c.get("cancelled", 0)
+        try:
+            row = (
+                self.admin()
+                .execute(
+                    "SELECT count(*) FROM taskboard.jobs WHERE state = 'queued' AND run_at <= now()"
+                )
+                .fetchone()
+            )
+            backlog = int(row[0]) if row else 0
+        except psycopg.OperationalError:
+            backlog = -1
+        if backlog >= 0:
+            self.history.write("progress", at=now - self.t0, backlog=backlog, counts=c)
+        print(
+            f"soak: {now - self.t0:6.1f} s  jobs {sum(c.values())}: finished {done}, "
+            f"queued {c.get('queued', 0)}, running {c.get('running', 0)}",
+            flush=True,
+        )
+
+    def drain(self) -> None:
+        """Wait, with no faults, until no job is queued or running (or the timeout)."""
+        deadline = time.time() + self.config.drain_timeout
+        next_progress = time.time() + PROGRESS_EVERY_S
+        while True:
+            self.reap()
+            self.respawn_due()
+            try:
+                c = self.counts()
+            except psycopg.OperationalError:
+                c = {"queued": -1}
+            unfinished = c.get("queued", 0) + c.get("running", 0)
+            if unfinished == 0:
+                self.drained_at = time.time()
+                print(
+                    f"soak: drained {self.drained_at - self.phase_end:.1f} s after the fault phase",
+                    flush=True,
+                )
+                return
+            if time.time() > deadline:
+                self.stuck = unfinished
+                print(
+                    f"soak: {unfinished} job(s) still unfinished after the drain timeout",
+                    flush=True,
+                )
+                return
+            if time.time() >= next_progress:
+                self.progress(time.time())
+                next_progress += PROGRESS_EVERY_S
+            time.sleep(0.2)
+
+    def stop_workers(self) -> None:
+        for proc in self.procs:
+            if proc.kind == "worker" and proc.popen.poll() is None:
+                proc.expected_exit = "stopped"
+                os.kill(proc.pid, signal.SIGTERM)
+        deadline = time.time() + STOP_WAIT_S
+        for proc in self.procs:
+            if proc.popen.poll() is None:
+                try:
+                    proc.popen.wait(max(deadline - time.time(), 0.1))
+                except subprocess.TimeoutExpired:
+                    proc.expected_exit = "killed at the end (did not stop)"
+                    proc.popen.kill()
+                    proc.popen.wait()
+        self.reap()
+
+    def kill_all(self) -> None:
+        for proc in self.procs:
+            if proc.popen.poll() is None:
+                proc.popen.kill()
+                proc.popen.wait()
+
+
+# -- setup ----------------------------------------------------------------------------
+
+
+def deploy(url: str) -> None:
+    argv = ["sqitch", "deploy", "--verify", devdb.sqitch_target(url)]
+    result = subprocess.run(
+        argv, cwd=project_root() / "db", capture_output=True, text=True, check=False
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"sqitch deploy failed:\n{result.stdout}{result.stderr}")
+
+
+def prepare(server: SoakServer) -> Urls:
+    url = server.recreate_database(DATABASE)
+    deploy(url)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(SETUP_SQL)
+    if server.own:
+        return Urls(
+            admin=url,
+            worker=conninfo.make_conninfo(url, user=WORKER_ROLE),
+            producer=conninfo.make_conninfo(url, user=PRODUCER_ROLE),
+        )
+    # An external server's login roles may need passwords we do not have:
+    # everything runs as the URL's role there.
+    return Urls(admin=url, worker=url, producer=url)
+
+
+def _env_number(name: str, kind: type[int | float]) -> Any:
+    value = os.environ.get(name, "").strip()
+    return kind(value) if value else None
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m soak", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", type=int, default=_env_number("SOAK_JOBS", int))
+    parser.add_argument("--seconds", type=float, default=_env_number("SOAK_SECONDS", float))
+    parser.add_argument("--workers", type=int, default=_env_number("SOAK_WORKERS", int))
+    parser.add_argument("--seed", type=int, default=_env_number("SOAK_SEED", int))
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        default=os.environ.get("SOAK_QUICK", "").strip() not in ("", "0"),
+        help="1,500 jobs, 20 s, 3 workers (under a minute in all)",
+    )
+    parser.add_argument(
+        "--pg", choices=devdb.VERSIONS, default="18", help="own server's major version"
+    )
+    parser.add_argument(
+        "--url",
+        default=os.environ.get(devdb.DATABASE_URL_ENV) or None,
+        help="use this server (no restarts) instead of an own one; default $TASKBOARD_DATABASE_URL",
+    )
+    parser.add_argument(
+        "--own-server", action="store_true", help="ignore --url/$TASKBOARD_DATABASE_URL"
+    )
+    parser.add_argument(
+        "--no-faults", action="store_true", help="a baseline: the same jobs with no fault injected"
+    )
+    parser.add_argument("--run-dir", type=Path, help="where history, logs and the report go")
+    parser.add_argument("--report", type=Path, help="also write the report here")
+    parser.add_argument(
+        "--recheck",
+        type=Path,
+        metavar="RUN_DIR",
+        help="check a finished run's history and final database again, from its files",
+    )
+    args = parser.parse_args(argv)
+    if args.own_server:
+        args.url = None
+    return args
+
+
+def make_config(args: argparse.Namespace) -> Config:
+    quick = bool(args.quick)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 2**31)
+    return Config(
+        jobs=args.jobs or (QUICK_JOBS if quick else DEFAULT_JOBS),
+        seconds=args.seconds or (QUICK_SECONDS if quick else DEFAULT_SECONDS),
+        workers=args.workers or (QUICK_WORKERS if quick else DEFAULT_WORKERS),
+        seed=seed,
+        quick=quick,
+    )
+
+
+def finish(
+    run_dir: Path,
+    plan: Plan,
+    final: dict[str, Any],
+    server_own: bool,
+    seconds: float | None,
+    report_to: Path | None,
+) -> int:
+    """Check the invariants, print and save the report; the exit status."""
+    result = check.run(
+        config=plan.config,
+        plan=plan,
+        final=final,
+        history_dir=run_dir / "history",
+        server_own=server_own,
+    )
+    kind = "own, restarted by the soak" if server_own else "external: not restarted"
+    text = report.render(
+        result,
+        config=plan.config,
+        seed=plan.config.seed,
+        total_seconds=seconds,
+        server=f"PostgreSQL {result.server_version} ({kind})",
+        run_dir=run_dir,
+    )
+    print(text, flush=True)
+    (run_dir / "report.md").write_text(text)
+    if report_to is not None:
+        report_to.write_text(text)
+    return EXIT_OK if result.ok else EXIT_VIOLATED
+
+
+def recheck(run_dir: Path, report_to: Path | None) -> int:
+    """Check a finished run again from its files (no server needed)."""
+    final = json.loads((run_dir / "final.json").read_text())
+    plan = Plan.load(run_dir / "plan.json")
+    own = bool(final.get("server_own", True))
+    return finish(run_dir, plan, final, own, final.get("elapsed"), report_to)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.recheck is not None:
+        return recheck(args.recheck, args.report)
+    config = make_config(args)
+    if config.workers < 2 or config.jobs < 1 or config.seconds < 5:
+        print("soak: needs at least 2 workers, 1 job and 5 seconds", file=sys.stderr)
+        return EXIT_BROKEN
+    run_dir = args.run_dir or Path(tempfile.mkdtemp(prefix=f"taskboard-soak-{config.seed}-"))
+    for sub in ("history", "logs"):
+        (run_dir / sub).mkdir(parents=True, exist_ok=True)
+    again = (
+        f"make soak SOAK_SEED={config.seed} SOAK_JOBS={config.jobs} SOAK_SECONDS={config.seconds:g}"
+        f" SOAK_WORKERS={config.workers}" + (" SOAK_QUICK=1" if config.quick else "")
+    )
+    print(f"soak: seed {config.seed}  (again: {again})", flush=True)
+    print(f"soak: history, logs and report in {run_dir}", flush=True)
+    server = SoakServer(version=args.pg, external_url=args.url)
+    started = time.time()
+    soak: Soak | None = None
+    try:
+        try:
+            server.start()
+            urls = prepare(server)
+        except Exception as exc:  # noqa: BLE001 - one line, then exit 2
+            print(f"soak: cannot set up the database: {exc}", file=sys.stderr)
+            return EXIT_BROKEN
+        where = (
+            f"own PostgreSQL {args.pg} in {server.root}" if server.own else "the server at --url"
+        )
+        print(f"soak: {where}, database {DATABASE} deployed with sqitch", flush=True)
+        plan = make_plan(config, restarts=server.own, faults=not args.no_faults)
+        plan.save(run_dir / "plan.json")
+        soak = Soak(
+            config,
+            plan,
+            server,
+            urls,
+            run_dir,
+            History(run_dir / "history" / "runner.jsonl", process="runner"),
+            random.Random(config.seed + 1),
+        )
+        soak.run()
+        final = check.snapshot(urls.admin)
+        (run_dir / "final.json").write_text(
+            json.dumps({**final, "server_own": server.own, "elapsed": time.time() - started})
+        )
+        return finish(run_dir, plan, final, server.own, time.time() - started, args.report)
+    finally:
+        if soak is not None:
+            soak.resume_due(all_now=True)
+            soak.kill_all()
+            if soak.admin_conn is not None:
+                soak.admin_conn.close()
+        if server.own and server.root is not None:
+            log = server.root / "server.log"
+            if log.exists():
+                (run_dir / "logs" / "server.log").write_bytes(log.read_bytes())
+        if not server.own:
+            with contextlib.suppress(psycopg.Error):
+                server.drop_database(DATABASE)
+        server.stop()
