@@ -1,0 +1,100 @@
+"""Reproduce: renewal refuses a job the worker is settling, and the worker calls it lost.
+
+    .venv/bin/python -m soak.repro.lost_after_settle
+
+Seen in the soak (seed 115151578, quick: w2.0, job 576): the control
+connection sent `fail` for a job; before its answer arrived, the renewal
+connection sent `renew_many` for the same job; the fail had committed, so
+the renewal was refused (the job was no longer running), and the worker
+logged "lost job 576 (attempt 1): renewal refused" and counted it lost, and
+then counted the fail's answer too. The same race exists for `complete`.
+Nothing is fenced wrongly, but the warning is false and `lost` is inflated
+(an operator alerting on lost jobs sees outages that did not happen).
+
+Here the race is made certain by holding back the answers of `fail` and
+`complete_many` for 0.5 s (the database call itself is not delayed) while
+renewal runs every 0.1 s. Prints the worker's counters and exits 1 when a
+settled job was also counted lost (the behaviour reported), 0 otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from soak.runner import prepare
+from soak.server import SoakServer
+from taskboard import sql
+from taskboard.app import Taskboard
+from taskboard.context import AsyncContext
+from taskboard.settings import load_settings
+from taskboard.worker import Worker
+
+ANSWER_DELAY_S = 0.5
+
+
+def slow_answers(name: str) -> None:
+    original: Callable[..., Awaitable[Any]] = getattr(sql, name)
+
+    async def delayed(*args: Any) -> Any:
+        answer = await original(*args)  # committed
+        await asyncio.sleep(ANSWER_DELAY_S)  # the answer is slow to arrive
+        return answer
+
+    setattr(sql, name, delayed)
+
+
+async def scenario(worker_url: str) -> int:
+    settings = load_settings(
+        database_url=worker_url,
+        pool_size=3,
+        lease=2.0,
+        renew_every=0.1,
+        worker_name="repro",
+        poll_interval=0.2,
+    )
+    app = Taskboard(settings)
+
+    @app.task("ok", queue="repro")
+    async def ok(ctx: AsyncContext, payload: dict[str, Any]) -> None:
+        await asyncio.sleep(0.2)
+
+    @app.task("broken", queue="repro")
+    async def broken(ctx: AsyncContext, payload: dict[str, Any]) -> None:
+        await asyncio.sleep(0.2)
+        raise RuntimeError("fails on purpose")
+
+    slow_answers("fail")
+    slow_answers("complete_many")
+    worker = Worker(app, settings)
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop))
+    app.enqueue_many("ok", [{}], queue="repro")
+    app.enqueue_many("broken", [{}], queue="repro", max_attempts=1)
+    app.close()
+    for _ in range(100):
+        if worker.counts.succeeded + worker.counts.dead >= 2:
+            break
+        await asyncio.sleep(0.1)
+    stop.set()
+    await running
+    print(f"counters: {worker.counts.line()}")
+    return 1 if worker.counts.lost else 0
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    server = SoakServer()
+    try:
+        server.start()
+        urls = prepare(server)
+        return asyncio.run(scenario(urls.worker))
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
