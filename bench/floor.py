@@ -17,7 +17,7 @@ import psycopg
 
 HERE = Path(__file__).resolve().parent / "floor"
 DATABASE = "bench_floor"
-TPS = re.compile(r"^tps = ([0-9.]+) \(without initial connection time\)", re.M)
+TPS = re.compile(r"^tps = ([0-9.]+) \(without initial connection time\)", re.MULTILINE)
 # Queued rows to start from, per job claimed per cycle: comfortably more than
 # the fastest run here takes (about 10k cycles/s at 1 a claim, 2k at 50).
 ROWS_PER_SECOND = {1: 15_000, 50: 110_000}
@@ -34,7 +34,8 @@ def refill(url: str, rows: int) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("TRUNCATE floor_jobs RESTART IDENTITY")
         conn.execute(
-            "INSERT INTO floor_jobs (payload) SELECT '{}'::jsonb FROM generate_series(1, %s)", [rows]
+            "INSERT INTO floor_jobs (payload) SELECT '{}'::jsonb FROM generate_series(1, %s)",
+            [rows],
         )
         conn.execute("VACUUM (ANALYZE) floor_jobs")
         conn.execute("CHECKPOINT")
@@ -70,5 +71,7 @@ def run(server: Any, url: str, *, batch: int, clients: int, seconds: int) -> dic
             "  FROM floor_jobs"
         ).fetchone()
     if queued == 0:
-        raise RuntimeError(f"the floor ran dry (batch {batch}, {clients} clients): raise ROWS_PER_SECOND")
+        raise RuntimeError(
+            f"the floor ran dry (batch {batch}, {clients} clients): raise ROWS_PER_SECOND"
+        )
     return {"jobs_per_s": tps * batch, "tps": tps, "done": done, "seconds": seconds}

@@ -9,13 +9,17 @@ starts right after a CHECKPOINT. Systems take turns within each run, in an
 order that rotates from run to run.
 
 W1 drain: N no-op jobs enqueued up front with the system's batch API
-  (chunks of ENQUEUE_CHUNK, timed), then one worker process at each
+  (chunks of ENQUEUE_CHUNK, timed), ANALYZE (the statistics autovacuum
+  would have in steady state; --cold-stats skips it), then one worker process at each
   concurrency until every job is finished in the database. jobs/s = N /
   (all finished - first handler start); worker start-up is not counted.
 W2 latency: an idle worker (concurrency LATENCY_CONCURRENCY); jobs enqueued
   one at a time, each committed on its own, at LATENCY_RATE a second.
   Latency = handler start - the producer's clock right after its commit
-  returned (one host, one clock).
+  returned (one host, one clock). A worker can start a job before the
+  producer, descheduled on a busy machine, reads the clock: such latencies
+  come out negative and are kept (the JSON counts them, and also gives the
+  percentiles from before the enqueue call, commit included).
 W4 renewal (Taskboard only): one renew_many of RENEW_LEASES held leases,
   timed as the worker calls it; median of RENEW_REPEATS calls a run.
 Floor: pgbench, bench/floor/cycle.sql (claim with FOR UPDATE SKIP LOCKED and
@@ -43,10 +47,10 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import floor  # noqa: E402
-from report import FLOOR, Line, Samples, table, to_json  # noqa: E402
-from server import BenchServer  # noqa: E402
-from systems import PLANNED, SYSTEMS  # noqa: E402
+import floor
+from report import FLOOR, Line, Samples, table, to_json
+from server import BenchServer
+from systems import PLANNED, SYSTEMS
 
 OURS = "taskboard"
 ENQUEUE_CHUNK = 1_000  # jobs per batch-API call in W1's enqueue
@@ -113,6 +117,17 @@ def checkpoint(server: BenchServer) -> None:
         conn.execute("CHECKPOINT")
 
 
+async def table_updates(conn: Any) -> tuple[int, int]:
+    """(row updates, HOT updates) of taskboard.jobs so far, this session's included."""
+    await conn.execute("SELECT pg_stat_force_next_flush()")
+    await conn.execute("SELECT 1")  # the flush happens when that transaction ends
+    cur = await conn.execute(
+        "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relid = 'taskboard.jobs'::regclass"
+    )
+    row = await cur.fetchone()
+    return int(row[0]), int(row[1])
+
+
 class Bench:
     def __init__(
         self,
@@ -148,7 +163,9 @@ class Bench:
             if name == OURS and self.taskboard_sql is not None:
                 import psycopg
 
-                log(f"applying {self.taskboard_sql} to Taskboard's template (a candidate change, measured)")
+                log(
+                    f"applying {self.taskboard_sql} to Taskboard's template (a candidate change, measured)"
+                )
                 with psycopg.connect(url, autocommit=True) as conn:
                     conn.execute(self.taskboard_sql.read_text())
 
@@ -157,7 +174,9 @@ class Bench:
         checkpoint(self.server)
         return url
 
-    def worker_argv(self, system: str, url: str, concurrency: int, mode: str, jobs: int, out: Path) -> list[str]:
+    def worker_argv(
+        self, system: str, url: str, concurrency: int, mode: str, jobs: int, out: Path
+    ) -> list[str]:
         argv = [
             sys.executable,
             str(HERE / "worker.py"),
@@ -171,7 +190,18 @@ class Bench:
         if self.py_spy is not None and system == OURS and mode == "drain":
             profile = self.py_spy / f"{system}-{mode}-c{concurrency}-{uuid.uuid4().hex[:6]}.txt"
             py_spy = Path(sys.executable).with_name("py-spy")
-            argv = [str(py_spy), "record", "--format", "raw", "--rate", "200", "-o", str(profile), "--", *argv]
+            argv = [
+                str(py_spy),
+                "record",
+                "--format",
+                "raw",
+                "--rate",
+                "200",
+                "-o",
+                str(profile),
+                "--",
+                *argv,
+            ]
         return argv
 
     # -- W1 ----------------------------------------------------------------------
@@ -194,13 +224,24 @@ class Bench:
         stamps = json.loads(out.read_text())
         drain_s = stamps["done"] - stamps["first_start"]
         rate = n / drain_s
-        self.samples.add(Line("W1", f"enqueue {n:,} (batches of {ENQUEUE_CHUNK:,})", "jobs/s", True), name, n / enqueue_s)
+        self.samples.add(
+            Line("W1", f"enqueue {n:,} (batches of {ENQUEUE_CHUNK:,})", "jobs/s", True),
+            name,
+            n / enqueue_s,
+        )
         self.samples.add(Line("W1", f"drain c={concurrency}", "jobs/s", True), name, rate)
         self.record(
-            {"workload": "W1", "system": name, "concurrency": concurrency, "run": run, "jobs": n,
-             "enqueue_s": enqueue_s, "drain_s": drain_s,
-             "startup_s": stamps["first_start"] - stamps["process_start"],
-             "settle_s": stamps["done"] - stamps["last_start"]}
+            {
+                "workload": "W1",
+                "system": name,
+                "concurrency": concurrency,
+                "run": run,
+                "jobs": n,
+                "enqueue_s": enqueue_s,
+                "drain_s": drain_s,
+                "startup_s": stamps["first_start"] - stamps["process_start"],
+                "settle_s": stamps["done"] - stamps["last_start"],
+            }
         )
         log(f"W1 {name} c={concurrency}: enqueue {n / enqueue_s:,.0f}/s, drain {rate:,.0f} jobs/s")
 
@@ -216,6 +257,7 @@ class Bench:
             stdout=asyncio.subprocess.PIPE,
         )
         assert proc.stdout is not None
+        sent: dict[int, float] = {}
         committed: dict[int, float] = {}
         try:
             async with system.producer(url) as enqueue:
@@ -239,6 +281,7 @@ class Bench:
                     delay = begin + seq / LATENCY_RATE - time.monotonic()
                     if delay > 0:
                         await asyncio.sleep(delay)
+                    sent[seq] = time.time()
                     await enqueue(seq)
                     committed[seq] = time.time()
             code = await asyncio.wait_for(proc.wait(), timeout=60)
@@ -253,16 +296,50 @@ class Bench:
         q = statistics.quantiles(ms, n=100, method="inclusive")
         for label, value in (("p50", q[49]), ("p95", q[94]), ("p99", q[98])):
             self.samples.add(Line("W2", f"latency {label}", "ms", False), name, value)
-        self.record(
-            {"workload": "W2", "system": name, "run": run, "jobs": m, "min_ms": ms[0], "max_ms": ms[-1],
-             "p50_ms": q[49], "p95_ms": q[94], "p99_ms": q[98]}
+        # From before the enqueue call instead: commit included, but immune to the
+        # producer being scheduled late after its commit (the negative latencies).
+        call = statistics.quantiles(
+            sorted((starts[s] - sent[s]) * 1000 for s in range(m)), n=100, method="inclusive"
         )
-        log(f"W2 {name}: p50 {q[49]:.2f} ms, p95 {q[94]:.2f} ms, p99 {q[98]:.2f} ms")
+        enqueue_ms = statistics.median((committed[s] - sent[s]) * 1000 for s in range(m))
+        self.samples.add(
+            Line("W2", "enqueue one job, call to commit, p50", "ms", False), name, enqueue_ms
+        )
+        self.record(
+            {
+                "workload": "W2",
+                "system": name,
+                "run": run,
+                "jobs": m,
+                "min_ms": ms[0],
+                "max_ms": ms[-1],
+                "p50_ms": q[49],
+                "p95_ms": q[94],
+                "p99_ms": q[98],
+                "negative": sum(1 for v in ms if v < 0),
+                "enqueue_p50_ms": enqueue_ms,
+                "from_call_p50_ms": call[49],
+                "from_call_p95_ms": call[94],
+                "from_call_p99_ms": call[98],
+                # The slowest jobs: [seq, latency ms, seconds after the first measured commit].
+                "slowest": sorted(
+                    (
+                        [s, (starts[s] - committed[s]) * 1000, committed[s] - committed[0]]
+                        for s in range(m)
+                    ),
+                    key=lambda x: -x[1],
+                )[:10],
+            }
+        )
+        log(
+            f"W2 {name}: p50 {q[49]:.2f} ms, p95 {q[94]:.2f} ms, p99 {q[98]:.2f} ms; enqueue {enqueue_ms:.2f} ms"
+        )
 
     # -- W4 ----------------------------------------------------------------------
 
     async def renewal(self, run: int) -> None:
         import psycopg
+
         from taskboard import sql
 
         url = self.fresh(OURS, "w4")
@@ -274,6 +351,7 @@ class Bench:
             ids = [h.job_id for h in held]
             tokens = [h.token for h in held]
             await sql.renew_many(conn, ids, tokens, 60.0)  # warm-up: plan and caches
+            before = await table_updates(conn)
             times = []
             for _ in range(RENEW_REPEATS):
                 started = time.perf_counter()
@@ -281,16 +359,38 @@ class Bench:
                 times.append((time.perf_counter() - started) * 1000)
                 if sum(1 for v in answers.values() if v is not None) != RENEW_LEASES:
                     raise RuntimeError("renew_many refused a lease it should have renewed")
+            after = await table_updates(conn)
+        updates, hot = after[0] - before[0], after[1] - before[1]
         value = statistics.median(times)
-        self.samples.add(Line("W4", f"renew_many {RENEW_LEASES:,} leases", "ms", False), OURS, value)
-        self.record({"workload": "W4", "system": OURS, "run": run, "times_ms": times})
-        log(f"W4 renew_many {RENEW_LEASES} leases: {value:.1f} ms")
+        self.samples.add(
+            Line("W4", f"renew_many {RENEW_LEASES:,} leases", "ms", False), OURS, value
+        )
+        self.record(
+            {
+                "workload": "W4",
+                "system": OURS,
+                "run": run,
+                "times_ms": times,
+                "updates": updates,
+                "hot_updates": hot,
+            }
+        )
+        log(
+            f"W4 renew_many {RENEW_LEASES} leases: {value:.1f} ms; {hot} of {updates} row updates HOT"
+        )
 
     # -- floor -------------------------------------------------------------------
 
     def floor(self, url: str, batch: int, clients: int) -> None:
-        got = floor.run(self.server, url, batch=batch, clients=clients, seconds=self.plan.floor_seconds)
-        line = Line("floor", f"{batch} a claim, {clients} client{'s' if clients > 1 else ''}", "jobs/s", True)
+        got = floor.run(
+            self.server, url, batch=batch, clients=clients, seconds=self.plan.floor_seconds
+        )
+        line = Line(
+            "floor",
+            f"{batch} a claim, {clients} client{'s' if clients > 1 else ''}",
+            "jobs/s",
+            True,
+        )
         self.samples.add(line, FLOOR, got["jobs_per_s"])
         self.record({"workload": "floor", "batch": batch, "clients": clients, **got})
         log(f"floor {batch} a claim, {clients} clients: {got['jobs_per_s']:,.0f} jobs/s")
@@ -302,7 +402,7 @@ class Bench:
         floor_url = floor.prepare(self.server) if "floor" in workloads else None
         systems = self.plan.systems
         for run in range(self.plan.runs):
-            order = systems[run % len(systems):] + systems[: run % len(systems)]
+            order = systems[run % len(systems) :] + systems[: run % len(systems)]
             log(f"run {run + 1} of {self.plan.runs}: {', '.join(order)}")
             if "w1" in workloads:
                 for concurrency in self.plan.concurrencies:
@@ -338,31 +438,53 @@ def machine() -> dict[str, Any]:
 
 def git_commit() -> str:
     result = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True, check=False
+        ["git", "rev-parse", "--short", "HEAD"],
+        cwd=HERE,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--", "pydriver", "db"], cwd=HERE.parent,
-        capture_output=True, text=True, check=False,
+        ["git", "status", "--porcelain", "--", "pydriver", "db", "bench"],
+        cwd=HERE.parent,
+        capture_output=True,
+        text=True,
+        check=False,
     ).stdout.strip()
-    return result.stdout.strip() + ("+uncommitted pydriver/db changes" if dirty else "")
+    return result.stdout.strip() + ("+uncommitted changes" if dirty else "")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="N=2,000, one run, fewer configurations")
+    parser.add_argument(
+        "--quick", action="store_true", help="N=2,000, one run, fewer configurations"
+    )
     parser.add_argument("--runs", type=int, help="runs of every workload (full: 3)")
     parser.add_argument("--jobs", type=int, help="W1 jobs (full: 20,000)")
     parser.add_argument("--systems", help="comma-separated subset of " + ",".join(SYSTEMS))
     parser.add_argument("--only", help="comma-separated subset of w1,w2,w4,floor")
-    parser.add_argument("--stat-statements", action="store_true",
-                        help="load pg_stat_statements and print the top statements per database")
-    parser.add_argument("--py-spy", type=Path, help="record Taskboard's drain workers with py-spy into DIR")
-    parser.add_argument("--cold-stats", action="store_true",
-                        help="skip the ANALYZE after W1's enqueue: drain a backlog the planner has no statistics for")
-    parser.add_argument("--taskboard-sql", type=Path,
-                        help="run this SQL file in Taskboard's template after deploying it, to measure "
-                             "a candidate change to db/functions before making it (shown in the JSON)")
-    parser.add_argument("--results", type=Path, default=HERE / "results", help="where the JSON goes")
+    parser.add_argument(
+        "--stat-statements",
+        action="store_true",
+        help="load pg_stat_statements and print the top statements per database",
+    )
+    parser.add_argument(
+        "--py-spy", type=Path, help="record Taskboard's drain workers with py-spy into DIR"
+    )
+    parser.add_argument(
+        "--cold-stats",
+        action="store_true",
+        help="skip the ANALYZE after W1's enqueue: drain a backlog the planner has no statistics for",
+    )
+    parser.add_argument(
+        "--taskboard-sql",
+        type=Path,
+        help="run this SQL file in Taskboard's template after deploying it, to measure "
+        "a candidate change to db/functions before making it (shown in the JSON)",
+    )
+    parser.add_argument(
+        "--results", type=Path, default=HERE / "results", help="where the JSON goes"
+    )
     args = parser.parse_args()
 
     for name in [k for k in os.environ if k.startswith("TASKBOARD_")]:
@@ -381,7 +503,7 @@ def main() -> int:
     if args.py_spy:
         args.py_spy.mkdir(parents=True, exist_ok=True)
 
-    started_at = dt.datetime.now(dt.timezone.utc)
+    started_at = dt.datetime.now(dt.UTC)
     load_before = os.getloadavg()
     wall = time.perf_counter()
     server = BenchServer(stat_statements=args.stat_statements)
@@ -433,45 +555,78 @@ def main() -> int:
     out.write_text(json.dumps(doc, indent=1) + "\n")
 
     print()
-    print(f"Taskboard benchmark, {plan.mode} mode: {plan.runs} run(s), W1 N={plan.jobs:,}, "
-          f"W2 {plan.latency_jobs:,} jobs at {LATENCY_RATE:g}/s, commit {doc['commit']}")
+    print(
+        f"Taskboard benchmark, {plan.mode} mode: {plan.runs} run(s), W1 N={plan.jobs:,}, "
+        f"W2 {plan.latency_jobs:,} jobs at {LATENCY_RATE:g}/s, commit {doc['commit']}"
+    )
     if args.taskboard_sql is not None:
         print(f"CANDIDATE: Taskboard measured with {args.taskboard_sql} applied after its deploy")
     if args.cold_stats:
         print("cold statistics: no ANALYZE between W1's enqueue and its drain")
-    print(f"machine: {info['cpus']} CPUs ({info['cpu_model']}), {info['ram_gib']} GiB RAM, "
-          f"Linux {info['kernel']}, Python {info['python']}; load average (1/5/15 min) "
-          f"{'/'.join(map(str, info['loadavg_before']))} before, {'/'.join(map(str, info['loadavg_after']))} after")
+    print(
+        f"machine: {info['cpus']} CPUs ({info['cpu_model']}), {info['ram_gib']} GiB RAM, "
+        f"Linux {info['kernel']}, Python {info['python']}; load average (1/5/15 min) "
+        f"{'/'.join(map(str, info['loadavg_before']))} before, {'/'.join(map(str, info['loadavg_after']))} after"
+    )
     print("PostgreSQL: " + ", ".join(f"{k}={v}" for k, v in settings.items()))
     print("versions: " + ", ".join(f"{labels[k]} {v}" for k, v in versions.items()))
     print()
     print(table(bench.samples, plan.systems, labels, OURS))
     print()
-    print("cells: median of the runs ± half their range (% of the median); "
-          "TB vs X: how many times better Taskboard is (>1: Taskboard ahead).")
-    floor_note = floor_share(bench.samples, plan)
-    if floor_note:
-        print(floor_note)
+    print(
+        "cells: median of the runs ± half their range (% of the median); "
+        "TB vs X: how many times better Taskboard is (>1: Taskboard ahead)."
+    )
+    for text in targets(bench.samples, plan):
+        print(f"target: {text}")
     for name, why in PLANNED.items():
         print(f"{name}: {why}")
-    print(f"wall time {wall_s / 60:.1f} min; JSON: {out.relative_to(HERE.parent) if out.is_relative_to(HERE.parent) else out}")
+    print(
+        f"wall time {wall_s / 60:.1f} min; JSON: {out.relative_to(HERE.parent) if out.is_relative_to(HERE.parent) else out}"
+    )
     if statements:
         print()
         for db, rows in statements.items():
             print(f"pg_stat_statements, {db}:")
             for row in rows:
-                print(f"  {row['calls']:>8} calls {row['mean_ms']:8.3f} ms mean {row['total_ms']:9.0f} ms total  {row['query']}")
+                print(
+                    f"  {row['calls']:>8} calls {row['mean_ms']:8.3f} ms mean {row['total_ms']:9.0f} ms total  {row['query']}"
+                )
     return 0
 
 
-def floor_share(samples: Samples, plan: Plan) -> str | None:
-    """Taskboard's W1 drain at the highest concurrency as a share of the 50-a-claim floor at 8 clients."""
+def targets(samples: Samples, plan: Plan) -> list[str]:
+    """Issue 5's targets, each with this run's figure and whether it was met."""
+
+    def median(key: str, system: str) -> float | None:
+        line = next((l for l in samples.lines if l.key == key), None)
+        return None if line is None else samples.median(line, system)
+
+    peers = [s for s in plan.systems if s != OURS]
+    out = []
+    for c in plan.concurrencies:
+        ours = median(f"W1 drain c={c}", OURS)
+        best = max((v for p in peers if (v := median(f"W1 drain c={c}", p))), default=None)
+        if ours and best:
+            ok = "met" if ours >= 2 * best else "NOT met"
+            out.append(f"W1 c={c}: x{ours / best:.2f} the fastest Python peer (target x2: {ok})")
     top = max(plan.concurrencies)
-    ours = next((samples.median(l, OURS) for l in samples.lines if l.key == f"W1 drain c={top}"), None)
-    raw = next((samples.median(l, FLOOR) for l in samples.lines if l.key == "floor 50 a claim, 8 clients"), None)
-    if ours is None or raw is None:
-        return None
-    return f"Taskboard W1 drain c={top} is {ours / raw:.0%} of the raw-SQL floor at 50 a claim, 8 clients."
+    ours, raw = median(f"W1 drain c={top}", OURS), median("floor 50 a claim, 8 clients", FLOOR)
+    if ours and raw:
+        ok = "met" if ours >= 0.25 * raw else "NOT met"
+        out.append(
+            f"W1 c={top}: {ours / raw:.0%} of the raw-SQL floor at 50 a claim, 8 clients "
+            f"(target 25%: {ok})"
+        )
+    for p in ("p50", "p99"):
+        ours = median(f"W2 latency {p}", OURS)
+        best = min((v for s in peers if (v := median(f"W2 latency {p}", s))), default=None)
+        if ours and best:
+            ok = "met" if ours <= best else "NOT met"
+            out.append(
+                f"W2 {p}: {ours:.2f} ms, best peer {best:.2f} ms (target: at or below: {ok})"
+            )
+    return out
 
 
 def top_statements(server: BenchServer, limit: int = 8) -> dict[str, Any]:
@@ -493,8 +648,14 @@ def top_statements(server: BenchServer, limit: int = 8) -> dict[str, Any]:
     for db, calls, total, mean, query in rows:
         bucket = out.setdefault(db, [])
         if len(bucket) < limit:
-            bucket.append({"calls": calls, "total_ms": total, "mean_ms": mean,
-                           "query": " ".join(query.split())[:150]})
+            bucket.append(
+                {
+                    "calls": calls,
+                    "total_ms": total,
+                    "mean_ms": mean,
+                    "query": " ".join(query.split())[:150],
+                }
+            )
     return out
 
 

@@ -100,7 +100,14 @@ class BenchServer:
             pwd.getpwnam(self.user)
         except KeyError:
             subprocess.run(
-                ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", self.user],
+                [
+                    "useradd",
+                    "--system",
+                    "--no-create-home",
+                    "--shell",
+                    "/usr/sbin/nologin",
+                    self.user,
+                ],
                 check=True,
             )
         # The server's user must read the wheel's files and traverse to them.
@@ -160,7 +167,17 @@ class BenchServer:
             return
         if (self.datadir / "postmaster.pid").exists():
             try:
-                self._run([self.bin("pg_ctl"), "stop", f"--pgdata={self.datadir}", "-m", "fast", "--wait"], cwd=self.root)
+                self._run(
+                    [
+                        self.bin("pg_ctl"),
+                        "stop",
+                        f"--pgdata={self.datadir}",
+                        "-m",
+                        "fast",
+                        "--wait",
+                    ],
+                    cwd=self.root,
+                )
             except RuntimeError:
                 time.sleep(1)
         shutil.rmtree(self.root, ignore_errors=True)
@@ -178,7 +195,9 @@ class BenchServer:
         from psycopg import sql
 
         with psycopg.connect(self.url(), autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
             if template is None:
                 conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
             else:
@@ -194,4 +213,6 @@ class BenchServer:
         from psycopg import sql
 
         with psycopg.connect(self.url(), autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )

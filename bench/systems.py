@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import subprocess
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -51,19 +50,23 @@ class Taskboard:
 
     @staticmethod
     async def install(url: str) -> None:
-        result = subprocess.run(
-            ["sqitch", "deploy", "--verify", sqitch_target(url)],
+        proc = await asyncio.create_subprocess_exec(
+            "sqitch",
+            "deploy",
+            "--verify",
+            sqitch_target(url),
             cwd=REPO / "db",
-            capture_output=True,
-            text=True,
-            check=False,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
         )
-        if result.returncode != 0:
-            raise RuntimeError(f"sqitch deploy failed:\n{result.stdout}{result.stderr}")
+        output, _ = await proc.communicate()
+        if proc.returncode != 0:
+            raise RuntimeError(f"sqitch deploy failed:\n{output.decode(errors='replace')}")
 
     @staticmethod
     async def enqueue_batches(url: str, batches: list[range]) -> float:
         import psycopg
+
         from taskboard import sql
 
         async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
@@ -79,6 +82,7 @@ class Taskboard:
     @contextlib.asynccontextmanager
     async def producer(url: str) -> AsyncIterator[Enqueue]:
         import psycopg
+
         from taskboard import Taskboard as App
         from taskboard.settings import load_settings
 
@@ -163,7 +167,9 @@ class Procrastinate:
             yield enqueue
 
     @classmethod
-    async def run_worker(cls, url: str, concurrency: int, on_job: OnJob, stop: asyncio.Event) -> None:
+    async def run_worker(
+        cls, url: str, concurrency: int, on_job: OnJob, stop: asyncio.Event
+    ) -> None:
         app = cls._with_task(url, on_job, pool=concurrency + 2)
         async with app.open_async():
             worker = asyncio.create_task(
@@ -239,9 +245,12 @@ class PgQueuer:
             await conn.close()
 
     @classmethod
-    async def run_worker(cls, url: str, concurrency: int, on_job: OnJob, stop: asyncio.Event) -> None:
+    async def run_worker(
+        cls, url: str, concurrency: int, on_job: OnJob, stop: asyncio.Event
+    ) -> None:
         import asyncpg
-        from pgqueuer import Job, PgQueuer as App
+        from pgqueuer import Job
+        from pgqueuer import PgQueuer as App
 
         conn = await asyncpg.connect(cls._dsn(url))
         try:
@@ -252,7 +261,9 @@ class PgQueuer:
                 on_job(int(job.payload or b"0"))
 
             batch = max(1, min(10, concurrency // 2))
-            runner = asyncio.create_task(app.run(batch_size=batch, max_concurrent_tasks=concurrency))
+            runner = asyncio.create_task(
+                app.run(batch_size=batch, max_concurrent_tasks=concurrency)
+            )
             stopped = asyncio.create_task(stop.wait())
             await asyncio.wait([runner, stopped], return_when=asyncio.FIRST_COMPLETED)
             if runner.done():

@@ -26,7 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from systems import SYSTEMS  # noqa: E402
+from systems import SYSTEMS
 
 POLL_S = 0.005  # how often the end of a drain is checked, once every handler has started
 STARTED = time.time()
