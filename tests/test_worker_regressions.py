@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -107,3 +109,25 @@ def test_dropped_connections_do_not_fail_the_next_transactional_job(
     for job_id in jobs:
         row = wait_for_job(url, job_id, "finished", lambda r: r["state"] in ("succeeded", "dead"))
         assert row["state"] == "succeeded", row["errors"]
+
+
+# -- found by the soak: outcomes of finished handlers --------------------------------
+
+
+@pytest.mark.parametrize("repro", ["dropped_completion", "lost_after_settle"])
+def test_a_finished_handlers_outcome_is_sent_not_dropped_when_its_lease_runs_out(
+    repro: str,
+) -> None:
+    """dropped_completion: a handler that finished during an outage ran a second time,
+    because the worker gave up the job and dropped its pending completion.
+    lost_after_settle: a renewal racing the worker's own fail counted the job lost.
+    Each script starts its own server and exits 1 when the old behaviour shows."""
+    done = subprocess.run(
+        [sys.executable, "-m", f"soak.repro.{repro}"],
+        check=False,
+        cwd=Path(__file__).resolve().parent.parent,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]

@@ -89,9 +89,11 @@ class Held:
     ctx: BaseContext
     safe_until: float  # monotonic: the lease cannot have expired before this
     runner: asyncio.Task[None] | None = None
-    # A transactional completion is in flight: its own fenced answer decides
-    # the outcome, so renewal and the watchdog leave the job alone.
-    committing: bool = False
+    # The handler is done and its fenced complete or fail is queued or in
+    # flight: that answer decides the outcome, so renewal and the watchdog
+    # leave the job alone. (Giving it up would drop a finished job's
+    # completion and run it again for nothing; a stale one is refused anyway.)
+    settling: bool = False
 
     @property
     def job_id(self) -> int:
@@ -620,7 +622,7 @@ class Worker:
         if held.ctx.lost:
             await conn.rollback()
             return False
-        held.committing = True
+        held.settling = True
         if await sql.complete(conn, held.job_id, held.claimed.token, result_json):
             return True
         await conn.rollback()
@@ -642,7 +644,7 @@ class Worker:
                 break
             except (psycopg.OperationalError, PoolTimeout):
                 if time.monotonic() >= held.safe_until:
-                    held.committing = False
+                    held.settling = False
                     self._lose(held, "whether its COMMIT happened could not be learnt in time")
                     return
                 await asyncio.sleep(backoff.next())
@@ -674,6 +676,8 @@ class Worker:
             return
         if outcome.held.job_id not in self._held:
             return
+        if outcome.kind != "release":
+            outcome.held.settling = True
         self._outbox.append(outcome)
         self._wake.set()
 
@@ -684,7 +688,7 @@ class Worker:
 
     def _lose(self, held: Held, why: str) -> None:
         """Give the job up: never complete or fail it; cancel its handler."""
-        if held.ctx.lost or held.committing:
+        if held.ctx.lost or held.settling:
             return
         held.ctx.mark_lost()
         self.counts.lost += 1
