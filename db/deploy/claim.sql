@@ -60,8 +60,19 @@ BEGIN
     END IF;
 
     RETURN QUERY
-    WITH buried AS (
-        -- Expired leases with no attempt left: dead now, never handed out.
+    WITH doomed AS MATERIALIZED (
+        -- Expired leases with no attempt left, locked once per call: an
+        -- IN (subquery ... FOR UPDATE) was planned to rerun per running row.
+        SELECT x.id
+          FROM taskboard.jobs AS x
+         WHERE x.queue = claim.queue
+           AND x.state = 'running'
+           AND x.lease_expires_at <= v_now
+           AND x.attempt >= x.max_attempts
+           FOR UPDATE SKIP LOCKED
+    ),
+    buried AS (
+        -- They are dead now, never handed out.
         UPDATE taskboard.jobs AS j
            SET state = 'dead',
                finished_at = v_now,
@@ -70,13 +81,8 @@ BEGIN
                    'attempt', j.attempt,
                    'worker', j.claimed_by,
                    'at', v_now))
-         WHERE j.id IN (SELECT x.id
-                          FROM taskboard.jobs AS x
-                         WHERE x.queue = claim.queue
-                           AND x.state = 'running'
-                           AND x.lease_expires_at <= v_now
-                           AND x.attempt >= x.max_attempts
-                           FOR UPDATE SKIP LOCKED)
+          FROM doomed AS d
+         WHERE j.id = d.id
            AND j.state = 'running'
     ),
     expired AS MATERIALIZED (
