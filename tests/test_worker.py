@@ -199,6 +199,35 @@ def test_unserialisable_result_fails_the_job_with_a_clear_error(
     assert "set" in error
 
 
+def test_result_the_database_refuses_fails_its_job_and_spares_the_batch(
+    make_database: MakeDatabase,
+) -> None:
+    """A lone surrogate passes json.dumps but not jsonb: that job fails, the rest complete.
+
+    The completions of a batch travel with the next claim in one
+    transaction, so the refusal also undoes that claim: the jobs it would
+    have taken are claimed afresh, each on its first attempt, instead of
+    sitting leased to nobody until the lease runs out.
+    """
+    url = make_database(deploy=True)
+    app = make_app(url)
+
+    @app.task("echo")
+    async def echo(ctx: AsyncContext, payload: Any) -> Any:
+        return payload["text"] + ("\ud800" if payload.get("lone_surrogate") else "")
+
+    bad = app.enqueue("echo", {"text": "a", "lone_surrogate": True}, max_attempts=1)
+    ok = [app.enqueue("echo", {"text": f"fine {n}"}) for n in range(5)]
+    run_worker_until(app, finished(url, bad, *ok), pool_size=4)
+
+    error = only_error(url, bad)
+    assert error.startswith("the database refused the result: "), error
+    for n, job_id in enumerate(ok):
+        row = job(url, job_id)
+        assert (row["state"], row["attempt"], row["result"]) == ("succeeded", 1, f"fine {n}")
+    app.close()
+
+
 @pytest.mark.parametrize("flavour", ["async", "sync"])
 def test_exception_fails_the_job_with_its_type_and_message(
     make_database: MakeDatabase, flavour: str

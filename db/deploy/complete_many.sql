@@ -57,7 +57,8 @@ BEGIN
         SELECT j.id, i.token, i.result
           FROM taskboard.jobs AS j
           JOIN input AS i ON i.id = j.id
-         WHERE j.state = 'running'
+         WHERE j.id = ANY (complete_many.job_ids)
+           AND j.state = 'running'
            AND j.lease_token = i.token
          ORDER BY j.id
            FOR UPDATE OF j
@@ -69,6 +70,7 @@ BEGIN
                finished_at = v_now
           FROM locked AS l
          WHERE j.id = l.id
+           AND j.id = ANY (complete_many.job_ids)
            AND j.state = 'running'
            AND j.lease_token = l.token
         RETURNING j.id, j.lease_token

@@ -101,6 +101,25 @@ BEGIN
         enqueue_many.dedupe_keys := ARRAY(SELECT pg_catalog.unnest(enqueue_many.dedupe_keys));
     END IF;
 
+    IF enqueue_many.dedupe_keys IS NULL THEN
+        -- No keys: every element is a new job. Ids are drawn first and
+        -- matched to elements by position.
+        v_ids := ARRAY(SELECT pg_catalog.nextval('taskboard.jobs_id_seq')
+                         FROM pg_catalog.generate_series(1, pg_catalog.cardinality(enqueue_many.payloads)));
+        INSERT INTO taskboard.jobs (id, queue, task, payload, priority, run_at, max_attempts)
+        SELECT v_ids[u.ord], enqueue_many.queue, enqueue_many.task, u.payload, enqueue_many.priority,
+               v_run_at, enqueue_many.max_attempts
+          FROM unnest(enqueue_many.payloads) WITH ORDINALITY AS u(payload, ord);
+        IF v_run_at <= v_now THEN
+            PERFORM taskboard.notify_runnable(enqueue_many.queue);
+        END IF;
+        RETURN QUERY
+        SELECT u.id
+          FROM pg_catalog.unnest(v_ids) WITH ORDINALITY AS u(id, ord)
+         ORDER BY u.ord;
+        RETURN;
+    END IF;
+
     -- One statement inserts every job without a key and the first job of
     -- each key. Ids are drawn before the insert so that each element knows
     -- its own; an element whose key an unfinished job already holds keeps

@@ -9,7 +9,7 @@
 -- the session user to see what was stored.
 
 BEGIN;
-SELECT plan(46);
+SELECT plan(47);
 
 -- Ids in payload order, defaults --------------------------------------------
 
@@ -291,6 +291,22 @@ SELECT results_eq(
     $$SELECT s.ord, j.payload, j.dedupe_key FROM shifted AS s JOIN taskboard.jobs AS j ON j.id = s.id ORDER BY s.ord$$,
     $$VALUES (1::bigint, '{"s": 0}'::jsonb, 'x'::text), (2, '{"s": 1}', NULL), (3, '{"s": 0}', 'x')$$,
     'arrays with other lower bounds pair payloads and keys by position'
+);
+
+SET LOCAL ROLE taskboard_producer;
+CREATE TEMP TABLE shifted_nokeys ON COMMIT DROP AS
+SELECT u.id, u.ord
+  FROM taskboard.enqueue_many(
+           task     => 'shifted',
+           payloads => '[-1:1]={"{\"s\": 0}","{\"s\": 1}","{\"s\": 2}"}'::jsonb[],
+           queue    => 'enqueue-many-shifted-nokeys'
+       ) WITH ORDINALITY AS u(id, ord);
+RESET ROLE;
+
+SELECT results_eq(
+    $$SELECT s.ord, j.payload, j.dedupe_key, j.state FROM shifted_nokeys AS s JOIN taskboard.jobs AS j ON j.id = s.id ORDER BY s.ord$$,
+    $$VALUES (1::bigint, '{"s": 0}'::jsonb, NULL::text, 'queued'::text), (2, '{"s": 1}', NULL, 'queued'), (3, '{"s": 2}', NULL, 'queued')$$,
+    'without keys, a payload array with another lower bound gets one job per payload, in payload order'
 );
 
 -- Bad input: 22023, nothing written ----------------------------------------

@@ -211,6 +211,36 @@ async def complete_many(
     return [(row[0], bool(row[1])) for row in await cur.fetchall()]
 
 
+PIPELINE = psycopg.AsyncPipeline.is_supported()
+
+
+async def complete_many_then_claim(
+    conn: psycopg.AsyncConnection[Any],
+    job_ids: Sequence[int],
+    tokens: Sequence[uuid.UUID],
+    results_json: Sequence[str | None],
+    claim_args: tuple[str, str, int, float],
+) -> tuple[list[tuple[int, bool]], list[Claimed]]:
+    """complete_many, then claim(queue, worker, batch, lease), in one round trip.
+
+    On an autocommit connection both statements run in one implicit
+    transaction (psycopg's pipeline mode sends one Sync after both): if
+    complete_many raises, the claim is not made and nothing commits.
+    Without pipeline support in libpq, the two are sent one after the other.
+    """
+    queue, worker, batch, lease = claim_args
+    if not PIPELINE:
+        done = await complete_many(conn, job_ids, tokens, results_json)
+        return done, await claim(conn, queue, worker, batch, lease)
+    async with conn.pipeline():
+        completing = await conn.execute(
+            COMPLETE_MANY, [list(job_ids), list(tokens), list(results_json)]
+        )
+        claiming = await conn.execute(CLAIM, [queue, worker, batch, seconds(lease)])
+    done = [(row[0], bool(row[1])) for row in await completing.fetchall()]
+    return done, [Claimed(*row) for row in await claiming.fetchall()]
+
+
 FAIL = "SELECT taskboard.fail(job_id => %s, token => %s, error => %s, retry_in => %s)"
 
 

@@ -347,24 +347,33 @@ class Worker:
     async def _control_session(self, conn: psycopg.AsyncConnection[Any], listening: bool) -> None:
         while not self._finished.is_set():
             self._wake.clear()
-            await self._flush(conn)
-            if not self._stopping.is_set():
-                await self._claim(conn)
+            order = [] if self._stopping.is_set() else self._claim_order()
+            # The first queue's claim rides with the completions when there are any.
+            claimed = await self._flush(conn, order[0] if order else None)
+            for queue in order[1:] if claimed else order:
+                await self._claim(conn, queue)
             await self._idle(conn if listening else None)
 
-    async def _claim(self, conn: psycopg.AsyncConnection[Any]) -> None:
-        free = self.slots - self._running
-        # Start at a different queue each time, so that one busy queue cannot starve the rest.
+    def _claim_order(self) -> list[str]:
+        """The queues to claim from, starting at a different one each time (no starving)."""
         order = self.queues[self._next_queue :] + self.queues[: self._next_queue]
         self._next_queue = (self._next_queue + 1) % len(self.queues)
-        for queue in order:
-            if free <= 0:
-                return
-            sent = time.monotonic()
-            rows = await sql.claim(conn, queue, self.settings.worker_name, free, self.settings.lease)
-            for row in rows:
-                self._start(row, sent)
-            free -= len(rows)
+        return order
+
+    def _claim_args(self, queue: str) -> tuple[str, str, int, float] | None:
+        """claim's arguments for as many jobs as there are free handler slots; None when full."""
+        free = self.slots - self._running
+        if free <= 0:
+            return None
+        return (queue, self.settings.worker_name, free, self.settings.lease)
+
+    async def _claim(self, conn: psycopg.AsyncConnection[Any], queue: str) -> None:
+        args = self._claim_args(queue)
+        if args is None:
+            return
+        sent = time.monotonic()
+        for row in await sql.claim(conn, *args):
+            self._start(row, sent)
 
     async def _idle(self, listener: psycopg.AsyncConnection[Any] | None) -> None:
         """Wait for a wake-up, a notification for one of our queues, or the poll interval."""
@@ -404,8 +413,12 @@ class Worker:
                 log.warning("listen connection failed (%s); retrying in %.1fs", describe(exc), delay)
                 await self._sleep_unless_finished(delay)
 
-    async def _flush(self, conn: psycopg.AsyncConnection[Any]) -> None:
+    async def _flush(self, conn: psycopg.AsyncConnection[Any], claim_from: str | None = None) -> bool:
         """Tell the database every settled outcome: completions in one complete_many.
+
+        With `claim_from`, the claim for the free slots goes in the same
+        round trip as the completions, when there are completions and free
+        slots; returns whether it did (else the caller claims by itself).
 
         An outcome leaves the outbox only once its answer is in, so a broken
         connection sends it again after reconnecting (complete is idempotent
@@ -414,15 +427,22 @@ class Worker:
         for item in [o for o in self._outbox if o.held.ctx.lost and o.kind != "release"]:
             self._outbox.remove(item)  # lost: never complete or fail it
             self._forget(item.held)
+        claimed = False
         completions = [o for o in self._outbox if o.kind == "complete"]
         if completions:
+            claim_args = None if claim_from is None else self._claim_args(claim_from)
             try:
-                answers = await self._complete_many(conn, completions)
+                sent = time.monotonic()
+                answers, rows = await self._complete_many(conn, completions, claim_args)
+                claimed = claim_args is not None
+                for row in rows:
+                    self._start(row, sent)
             except psycopg.Error as exc:
                 if connection_lost(exc, conn):
                     raise
                 # One result the database refuses (say, text jsonb cannot
                 # hold) must not sink the batch: settle them one by one.
+                # A claim sent with them was not made.
                 answers = [await self._complete_one(conn, item) for item in completions]
             for item, completed in zip(completions, answers, strict=True):
                 if completed is None:
@@ -456,23 +476,29 @@ class Worker:
             self._forget(item.held)
             if released:
                 self.counts.released += 1
+        return claimed
 
     @staticmethod
     async def _complete_many(
-        conn: psycopg.AsyncConnection[Any], items: list[Outcome]
-    ) -> list[bool | None]:
-        answers = await sql.complete_many(
-            conn,
-            [o.held.job_id for o in items],
-            [o.held.claimed.token for o in items],
-            [o.value for o in items],
-        )
-        return [completed for _, completed in answers]
+        conn: psycopg.AsyncConnection[Any],
+        items: list[Outcome],
+        claim_args: tuple[str, str, int, float] | None = None,
+    ) -> tuple[list[bool | None], list[sql.Claimed]]:
+        """complete_many of the items; with claim_args, the claim in the same round trip."""
+        job_ids = [o.held.job_id for o in items]
+        tokens = [o.held.claimed.token for o in items]
+        results = [o.value for o in items]
+        rows: list[sql.Claimed] = []
+        if claim_args is None:
+            answers = await sql.complete_many(conn, job_ids, tokens, results)
+        else:
+            answers, rows = await sql.complete_many_then_claim(conn, job_ids, tokens, results, claim_args)
+        return [completed for _, completed in answers], rows
 
     async def _complete_one(self, conn: psycopg.AsyncConnection[Any], item: Outcome) -> bool | None:
         """Complete one job; when the database refuses its result, fail the job instead (None)."""
         try:
-            return (await self._complete_many(conn, [item]))[0]
+            return (await self._complete_many(conn, [item]))[0][0]
         except psycopg.Error as exc:
             if connection_lost(exc, conn):
                 raise
