@@ -285,8 +285,10 @@ class Bench:
                     if delay > 0:
                         await asyncio.sleep(delay)
                     sent[seq] = time.time()
-                    await enqueue(seq)
+                    stamps = await enqueue(seq)
                     committed[seq] = time.time()
+                    if stamps is not None:  # taken by the producer's own process
+                        sent[seq], committed[seq] = stamps
             code = await asyncio.wait_for(proc.wait(), timeout=60)
         finally:
             if proc.returncode is None:

@@ -38,7 +38,9 @@ from pathlib import Path
 from typing import Any
 
 OnJob = Callable[[int], None]
-Enqueue = Callable[[int], Awaitable[None]]
+# enqueue(seq) commits one job; a producer in another process returns its own
+# (call, commit returned) wall-clock stamps, so the pipe to it is not measured.
+Enqueue = Callable[[int], Awaitable[tuple[float, float] | None]]
 
 REPO = Path(__file__).resolve().parents[1]
 TASK = "noop"
@@ -374,12 +376,10 @@ class PgBoss:
     async def producer(cls, url: str) -> AsyncIterator[Enqueue]:
         """A long-lived Node process sending one job per seq written to it.
 
-        The caller's clock is read before writing the seq and after reading
-        Node's answer, so both pipe crossings (to Node and back) land inside
-        the caller's call-to-commit, and the one back lands between the
-        commit and the caller's commit stamp (making pg-boss's latency look
-        that much shorter). Node also measures its own send() calls: their
-        median is logged at the end to show what the crossings cost.
+        Node reads the wall clock right before send() and right after it
+        returned, and enqueue() hands those two stamps to the caller, so the
+        pipe to Node and back is not counted in the latency nor the enqueue
+        time. Both pipe crossings are logged at the end, to show what they cost.
         """
         proc = await asyncio.create_subprocess_exec(
             str(NODE),
@@ -397,16 +397,18 @@ class PgBoss:
             if line.strip() != b"READY":
                 raise RuntimeError(f"pg-boss producer said {line!r}")
 
-            async def enqueue(seq: int) -> None:
+            async def enqueue(seq: int) -> tuple[float, float]:
                 started = time.perf_counter()
                 stdin.write(b"%d\n" % seq)
                 await stdin.drain()
                 answer = await stdout.readline()
                 seen_ms.append((time.perf_counter() - started) * 1000)
-                got, ms = answer.split() if answer.count(b" ") == 1 else (b"", b"")
-                if got != b"%d" % seq:
+                fields = answer.split()
+                if len(fields) != 3 or fields[0] != b"%d" % seq:
                     raise RuntimeError(f"pg-boss producer answered {answer!r} to {seq}")
-                node_ms.append(float(ms))
+                called, committed = float(fields[1]), float(fields[2])
+                node_ms.append((committed - called) * 1000)
+                return called, committed
 
             yield enqueue
         finally:
