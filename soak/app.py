@@ -9,7 +9,7 @@ What the history gets, each line fsynced before the worker goes on:
   right before the handler returns success), `skip` when still_holder()
   said no right before an effect;
 - from wrappers around the driver's SQL calls (`taskboard.sql.claim`,
-  `renew_many`, `complete`, `complete_many`, `fail`, `release`,
+  `renew_many`, `complete`, `complete_many`, `complete_many_then_claim`, `fail`, `release`,
   `lease_state`), installed in this process only: every answer the database
   gave the worker, with the wall time the call was sent. The driver is not
   changed: its worker looks these functions up on the module at each call;
@@ -145,24 +145,27 @@ def _recorded(
     identify: Callable[[tuple[Any, ...]], dict[str, Any]],
     *,
     before: bool = False,
+    label: str | None = None,
 ) -> None:
     """Replace taskboard.sql.`name` by a wrapper that records every answer, and
     every call that raised instead (with what it was about: its outcome is unknown).
     With `before`, the call is also recorded before it is sent (`NAME_sent`), so
     that a kill between the database's commit and the answer's record still
-    leaves a trace of what was asked."""
+    leaves a trace of what was asked. `label` names those events instead of
+    `name`."""
     original: Callable[..., Awaitable[Any]] = getattr(tsql, name)
+    label = label or name
 
     @functools.wraps(original)
     async def wrapper(*args: Any) -> Any:
         sent = time.time()
         if before:
-            history.write(f"{name}_sent", sent=sent, **identify(args))
+            history.write(f"{label}_sent", sent=sent, **identify(args))
         try:
             answer = await original(*args)
         except BaseException as exc:
             history.write(
-                f"{name}_error",
+                f"{label}_error",
                 sent=sent,
                 error=f"{type(exc).__name__}: {exc}"[:200],
                 **identify(args),
@@ -215,6 +218,12 @@ def install_recorders(history: History) -> None:
             for job, token, (_, ok) in zip(job_ids, tokens, answers, strict=True)
         ]
 
+    def complete_many_then_claim(
+        args: tuple[Any, ...], answer: tuple[list[tuple[int, bool]], list[tsql.Claimed]]
+    ) -> list[dict[str, Any]]:
+        # The claim committed with the completions: both answers, as if sent apart.
+        return complete_many(args[:4], answer[0]) + claim(args, answer[1])
+
     def fail(args: tuple[Any, ...], state: str | None) -> list[dict[str, Any]]:
         job, token = args[1], args[2]
         return [{"ev": "fail", "job": job, "token": str(token), "answer": state}]
@@ -236,18 +245,20 @@ def install_recorders(history: History) -> None:
     def nothing(args: tuple[Any, ...]) -> dict[str, Any]:
         return {}
 
-    recorders: list[tuple[str, Any, Callable[[tuple[Any, ...]], dict[str, Any]]]] = [
-        ("claim", claim, nothing),
-        ("renew_many", renew_many, many),
-        ("complete", complete, one),
-        ("complete_many", complete_many, many),
-        ("fail", fail, one),
-        ("release", release, one),
-        ("lease_state", lease_state, one),
+    recorders: list[tuple[str, Any, Callable[[tuple[Any, ...]], dict[str, Any]], str]] = [
+        ("claim", claim, nothing, "claim"),
+        ("renew_many", renew_many, many, "renew_many"),
+        ("complete", complete, one, "complete"),
+        ("complete_many", complete_many, many, "complete_many"),
+        # The completions of a batch sent with the next claim, in one transaction.
+        ("complete_many_then_claim", complete_many_then_claim, many, "complete_many"),
+        ("fail", fail, one, "fail"),
+        ("release", release, one, "release"),
+        ("lease_state", lease_state, one, "lease_state"),
     ]
     settling = {"complete", "complete_many", "fail", "release"}
-    for name, describe, identify in recorders:
-        _recorded(history, name, describe, identify, before=name in settling)
+    for name, describe, identify, label in recorders:
+        _recorded(history, name, describe, identify, before=label in settling, label=label)
 
 
 class LogRecorder(logging.Handler):

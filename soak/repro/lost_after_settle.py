@@ -11,8 +11,8 @@ then counted the fail's answer too. The same race exists for `complete`.
 Nothing is fenced wrongly, but the warning is false and `lost` is inflated
 (an operator alerting on lost jobs sees outages that did not happen).
 
-Here the race is made certain by holding back the answers of `fail` and
-`complete_many` for 0.5 s (the database call itself is not delayed) while
+Here the race is made certain by holding back the answers of `fail`,
+`complete_many` and `complete_many_then_claim` for 0.5 s (the database call itself is not delayed) while
 renewal runs every 0.1 s. Prints the worker's counters and exits 1 when a
 settled job was also counted lost (the behaviour reported), 0 otherwise.
 """
@@ -69,6 +69,7 @@ async def scenario(worker_url: str) -> int:
 
     slow_answers("fail")
     slow_answers("complete_many")
+    slow_answers("complete_many_then_claim")
     worker = Worker(app, settings)
     stop = asyncio.Event()
     running = asyncio.create_task(worker.run(stop))
