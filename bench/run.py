@@ -22,6 +22,10 @@ W2 latency: an idle worker (concurrency LATENCY_CONCURRENCY); jobs enqueued
   percentiles from before the enqueue call, commit included).
 W4 renewal (Taskboard only): one renew_many of RENEW_LEASES held leases,
   timed as the worker calls it; median of RENEW_REPEATS calls a run.
+W3 scale (Taskboard only, once a bench, after the runs): claim+complete
+  latency with the table grown to each of w3_sizes finished jobs, then a
+  churn run of w3_churn jobs through the API with default autovacuum
+  (bench/w3.py says how).
 Floor: pgbench, bench/floor/cycle.sql (claim with FOR UPDATE SKIP LOCKED and
   a token, complete by id and token) at 1 and 50 jobs a claim.
 """
@@ -59,6 +63,7 @@ LATENCY_CONCURRENCY = 8
 LATENCY_WARMUP_JOBS = 10
 RENEW_LEASES = 1_000
 RENEW_REPEATS = 10
+WORKLOADS = ("w1", "w2", "w4", "floor", "w3")  # --only's choices, all on by default
 READY_TIMEOUT_S = 60.0
 
 
@@ -71,6 +76,13 @@ class Plan:
     latency_jobs: int
     floor_configs: list[tuple[int, int]]  # (jobs a claim, clients)
     floor_seconds: int
+    w3_sizes: list[int]  # finished jobs in the table at each W3 scale step
+    w3_cycles: int  # claim+complete cycles a W3 block
+    w3_blocks: int  # blocks at each size
+    w3_churn: int  # jobs through the API in W3's churn run (0: no churn run)
+    w3_backlog: int  # most jobs queued at once during the churn
+    w3_consumers: int  # churn connections looping claim + complete_many
+    w3_sample_s: float  # churn: table statistics sampled, and prune run, this often
     systems: list[str] = field(default_factory=lambda: list(SYSTEMS))
 
 
@@ -82,6 +94,13 @@ FULL = Plan(
     latency_jobs=1_000,
     floor_configs=[(1, 1), (1, 4), (1, 8), (50, 1), (50, 4), (50, 8)],
     floor_seconds=10,
+    w3_sizes=[10_000, 1_000_000, 10_000_000],
+    w3_cycles=300,
+    w3_blocks=3,
+    w3_churn=1_000_000,
+    w3_backlog=50_000,
+    w3_consumers=4,
+    w3_sample_s=5.0,
 )
 QUICK = Plan(
     mode="quick",
@@ -91,6 +110,13 @@ QUICK = Plan(
     latency_jobs=200,
     floor_configs=[(1, 1), (1, 8), (50, 8)],
     floor_seconds=5,
+    w3_sizes=[10_000, 100_000],
+    w3_cycles=300,
+    w3_blocks=3,
+    w3_churn=20_000,
+    w3_backlog=5_000,
+    w3_consumers=4,
+    w3_sample_s=1.0,
 )
 
 
@@ -384,6 +410,103 @@ class Bench:
             f"W4 renew_many {RENEW_LEASES} leases: {value:.1f} ms; {hot} of {updates} row updates HOT"
         )
 
+    # -- W3 ----------------------------------------------------------------------
+
+    async def scale(self) -> None:
+        """W3, once a bench: claim+complete as one table grows, then the churn run."""
+        import w3
+
+        plan = self.plan
+        url = self.fresh(OURS, "w3")
+        origin = dt.datetime.now(dt.UTC) - w3.SPREAD
+        step = w3.SPREAD / max(plan.w3_sizes)
+        for rows in sorted(plan.w3_sizes):
+            label = w3.human(rows)
+            log(f"W3 growing taskboard.jobs to {rows:,} finished jobs (INSERT ... SELECT generate_series)")
+            grown = await asyncio.to_thread(w3.grow, url, rows, origin, step)
+            started = time.perf_counter()
+            checkpoint(self.server)
+            grown["checkpoint_s"] = time.perf_counter() - started
+            started = time.perf_counter()
+            got = await w3.sample(url, plan.w3_cycles, plan.w3_blocks)
+            sample_s = time.perf_counter() - started
+            medians = [statistics.median(b) for b in got["blocks"]]
+            line = Line("W3", f"claim+complete, {label} finished", "ms", False)
+            for value in medians:
+                self.samples.add(line, OURS, value)
+            self.record(
+                {
+                    "workload": "W3",
+                    "part": "scale",
+                    **grown,
+                    "sample_s": sample_s,
+                    "cycles": plan.w3_cycles,
+                    "block_p50_ms": medians,
+                    "block_p99_ms": [w3.quantile(b, 0.99) for b in got["blocks"]],
+                }
+            )
+            log(
+                f"W3 {label}: grew {grown['inserted']:,} rows in {grown['insert_s']:.1f} s "
+                f"+ VACUUM ANALYZE {grown['vacuum_analyze_s']:.1f} s + CHECKPOINT "
+                f"{grown['checkpoint_s']:.1f} s; table {grown['heap_bytes'] / 2**20:,.0f} MB "
+                f"+ indexes {grown['index_bytes'] / 2**20:,.0f} MB; claim+complete p50 "
+                f"{', '.join(f'{v:.3f}' for v in medians)} ms ({sample_s:.1f} s)"
+            )
+        self.server.drop_database(f"w3_{OURS}")
+        if plan.w3_churn <= 0:
+            return
+        n = plan.w3_churn
+        url = self.fresh(OURS, "w3churn")
+        log(
+            f"W3 churn: {n:,} jobs through the API, at most {plan.w3_backlog:,} queued, "
+            f"{plan.w3_consumers} connections of claim({w3.CHURN_BATCH}) + complete_many, "
+            f"prune every {plan.w3_sample_s:g} s"
+        )
+        started = time.perf_counter()
+        got = await w3.churn(
+            url,
+            n,
+            backlog=plan.w3_backlog,
+            consumers=plan.w3_consumers,
+            sample_s=plan.w3_sample_s,
+        )
+        wall = time.perf_counter() - started
+        s = got["summary"]
+        # A cycle: one claim(batch => CHURN_BATCH) and the complete_many of what it got.
+        churn = f"churn {w3.human(n)}"
+        for config, unit, higher, value in (
+            (f"{churn}, throughput", "jobs/s", True, s["jobs_per_s"]),
+            (f"{churn}, cycle p50, first 10%", "ms", False, s["p50_first_tenth_ms"]),
+            (f"{churn}, cycle p50, last 10%", "ms", False, s["p50_last_tenth_ms"]),
+            (f"{churn}, most dead tuples", "rows", False, s["max_dead_tup"]),
+            (f"{churn}, table+indexes peak", "MB", False, s["peak_total_bytes"] / 2**20),
+            (f"{churn}, table+indexes end", "MB", False, s["end_total_bytes"] / 2**20),
+        ):
+            self.samples.add(Line("W3", config, unit, higher), OURS, value)
+        self.record(
+            {
+                "workload": "W3",
+                "part": "churn",
+                "jobs": n,
+                "backlog": plan.w3_backlog,
+                "consumers": plan.w3_consumers,
+                "batch": w3.CHURN_BATCH,
+                "sample_s": plan.w3_sample_s,
+                "wall_s": wall,
+                **s,
+                "series": got["series"],
+            }
+        )
+        log(
+            f"W3 churn: {s['jobs_per_s']:,.0f} jobs/s over {s['seconds']:.0f} s; cycle p50 "
+            f"{s['p50_first_tenth_ms']:.2f} ms first 10%, {s['p50_last_tenth_ms']:.2f} ms last 10%; "
+            f"most dead tuples {s['max_dead_tup']:,}; {s['autovacuums']} autovacuums; "
+            f"pruned {s['pruned_rows']:,} rows in {s['prune_calls']} calls"
+        )
+        for text in w3.series_lines(got["series"]):
+            log(text)
+        self.server.drop_database(f"w3churn_{OURS}")
+
     # -- floor -------------------------------------------------------------------
 
     def floor(self, url: str, batch: int, clients: int) -> None:
@@ -421,6 +544,8 @@ class Bench:
             if floor_url is not None:
                 for batch, clients in self.plan.floor_configs:
                     self.floor(floor_url, batch, clients)
+        if "w3" in workloads and OURS in systems:
+            await self.scale()  # big: once a bench, after every run of the others
 
 
 def machine() -> dict[str, Any]:
@@ -467,7 +592,14 @@ def main() -> int:
     parser.add_argument("--runs", type=int, help="runs of every workload (full: 3)")
     parser.add_argument("--jobs", type=int, help="W1 jobs (full: 20,000)")
     parser.add_argument("--systems", help="comma-separated subset of " + ",".join(SYSTEMS))
-    parser.add_argument("--only", help="comma-separated subset of w1,w2,w4,floor")
+    parser.add_argument("--only", help="comma-separated subset of " + ",".join(WORKLOADS))
+    parser.add_argument(
+        "--w3-rows",
+        help="W3's table sizes, comma-separated, e.g. 10k,1M (full: 10k,1M,10M; quick: 10k,100k)",
+    )
+    parser.add_argument(
+        "--w3-churn", help="jobs through W3's churn run, e.g. 200k; 0 skips it (full: 1M; quick: 20k)"
+    )
     parser.add_argument(
         "--stat-statements",
         action="store_true",
@@ -499,6 +631,14 @@ def main() -> int:
         plan.runs = args.runs
     if args.jobs:
         plan.jobs = args.jobs
+    if args.w3_rows:
+        import w3
+
+        plan.w3_sizes = sorted({w3.parse_count(x) for x in args.w3_rows.split(",") if x})
+    if args.w3_churn:
+        import w3
+
+        plan.w3_churn = w3.parse_count(args.w3_churn)
     if args.systems:
         plan.systems = [s for s in args.systems.split(",") if s]
         unknown = set(plan.systems) - set(SYSTEMS)
@@ -512,7 +652,9 @@ def main() -> int:
     plan.systems = [s for s in plan.systems if s not in skipped]
     if not plan.systems:
         parser.error("no system left to run")
-    workloads = set((args.only or "w1,w2,w4,floor").split(","))
+    workloads = set((args.only or ",".join(WORKLOADS)).split(","))
+    if workloads - set(WORKLOADS):
+        parser.error(f"unknown workloads: {', '.join(sorted(workloads - set(WORKLOADS)))}")
     if args.py_spy:
         args.py_spy.mkdir(parents=True, exist_ok=True)
 
@@ -638,6 +780,19 @@ def targets(samples: Samples, plan: Plan) -> list[str]:
             ok = "met" if ours <= best else "NOT met"
             out.append(
                 f"W2 {p}: {ours:.2f} ms, best peer {best:.2f} ms (target: at or below: {ok})"
+            )
+    import w3
+
+    if len(plan.w3_sizes) > 1:
+        small, big = min(plan.w3_sizes), max(plan.w3_sizes)
+        low = median(f"W3 claim+complete, {w3.human(small)} finished", OURS)
+        high = median(f"W3 claim+complete, {w3.human(big)} finished", OURS)
+        if low and high:
+            ok = "met" if high <= 1.3 * low else "NOT met"
+            where = "" if big >= 10_000_000 else f" (the target is set at 10M; this run stopped at {w3.human(big)})"
+            out.append(
+                f"W3: claim+complete p50 {high:.3f} ms with {w3.human(big)} finished jobs, "
+                f"x{high / low:.2f} the {low:.3f} ms with {w3.human(small)} (target x1.3 or less: {ok}){where}"
             )
     return out
 
