@@ -13,10 +13,11 @@
 -- Raises 22023 when queue or worker is NULL, empty or longer than 200
 -- characters, batch is outside 1..1000, or lease is NULL or not positive.
 --
--- plan_cache_mode: the claim statement is planned once per session. Left to
--- choose, the plan cache re-planned it on every call (its generic plan, not
--- knowing `batch`, is costed higher), and planning took as long as running;
--- the generic plan is the same index walk on the claim-order index.
+-- plan_cache_mode = force_custom_plan: planned on every call, for the
+-- table as it is then. A worker polls an empty queue before work arrives;
+-- left to choose, the plan cache soon keeps a generic plan made for that
+-- empty table, which joins the chosen ids to the table by scanning it
+-- once per chosen row, until the next ANALYZE (tests/test_claim_plan.py).
 
 CREATE OR REPLACE FUNCTION taskboard.claim(
     queue  text,
@@ -28,7 +29,7 @@ RETURNS SETOF taskboard.claimed
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-SET plan_cache_mode = force_generic_plan
+SET plan_cache_mode = force_custom_plan
 AS $function$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();

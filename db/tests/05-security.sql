@@ -89,12 +89,12 @@ SELECT is_definer('taskboard', a.fn, a.args, a.fn || '() is SECURITY DEFINER')
 SELECT is(
     p.proconfig,
     CASE a.fn
-        -- claim keeps one plan per session (see its header).
-        WHEN 'claim' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_generic_plan']
+        -- claim is planned on every call (see its header).
+        WHEN 'claim' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_custom_plan']
         ELSE ARRAY['search_path=pg_catalog, pg_temp']
     END,
     a.fn || '() runs with search_path = pg_catalog, pg_temp and no other setting'
-        || CASE a.fn WHEN 'claim' THEN ' but plan_cache_mode = force_generic_plan' ELSE '' END
+        || CASE a.fn WHEN 'claim' THEN ' but plan_cache_mode = force_custom_plan' ELSE '' END
 )
   FROM api AS a
   LEFT JOIN pg_catalog.pg_proc AS p

@@ -1,0 +1,103 @@
+"""claim, complete_many and renew_many stay index walks in a session that began on an empty table.
+
+Workers usually start before the work arrives. If claim kept one plan per
+session, that plan would have been made for an empty table, and such a plan
+joins the chosen ids to the table by scanning every row: each claim would
+then read the whole backlog and history. The table's own scan counters
+tell, without timing anything: a claim must not add a sequential scan of
+taskboard.jobs, nor must the completion or renewal of the claimed batch.
+The calls are made more than five times on the empty table first, so that
+PostgreSQL's plan cache has had its chance to switch to a generic plan.
+"""
+
+from __future__ import annotations
+
+import psycopg
+
+from conftest import MakeDatabase
+
+FINISHED_ROWS = 100_000
+QUEUED_JOBS = 200
+BATCH = 32
+
+GROW = """
+INSERT INTO taskboard.jobs (
+    queue, task, payload, state, run_at, attempt, max_attempts,
+    lease_token, lease_expires_at, claimed_by, created_at, finished_at)
+SELECT 'default', 'noop', '{}', 'succeeded', t.at, 1, 5,
+       pg_catalog.md5(g::text)::uuid, t.at + interval '60 seconds', 'grower',
+       t.at, t.at + interval '25 milliseconds'
+  FROM pg_catalog.generate_series(1, %s) AS g,
+       LATERAL (SELECT now() - interval '1 day' + g * interval '1 millisecond') AS t(at)
+"""
+
+SEQ_SCANS = """
+SELECT seq_scan FROM pg_catalog.pg_stat_xact_user_tables WHERE relid = 'taskboard.jobs'::regclass
+"""
+
+
+def claim(conn: psycopg.Connection, batch: int) -> list[int]:
+    rows = conn.execute(
+        "SELECT job_id FROM taskboard.claim(queue => 'default', worker => 'w', batch => %s)",
+        [batch],
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def complete_many(conn: psycopg.Connection, job_ids: list[int], tokens: list[str]) -> list[bool]:
+    rows = conn.execute(
+        "SELECT completed FROM taskboard.complete_many(job_ids => %s::bigint[], tokens => %s::uuid[])",
+        [job_ids, tokens],
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def renew_many(conn: psycopg.Connection, job_ids: list[int], tokens: list[str]) -> list[object]:
+    rows = conn.execute(
+        "SELECT lease_expires_at FROM taskboard.renew_many(job_ids => %s::bigint[], tokens => %s::uuid[])",
+        [job_ids, tokens],
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def scans(conn: psycopg.Connection) -> object:
+    return conn.execute(SEQ_SCANS).fetchone()
+
+
+def test_calls_on_a_grown_table_scan_no_table_in_a_session_begun_on_an_empty_one(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(deploy=True)
+    nobody = ["00000000-0000-0000-0000-000000000000"] * 2
+    with psycopg.connect(url, autocommit=True) as worker, psycopg.connect(url, autocommit=True) as owner:
+        worker.execute("SET ROLE taskboard_worker")
+        for _ in range(8):  # the worker starts before any work arrives
+            assert claim(worker, BATCH) == []
+            assert complete_many(worker, [1, 2], nobody) == [False, False]
+            assert renew_many(worker, [1, 2], nobody) == [None, None]
+
+        owner.execute(GROW, [FINISHED_ROWS])
+        owner.execute(
+            "SELECT taskboard.enqueue_many('noop', array_fill('{}'::jsonb, ARRAY[%s]))",
+            [QUEUED_JOBS],
+        )
+
+        for _ in range(3):
+            with worker.transaction():
+                before = scans(worker)
+                got = worker.execute(
+                    "SELECT job_id, token FROM taskboard.claim(queue => 'default', worker => 'w', batch => %s)",
+                    [BATCH],
+                ).fetchall()
+                claimed = scans(worker)
+                ids, tokens = [r[0] for r in got], [str(r[1]) for r in got]
+                renewed = renew_many(worker, ids, tokens)
+                after_renew = scans(worker)
+                completed = complete_many(worker, ids, tokens)
+                after_complete = scans(worker)
+            assert len(got) == BATCH and None not in renewed and all(completed)
+            assert before == claimed, f"claim scanned taskboard.jobs: seq_scan {before} -> {claimed}"
+            assert claimed == after_renew, f"renew_many scanned taskboard.jobs: {claimed} -> {after_renew}"
+            assert after_renew == after_complete, (
+                f"complete_many scanned taskboard.jobs: {after_renew} -> {after_complete}"
+            )
