@@ -58,6 +58,7 @@ from systems import SYSTEMS, not_run
 
 OURS = "taskboard"
 NODE_PEER = "pgboss"  # not a Python peer: its own target line
+W3_SETTLE_S = 2.0  # quiet time after growing W3's table, before sampling it
 ENQUEUE_CHUNK = 1_000  # jobs per batch-API call in W1's enqueue
 LATENCY_RATE = 50.0  # jobs/s in W2
 LATENCY_CONCURRENCY = 8
@@ -428,6 +429,13 @@ class Bench:
             started = time.perf_counter()
             checkpoint(self.server)
             grown["checkpoint_s"] = time.perf_counter() - started
+            # Growing writes gigabytes the kernel may still be writing back:
+            # let that finish, so the sample times the table, not the disk
+            # catching up with the growth step.
+            started = time.perf_counter()
+            os.sync()
+            await asyncio.sleep(W3_SETTLE_S)
+            grown["settle_s"] = time.perf_counter() - started
             started = time.perf_counter()
             got = await w3.sample(url, plan.w3_cycles, plan.w3_blocks)
             sample_s = time.perf_counter() - started
