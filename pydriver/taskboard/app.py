@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 import inspect
 import threading
 from collections.abc import Callable, Sequence
@@ -34,7 +35,7 @@ class Task:
     timeout: float | None
     transactional: bool
 
-    @property
+    @functools.cached_property
     def is_async(self) -> bool:
         return inspect.iscoroutinefunction(self.handler)
 

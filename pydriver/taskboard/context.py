@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import threading
 import uuid
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -44,14 +43,15 @@ class BaseContext:
         self.idempotency_key = idempotency_key
         self.conn: psycopg.AsyncConnection[Any] | None = None
         self._check = check
-        self._lost = threading.Event()
+        # Set once, by the worker's loop; read by the handler, in any thread.
+        self._lost = False
 
     @property
     def lost(self) -> bool:
-        return self._lost.is_set()
+        return self._lost
 
     def mark_lost(self) -> None:
-        self._lost.set()
+        self._lost = True
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} job_id={self.job_id} attempt={self.attempt} task={self.task!r}>"

@@ -200,6 +200,14 @@ SELECT job_id, completed
 """
 
 
+def complete_many_params(
+    job_ids: Sequence[int], tokens: Sequence[uuid.UUID], results_json: Sequence[str | None]
+) -> list[Any]:
+    # No result at all (the common case) is sent as NULL, not an array of NULLs.
+    results = None if all(r is None for r in results_json) else list(results_json)
+    return [list(job_ids), list(tokens), results]
+
+
 async def complete_many(
     conn: psycopg.AsyncConnection[Any],
     job_ids: Sequence[int],
@@ -207,7 +215,7 @@ async def complete_many(
     results_json: Sequence[str | None],
 ) -> list[tuple[int, bool]]:
     """(job_id, completed) in input order; completed is False where the token is stale."""
-    cur = await conn.execute(COMPLETE_MANY, [list(job_ids), list(tokens), list(results_json)])
+    cur = await conn.execute(COMPLETE_MANY, complete_many_params(job_ids, tokens, results_json))
     return [(row[0], bool(row[1])) for row in await cur.fetchall()]
 
 
@@ -234,7 +242,7 @@ async def complete_many_then_claim(
         return done, await claim(conn, queue, worker, batch, lease)
     async with conn.pipeline():
         completing = await conn.execute(
-            COMPLETE_MANY, [list(job_ids), list(tokens), list(results_json)]
+            COMPLETE_MANY, complete_many_params(job_ids, tokens, results_json)
         )
         claiming = await conn.execute(CLAIM, [queue, worker, batch, seconds(lease)])
     done = [(row[0], bool(row[1])) for row in await completing.fetchall()]
