@@ -219,7 +219,17 @@ async def complete_many(
     return [(row[0], bool(row[1])) for row in await cur.fetchall()]
 
 
-PIPELINE = psycopg.AsyncPipeline.is_supported()
+# Both calls in one statement: complete_many's rows first (token NULL), then
+# claim's. One statement is one round trip and one transaction: if
+# complete_many raises, no claim is made and nothing commits.
+COMPLETE_MANY_THEN_CLAIM = """
+SELECT c.job_id, c.completed, NULL::uuid, NULL::text, NULL::jsonb, NULL::integer,
+       NULL::timestamptz, NULL::uuid
+  FROM taskboard.complete_many(job_ids => %s::bigint[], tokens => %s::uuid[], results => %s::jsonb[]) AS c
+UNION ALL
+SELECT k.job_id, NULL, k.token, k.task, k.payload, k.attempt, k.lease_expires_at, k.idempotency_key
+  FROM taskboard.claim(queue => %s, worker => %s, batch => %s, lease => %s) AS k
+"""
 
 
 async def complete_many_then_claim(
@@ -229,24 +239,16 @@ async def complete_many_then_claim(
     results_json: Sequence[str | None],
     claim_args: tuple[str, str, int, float],
 ) -> tuple[list[tuple[int, bool]], list[Claimed]]:
-    """complete_many, then claim(queue, worker, batch, lease), in one round trip.
+    """complete_many, and claim(queue, worker, batch, lease), in one statement.
 
-    On an autocommit connection both statements run in one implicit
-    transaction (psycopg's pipeline mode sends one Sync after both): if
-    complete_many raises, the claim is not made and nothing commits.
-    Without pipeline support in libpq, the two are sent one after the other.
+    (job_id, completed) in input order, and the claimed jobs. Both commit
+    together or not at all.
     """
     queue, worker, batch, lease = claim_args
-    if not PIPELINE:
-        done = await complete_many(conn, job_ids, tokens, results_json)
-        return done, await claim(conn, queue, worker, batch, lease)
-    async with conn.pipeline():
-        completing = await conn.execute(
-            COMPLETE_MANY, complete_many_params(job_ids, tokens, results_json)
-        )
-        claiming = await conn.execute(CLAIM, [queue, worker, batch, seconds(lease)])
-    done = [(row[0], bool(row[1])) for row in await completing.fetchall()]
-    return done, [Claimed(*row) for row in await claiming.fetchall()]
+    params = [*complete_many_params(job_ids, tokens, results_json), queue, worker, batch, seconds(lease)]
+    rows = await (await conn.execute(COMPLETE_MANY_THEN_CLAIM, params)).fetchall()
+    done = [(row[0], bool(row[1])) for row in rows if row[2] is None]
+    return done, [Claimed(row[0], *row[2:]) for row in rows if row[2] is not None]
 
 
 FAIL = "SELECT taskboard.fail(job_id => %s, token => %s, error => %s, retry_in => %s)"
