@@ -131,7 +131,7 @@ NPM ?= npm
 bench: tools $(BENCH_VENV)/.installed $(PGBOSS_STAMP) ## Benchmark against Procrastinate, PgQueuer, pg-boss and a pgbench floor (under 20 min)
 	@$(BENCH_VENV)/bin/python bench/run.py $(BENCH_ARGS)
 
-bench-quick: tools $(BENCH_VENV)/.installed $(PGBOSS_STAMP) ## The benchmark's first look: fewer jobs, one run (about 3 min)
+bench-quick: tools $(BENCH_VENV)/.installed $(PGBOSS_STAMP) ## The benchmark's first look: fewer jobs, one run (about 2 min)
 	@$(BENCH_VENV)/bin/python bench/run.py --quick $(BENCH_ARGS)
 
 $(BENCH_VENV)/.installed: bench/requirements.txt pyproject.toml

@@ -100,82 +100,75 @@ BEGIN
         SELECT v_ids[u.ord], enqueue_many.queue, enqueue_many.task, u.payload, enqueue_many.priority,
                v_run_at, enqueue_many.max_attempts
           FROM unnest(enqueue_many.payloads) WITH ORDINALITY AS u(payload, ord);
-        IF v_run_at <= v_now THEN
-            PERFORM taskboard.notify_runnable(enqueue_many.queue);
-        END IF;
-        RETURN QUERY
-        SELECT u.id
-          FROM pg_catalog.unnest(v_ids) WITH ORDINALITY AS u(id, ord)
-         ORDER BY u.ord;
-        RETURN;
-    END IF;
-
-    -- One statement inserts every job without a key and the first job of
-    -- each key. Ids are drawn before the insert so that each element knows
-    -- its own; an element whose key an unfinished job already holds keeps
-    -- a NULL id here.
-    WITH input AS (
-        SELECT u.ord, u.payload, u.dedupe_key,
-               u.dedupe_key IS NULL
-               OR pg_catalog.row_number() OVER (PARTITION BY u.dedupe_key ORDER BY u.ord) = 1 AS first_of_key
-          FROM unnest(enqueue_many.payloads, enqueue_many.dedupe_keys)
-               WITH ORDINALITY AS u(payload, dedupe_key, ord)
-    ),
-    numbered AS MATERIALIZED (
-        SELECT i.ord, i.payload, i.dedupe_key, i.first_of_key,
-               CASE WHEN i.first_of_key THEN pg_catalog.nextval('taskboard.jobs_id_seq') END AS new_id
-          FROM input AS i
-    ),
-    inserted AS (
-        INSERT INTO taskboard.jobs AS j (id, queue, task, payload, priority, run_at, max_attempts, dedupe_key)
-        SELECT n.new_id, enqueue_many.queue, enqueue_many.task, n.payload, enqueue_many.priority,
-               v_run_at, enqueue_many.max_attempts, n.dedupe_key
-          FROM numbered AS n
-         WHERE n.first_of_key
-         ORDER BY n.ord
-        ON CONFLICT (queue, dedupe_key)
-           WHERE dedupe_key IS NOT NULL AND state IN ('queued', 'running')
-           DO NOTHING
-        RETURNING j.id
-    )
-    SELECT pg_catalog.array_agg(ins.id ORDER BY n.ord),
-           pg_catalog.count(ins.id)
-      INTO v_ids, v_inserted
-      FROM numbered AS n
-      LEFT JOIN inserted AS ins ON ins.id = n.new_id;
-
-    -- Elements left without an id carry a key: a later occurrence takes its
-    -- first occurrence's id; a first occurrence takes the id of the job that
-    -- holds the key, or inserts again if that job finished meanwhile.
-    FOR v_ord IN 1 .. pg_catalog.cardinality(v_ids) LOOP
-        CONTINUE WHEN v_ids[v_ord] IS NOT NULL;
-        v_first := pg_catalog.array_position(enqueue_many.dedupe_keys, enqueue_many.dedupe_keys[v_ord]);
-        IF v_first < v_ord THEN
-            v_ids[v_ord] := v_ids[v_first];
-            CONTINUE;
-        END IF;
-        LOOP
-            SELECT j.id
-              INTO v_id
-              FROM taskboard.jobs AS j
-             WHERE j.queue = enqueue_many.queue
-               AND j.dedupe_key = enqueue_many.dedupe_keys[v_ord]
-               AND j.state IN ('queued', 'running');
-            EXIT WHEN FOUND;
-            INSERT INTO taskboard.jobs AS j (queue, task, payload, priority, run_at, max_attempts, dedupe_key)
-            VALUES (enqueue_many.queue, enqueue_many.task, enqueue_many.payloads[v_ord], enqueue_many.priority,
-                    v_run_at, enqueue_many.max_attempts, enqueue_many.dedupe_keys[v_ord])
+        v_inserted := pg_catalog.cardinality(v_ids);
+    ELSE
+        -- One statement inserts every job without a key and the first job of
+        -- each key. Ids are drawn before the insert so that each element knows
+        -- its own; an element whose key an unfinished job already holds keeps
+        -- a NULL id here.
+        WITH input AS (
+            SELECT u.ord, u.payload, u.dedupe_key,
+                   u.dedupe_key IS NULL
+                   OR pg_catalog.row_number() OVER (PARTITION BY u.dedupe_key ORDER BY u.ord) = 1 AS first_of_key
+              FROM unnest(enqueue_many.payloads, enqueue_many.dedupe_keys)
+                   WITH ORDINALITY AS u(payload, dedupe_key, ord)
+        ),
+        numbered AS MATERIALIZED (
+            SELECT i.ord, i.payload, i.dedupe_key, i.first_of_key,
+                   CASE WHEN i.first_of_key THEN pg_catalog.nextval('taskboard.jobs_id_seq') END AS new_id
+              FROM input AS i
+        ),
+        inserted AS (
+            INSERT INTO taskboard.jobs AS j (id, queue, task, payload, priority, run_at, max_attempts, dedupe_key)
+            SELECT n.new_id, enqueue_many.queue, enqueue_many.task, n.payload, enqueue_many.priority,
+                   v_run_at, enqueue_many.max_attempts, n.dedupe_key
+              FROM numbered AS n
+             WHERE n.first_of_key
+             ORDER BY n.ord
             ON CONFLICT (queue, dedupe_key)
                WHERE dedupe_key IS NOT NULL AND state IN ('queued', 'running')
                DO NOTHING
-            RETURNING j.id INTO v_id;
-            IF v_id IS NOT NULL THEN
-                v_inserted := v_inserted + 1;
-                EXIT;
+            RETURNING j.id
+        )
+        SELECT pg_catalog.array_agg(ins.id ORDER BY n.ord),
+               pg_catalog.count(ins.id)
+          INTO v_ids, v_inserted
+          FROM numbered AS n
+          LEFT JOIN inserted AS ins ON ins.id = n.new_id;
+
+        -- Elements left without an id carry a key: a later occurrence takes its
+        -- first occurrence's id; a first occurrence takes the id of the job that
+        -- holds the key, or inserts again if that job finished meanwhile.
+        FOR v_ord IN 1 .. pg_catalog.cardinality(v_ids) LOOP
+            CONTINUE WHEN v_ids[v_ord] IS NOT NULL;
+            v_first := pg_catalog.array_position(enqueue_many.dedupe_keys, enqueue_many.dedupe_keys[v_ord]);
+            IF v_first < v_ord THEN
+                v_ids[v_ord] := v_ids[v_first];
+                CONTINUE;
             END IF;
+            LOOP
+                SELECT j.id
+                  INTO v_id
+                  FROM taskboard.jobs AS j
+                 WHERE j.queue = enqueue_many.queue
+                   AND j.dedupe_key = enqueue_many.dedupe_keys[v_ord]
+                   AND j.state IN ('queued', 'running');
+                EXIT WHEN FOUND;
+                INSERT INTO taskboard.jobs AS j (queue, task, payload, priority, run_at, max_attempts, dedupe_key)
+                VALUES (enqueue_many.queue, enqueue_many.task, enqueue_many.payloads[v_ord], enqueue_many.priority,
+                        v_run_at, enqueue_many.max_attempts, enqueue_many.dedupe_keys[v_ord])
+                ON CONFLICT (queue, dedupe_key)
+                   WHERE dedupe_key IS NOT NULL AND state IN ('queued', 'running')
+                   DO NOTHING
+                RETURNING j.id INTO v_id;
+                IF v_id IS NOT NULL THEN
+                    v_inserted := v_inserted + 1;
+                    EXIT;
+                END IF;
+            END LOOP;
+            v_ids[v_ord] := v_id;
         END LOOP;
-        v_ids[v_ord] := v_id;
-    END LOOP;
+    END IF;
 
     IF v_inserted > 0 AND v_run_at <= v_now THEN
         PERFORM taskboard.notify_runnable(enqueue_many.queue);
