@@ -668,6 +668,7 @@ def main() -> int:
         args.py_spy.mkdir(parents=True, exist_ok=True)
 
     started_at = dt.datetime.now(dt.UTC)
+    commit = git_commit()  # what the run measures: read before the code can change under it
     load_before = os.getloadavg()
     wall = time.perf_counter()
     server = BenchServer(stat_statements=args.stat_statements)
@@ -702,7 +703,7 @@ def main() -> int:
         "started_at": started_at.isoformat(timespec="seconds"),
         "mode": plan.mode,
         "wall_s": round(wall_s, 1),
-        "commit": git_commit(),
+        "commit": commit,
         "plan": asdict(plan),
         "analyze_after_enqueue": not args.cold_stats,
         "taskboard_sql": None if args.taskboard_sql is None else args.taskboard_sql.read_text(),

@@ -101,3 +101,24 @@ def test_calls_on_a_grown_table_scan_no_table_in_a_session_begun_on_an_empty_one
             assert after_renew == after_complete, (
                 f"complete_many scanned taskboard.jobs: {after_renew} -> {after_complete}"
             )
+
+
+def test_without_its_plan_setting_claim_would_scan_the_table(make_database: MakeDatabase) -> None:
+    """The trap the setting avoids, shown: the test above would fail without it."""
+    url = make_database(deploy=True)
+    with psycopg.connect(url, autocommit=True) as owner:
+        owner.execute("ALTER FUNCTION taskboard.claim(text, text, integer, interval) RESET plan_cache_mode")
+    with psycopg.connect(url, autocommit=True) as worker, psycopg.connect(url, autocommit=True) as owner:
+        worker.execute("SET ROLE taskboard_worker")
+        for _ in range(8):
+            assert claim(worker, BATCH) == []
+        owner.execute(GROW, [FINISHED_ROWS])
+        owner.execute(
+            "SELECT taskboard.enqueue_many('noop', array_fill('{}'::jsonb, ARRAY[%s]))",
+            [QUEUED_JOBS],
+        )
+        with worker.transaction():
+            before = scans(worker)
+            assert len(claim(worker, BATCH)) == BATCH
+            after = scans(worker)
+        assert after != before, "claim found its rows without a scan even with PostgreSQL's default plan cache"

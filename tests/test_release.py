@@ -5,13 +5,16 @@ db/TAG.sha256, listing the SHA-256 of each deploy, revert and verify script
 of the changes it released. A database deployed from that release recorded
 those scripts; `sqitch rework NAME` copies them to NAME@TAG.sql and leaves
 NAME.sql free for the next release. These tests fail when a released
-script, wherever it now lives, no longer matches what was released.
+script, wherever it now lives, no longer matches what was released: the
+manifest, and the git tag of the same name where the clone has it (a
+manifest edited along with a script would otherwise hide the edit).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import subprocess
 from pathlib import Path
 
 DB = Path(__file__).resolve().parents[1] / "db"
@@ -78,4 +81,30 @@ def test_released_scripts_are_unchanged() -> None:
             assert sha256(script) == digest, (
                 f"{script.relative_to(DB)} was released in {tag} and has changed since: "
                 f"restore it and change it with `sqitch rework` instead"
+            )
+
+
+def git_tag_file(tag: str, path: str) -> bytes | None:
+    """db/`path` as the git tag `tag` holds it; None when this clone has no such tag."""
+    known = subprocess.run(
+        ["git", "-C", str(DB), "rev-parse", "-q", "--verify", f"refs/tags/{tag}"],
+        capture_output=True,
+    )
+    if known.returncode != 0:
+        return None
+    shown = subprocess.run(
+        ["git", "-C", str(DB), "show", f"{tag}:db/{path}"], capture_output=True, check=True
+    )
+    return shown.stdout
+
+
+def test_released_scripts_and_manifest_match_the_git_tag() -> None:
+    for tag in tags():
+        for path in [*manifest(tag), f"{tag}.sha256"]:
+            released = git_tag_file(tag, path)
+            if released is None:
+                break  # no git tag in this clone: the manifest test above still holds
+            current = DB / path if path.endswith(".sha256") else released_copy(DB / path, tag)
+            assert current.read_bytes() == released, (
+                f"{current.relative_to(DB)} differs from what git tag {tag} released"
             )

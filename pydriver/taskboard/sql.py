@@ -247,7 +247,8 @@ async def complete_many_then_claim(
     queue, worker, batch, lease = claim_args
     params = [*complete_many_params(job_ids, tokens, results_json), queue, worker, batch, seconds(lease)]
     rows = await (await conn.execute(COMPLETE_MANY_THEN_CLAIM, params)).fetchall()
-    done = [(row[0], bool(row[1])) for row in rows if row[2] is None]
+    completed = {row[0]: bool(row[1]) for row in rows if row[2] is None}
+    done = [(job_id, completed[job_id]) for job_id in job_ids]
     return done, [Claimed(row[0], *row[2:]) for row in rows if row[2] is not None]
 
 

@@ -361,9 +361,13 @@ class Worker:
         return order
 
     def _claim_args(self, queue: str) -> tuple[str, str, int, float] | None:
-        """claim's arguments for as many jobs as there are free handler slots; None when full."""
+        """claim's arguments for as many jobs as there are free handler slots.
+
+        None when every slot is taken, or once shutdown began (it may begin
+        while the control loop waits on the database).
+        """
         free = self.slots - self._running
-        if free <= 0:
+        if free <= 0 or self._stopping.is_set():
             return None
         return (queue, self.settings.worker_name, free, self.settings.lease)
 
