@@ -702,14 +702,23 @@ def idle_after_claim(url: str, name: str) -> bool:
     )
 
 
-def test_worker_opens_exactly_pool_size_connections(
+def test_idle_worker_holds_its_own_two_connections_and_never_more_than_pool_size(
     make_database: MakeDatabase, workers: Workers
 ) -> None:
+    """Handler connections are opened when a handler needs one, up to pool_size - 2."""
     url = make_database(deploy=True)
+    create_ledger(url)
+    gate = workers.directory / "gate"
     w = workers.start(url, "w", pool_size=5)
     wait_until(lambda: idle_after_claim(url, "w"), "the worker's first claim")
-    wait_until(lambda: len(worker_backends(url, "w")) >= 5, "five connections")
+    assert len(worker_backends(url, "w")) == 2
+    jobs = [enqueue(url, "ledger", {"gate": str(gate)}) for _ in range(5)]
+    wait_until(lambda: len(workers.journal.events("start")) == 3, "three handlers at once")
     assert len(worker_backends(url, "w")) == 5
+    gate.touch()
+    for job_id in jobs:
+        wait_for_job(url, job_id, "succeeded", lambda r: r["state"] == "succeeded")
+        assert len(worker_backends(url, "w")) <= 5
     w.terminate()
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from conftest import MakeDatabase
 from taskboard import AsyncContext
+from taskboard.worker.outcomes import MAX_RESULT_BYTES
 from test_worker import finished, job, make_app, only_error, run_worker_until
 from test_worker_processes import (
     Workers,
@@ -40,28 +41,40 @@ def test_handler_raising_timeouterror_without_a_task_timeout_fails_the_job(
     assert only_error(url, job_id) == "TimeoutError: upstream did not answer"
 
 
+TOO_LARGE = "x" * (MAX_RESULT_BYTES + 1)
+
+
 @pytest.mark.parametrize(
-    "result", [float("nan"), {"ratio": float("inf")}, "nul \x00 inside"], ids=["nan", "inf", "nul"]
+    "result",
+    [float("nan"), {"ratio": float("inf")}, "nul \x00 inside", "lone \udc80", TOO_LARGE],
+    ids=["nan", "inf", "nul", "surrogate", "too-large"],
 )
-def test_result_postgresql_cannot_store_fails_that_job_and_the_worker_goes_on(
+def test_result_that_cannot_be_stored_never_runs_the_work_again(
     make_database: MakeDatabase, result: Any
 ) -> None:
+    """The handler succeeded: its job completes once, with a note of why its result is missing."""
     url = make_database(deploy=True)
     app = make_app(url)
+    runs: list[int] = []
 
     @app.task("odd")
     async def odd(ctx: AsyncContext, payload: Any) -> Any:
+        runs.append(ctx.attempt)
         return result
 
     @app.task("fine")
     async def fine(ctx: AsyncContext, payload: Any) -> str:
         return "ok"
 
-    bad = app.enqueue("odd", max_attempts=1)
+    bad = app.enqueue("odd", max_attempts=3)
     run_worker_until(app, finished(url, bad))
-    assert job(url, bad)["state"] == "dead"
+    row = job(url, bad)
+    assert (row["state"], row["attempt"], row["errors"]) == ("succeeded", 1, []), row
+    assert set(row["result"]) == {"taskboard_result_not_stored"}, row["result"]
+    assert runs == [1]
     good = app.enqueue("fine")
     run_worker_until(app, finished(url, good))
+    assert job(url, good)["result"] == "ok"
 
 
 def test_exception_message_with_a_nul_byte_fails_the_job(make_database: MakeDatabase) -> None:
@@ -99,7 +112,13 @@ def test_dropped_connections_do_not_fail_the_next_transactional_job(
     create_ledger(url)
     w = workers.start(url, "w", pool_size=4)
     wait_until(lambda: idle_after_claim(url, "w"), "the worker's first claim")
+    # Two transactional jobs at once leave two idle connections in the handler pool.
+    gate = workers.directory / "gate"
+    first = [enqueue(url, "ledger", {"gate": str(gate)}) for _ in range(2)]
     wait_until(lambda: len(worker_backends(url, "w")) == 4, "four connections")
+    gate.touch()
+    for job_id in first:
+        wait_for_job(url, job_id, "succeeded", lambda r: r["state"] == "succeeded")
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'taskboard w'"

@@ -15,7 +15,9 @@ __version__ = "0.1.0"
 # nothing but the standard library.
 _EXPORTS = {
     "Taskboard": "taskboard.app",
-    "Task": "taskboard.app",
+    "Task": "taskboard.tasks",
+    "JobEvent": "taskboard.events",
+    "StartupError": "taskboard.errors",
     "AsyncContext": "taskboard.context",
     "SyncContext": "taskboard.context",
     "TaskboardError": "taskboard.errors",
@@ -29,7 +31,9 @@ _EXPORTS = {
 __all__ = [
     "AsyncContext",
     "ConfigError",
+    "JobEvent",
     "SchemaVersionError",
+    "StartupError",
     "Settings",
     "SyncContext",
     "Task",
@@ -40,9 +44,17 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from taskboard.app import Task, Taskboard
+    from taskboard.app import Taskboard
     from taskboard.context import AsyncContext, SyncContext
-    from taskboard.errors import ConfigError, SchemaVersionError, TaskboardError, TaskError
+    from taskboard.errors import (
+        ConfigError,
+        SchemaVersionError,
+        StartupError,
+        TaskboardError,
+        TaskError,
+    )
+    from taskboard.events import JobEvent
+    from taskboard.tasks import Task
     from taskboard.settings import Settings, load_settings
 
 

@@ -4,40 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import functools
-import inspect
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import psycopg
 
-from taskboard import sql
+from taskboard import runner, sql
 from taskboard.errors import TaskError
+from taskboard.events import EventHook
 from taskboard.settings import Settings, load_settings, with_overrides
+from taskboard.tasks import DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE, Handler, Task, worker_queues
+from taskboard.worker import Worker
 
-DEFAULT_QUEUE = "default"
-DEFAULT_MAX_ATTEMPTS = 5
-CONNECT_TIMEOUT_SECONDS = 10
+__all__ = ["DEFAULT_MAX_ATTEMPTS", "DEFAULT_QUEUE", "Task", "Taskboard"]
 
-Handler = Callable[..., Any]
 F = TypeVar("F", bound=Handler)
-
-
-@dataclass(frozen=True)
-class Task:
-    """A registered handler and how to run it."""
-
-    name: str
-    handler: Handler
-    queue: str
-    timeout: float | None
-    transactional: bool
-
-    @functools.cached_property
-    def is_async(self) -> bool:
-        return inspect.iscoroutinefunction(self.handler)
+H = TypeVar("H", bound=EventHook)
 
 
 class Taskboard:
@@ -49,6 +32,7 @@ class Taskboard:
     def __init__(self, settings: Settings | None = None) -> None:
         self._settings = settings
         self.tasks: dict[str, Task] = {}
+        self.hooks: list[EventHook] = []
         self._conn: psycopg.Connection[Any] | None = None
         self._conn_lock = threading.Lock()
 
@@ -98,9 +82,15 @@ class Taskboard:
 
     def worker_queues(self) -> list[str]:
         """The queues a worker claims from: settings.queues, else every registered task's queue."""
-        if self.settings.queues:
-            return list(self.settings.queues)
-        return sorted({t.queue for t in self.tasks.values()}) or [DEFAULT_QUEUE]
+        return worker_queues(self.tasks, self.settings.queues)
+
+    def on_event(self, hook: H) -> H:
+        """Register `hook(event)` for every JobEvent of this app's workers (see taskboard.events).
+
+        Usable as a decorator. Hooks run on the worker's loop and must not block.
+        """
+        self.hooks.append(hook)
+        return hook
 
     # -- enqueue -----------------------------------------------------------------
 
@@ -177,11 +167,7 @@ class Taskboard:
 
     def connect_kwargs(self, *, autocommit: bool = True) -> dict[str, Any]:
         """psycopg connection options every connection of this app uses."""
-        return {
-            "autocommit": autocommit,
-            "prepare_threshold": self.settings.prepare_threshold,
-            "connect_timeout": CONNECT_TIMEOUT_SECONDS,
-        }
+        return self.settings.connection_options(autocommit=autocommit)
 
     def _connection(self) -> _OwnConnection:
         return _OwnConnection(self)
@@ -195,21 +181,29 @@ class Taskboard:
 
     # -- worker ------------------------------------------------------------------
 
-    async def worker(self, *, stop: asyncio.Event | None = None, **overrides: Any) -> None:
+    async def worker(
+        self,
+        *,
+        stop: asyncio.Event | None = None,
+        queries: sql.Queries | None = None,
+        **overrides: Any,
+    ) -> None:
         """Run a worker until `stop` is set (then shut down gracefully).
 
         `overrides` replace settings for this worker (e.g. queues, pool_size).
+        `queries` makes its SQL calls (a subclass may observe or delay them).
         """
-        from taskboard.worker import Worker
-
         settings = with_overrides(self.settings, **overrides) if overrides else self.settings
-        await Worker(self, settings).run(stop)
+        await Worker(self.tasks, settings, queries=queries, hooks=self.hooks).run(stop)
 
     def run_worker(self, **overrides: Any) -> None:
-        """Run a worker in a new event loop until SIGTERM or SIGINT (see `taskboard.cli`)."""
-        from taskboard.cli import run_until_signalled
+        """Run a worker in a new event loop until SIGTERM or SIGINT (see `taskboard.runner`).
 
-        run_until_signalled(self, **overrides)
+        Settings errors raise ConfigError before anything starts.
+        """
+        if overrides:
+            with_overrides(self.settings, **overrides)
+        runner.run_until_signalled(lambda stop: self.worker(stop=stop, **overrides))
 
 
 class _OwnConnection:

@@ -1,4 +1,4 @@
-"""The ``taskboard`` command; the only place that installs signal handlers.
+"""The ``taskboard`` command.
 
 Commands: ``migrate`` (Sqitch on the project shipped as taskboard/db),
 ``worker MODULE:APP``, ``enqueue TASK [JSON]``, ``status`` and ``demo``.
@@ -18,7 +18,6 @@ import json
 import logging
 import os
 import shutil
-import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -32,6 +31,7 @@ from psycopg import conninfo
 
 from taskboard import __version__, sql
 from taskboard.app import Taskboard
+from taskboard.runner import EXIT_AT_ONCE
 from taskboard.errors import ConfigError, TaskboardError
 from taskboard.settings import Settings, load_settings, with_overrides
 
@@ -41,7 +41,6 @@ PROG = "taskboard"
 EXIT_OK = 0
 EXIT_RUNTIME = 1
 EXIT_USAGE = 2
-EXIT_AT_ONCE = 130  # the second SIGINT/SIGTERM: leases are left to expire
 CONNECT_TIMEOUT_SECONDS = 10
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -58,33 +57,6 @@ class CliError(Exception):
     def __init__(self, message: str, status: int = EXIT_RUNTIME) -> None:
         super().__init__(message)
         self.status = status
-
-
-def run_until_signalled(app: Taskboard, **overrides: Any) -> None:
-    """Run a worker until SIGTERM or SIGINT; a second signal exits at once.
-
-    The first signal stops claiming and shuts down gracefully: handlers get
-    shutdown_grace seconds, then what is still held is released.
-    """
-
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        stop = asyncio.Event()
-
-        def on_signal(signum: int) -> None:
-            if stop.is_set():
-                log.warning("second %s: exiting at once", signal.Signals(signum).name)
-                logging.shutdown()
-                os._exit(EXIT_AT_ONCE)
-            log.info("%s: shutting down", signal.Signals(signum).name)
-            stop.set()
-
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, on_signal, signum)
-        await app.worker(stop=stop, **overrides)
-
-    asyncio.run(main())
-    # Abandoned sync handlers run in daemon threads: they do not hold up the exit.
 
 
 # -- helpers -------------------------------------------------------------------
@@ -261,8 +233,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         "worker_name": args.worker_name,
     }
     overrides = {name: value for name, value in given.items() if value is not None}
-    with_overrides(app.settings, **overrides)  # bad settings fail here, before the loop
-    run_until_signalled(app, **overrides)
+    app.run_worker(**overrides)  # bad settings fail before the loop starts
     return EXIT_OK
 
 

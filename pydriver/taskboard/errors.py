@@ -11,9 +11,13 @@ class ConfigError(TaskboardError):
     """Settings are missing or inconsistent; the message is one line naming the setting."""
 
 
-class SchemaVersionError(TaskboardError):
-    """The database's taskboard schema is missing or of a version this driver does not support."""
-
-
 class TaskError(TaskboardError):
     """A task is registered or used wrongly (unknown name, bad options)."""
+
+
+class StartupError(TaskboardError):
+    """The worker cannot work on this database; the message is one line naming the fix."""
+
+
+class SchemaVersionError(StartupError):
+    """The database's taskboard schema is missing or of a version this driver does not support."""

@@ -18,6 +18,11 @@ DEFAULT_POLL_INTERVAL_SECONDS = 1.0
 DEFAULT_SHUTDOWN_GRACE_SECONDS = 25.0  # below common orchestrator kill timeouts (30 s)
 DEFAULT_PREPARE_THRESHOLD = 5  # psycopg's own default
 DEFAULT_STATS_INTERVAL_SECONDS = 60.0
+# A job of a task this worker does not know goes back to the queue for this
+# long (no attempt used), for a worker that knows it: rolling deploys.
+DEFAULT_UNKNOWN_TASK_DELAY_SECONDS = 30.0
+MAX_LEASE_SECONDS = 12 * 3600.0  # the longest lease the SQL functions will accept
+CONNECT_TIMEOUT_SECONDS = 10
 NO_LISTEN = "none"
 
 
@@ -33,11 +38,13 @@ class Settings(BaseSettings):
     renewal would then lose the job.
     """
 
-    model_config = SettingsConfigDict(env_prefix="TASKBOARD_", extra="forbid")
+    model_config = SettingsConfigDict(
+        env_prefix="TASKBOARD_", extra="forbid", allow_inf_nan=False
+    )
 
     database_url: str = Field(repr=False)  # may hold a password
     pool_size: int = Field(DEFAULT_POOL_SIZE, ge=MIN_POOL_SIZE)
-    lease: float = Field(DEFAULT_LEASE_SECONDS, gt=0)
+    lease: float = Field(DEFAULT_LEASE_SECONDS, gt=0, le=MAX_LEASE_SECONDS)
     renew_every: float | None = Field(None, gt=0)
     queues: Annotated[list[str], NoDecode] = Field(default_factory=list)
     poll_interval: float = Field(DEFAULT_POLL_INTERVAL_SECONDS, gt=0)
@@ -46,6 +53,7 @@ class Settings(BaseSettings):
     listen_url: str = Field("", repr=False)
     prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD
     stats_interval: float = Field(DEFAULT_STATS_INTERVAL_SECONDS, gt=0)
+    unknown_task_delay: float = Field(DEFAULT_UNKNOWN_TASK_DELAY_SECONDS, ge=0, le=MAX_LEASE_SECONDS)
 
     @field_validator("queues", mode="before")
     @classmethod
@@ -81,6 +89,19 @@ class Settings(BaseSettings):
     def handler_slots(self) -> int:
         """How many handlers may run at once: the pool minus renewal and control."""
         return self.pool_size - 2
+
+    def connection_options(
+        self, *, autocommit: bool = True, application_name: str | None = None
+    ) -> dict[str, Any]:
+        """psycopg connection options for every connection the driver opens."""
+        options: dict[str, Any] = {
+            "autocommit": autocommit,
+            "prepare_threshold": self.prepare_threshold,
+            "connect_timeout": CONNECT_TIMEOUT_SECONDS,
+        }
+        if application_name is not None:
+            options["application_name"] = application_name[:63]
+        return options
 
     @property
     def listen_target(self) -> str | None:

@@ -177,10 +177,22 @@ async def renew_many(
     job_ids: Sequence[int],
     tokens: Sequence[uuid.UUID],
     lease: float,
-) -> dict[int, dt.datetime | None]:
-    """New deadline per job; None where the token is no longer current or its lease expired."""
+) -> list[dt.datetime | None]:
+    """New deadline per job, in input order; None where the token is no longer current
+    or its lease expired."""
     cur = await conn.execute(RENEW_MANY, [list(job_ids), list(tokens), seconds(lease)])
-    return {row[0]: row[1] for row in await cur.fetchall()}
+    return [row[1] for row in await cur.fetchall()]
+
+
+RENEW = "SELECT taskboard.renew(job_id => %s, token => %s, lease => %s)"
+
+
+async def renew(
+    conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID, lease: float
+) -> dt.datetime | None:
+    """The new deadline, or None when the token is no longer current or its lease expired."""
+    row = await (await conn.execute(RENEW, [job_id, token, seconds(lease)])).fetchone()
+    return None if row is None else row[0]
 
 
 COMPLETE = "SELECT taskboard.complete(job_id => %s, token => %s, result => %s::jsonb)"
@@ -268,12 +280,14 @@ async def fail(
     return None if row is None else row[0]
 
 
-RELEASE = "SELECT taskboard.release(job_id => %s, token => %s)"
+RELEASE = "SELECT taskboard.release(job_id => %s, token => %s, delay => %s)"
 
 
-async def release(conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID) -> bool:
+async def release(
+    conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID, delay: float = 0.0
+) -> bool:
     """True when the job was handed back uncounted; False when this token no longer holds it."""
-    row = await (await conn.execute(RELEASE, [job_id, token])).fetchone()
+    row = await (await conn.execute(RELEASE, [job_id, token, seconds(delay)])).fetchone()
     return bool(row and row[0])
 
 
@@ -291,3 +305,126 @@ async def transaction_isolation(conn: psycopg.AsyncConnection[Any]) -> str:
     row = await (await conn.execute("SHOW transaction_isolation")).fetchone()
     assert row is not None
     return str(row[0])
+
+
+async def transaction_id(conn: psycopg.AsyncConnection[Any]) -> int:
+    """The id of the connection's open transaction (assigning one if it has none yet)."""
+    row = await (await conn.execute("SELECT pg_current_xact_id()::text::bigint")).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+async def transaction_id_if_assigned(conn: psycopg.AsyncConnection[Any]) -> int | None:
+    """The id of the connection's current transaction, None when it has none."""
+    row = await (
+        await conn.execute("SELECT pg_current_xact_id_if_assigned()::text::bigint")
+    ).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+async def set_lock_timeout(conn: psycopg.AsyncConnection[Any], seconds_: float) -> None:
+    """Make the session's statements give up waiting for a row lock after `seconds_`."""
+    await conn.execute("SELECT pg_catalog.set_config('lock_timeout', %s, false)",
+                       [f"{int(seconds_ * 1000)}ms"])
+
+
+class Queries:
+    """The SQL calls a worker makes, as one object handed to it.
+
+    Every method passes its arguments to the taskboard.* function of the
+    same name and returns the answer unchanged. A subclass can observe or
+    delay a call (the soak and the tests do); it must not change answers.
+    """
+
+    async def version(self, conn: psycopg.AsyncConnection[Any]) -> str | None:
+        return await aversion(conn)
+
+    async def listen(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        await listen(conn)
+
+    async def claim(
+        self, conn: psycopg.AsyncConnection[Any], queue: str, worker: str, batch: int, lease: float
+    ) -> list[Claimed]:
+        return await claim(conn, queue, worker, batch, lease)
+
+    async def renew_many(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        job_ids: Sequence[int],
+        tokens: Sequence[uuid.UUID],
+        lease: float,
+    ) -> list[dt.datetime | None]:
+        return await renew_many(conn, job_ids, tokens, lease)
+
+    async def renew(
+        self, conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID, lease: float
+    ) -> dt.datetime | None:
+        return await renew(conn, job_id, token, lease)
+
+    async def complete(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        job_id: int,
+        token: uuid.UUID,
+        result_json: str | None,
+    ) -> bool:
+        return await complete(conn, job_id, token, result_json)
+
+    async def complete_many(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        job_ids: Sequence[int],
+        tokens: Sequence[uuid.UUID],
+        results_json: Sequence[str | None],
+    ) -> list[tuple[int, bool]]:
+        return await complete_many(conn, job_ids, tokens, results_json)
+
+    async def complete_many_then_claim(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        job_ids: Sequence[int],
+        tokens: Sequence[uuid.UUID],
+        results_json: Sequence[str | None],
+        claim_args: tuple[str, str, int, float],
+    ) -> tuple[list[tuple[int, bool]], list[Claimed]]:
+        return await complete_many_then_claim(conn, job_ids, tokens, results_json, claim_args)
+
+    async def fail(
+        self, conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID, error: str
+    ) -> str | None:
+        return await fail(conn, job_id, token, error)
+
+    async def release(
+        self, conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID, delay: float
+    ) -> bool:
+        return await release(conn, job_id, token, delay)
+
+    async def lease_state(
+        self, conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID
+    ) -> str:
+        return await lease_state(conn, job_id, token)
+
+
+# -- start-up checks -------------------------------------------------------------
+
+
+async def can_work(conn: psycopg.AsyncConnection[Any]) -> bool:
+    """True when the session's user may call claim (the worker role's grant)."""
+    row = await (
+        await conn.execute(
+            "SELECT has_function_privilege("
+            "'taskboard.claim(text, text, integer, interval)', 'EXECUTE')"
+        )
+    ).fetchone()
+    return bool(row and row[0])
+
+
+async def current_user(conn: psycopg.AsyncConnection[Any]) -> str:
+    row = await (await conn.execute("SELECT current_user")).fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+async def probe_prepared(conn: psycopg.AsyncConnection[Any]) -> None:
+    """One execution of a statement psycopg prepares at once (prepare=True)."""
+    await conn.execute("SELECT taskboard.version()", prepare=True)

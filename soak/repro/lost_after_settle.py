@@ -12,8 +12,9 @@ Nothing is fenced wrongly, but the warning is false and `lost` is inflated
 (an operator alerting on lost jobs sees outages that did not happen).
 
 Here the race is made certain by holding back the answers of `fail`,
-`complete_many` and `complete_many_then_claim` for 0.5 s (the database call itself is not delayed) while
-renewal runs every 0.1 s. Prints the worker's counters and exits 1 when a
+`complete_many` and `complete_many_then_claim` for 0.5 s (the database call
+itself is not delayed; a Queries subclass handed to the worker waits after
+each answer) while renewal runs every 0.1 s. Prints the worker's counters and exits 1 when a
 settled job was also counted lost (the behaviour reported), 0 otherwise.
 """
 
@@ -22,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from soak.runner import prepare
@@ -36,15 +36,23 @@ from taskboard.worker import Worker
 ANSWER_DELAY_S = 0.5
 
 
-def slow_answers(name: str) -> None:
-    original: Callable[..., Awaitable[Any]] = getattr(sql, name)
+class SlowAnswers(sql.Queries):
+    """The answers of fail and complete_many arrive late (they committed at once)."""
 
-    async def delayed(*args: Any) -> Any:
-        answer = await original(*args)  # committed
-        await asyncio.sleep(ANSWER_DELAY_S)  # the answer is slow to arrive
+    async def fail(self, *args: Any) -> Any:
+        answer = await super().fail(*args)
+        await asyncio.sleep(ANSWER_DELAY_S)
         return answer
 
-    setattr(sql, name, delayed)
+    async def complete_many(self, *args: Any) -> Any:
+        answer = await super().complete_many(*args)
+        await asyncio.sleep(ANSWER_DELAY_S)
+        return answer
+
+    async def complete_many_then_claim(self, *args: Any) -> Any:
+        answer = await super().complete_many_then_claim(*args)
+        await asyncio.sleep(ANSWER_DELAY_S)
+        return answer
 
 
 async def scenario(worker_url: str) -> int:
@@ -67,10 +75,7 @@ async def scenario(worker_url: str) -> int:
         await asyncio.sleep(0.2)
         raise RuntimeError("fails on purpose")
 
-    slow_answers("fail")
-    slow_answers("complete_many")
-    slow_answers("complete_many_then_claim")
-    worker = Worker(app, settings)
+    worker = Worker(app.tasks, settings, queries=SlowAnswers())
     stop = asyncio.Event()
     running = asyncio.create_task(worker.run(stop))
     app.enqueue_many("ok", [{}], queue="repro")

@@ -1,0 +1,13 @@
+"""The worker package: held claims, the executor, control, renewal, and the Worker wiring them.
+
+Imports run one way inside it: retry and outcomes at the bottom, then
+held (the state machine), executor, control and renewal, and worker on top.
+"""
+
+from __future__ import annotations
+
+from taskboard.worker.held import Counters, State
+from taskboard.worker.startup import SUPPORTED_SCHEMA_VERSIONS
+from taskboard.worker.worker import Worker
+
+__all__ = ["SUPPORTED_SCHEMA_VERSIONS", "Counters", "State", "Worker"]

@@ -1,0 +1,338 @@
+"""Control: the worker's own connection for LISTEN, claim, and settling ordinary jobs.
+
+Each pass sends what handlers finished (completions in one complete_many,
+with the next claim in the same statement), then claims for the free
+slots, then waits for a notification, a handler's end or the poll
+interval.
+
+An outcome leaves the ledger's outbox only once the database answered it.
+A transient error (lock or statement timeout, a cancelled statement, a
+serialization failure, a deadlock) or a broken connection sends it again
+— complete, fail and release are fenced on the token and idempotent —
+until the database answers: after a reclaim the fence refuses it, and if
+nobody reclaimed the job it is accepted even past the lease. A result the
+database refuses is replaced by a note saying why, so a handler that
+succeeded is never run again for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import psycopg
+
+from taskboard import sql
+from taskboard.settings import Settings
+from taskboard.sql import Queries
+from taskboard.worker.executor import Executor
+from taskboard.worker.held import Held, Ledger, Outcome, State, unique_jobs
+from taskboard.worker.outcomes import describe, not_stored
+from taskboard.worker.retry import Backoff, needs_new_connection
+
+log = logging.getLogger("taskboard.worker")
+
+# A row lock held elsewhere (an admin's open transaction) delays one
+# outcome, never the claims and the other outcomes behind it.
+CONTROL_LOCK_TIMEOUT_SECONDS = 1.0
+RETRY_FIRST_SECONDS = 0.2
+RETRY_MAX_SECONDS = 5.0
+
+Connect = Callable[[str], Any]  # an awaitable yielding an autocommit AsyncConnection
+
+
+class ReconnectNeeded(Exception):
+    """The control connection must be replaced before the next statement."""
+
+
+class Control:
+    """Claims for free slots and tells the database each finished handler's outcome."""
+
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        queries: Queries,
+        ledger: Ledger,
+        executor: Executor,
+        queues: Sequence[str],
+        connect: Callable[[str], Any],
+        stopping: asyncio.Event,
+        finished: asyncio.Event,
+        on_claimed: Callable[[sql.Claimed, float], None],
+    ) -> None:
+        self.settings = settings
+        self.queries = queries
+        self.ledger = ledger
+        self.executor = executor
+        self.queues = list(queues)
+        self.connect = connect
+        self.stopping = stopping
+        self.finished = finished
+        self.on_claimed = on_claimed
+        self._next_queue = 0
+
+    # -- the loop ---------------------------------------------------------------------
+
+    async def run(self) -> None:
+        listen_url = self.settings.listen_target
+        listen_here = listen_url == self.settings.database_url
+        listener = None
+        if listen_url is not None and not listen_here:
+            listener = asyncio.create_task(self._listen_elsewhere(listen_url), name="taskboard-listen")
+        backoff = Backoff()
+        failing = False
+        try:
+            while not self.finished.is_set():
+                try:
+                    async with await self.connect(self.settings.database_url) as conn:
+                        await sql.set_lock_timeout(conn, CONTROL_LOCK_TIMEOUT_SECONDS)
+                        if listen_here:
+                            await self.queries.listen(conn)
+                        if failing:
+                            log.info("control connection back: claiming at once")
+                        failing = False
+                        backoff.reset()
+                        await self._session(conn, listen_here)
+                except (psycopg.Error, ReconnectNeeded, OSError) as exc:
+                    failing = True
+                    delay = backoff.next()
+                    log.warning(
+                        "control connection failed (%s); retrying in %.1fs", describe(exc), delay
+                    )
+                    await self._sleep_unless_finished(delay)
+        finally:
+            if listener is not None:
+                listener.cancel()
+                await asyncio.gather(listener, return_exceptions=True)
+
+    async def _session(self, conn: psycopg.AsyncConnection[Any], listening: bool) -> None:
+        errors = Backoff()
+        while not self.finished.is_set():
+            self.ledger.wake.clear()
+            try:
+                order = [] if self.stopping.is_set() else self._claim_order()
+                # The first queue's claim rides with the completions when there are any.
+                claimed = await self.flush(conn, order[0] if order else None)
+                for queue in order[1:] if claimed else order:
+                    await self._claim(conn, queue)
+                errors.reset()
+            except psycopg.Error as exc:
+                if needs_new_connection(exc, conn):
+                    raise ReconnectNeeded(describe(exc)) from exc
+                # A statement failed; the connection is fine: say so and go on.
+                delay = errors.next()
+                log.warning("control: %s; retrying in %.1fs", describe(exc), delay)
+                await self._sleep_unless_finished(delay)
+                continue
+            await self._idle(conn if listening else None)
+
+    def _claim_order(self) -> list[str]:
+        """The queues to claim from, starting at a different one each time (no starving)."""
+        order = self.queues[self._next_queue :] + self.queues[: self._next_queue]
+        self._next_queue = (self._next_queue + 1) % len(self.queues)
+        return order
+
+    def _claim_args(self, queue: str) -> tuple[str, str, int, float] | None:
+        """claim's arguments for as many jobs as there are free handler slots.
+
+        None when every slot is taken, or once shutdown began (it may begin
+        while the control loop waits on the database).
+        """
+        free = self.executor.free_slots
+        if free <= 0 or self.stopping.is_set():
+            return None
+        return (queue, self.settings.worker_name, free, self.settings.lease)
+
+    async def _claim(self, conn: psycopg.AsyncConnection[Any], queue: str) -> None:
+        args = self._claim_args(queue)
+        if args is None:
+            return
+        sent = time.monotonic()
+        for row in await self.queries.claim(conn, *args):
+            self.on_claimed(row, sent)
+
+    async def _idle(self, listener: psycopg.AsyncConnection[Any] | None) -> None:
+        """Wait for a wake-up, a notification for one of our queues, or the poll interval."""
+        timeout = self.settings.poll_interval
+        retry_at = [h.retry_at for h in self.ledger.outbox() if h.retry_at]
+        if retry_at:
+            timeout = min(timeout, max(min(retry_at) - time.monotonic(), 0.0))
+        waiters: list[asyncio.Task[Any]] = [asyncio.create_task(self.ledger.wake.wait())]
+        if listener is not None and self.executor.free_slots > 0:
+            waiters.append(asyncio.create_task(self._notified(listener)))
+        try:
+            done, _ = await asyncio.wait(
+                waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
+            await asyncio.gather(*waiters, return_exceptions=True)
+        for waiter in done:
+            waiter.result()  # a broken connection surfaces here
+
+    async def _notified(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        async for note in conn.notifies():
+            if note.payload in self.queues:
+                return
+
+    async def _listen_elsewhere(self, url: str) -> None:
+        """LISTEN on a direct connection (database_url goes through a transaction pooler)."""
+        backoff = Backoff()
+        while not self.finished.is_set():
+            try:
+                async with await self.connect(url) as conn:
+                    await self.queries.listen(conn)
+                    backoff.reset()
+                    self.ledger.wake.set()  # claim at once after (re)connecting
+                    while True:
+                        await self._notified(conn)
+                        self.ledger.wake.set()
+            except (psycopg.Error, OSError) as exc:
+                delay = backoff.next()
+                log.warning("listen connection failed (%s); retrying in %.1fs", describe(exc), delay)
+                await self._sleep_unless_finished(delay)
+
+    async def _sleep_unless_finished(self, delay: float) -> None:
+        try:
+            await asyncio.wait_for(self.finished.wait(), delay)
+        except TimeoutError:
+            pass
+
+    # -- settling ---------------------------------------------------------------------
+
+    async def flush(self, conn: psycopg.AsyncConnection[Any], claim_from: str | None = None) -> bool:
+        """Tell the database every outcome that is due; completions in one complete_many.
+
+        With `claim_from`, the claim for the free slots goes in the same
+        statement as the completions when there are both; returns whether
+        it did (else the caller claims by itself).
+        """
+        now = time.monotonic()
+        due = [h for h in self.ledger.outbox() if h.retry_at <= now]
+        completions = [h for h in due if h.outcome is not None and h.outcome.kind == "complete"]
+        claimed = False
+        if completions:
+            batch, _ = unique_jobs(completions)
+            claim_args = None if claim_from is None else self._claim_args(claim_from)
+            claimed = await self._complete_batch(conn, batch, claim_args)
+        for held in due:
+            if held.outcome is not None and held.outcome.kind != "complete":
+                await self._send_one(conn, held)
+        return claimed
+
+    async def _complete_batch(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        batch: list[Held],
+        claim_args: tuple[str, str, int, float] | None,
+    ) -> bool:
+        """complete_many of `batch` (with the claim); one by one when the batch fails."""
+        job_ids = [h.job_id for h in batch]
+        tokens = [h.token for h in batch]
+        results = [h.outcome.value if h.outcome else None for h in batch]
+        for held in batch:
+            held.in_flight = True
+            self.ledger.event(held, "sending", outcome="complete")
+        sent = time.monotonic()
+        try:
+            if claim_args is None:
+                answers = await self.queries.complete_many(conn, job_ids, tokens, results)
+                rows: list[sql.Claimed] = []
+            else:
+                answers, rows = await self.queries.complete_many_then_claim(
+                    conn, job_ids, tokens, results, claim_args
+                )
+        except psycopg.Error as exc:
+            for held in batch:
+                held.in_flight = False
+            if needs_new_connection(exc, conn) or len(batch) == 1:
+                self._send_failed(batch, exc)
+                if needs_new_connection(exc, conn):
+                    raise
+                if isinstance(exc, psycopg.errors.DataError):
+                    self._result_refused(batch[0], exc)
+                return False
+            # One row locked elsewhere or one result refused must not hold up
+            # the rest: settle them one by one. A claim sent with them was not made.
+            for held in batch:
+                await self._send_one(conn, held)
+            return False
+        for held, (_, completed) in zip(batch, answers, strict=True):
+            held.in_flight = False
+            self.ledger.resolve(held, State.COMPLETED if completed else State.LOST, completed)
+        for row in rows:
+            self.on_claimed(row, sent)
+        return claim_args is not None
+
+    async def _send_one(self, conn: psycopg.AsyncConnection[Any], held: Held) -> None:
+        """Send one claim's outcome; on a statement error keep it for a later try."""
+        outcome = held.outcome
+        if outcome is None or not self.ledger.holds(held):
+            return
+        held.in_flight = True
+        self.ledger.event(held, "sending", outcome=outcome.kind)
+        try:
+            if outcome.kind == "complete":
+                completed = (
+                    await self.queries.complete_many(conn, [held.job_id], [held.token], [outcome.value])
+                )[0][1]
+                held.in_flight = False
+                self.ledger.resolve(held, State.COMPLETED if completed else State.LOST, completed)
+            elif outcome.kind == "fail":
+                state = await self.queries.fail(conn, held.job_id, held.token, outcome.value or "")
+                held.in_flight = False
+                self.ledger.resolve(held, State.FAILED if state else State.LOST, state)
+            else:
+                released = await self.queries.release(conn, held.job_id, held.token, outcome.delay)
+                held.in_flight = False
+                self.ledger.resolve(held, State.RELEASED, released)
+        except psycopg.Error as exc:
+            held.in_flight = False
+            self._send_failed([held], exc)
+            if needs_new_connection(exc, conn):
+                raise
+            if isinstance(exc, psycopg.errors.DataError):
+                self._result_refused(held, exc)
+
+    def _result_refused(self, held: Held, exc: psycopg.Error) -> None:
+        """The database refused the outcome's data: send a version it stores, at once."""
+        outcome = held.outcome
+        if outcome is None:
+            return
+        if outcome.kind == "complete":
+            why = f"the database refused the result: {describe(exc)}"
+            log.warning(
+                "job %s succeeded but its result is not stored: %s", held.job_id, why,
+                extra=held.log_extra,
+            )
+            held.outcome = Outcome("complete", not_stored(why))
+        elif outcome.kind == "fail":
+            held.outcome = Outcome(
+                "fail", f"the worker could not record the handler's error: {describe(exc)}"
+            )
+        held.retry_at = 0.0
+        self.ledger.wake.set()
+
+    def _send_failed(self, items: Sequence[Held], exc: BaseException) -> None:
+        """Keep each outcome, to be sent again after a backoff."""
+        now = time.monotonic()
+        for held in items:
+            held.failures += 1
+            self.ledger.event(
+                held, "send_failed", outcome=held.outcome and held.outcome.kind, error=describe(exc)
+            )
+            delay = min(RETRY_FIRST_SECONDS * 2 ** (held.failures - 1), RETRY_MAX_SECONDS)
+            held.retry_at = now + delay
+            log.warning(
+                "job %s: sending its %s failed (%s); sending it again in %.1fs",
+                held.job_id,
+                held.outcome.kind if held.outcome else "outcome",
+                describe(exc),
+                delay,
+                extra=held.log_extra,
+            )

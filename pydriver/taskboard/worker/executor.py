@@ -1,0 +1,339 @@
+"""The executor: runs one claim's handler, whichever way it ends, and settles the claim.
+
+Every ending becomes an outcome for the database, and none escapes: a
+return value (complete), an exception of any kind, `SystemExit` and
+`KeyboardInterrupt` included (fail), a timeout (fail), a task this worker
+does not know (release with a delay: no attempt burnt). Only the worker
+itself cancels a handler, for a lost claim or at shutdown, and whoever
+cancels it settles the claim.
+
+Transactional tasks settle here too: `complete` runs on the handler's own
+connection, inside its transaction, and COMMIT follows only when it
+answered true.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import psycopg
+from psycopg import pq
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from taskboard import sql
+from taskboard.errors import TaskError
+from taskboard.settings import Settings
+from taskboard.sql import Queries
+from taskboard.tasks import Task
+from taskboard.worker.held import Held, Ledger, Outcome, State
+from taskboard.worker.outcomes import (
+    ResultNotStored,
+    describe,
+    encode_result,
+    not_stored,
+)
+from taskboard.worker.retry import Backoff, connection_lost
+
+log = logging.getLogger("taskboard.worker")
+
+READ_COMMITTED = "read committed"
+
+
+class HandlerTimeout(TaskError):
+    """A handler ran past its task's timeout."""
+
+
+class FenceEscaped(TaskError):
+    """A transactional handler committed or rolled back `ctx.conn` itself."""
+
+
+async def bounded(awaitable: Awaitable[Any], timeout: float | None, task: str) -> Any:
+    """Await `awaitable`, cancelling it after `timeout` seconds with HandlerTimeout.
+
+    A TimeoutError the handler raises itself stays what it is.
+    """
+    if timeout is None:
+        return await awaitable
+    try:
+        async with asyncio.timeout(timeout) as scope:
+            return await awaitable
+    except TimeoutError:
+        if scope.expired():
+            raise HandlerTimeout(f"task {task!r} ran past its timeout of {timeout:g}s") from None
+        raise
+
+
+class Executor:
+    """Runs handlers for the claims in `ledger`, at most as many as there are slots."""
+
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        queries: Queries,
+        ledger: Ledger,
+        pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]],
+    ) -> None:
+        self.settings = settings
+        self.queries = queries
+        self.ledger = ledger
+        self.pool = pool
+        self.running = 0  # handlers occupying a slot
+        self._unknown_warned: set[str] = set()
+
+    @property
+    def free_slots(self) -> int:
+        return self.settings.handler_slots - self.running
+
+    def start(self, held: Held) -> None:
+        """Run the claim's handler as a task of its own; it occupies a slot until it ends."""
+        self.running += 1
+        held.runner = asyncio.create_task(self._run(held), name=f"taskboard-job-{held.job_id}")
+
+    async def _run(self, held: Held) -> None:
+        try:
+            await self._handle(held)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                return  # lost or shut down: whoever cancelled it settles the claim
+            self._settle_error(held, "CancelledError raised by the worker's own code")
+        except BaseException as exc:  # noqa: BLE001 - nothing a claim does may end the worker
+            log.exception("job %s: the worker failed to settle it", held.job_id, extra=held.log_extra)
+            self._settle_error(held, f"the worker failed to settle the job: {describe(exc)}")
+        finally:
+            self.running -= 1
+            self.ledger.wake.set()
+            self.ledger.changed.set()
+            if held.state is State.RUNNING and self.ledger.holds(held):
+                # A handler can end no way that leaves its job running and renewed forever.
+                self._settle_error(held, "the handler ended without an outcome")
+
+    def _settle_error(self, held: Held, error: str) -> None:
+        self.ledger.settle(held, Outcome("fail", error))
+
+    async def _handle(self, held: Held) -> None:
+        task = held.task
+        self.ledger.event(held, "started")
+        if task is None:
+            self._hand_back_unknown(held)
+            return
+        if task.transactional:
+            await self._run_transactional(held, task)
+            return
+        try:
+            result = await self._run_handler(held, task)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise
+            outcome = self._failure(held, asyncio.CancelledError("raised by the handler"))
+        except BaseException as exc:  # noqa: BLE001 - SystemExit from a handler fails its job
+            outcome = self._failure(held, exc)
+        else:
+            outcome = Outcome("complete", self._result_json(held, result))
+        self.ledger.settle(held, outcome)
+
+    def _failure(self, held: Held, exc: BaseException) -> Outcome:
+        if isinstance(exc, HandlerTimeout):
+            held.ctx.mark_lost()  # tells an abandoned sync handler its outcome no longer counts
+            log.warning("job %s: %s", held.job_id, describe(exc), extra=held.log_extra)
+            return Outcome("fail", f"TimeoutError: {describe(exc).split(': ', 1)[-1]}")
+        log.warning("job %s failed", held.job_id, exc_info=exc, extra=held.log_extra)
+        return Outcome("fail", describe(exc))
+
+    def _result_json(self, held: Held, result: Any) -> str | None:
+        try:
+            return encode_result(result)
+        except ResultNotStored as exc:
+            log.warning(
+                "job %s succeeded but its result is not stored: %s", held.job_id, exc,
+                extra=held.log_extra,
+            )
+            return not_stored(str(exc))
+
+    def _hand_back_unknown(self, held: Held) -> None:
+        name = held.claimed.task
+        if name not in self._unknown_warned:
+            self._unknown_warned.add(name)
+            log.warning(
+                "claimed a job of task %r, which this worker does not know: handing such jobs "
+                "back for %gs each (no attempt used) until a worker that knows it takes them",
+                name,
+                self.settings.unknown_task_delay,
+                extra=held.log_extra,
+            )
+        self.ledger.settle(held, Outcome("release", delay=self.settings.unknown_task_delay))
+
+    async def _run_handler(self, held: Held, task: Task) -> Any:
+        if task.is_async:
+            coro = task.handler(held.ctx, held.claimed.payload)
+            return await bounded(coro, task.timeout, task.name)
+        return await bounded(self._in_thread(task.handler, held), task.timeout, task.name)
+
+    @staticmethod
+    def _in_thread(handler: Callable[..., Any], held: Held) -> asyncio.Future[Any]:
+        """Run a sync handler in a daemon thread: one abandoned past its timeout never blocks exit."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+
+        def deliver(ok: bool, value: Any) -> None:
+            if future.done():
+                return  # abandoned: timed out or lost
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
+
+        def body() -> None:
+            try:
+                value = handler(held.ctx, held.claimed.payload)
+            except BaseException as exc:  # noqa: BLE001 - delivered to the loop
+                ok, value = False, exc
+            else:
+                ok = True
+            with contextlib.suppress(RuntimeError):  # the loop closed: the worker has exited
+                loop.call_soon_threadsafe(deliver, ok, value)
+
+        threading.Thread(target=body, name=f"taskboard-job-{held.job_id}", daemon=True).start()
+        return future
+
+    # -- transactional tasks ---------------------------------------------------------
+
+    async def _run_transactional(self, held: Held, task: Task) -> None:
+        """Run the handler in a transaction that commits only with the job's completion."""
+        broken_commit: BaseException | None = None
+        async with self.pool.connection() as conn:
+            held.ctx.conn = conn
+            try:
+                committed = await self._complete_in_transaction(held, task, conn)
+            except psycopg.Error as exc:
+                if held.state is State.SETTLING and held.in_flight and connection_lost(exc, conn):
+                    broken_commit = exc  # COMMIT or complete broke off: resolved below
+                else:
+                    self._fail_transactional(held, exc)
+                committed = False
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise
+                self._fail_transactional(held, asyncio.CancelledError("raised by the handler"))
+                committed = False
+            except BaseException as exc:  # noqa: BLE001 - any ending of a handler fails its job
+                self._fail_transactional(held, exc)
+                committed = False
+            finally:
+                held.ctx.conn = None
+                if not conn.closed and conn.info.transaction_status != pq.TransactionStatus.IDLE:
+                    with contextlib.suppress(psycopg.Error):
+                        await conn.rollback()
+            if committed:
+                held.in_flight = False
+                self.ledger.resolve(held, State.COMPLETED, True)
+        if broken_commit is not None:
+            # Asked on another connection once the broken one went back to the pool.
+            await self._resolve_broken_commit(held, broken_commit)
+
+    def _fail_transactional(self, held: Held, exc: BaseException) -> None:
+        held.in_flight = False
+        if held.state is State.SETTLING:
+            # complete or COMMIT raised: nothing committed; the attempt failed.
+            held.outcome = Outcome("fail", describe(exc))
+            log.warning("job %s failed", held.job_id, exc_info=exc, extra=held.log_extra)
+            self.ledger.wake.set()
+            return
+        self.ledger.settle(held, self._failure(held, exc))
+
+    async def _complete_in_transaction(
+        self, held: Held, task: Task, conn: psycopg.AsyncConnection[Any]
+    ) -> bool:
+        """Run the handler and call complete on its connection; True once it committed."""
+        isolation = await sql.transaction_isolation(conn)
+        if isolation != READ_COMMITTED:
+            raise TaskError(
+                f"transactional task {task.name!r} must run in READ COMMITTED, not {isolation}"
+            )
+        xid = await sql.transaction_id(conn)
+        coro = task.handler(held.ctx, held.claimed.payload)
+        result = await bounded(coro, task.timeout, task.name)
+        # From here the database's answer decides: the watchdog leaves the claim alone.
+        if not self.ledger.settle(held, None):
+            await conn.rollback()
+            return False
+        held.in_flight = True
+        result_json = self._result_json(held, result)
+        if await self._transaction_changed(conn, xid):
+            raise FenceEscaped(
+                f"transactional task {task.name!r} committed or rolled back ctx.conn itself: "
+                "its writes were not fenced by the job's completion"
+            )
+        self.ledger.event(held, "sending", outcome="complete")
+        if not await self.queries.complete(conn, held.job_id, held.token, result_json):
+            await conn.rollback()
+            held.in_flight = False
+            self.ledger.resolve(held, State.LOST, False)
+            return False
+        await conn.commit()
+        return True
+
+    @staticmethod
+    async def _transaction_changed(conn: psycopg.AsyncConnection[Any], xid: int) -> bool:
+        """True when the transaction the handler was given is no longer the open one."""
+        if conn.info.transaction_status != pq.TransactionStatus.INTRANS:
+            return True
+        return await sql.transaction_id_if_assigned(conn) != xid
+
+    async def _resolve_broken_commit(self, held: Held, exc: BaseException) -> None:
+        """COMMIT broke off: learn from lease_state whether it happened; never complete again."""
+        log.warning(
+            "job %s: connection lost during COMMIT (%s)", held.job_id, describe(exc),
+            extra=held.log_extra,
+        )
+        backoff = Backoff()
+        while True:
+            try:
+                async with self.pool.connection() as other, other.transaction():
+                    state = await self.queries.lease_state(other, held.job_id, held.token)
+                break
+            except (psycopg.OperationalError, PoolTimeout):
+                if time.monotonic() >= held.safe_until:
+                    held.in_flight = False
+                    self.ledger.lose(
+                        held, "whether its COMMIT happened could not be learnt in time",
+                        settling_too=True,
+                    )
+                    return
+                await asyncio.sleep(backoff.next())
+        held.in_flight = False
+        if state == "completed":
+            self.ledger.resolve(held, State.COMPLETED, True)
+            return
+        log.warning(
+            "job %s: its COMMIT did not happen (lease_state %s)", held.job_id, state,
+            extra=held.log_extra,
+        )
+        held.outcome = Outcome("fail", f"{describe(exc)} (during COMMIT, which did not happen)")
+        self.ledger.wake.set()
+
+    # -- the holder check ---------------------------------------------------------------
+
+    async def still_holder(self, held: Held) -> bool:
+        """lease_state for this claim's own token: True only when it is held with a live lease."""
+        if held.ctx.lost or not self.ledger.holds(held):
+            return False
+        try:
+            if held.ctx.conn is not None:
+                state = await self.queries.lease_state(held.ctx.conn, held.job_id, held.token)
+            else:
+                async with self.pool.connection() as conn, conn.transaction():
+                    state = await self.queries.lease_state(conn, held.job_id, held.token)
+        except (psycopg.OperationalError, PoolTimeout):
+            return False
+        self.ledger.event(held, "holder_checked", answer=state)
+        return state == "held"

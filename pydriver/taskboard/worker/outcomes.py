@@ -1,0 +1,71 @@
+"""A handler's ending as text the database accepts: results, error messages.
+
+Nothing here may raise on a handler's behalf: an exception whose `str()`
+raises, a message with NUL bytes or lone surrogates, a result jsonb
+cannot hold all become text that PostgreSQL stores.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+# A result whose JSON is larger than this is not stored (the job still
+# completes): job rows are read by claim, get_job and the dashboards.
+MAX_RESULT_BYTES = 16 * 1024 * 1024
+MAX_ERROR_CHARS = 2000
+# The key of the result recorded instead of one that could not be stored.
+NOT_STORED_KEY = "taskboard_result_not_stored"
+
+# \u0000 in JSON text, not preceded by an escaped backslash.
+ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+
+
+class ResultNotStored(Exception):
+    """The handler's result cannot be stored; the message says why."""
+
+
+def safe_text(text: str) -> str:
+    """`text` as PostgreSQL text accepts it: no NUL, no lone surrogates."""
+    text = text.replace("\x00", "\\0")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def describe(exc: BaseException) -> str:
+    """`ExcType: first line of the message`, safe to store whatever the exception does."""
+    try:
+        message = str(exc)
+    except Exception as inner:  # noqa: BLE001 - a broken __str__ must not break the worker
+        message = f"<str() of the exception raised {type(inner).__name__}>"
+    message = safe_text(message).strip()
+    text = message.splitlines()[0] if message else ""
+    name = safe_text(type(exc).__name__)
+    described = f"{name}: {text}" if text else name
+    return described[:MAX_ERROR_CHARS]
+
+
+def encode_result(result: Any) -> str | None:
+    """The result as JSON text that jsonb accepts; raises ResultNotStored otherwise."""
+    if result is None:
+        return None
+    try:
+        text = json.dumps(result, allow_nan=False)
+    except Exception as exc:  # noqa: BLE001 - any failure of a handler's object means "not JSON"
+        raise ResultNotStored(f"the result is not JSON-serialisable: {describe(exc)}") from None
+    if ESCAPED_NUL.search(text):
+        raise ResultNotStored("the result holds a NUL character, which jsonb cannot store")
+    if len(text) > MAX_RESULT_BYTES:  # ensure_ascii: characters are bytes
+        raise ResultNotStored(
+            f"the result's JSON is {len(text)} bytes, above the {MAX_RESULT_BYTES} bytes stored"
+        )
+    return text
+
+
+def not_stored(why: str) -> str:
+    """The result recorded for a job whose handler's result could not be stored."""
+    return json.dumps({NOT_STORED_KEY: safe_text(why)[:MAX_ERROR_CHARS]})

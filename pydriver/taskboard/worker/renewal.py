@@ -1,0 +1,148 @@
+"""Renewal and the watchdog: keep every held lease alive, and give up what may have expired.
+
+Renewal sends one renew_many for every held claim each `renew_every`, on
+the worker's own connection. A row locked elsewhere (an admin's open
+transaction) must not hold up the others: the connection waits at most
+RENEW_LOCK_TIMEOUT_SECONDS for a lock, and when renew_many gives up on
+one, each claim is renewed on its own; the locked one is tried again next
+time and is lost only if its lease really ran out.
+
+The watchdog gives up a running claim once its lease could have expired
+without a successful renewal, counted on this process's monotonic clock
+from before the last successful claim or renew was sent. It leaves a
+settling claim alone: its outcome is fenced on the token, so sending it
+late is refused if someone reclaimed the job and accepted if nobody did,
+and dropping it would run a finished handler again for nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+
+from taskboard import sql
+from taskboard.settings import Settings
+from taskboard.sql import Queries
+from taskboard.worker.held import Held, Ledger, State, unique_jobs
+from taskboard.worker.outcomes import describe
+from taskboard.worker.retry import Backoff, needs_new_connection
+
+log = logging.getLogger("taskboard.worker")
+
+RENEW_LOCK_TIMEOUT_SECONDS = 0.5
+WATCHDOG_MAX_SLEEP_SECONDS = 0.5
+
+
+class Renewal:
+    """Renews every held lease each `renew_every`; the watchdog gives up what may have expired."""
+
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        queries: Queries,
+        ledger: Ledger,
+        connect: Callable[[str], Any],
+        finished: asyncio.Event,
+    ) -> None:
+        self.settings = settings
+        self.queries = queries
+        self.ledger = ledger
+        self.connect = connect
+        self.finished = finished
+
+    async def run(self) -> None:
+        backoff = Backoff()
+        conn: psycopg.AsyncConnection[Any] | None = None
+        try:
+            while not self.finished.is_set():
+                delay = self.settings.renew_interval
+                try:
+                    if conn is None or conn.closed or conn.broken:
+                        conn = await self.connect(self.settings.database_url)
+                        await sql.set_lock_timeout(conn, RENEW_LOCK_TIMEOUT_SECONDS)
+                        backoff.reset()
+                    await asyncio.wait_for(self.renew_all(conn), self.settings.renew_interval)
+                except (psycopg.Error, TimeoutError, OSError) as exc:
+                    delay = min(backoff.next(), self.settings.renew_interval)
+                    log.warning("renewal failed (%s); retrying in %.1fs", describe(exc), delay)
+                    if conn is not None:
+                        await conn.close()
+                    conn = None
+                await self._sleep_unless_finished(delay)
+        finally:
+            if conn is not None:
+                await conn.close()
+
+    async def renew_all(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        """Renew every running or settling claim; lose a running one whose renewal is refused."""
+        pending = self.ledger.in_state(State.RUNNING, State.SETTLING)
+        while pending:
+            batch, pending = unique_jobs(pending)
+            sent = time.monotonic()
+            try:
+                answers = await self.queries.renew_many(
+                    conn, [h.job_id for h in batch], [h.token for h in batch], self.settings.lease
+                )
+            except psycopg.Error as exc:
+                if needs_new_connection(exc, conn):
+                    raise
+                log.warning(
+                    "renew_many of %d lease(s) failed (%s): renewing them one by one",
+                    len(batch),
+                    describe(exc),
+                )
+                await self._renew_each(conn, batch)
+                continue
+            for held, deadline in zip(batch, answers, strict=True):
+                self._answered(held, deadline, sent)
+
+    async def _renew_each(self, conn: psycopg.AsyncConnection[Any], batch: list[Held]) -> None:
+        for held in batch:
+            sent = time.monotonic()
+            try:
+                deadline = await self.queries.renew(conn, held.job_id, held.token, self.settings.lease)
+            except psycopg.Error as exc:
+                if needs_new_connection(exc, conn):
+                    raise
+                log.warning(
+                    "job %s: renewal could not be made now (%s); trying again next time",
+                    held.job_id,
+                    describe(exc),
+                    extra=held.log_extra,
+                )
+                continue
+            self._answered(held, deadline, sent)
+
+    def _answered(self, held: Held, deadline: Any, sent: float) -> None:
+        if not self.ledger.holds(held):
+            return
+        self.ledger.event(held, "renewed", answer=deadline)
+        if deadline is None:
+            # A settling claim's outcome is on its way: the database's answer to it decides.
+            self.ledger.lose(held, "renewal refused: the token is no longer current or the lease expired")
+        else:
+            held.safe_until = sent + self.settings.lease
+
+    async def watchdog(self) -> None:
+        """Give up every claim whose lease could have expired without a renewal."""
+        while not self.finished.is_set():
+            now = time.monotonic()
+            running = self.ledger.in_state(State.RUNNING)
+            for held in running:
+                if now >= held.safe_until:
+                    self.ledger.lose(held, "no successful renewal before its lease could have expired")
+            nearest = min((h.safe_until for h in running), default=None)
+            sleep = WATCHDOG_MAX_SLEEP_SECONDS if nearest is None else nearest - now
+            await self._sleep_unless_finished(min(max(sleep, 0.01), WATCHDOG_MAX_SLEEP_SECONDS))
+
+    async def _sleep_unless_finished(self, delay: float) -> None:
+        try:
+            await asyncio.wait_for(self.finished.wait(), delay)
+        except TimeoutError:
+            pass

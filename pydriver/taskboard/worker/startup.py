@@ -1,0 +1,105 @@
+"""Start-up: wait for the database, then make sure this worker can work there.
+
+A database that is down or starting is waited for, one log line per
+attempt with a capped backoff. Everything else that would stop the worker
+later is found now and raised as one StartupError line naming the fix: a
+server that refuses the login, a database without the schema or with a
+version this driver does not support, a login without the worker role,
+and prepared statements lost behind a transaction pooler.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import psycopg
+from psycopg import errors as pgerrors
+
+from taskboard import sql
+from taskboard.errors import SchemaVersionError, StartupError
+from taskboard.settings import Settings
+from taskboard.worker.outcomes import describe
+from taskboard.worker.retry import Backoff
+
+log = logging.getLogger("taskboard.worker")
+
+# The oldest schema this driver works with .. the newest it knows.
+SUPPORTED_SCHEMA_VERSIONS = frozenset({"0.1.0"})
+WORKER_ROLE = "taskboard_worker"
+# Enough executions of one statement for psycopg to prepare it and reuse it
+# across transactions: behind a transaction pooler that loses it, one fails.
+PREPARED_PROBES = 3
+# SQLSTATE classes that mean "not up yet", as opposed to "will never work".
+NOT_UP_YET = {"57P03"}  # cannot_connect_now: starting up, shutting down, in recovery
+
+
+def _waiting_is_right(exc: psycopg.OperationalError) -> bool:
+    """True for a server that is down or not accepting connections yet."""
+    sqlstate = getattr(exc, "sqlstate", None)
+    return sqlstate is None or sqlstate in NOT_UP_YET
+
+
+async def _connect(settings: Settings, stop: asyncio.Event) -> psycopg.AsyncConnection[Any] | None:
+    """Connect, waiting while the server is down; None when `stop` was set meanwhile."""
+    backoff = Backoff()
+    while not stop.is_set():
+        try:
+            return await psycopg.AsyncConnection.connect(
+                settings.database_url,
+                **settings.connection_options(application_name=f"taskboard {settings.worker_name}"[:63]),
+            )
+        except psycopg.OperationalError as exc:
+            if not _waiting_is_right(exc):
+                raise StartupError(f"cannot connect to the database: {describe(exc)}") from None
+            delay = backoff.next()
+            log.warning("database not reachable (%s); trying again in %.1fs", describe(exc), delay)
+            try:
+                await asyncio.wait_for(stop.wait(), delay)
+            except TimeoutError:
+                pass
+    return None
+
+
+async def check_database(settings: Settings, queries: sql.Queries, stop: asyncio.Event) -> None:
+    """Wait for the database, then raise StartupError when this worker cannot work there."""
+    conn = await _connect(settings, stop)
+    if conn is None:
+        return
+    async with conn:
+        try:
+            version = await queries.version(conn)
+            if version is None:
+                raise SchemaVersionError(
+                    "the database has no taskboard schema: run `taskboard migrate` first"
+                )
+            if version not in SUPPORTED_SCHEMA_VERSIONS:
+                raise SchemaVersionError(
+                    f"the database's taskboard schema is version {version}; this driver "
+                    f"supports {', '.join(sorted(SUPPORTED_SCHEMA_VERSIONS))}"
+                )
+            if not await sql.can_work(conn):
+                user = await sql.current_user(conn)
+                raise StartupError(
+                    f"login {user} may not claim jobs: grant it the worker role "
+                    f"(GRANT {WORKER_ROLE} TO {user})"
+                )
+            if settings.prepare_threshold is not None:
+                await _probe_prepared_statements(conn)
+        except psycopg.OperationalError as exc:
+            if _waiting_is_right(exc):
+                raise StartupError(f"the database went away during start-up: {describe(exc)}") from None
+            raise
+
+
+async def _probe_prepared_statements(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Run one prepared statement in several transactions; a transaction pooler loses it."""
+    try:
+        for _ in range(PREPARED_PROBES):
+            await sql.probe_prepared(conn)
+    except (pgerrors.InvalidSqlStatementName, pgerrors.DuplicatePreparedStatement):
+        raise StartupError(
+            "prepared statements are lost between transactions (a transaction pooler such as "
+            "PgBouncer?): set TASKBOARD_PREPARE_THRESHOLD=none"
+        ) from None

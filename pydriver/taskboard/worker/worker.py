@@ -1,0 +1,239 @@
+"""The worker: wires a ledger of held claims to its executor, control and renewal, and runs them.
+
+Connections: exactly `pool_size`. Two are the worker's own, outside any
+pool, and reconnect by themselves: *renewal* (one renew_many for every held
+claim, every renew_every) and *control* (LISTEN, claim, and the batched
+complete/fail/release of ordinary jobs). The other `pool_size - 2` form the
+handler pool. At most `pool_size - 2` handlers run at once and a claim asks
+for no more jobs than there are free slots, so a handler can always get a
+pool connection and renewal never waits behind handlers.
+
+Every decision about who holds a job is the database's: the worker only
+reports what the SQL functions answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+
+from taskboard import sql
+from taskboard.context import AsyncContext, BaseContext, SyncContext
+from taskboard.events import EventHook
+from taskboard.settings import Settings
+from taskboard.tasks import Task, worker_queues
+from taskboard.worker.control import Control
+from taskboard.worker.executor import Executor
+from taskboard.worker.held import Held, Ledger
+from taskboard.worker.renewal import Renewal
+from taskboard.worker.startup import check_database
+
+log = logging.getLogger("taskboard.worker")
+
+SETTLE_AT_EXIT_SECONDS = 10.0  # how long shutdown waits for the last complete/fail/release
+
+
+class Worker:
+    """One worker process's claim loop; `run()` until stopped.
+
+    `tasks` maps task names to handlers; `queries` makes the SQL calls (a
+    subclass may observe them); `hooks` receive a JobEvent for everything
+    that happens to each claim (see taskboard.events).
+    """
+
+    def __init__(
+        self,
+        tasks: Mapping[str, Task],
+        settings: Settings,
+        *,
+        queries: sql.Queries | None = None,
+        hooks: Sequence[EventHook] = (),
+    ) -> None:
+        self.tasks = dict(tasks)
+        self.settings = settings
+        self.queries = queries or sql.Queries()
+        self.queues = worker_queues(self.tasks, settings.queues)
+        self.ledger = Ledger(settings.worker_name, tuple(hooks))
+        self._stopping = asyncio.Event()  # stop claiming
+        self._finished = asyncio.Event()  # everything settled: side tasks end
+        self._executor: Executor | None = None
+
+    @property
+    def counts(self) -> Any:
+        return self.ledger.counts
+
+    # -- lifecycle ---------------------------------------------------------------
+
+    async def run(self, stop: asyncio.Event | None = None) -> None:
+        """Work until `stop` is set, then shut down gracefully.
+
+        Waits for the database while it is down. Raises StartupError when
+        it cannot work there (no schema, an unsupported version, a login
+        without the worker role, ...), and re-raises the error of a side
+        task that died.
+        """
+        stop = stop or asyncio.Event()
+        await check_database(self.settings, self.queries, stop)
+        if stop.is_set():
+            return
+        pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
+            self.settings.database_url,
+            min_size=0,
+            max_size=self.settings.handler_slots,
+            kwargs=self.settings.connection_options(
+                autocommit=False, application_name=self._application_name
+            ),
+            configure=_configure_handler_connection,
+            # After a restart or failover, idle connections are dead: test each
+            # before handing it to a handler rather than failing its attempt.
+            check=AsyncConnectionPool.check_connection,
+            open=False,
+            name="taskboard-handlers",
+        )
+        await pool.open()
+        executor = self._executor = Executor(
+            settings=self.settings, queries=self.queries, ledger=self.ledger, pool=pool
+        )
+        control = Control(
+            settings=self.settings,
+            queries=self.queries,
+            ledger=self.ledger,
+            executor=executor,
+            queues=self.queues,
+            connect=self._connect,
+            stopping=self._stopping,
+            finished=self._finished,
+            on_claimed=self._claimed,
+        )
+        renewal = Renewal(
+            settings=self.settings,
+            queries=self.queries,
+            ledger=self.ledger,
+            connect=self._connect,
+            finished=self._finished,
+        )
+        log.info(
+            "worker %s started: queues=%s slots=%d lease=%gs renew_every=%gs",
+            self.settings.worker_name,
+            ",".join(self.queues),
+            self.settings.handler_slots,
+            self.settings.lease,
+            self.settings.renew_interval,
+        )
+        side = [
+            asyncio.create_task(control.run(), name="taskboard-control"),
+            asyncio.create_task(renewal.run(), name="taskboard-renewal"),
+            asyncio.create_task(renewal.watchdog(), name="taskboard-watchdog"),
+            asyncio.create_task(self._report(), name="taskboard-stats"),
+        ]
+        stopper = asyncio.create_task(stop.wait(), name="taskboard-stop")
+        try:
+            done, _ = await asyncio.wait([stopper, *side], return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                if task is not stopper:
+                    # A side task never ends by itself while the worker runs.
+                    raise RuntimeError(f"{task.get_name()} stopped unexpectedly") from task.exception()
+            await self._shutdown(side, executor)
+        finally:
+            stopper.cancel()
+            self._finished.set()
+            for task in side:
+                task.cancel()
+            await asyncio.gather(*side, return_exceptions=True)
+            await pool.close()
+            log.info("worker %s stopped: %s", self.settings.worker_name, self.counts.line())
+
+    @property
+    def _application_name(self) -> str:
+        return f"taskboard {self.settings.worker_name}"[:63]
+
+    async def _connect(self, url: str) -> psycopg.AsyncConnection[Any]:
+        return await psycopg.AsyncConnection.connect(
+            url, **self.settings.connection_options(application_name=self._application_name)
+        )
+
+    def _claimed(self, row: sql.Claimed, sent: float) -> None:
+        """Hold a claim the database just handed us and start its handler."""
+        assert self._executor is not None
+        executor = self._executor
+        task = self.tasks.get(row.task)
+        common: dict[str, Any] = {
+            "job_id": row.job_id,
+            "attempt": row.attempt,
+            "token": row.token,
+            "payload": row.payload,
+            "task": row.task,
+            "idempotency_key": row.idempotency_key,
+        }
+        ctx: BaseContext
+        holder: list[Held] = []
+        check = functools.partial(_ask, executor, holder)
+        if task is not None and not task.is_async:
+            ctx = SyncContext(loop=asyncio.get_running_loop(), check=check, **common)
+        else:
+            ctx = AsyncContext(check=check, **common)
+        held = Held(row, task, ctx, safe_until=sent + self.settings.lease)
+        holder.append(held)
+        self.ledger.add(held)
+        executor.start(held)
+
+    async def _shutdown(self, side: list[asyncio.Task[None]], executor: Executor) -> None:
+        """Stop claiming, let handlers finish within the grace, release the rest."""
+        self._stopping.set()
+        self.ledger.wake.set()
+        log.info(
+            "worker %s stopping: waiting up to %gs for %d handler(s)",
+            self.settings.worker_name,
+            self.settings.shutdown_grace,
+            executor.running,
+        )
+        deadline = time.monotonic() + self.settings.shutdown_grace
+        while executor.running and time.monotonic() < deadline:
+            await self._sleep_until_change(deadline - time.monotonic(), side)
+        for held in self.ledger:
+            self.ledger.release_at_exit(held)
+        deadline = time.monotonic() + SETTLE_AT_EXIT_SECONDS
+        while len(self.ledger) and time.monotonic() < deadline:
+            self.ledger.wake.set()
+            await self._sleep_until_change(deadline - time.monotonic(), side)
+        if len(self.ledger):
+            log.warning(
+                "worker %s exits holding %d job(s) it could not settle; their leases will expire",
+                self.settings.worker_name,
+                len(self.ledger),
+            )
+
+    async def _sleep_until_change(self, timeout: float, side: list[asyncio.Task[None]]) -> None:
+        changed = asyncio.create_task(self.ledger.changed.wait())
+        done, _ = await asyncio.wait(
+            [changed, *side], timeout=max(timeout, 0), return_when=asyncio.FIRST_COMPLETED
+        )
+        changed.cancel()
+        self.ledger.changed.clear()
+        for task in done:
+            if task is not changed:
+                raise RuntimeError(f"{task.get_name()} stopped unexpectedly") from task.exception()
+
+    async def _report(self) -> None:
+        while not self._finished.is_set():
+            try:
+                await asyncio.wait_for(self._finished.wait(), self.settings.stats_interval)
+            except TimeoutError:
+                log.info("worker %s: %s", self.settings.worker_name, self.counts.line())
+
+
+async def _ask(executor: Executor, holder: list[Held]) -> bool:
+    """still_holder() of the one claim in `holder`: its own token, never its job id's."""
+    return await executor.still_holder(holder[0])
+
+
+async def _configure_handler_connection(conn: psycopg.AsyncConnection[Any]) -> None:
+    # Fenced database effects need READ COMMITTED, whatever the role's default.
+    await conn.set_isolation_level(psycopg.IsolationLevel.READ_COMMITTED)
