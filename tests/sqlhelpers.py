@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import uuid
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import psycopg
+from psycopg import conninfo
+from psycopg import sql as pgsql
+
+TERMINATE_WAIT_MS = 5000  # pg_terminate_backend waits this long for the backend to exit
 
 
 def connect(url: str, role: str, *, autocommit: bool = True) -> psycopg.Connection[Any]:
@@ -33,3 +39,27 @@ def expire(url: str, job_id: int) -> None:
             " WHERE id = %s",
             [job_id],
         )
+
+
+@contextlib.contextmanager
+def login_role(url: str, *grants: str) -> Iterator[str]:
+    """The URL of `url`'s database for a new LOGIN role granted `grants` (roles), dropped after.
+
+    The test server trusts local connections, so the role needs no password.
+    """
+    role = "taskboard_t_login_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(pgsql.SQL("CREATE ROLE {} LOGIN").format(pgsql.Identifier(role)))
+        for grant in grants:
+            conn.execute(
+                pgsql.SQL("GRANT {} TO {}").format(pgsql.Identifier(grant), pgsql.Identifier(role))
+            )
+    try:
+        yield conninfo.make_conninfo(url, user=role)
+    finally:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid, %s) FROM pg_stat_activity WHERE usename = %s",
+                [TERMINATE_WAIT_MS, role],
+            )
+            conn.execute(pgsql.SQL("DROP ROLE {}").format(pgsql.Identifier(role)))

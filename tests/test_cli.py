@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import signal
 import subprocess
@@ -16,6 +17,7 @@ import pytest
 from psycopg.rows import dict_row
 
 from conftest import MakeDatabase
+from sqlhelpers import login_role
 from taskboard.cli import sqitch_target
 
 TASKBOARD = Path(sys.executable).parent / "taskboard"  # the venv's console script
@@ -93,6 +95,13 @@ def enqueue(url: str, *args: str) -> int:
     return int(done.stdout.strip())
 
 
+def enqueue_json(url: str, *args: str) -> dict[str, Any]:
+    done = run(url, "enqueue", "--json", *args)
+    assert done.returncode == 0, done.stderr
+    answer: dict[str, Any] = json.loads(done.stdout)
+    return answer
+
+
 @pytest.fixture
 def deployed(make_database: MakeDatabase) -> str:
     return make_database(deploy=True)
@@ -115,6 +124,23 @@ def test_help_lists_the_commands() -> None:
 
 def test_no_command_is_a_usage_error() -> None:
     assert run(None).returncode == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        ([], "required: COMMAND"),
+        (["enqueue"], "required: TASK"),
+        (["enqueue", "ping", "{}", "extra"], "unrecognized arguments: extra"),
+        (["enqueue", "ping", "--nosuch"], "unrecognized arguments: --nosuch"),
+        (["worker"], "required: MODULE:APP"),
+    ],
+    ids=["no-command", "no-task", "extra-argument", "unknown-option", "no-app"],
+)
+def test_a_usage_error_is_one_line(args: list[str], says: str) -> None:
+    done = run(None, *args)
+    assert says in error_line(done)
+    assert done.returncode == 2
 
 
 @pytest.mark.parametrize(
@@ -155,6 +181,78 @@ def test_enqueue_prints_the_id_of_the_job_it_made(deployed: str) -> None:
     assert payload_of(deployed, job_id) == {"to": "maya@example.com"}
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--queue", "q", "--priority", "3", "ping", '{"n": 1}'],
+        ["--queue=q", "ping", "--priority=3", '{"n": 1}'],
+        ["ping", "--queue", "q", '{"n": 1}', "--priority", "3"],
+        ["ping", '{"n": 1}', "--queue", "q", "--priority", "3"],
+        ["--priority", "3", "ping", '{"n": 1}', "--queue=q"],
+    ],
+    ids=["options-first", "options-between", "option-between", "options-last", "both-sides"],
+)
+def test_enqueue_takes_its_options_in_any_position(deployed: str, args: list[str]) -> None:
+    job_id = enqueue(deployed, *args)
+    job = get_job(deployed, job_id)
+    assert (job["task"], job["queue"], job["priority"]) == ("ping", "q", 3)
+    assert payload_of(deployed, job_id) == {"n": 1}
+
+
+def test_enqueue_prints_the_id_on_stdout_and_its_queue_on_stderr(deployed: str) -> None:
+    done = run(deployed, "enqueue", "ping", "--queue=emails")
+    assert done.returncode == 0, done.stderr
+    job_id = int(done.stdout)
+    assert done.stdout == f"{job_id}\n"
+    assert done.stderr == f'job {job_id} on queue "emails"\n'
+    assert get_job(deployed, job_id)["queue"] == "emails"
+
+
+def test_enqueue_with_json_prints_the_id_and_the_queue_as_one_object(deployed: str) -> None:
+    answer = enqueue_json(deployed, "ping", '{"n": 2}')
+    assert set(answer) == {"job_id", "queue"}
+    assert answer["queue"] == "default"
+    assert get_job(deployed, answer["job_id"])["queue"] == "default"
+
+
+def test_enqueue_with_an_app_uses_the_queue_its_task_is_registered_with(deployed: str) -> None:
+    answer = enqueue_json(deployed, "--app", APP, "cli-echo", '{"n": 3}')
+    assert answer["queue"] == "cli"
+    assert get_job(deployed, answer["job_id"])["queue"] == "cli"
+
+
+def test_enqueue_with_an_app_and_a_queue_uses_the_queue_given(deployed: str) -> None:
+    answer = enqueue_json(deployed, "cli-echo", "--queue=elsewhere", f"--app={APP}")
+    assert get_job(deployed, answer["job_id"])["queue"] == "elsewhere"
+
+
+def test_enqueue_with_an_app_refuses_a_task_it_does_not_register(deployed: str) -> None:
+    done = run(deployed, "enqueue", "--app", APP, "no-such-task", "--queue=cli")
+    line = error_line(done)
+    assert "'no-such-task' is not registered in apps.cli_app:app" in line, line
+    assert "cli-echo" in line, "the app's tasks are listed"
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert job_count(deployed) == 0
+
+
+def test_enqueue_with_a_bad_app_is_a_usage_error(deployed: str) -> None:
+    done = run(deployed, "enqueue", "--app", "apps.cli_app:missing", "cli-echo")
+    assert "has no attribute 'missing'" in error_line(done)
+    assert done.returncode == 2
+    assert job_count(deployed) == 0
+
+
+def test_enqueue_as_a_login_without_the_producer_role_says_which_role_to_grant(
+    deployed: str,
+) -> None:
+    with login_role(deployed) as login:
+        done = run(login, "enqueue", "ping")
+    assert "grant taskboard_producer to this login" in error_line(done)
+    assert done.returncode == 1
+    assert job_count(deployed) == 0
+
+
 def test_enqueue_without_json_or_queue_makes_an_empty_payload_in_default(deployed: str) -> None:
     job_id = enqueue(deployed, "ping")
     assert get_job(deployed, job_id)["queue"] == "default"
@@ -173,9 +271,24 @@ def test_enqueue_with_a_dedupe_key_returns_the_unfinished_job(deployed: str) -> 
         (["ping", '{"to": '], "not valid JSON"),
         (["ping", "--run-at=tomorrow"], "--run-at"),
         (["ping", "--queue="], "queue"),  # 22023 from taskboard.enqueue
-        (["ping", "--max-attempts=0"], "max_attempts"),  # 22023 from taskboard.enqueue
+        (["ping", "--max-attempts=0"], "max_attempts must be at least 1, got 0"),  # 22023
+        (["", "{}"], "task must not be NULL or empty"),  # 22023 from taskboard.enqueue
+        (["ping", "--priority=2147483648"], "--priority: must be between"),
+        (["ping", "--priority", "-2147483649"], "--priority: must be between"),
+        (["ping", "--priority=high"], "--priority: invalid integer value: 'high'"),
+        (["ping", "--max-attempts=99999999999"], "--max-attempts: must be between"),
     ],
-    ids=["invalid-json", "bad-run-at", "empty-queue", "zero-attempts"],
+    ids=[
+        "invalid-json",
+        "bad-run-at",
+        "empty-queue",
+        "zero-attempts",
+        "empty-task",
+        "priority-too-large",
+        "priority-too-small",
+        "priority-not-a-number",
+        "max-attempts-too-large",
+    ],
 )
 def test_enqueue_refuses_bad_input_in_one_line_and_enqueues_nothing(
     deployed: str, args: list[str], says: str

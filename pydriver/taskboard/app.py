@@ -4,20 +4,31 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import logging
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import psycopg
+from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
 from taskboard import runner, sql
-from taskboard.errors import TaskError
+from taskboard.errors import TaskError, translate
 from taskboard.events import EventHook
-from taskboard.settings import Settings, load_settings, with_overrides
+from taskboard.settings import CONNECT_TIMEOUT_SECONDS, Settings, load_settings, with_overrides
 from taskboard.tasks import DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE, Handler, Task, worker_queues
 from taskboard.worker import Worker
 
 __all__ = ["DEFAULT_MAX_ATTEMPTS", "DEFAULT_QUEUE", "Task", "Taskboard"]
+
+log = logging.getLogger(__name__)
+
+PRODUCER_ROLE = "taskboard_producer"  # the role whose grant allows enqueue and enqueue_many
+# The app's own connections for enqueue without `conn`: a pool for sync
+# calls and one per event loop for async calls, each of this many at most.
+ENQUEUE_POOL_MIN = 1
+ENQUEUE_POOL_MAX = 4
+ENQUEUE_POOL_NAME = "taskboard-enqueue"
 
 F = TypeVar("F", bound=Handler)
 H = TypeVar("H", bound=EventHook)
@@ -33,8 +44,7 @@ class Taskboard:
         self._settings = settings
         self.tasks: dict[str, Task] = {}
         self.hooks: list[EventHook] = []
-        self._conn: psycopg.Connection[Any] | None = None
-        self._conn_lock = threading.Lock()
+        self._pools = _EnqueuePools(self)
 
     @property
     def settings(self) -> Settings:
@@ -108,17 +118,20 @@ class Taskboard:
     ) -> int:
         """Enqueue one job and return its id.
 
-        With `conn`, the job joins that connection's open transaction and
-        vanishes if it rolls back. Without, it commits at once. With
-        `dedupe_key`, an unfinished job of the queue holding that key is
-        returned instead of a new one.
+        With `conn` (any row factory), the job joins that connection's open
+        transaction and vanishes if it rolls back. Without, a connection of
+        the app's pool commits it at once. With `dedupe_key`, an unfinished
+        job of the queue holding that key is returned instead of a new one.
+        Raises InvalidArgument when the database refuses an argument, and
+        PermissionDenied when the login lacks taskboard_producer.
         """
         params = sql.enqueue_params(
             task, payload, self.queue_of(task, queue), run_at, priority, max_attempts, dedupe_key
         )
         if conn is not None:
-            return sql.enqueue(conn, params)
-        with self._connection() as own:
+            with translate(role_needed=PRODUCER_ROLE):
+                return sql.enqueue(conn, params)
+        with self._pools.sync().connection() as own, translate(role_needed=PRODUCER_ROLE):
             return sql.enqueue(own, params)
 
     def enqueue_many(
@@ -138,8 +151,9 @@ class Taskboard:
             task, payloads, self.queue_of(task, queue), run_at, priority, max_attempts, dedupe_keys
         )
         if conn is not None:
-            return sql.enqueue_many(conn, params)
-        with self._connection() as own:
+            with translate(role_needed=PRODUCER_ROLE):
+                return sql.enqueue_many(conn, params)
+        with self._pools.sync().connection() as own, translate(role_needed=PRODUCER_ROLE):
             return sql.enqueue_many(own, params)
 
     async def aenqueue(
@@ -154,30 +168,64 @@ class Taskboard:
         dedupe_key: str | None = None,
         conn: psycopg.AsyncConnection[Any] | None = None,
     ) -> int:
-        """`enqueue` for asyncio code; `conn` is then an AsyncConnection."""
+        """`enqueue` for asyncio code; `conn` is then an AsyncConnection.
+
+        Without `conn`, a connection of the app's pool for the running event
+        loop commits the job at once.
+        """
         params = sql.enqueue_params(
             task, payload, self.queue_of(task, queue), run_at, priority, max_attempts, dedupe_key
         )
         if conn is not None:
-            return await sql.aenqueue(conn, params)
-        async with await psycopg.AsyncConnection.connect(
-            self.settings.database_url, **self.connect_kwargs()
-        ) as own:
-            return await sql.aenqueue(own, params)
+            with translate(role_needed=PRODUCER_ROLE):
+                return await sql.aenqueue(conn, params)
+        pool = await self._pools.for_running_loop()
+        async with pool.connection() as own:
+            with translate(role_needed=PRODUCER_ROLE):
+                return await sql.aenqueue(own, params)
+
+    async def aenqueue_many(
+        self,
+        task: str,
+        payloads: Sequence[Any],
+        *,
+        queue: str | None = None,
+        run_at: dt.datetime | None = None,
+        priority: int = 0,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        dedupe_keys: Sequence[str | None] | None = None,
+        conn: psycopg.AsyncConnection[Any] | None = None,
+    ) -> list[int]:
+        """`enqueue_many` for asyncio code; `conn` is then an AsyncConnection."""
+        params = sql.enqueue_many_params(
+            task, payloads, self.queue_of(task, queue), run_at, priority, max_attempts, dedupe_keys
+        )
+        if conn is not None:
+            with translate(role_needed=PRODUCER_ROLE):
+                return await sql.aenqueue_many(conn, params)
+        pool = await self._pools.for_running_loop()
+        async with pool.connection() as own:
+            with translate(role_needed=PRODUCER_ROLE):
+                return await sql.aenqueue_many(own, params)
 
     def connect_kwargs(self, *, autocommit: bool = True) -> dict[str, Any]:
         """psycopg connection options every connection of this app uses."""
         return self.settings.connection_options(autocommit=autocommit)
 
-    def _connection(self) -> _OwnConnection:
-        return _OwnConnection(self)
-
     def close(self) -> None:
-        """Close the connection `enqueue` keeps for calls without `conn`."""
-        with self._conn_lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+        """Close the connections enqueue keeps for calls without `conn`.
+
+        Closes the sync pool at once. An async pool is closed on its own
+        event loop: now when that loop is idle, soon (without waiting) when
+        it is running; one whose loop has closed cannot be, and its
+        connections close when it is collected. From async code, `aclose`
+        waits for the running loop's pool. A later enqueue opens a new pool.
+        """
+        self._pools.close()
+
+    async def aclose(self) -> None:
+        """Close the pool aenqueue keeps for the running event loop, then as `close` does."""
+        await self._pools.aclose()
 
     # -- worker ------------------------------------------------------------------
 
@@ -206,22 +254,123 @@ class Taskboard:
         runner.run_until_signalled(lambda stop: self.worker(stop=stop, **overrides))
 
 
-class _OwnConnection:
-    """The app's own autocommit connection for enqueue without `conn`, one caller at a time."""
+class _EnqueuePools:
+    """The app's own autocommit connections for enqueue without `conn`.
+
+    A psycopg_pool pool for sync calls, and one per event loop for async
+    calls (an asyncio pool only works on the loop that opened it), each
+    opened on first use. A connection is checked before every use, so one
+    killed by a server restart is replaced; a broken one is never reused.
+    """
 
     def __init__(self, app: Taskboard) -> None:
         self._app = app
+        self._lock = threading.Lock()  # guards the two fields below; held while the sync pool opens
+        self._sync: ConnectionPool[psycopg.Connection[Any]] | None = None
+        self._async: dict[asyncio.AbstractEventLoop, asyncio.Task[AsyncConnectionPool[Any]]] = {}
 
-    def __enter__(self) -> psycopg.Connection[Any]:
-        app = self._app
-        app._conn_lock.acquire()
+    def _options(self) -> dict[str, Any]:
+        return {
+            "conninfo": self._app.settings.database_url,
+            "kwargs": self._app.connect_kwargs(autocommit=True),
+            "min_size": ENQUEUE_POOL_MIN,
+            "max_size": ENQUEUE_POOL_MAX,
+            "timeout": CONNECT_TIMEOUT_SECONDS,  # waiting for a connection, then PoolTimeout
+            "name": ENQUEUE_POOL_NAME,
+            "open": False,
+        }
+
+    def sync(self) -> ConnectionPool[psycopg.Connection[Any]]:
+        """The sync pool, opened now if it is not open.
+
+        Raises psycopg.OperationalError when the database cannot be reached.
+        """
+        pool = self._sync
+        if pool is not None:
+            return pool
+        options = self._options()
+        with self._lock:
+            if self._sync is None:
+                pool = ConnectionPool(check=ConnectionPool.check_connection, **options)
+                try:
+                    pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
+                except PoolTimeout as exc:  # the pool has closed itself
+                    self._raise_reason(exc)
+                self._sync = pool
+            return self._sync
+
+    async def for_running_loop(self) -> AsyncConnectionPool[Any]:
+        """The running loop's pool, opened now if it has none.
+
+        Pools of loops closed since are let go of: their connections close
+        when they are collected, since a closed loop cannot run their close.
+        """
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            opening = self._async.get(loop)
+            if opening is None or _failed(opening):
+                opening = loop.create_task(self._open_async(self._options()))
+                self._async[loop] = opening
+                for closed in [other for other in self._async if other.is_closed()]:
+                    del self._async[closed]
+                    log.debug("let go of the %s pool of a closed event loop", ENQUEUE_POOL_NAME)
+        # Shielded: a caller cancelled while the pool opens does not cancel it for the others.
+        return await asyncio.shield(opening)
+
+    async def _open_async(self, options: dict[str, Any]) -> AsyncConnectionPool[Any]:
+        pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+            check=AsyncConnectionPool.check_connection, **options
+        )
         try:
-            if app._conn is None or app._conn.closed or app._conn.broken:
-                app._conn = psycopg.connect(app.settings.database_url, **app.connect_kwargs())
-            return app._conn
-        except BaseException:
-            app._conn_lock.release()
-            raise
+            await pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
+        except PoolTimeout as exc:  # the pool has closed itself
+            await asyncio.to_thread(self._raise_reason, exc)
+        return pool
 
-    def __exit__(self, *exc: object) -> None:
-        self._app._conn_lock.release()
+    def _raise_reason(self, timeout: PoolTimeout) -> NoReturn:
+        """Raise why a pool could not open: the error of one direct connection, else `timeout`."""
+        try:
+            psycopg.connect(self._app.settings.database_url, **self._app.connect_kwargs()).close()
+        except psycopg.OperationalError as exc:
+            raise exc from timeout
+        raise timeout
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._sync = self._sync, None
+            pools, self._async = self._async, {}
+        if pool is not None:
+            pool.close()
+        for loop, opening in pools.items():
+            if loop.is_running():  # in this thread or another: close it there, soon
+                asyncio.run_coroutine_threadsafe(_close_opened(opening), loop)
+            elif not loop.is_closed() and not _loop_runs_in_this_thread():
+                loop.run_until_complete(_close_opened(opening))
+            # else: it cannot be closed from here; its connections close when it is collected
+
+    async def aclose(self) -> None:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            opening = self._async.pop(loop, None)
+        if opening is not None:
+            await _close_opened(opening)
+        self.close()
+
+
+def _failed(opening: asyncio.Task[AsyncConnectionPool[Any]]) -> bool:
+    return opening.done() and (opening.cancelled() or opening.exception() is not None)
+
+
+def _loop_runs_in_this_thread() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+async def _close_opened(opening: asyncio.Task[AsyncConnectionPool[Any]]) -> None:
+    """Close the pool `opening` opens on the running loop, once it is open."""
+    await asyncio.wait([opening])
+    if not _failed(opening):
+        await opening.result().close()

@@ -2,9 +2,10 @@
 
 Commands: ``migrate`` (Sqitch on the project shipped as taskboard/db),
 ``worker MODULE:APP``, ``enqueue TASK [JSON]``, ``status`` and ``demo``.
-Settings come from TASKBOARD_* variables. An expected failure is one line
-on stderr, ``taskboard: error: ...``; exit status 0 ok, 1 runtime error,
-2 usage error.
+A command's options and arguments may come in any order. Settings come from
+TASKBOARD_* variables. An expected failure, a usage error included, is one
+line on stderr, ``taskboard: error: ...``; exit status 0 ok, 1 runtime
+error, 2 usage error.
 """
 
 from __future__ import annotations
@@ -23,16 +24,16 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import psycopg
 from psycopg import conninfo
 
 from taskboard import __version__, sql
-from taskboard.app import Taskboard
+from taskboard.app import PRODUCER_ROLE, Taskboard
+from taskboard.errors import ConfigError, InvalidArgument, TaskboardError, translate
 from taskboard.runner import EXIT_AT_ONCE
-from taskboard.errors import ConfigError, TaskboardError
 from taskboard.settings import Settings, load_settings, with_overrides
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,7 @@ SQITCH_HINT = (
     "(on Debian: apt-get install sqitch libdbd-pg-perl)"
 )
 NO_SCHEMA = "the database has no taskboard schema: run `taskboard migrate` first"
+INT4_MIN, INT4_MAX = -(2**31), 2**31 - 1  # PostgreSQL integer: priority, max_attempts
 
 
 class CliError(Exception):
@@ -75,7 +77,8 @@ def configure_logging(level: str) -> None:
 def connect(settings: Settings) -> Iterator[psycopg.Connection[Any]]:
     """An autocommit connection to a database holding the taskboard schema.
 
-    Raises CliError when the schema is missing.
+    Raises CliError when the schema is missing, PermissionDenied when the
+    login may not see it.
     """
     with psycopg.connect(
         settings.database_url,
@@ -84,7 +87,9 @@ def connect(settings: Settings) -> Iterator[psycopg.Connection[Any]]:
         connect_timeout=CONNECT_TIMEOUT_SECONDS,
         application_name=f"{PROG} cli",
     ) as conn:
-        if not sql.schema_present(conn):
+        with translate(role_needed=PRODUCER_ROLE):
+            present = sql.schema_present(conn)
+        if not present:
             raise CliError(NO_SCHEMA)
         yield conn
 
@@ -240,20 +245,33 @@ def cmd_worker(args: argparse.Namespace) -> int:
 def cmd_enqueue(args: argparse.Namespace) -> int:
     payload = parse_payload(args.payload)
     run_at = parse_run_at(args.run_at)
-    settings = load_settings()
-    app = Taskboard(settings)
-    with connect(settings) as conn:
+    if args.app is None:
+        app = Taskboard(load_settings())
+    else:
+        app = load_app(args.app)
+        if args.task not in app.tasks:
+            known = ", ".join(sorted(app.tasks)) or "none"
+            raise CliError(
+                f"task {args.task!r} is not registered in {args.app} (its tasks: {known})",
+                EXIT_USAGE,
+            )
+    queue = app.queue_of(args.task, args.queue)
+    with connect(app.settings) as conn:
         job_id = app.enqueue(
             args.task,
             payload,
-            queue=args.queue,
+            queue=queue,
             run_at=run_at,
             priority=args.priority,
             max_attempts=args.max_attempts,
             dedupe_key=args.dedupe_key,
             conn=conn,
         )
-    print(job_id)
+    if args.json:
+        print(json.dumps({"job_id": job_id, "queue": queue}))
+    else:
+        print(job_id)
+        print(f"job {job_id} on queue {json.dumps(queue)}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -289,6 +307,39 @@ def cmd_demo(args: argparse.Namespace) -> int:
 # -- the parser ----------------------------------------------------------------
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors, where a command's options and arguments mix freely.
+
+    A parser without subcommands parses intermixed (``enqueue --queue q
+    TASK JSON`` and ``enqueue TASK --queue q JSON`` alike); an error is one
+    line on stderr and exit status 2.
+    """
+
+    _intermixed_now = False
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        if self._subparsers is not None or self._intermixed_now:
+            return super().parse_known_args(args, namespace)
+        self._intermixed_now = True  # parse_known_intermixed_args calls back in here
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixed_now = False
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{PROG}: error: {one_line(message)} (see {self.prog} --help)\n")
+
+
+def integer(text: str) -> int:
+    """A PostgreSQL integer (32 bits)."""
+    value = int(text)
+    if not INT4_MIN <= value <= INT4_MAX:
+        raise argparse.ArgumentTypeError(f"must be between {INT4_MIN} and {INT4_MAX}, got {value}")
+    return value
+
+
 def positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -304,14 +355,14 @@ def positive_float(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog=PROG,
         description="Taskboard, a PostgreSQL job queue. Settings come from TASKBOARD_* "
         "variables; TASKBOARD_DATABASE_URL is required.",
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    logging_options = argparse.ArgumentParser(add_help=False)
+    logging_options = Parser(add_help=False)
     logging_options.add_argument(
         "--log-level", choices=LOG_LEVELS, default="INFO", type=str.upper, help="default INFO"
     )
@@ -349,16 +400,31 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--lease", type=positive_float, metavar="S", help="lease in seconds")
     worker.add_argument("--worker-name", metavar="NAME", help="default: host-pid")
 
-    enqueue = command("enqueue", cmd_enqueue, "Enqueue one job and print its id.")
+    enqueue = command(
+        "enqueue",
+        cmd_enqueue,
+        "Enqueue one job and print its id.",
+        epilog='The id goes alone to stdout, and `job ID on queue "Q"` to stderr; with --json, '
+        'stdout is one JSON object instead, {"job_id": ID, "queue": "Q"}.',
+    )
     enqueue.add_argument("task", metavar="TASK")
     enqueue.add_argument("payload", metavar="JSON", nargs="?", help="the payload (default {})")
-    enqueue.add_argument("--queue", metavar="Q", help="default: default")
+    enqueue.add_argument(
+        "--app",
+        metavar="MODULE:APP",
+        help="the Taskboard app whose registered task TASK is: its queue is the default, "
+        "and an unknown TASK is refused",
+    )
+    enqueue.add_argument(
+        "--queue", metavar="Q", help="default: the task's queue with --app, else default"
+    )
     enqueue.add_argument(
         "--run-at", metavar="ISO-8601", help="runnable from then (no offset: local time)"
     )
-    enqueue.add_argument("--priority", type=int, default=0, metavar="N", help="higher first")
-    enqueue.add_argument("--max-attempts", type=int, default=5, metavar="N")
+    enqueue.add_argument("--priority", type=integer, default=0, metavar="N", help="higher first")
+    enqueue.add_argument("--max-attempts", type=integer, default=5, metavar="N")
     enqueue.add_argument("--dedupe-key", metavar="K", help="reuse an unfinished job with key K")
+    enqueue.add_argument("--json", action="store_true", help="print the job as JSON on stdout")
 
     command("status", cmd_status, "Show the jobs per queue and state.")
     command("demo", cmd_demo, "Tell the story of a stalled worker, live (taskboard.demo).")
@@ -373,12 +439,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status
     except CliError as exc:
         return fail(str(exc), exc.status)
-    except ConfigError as exc:
+    except (ConfigError, InvalidArgument) as exc:
         return fail(str(exc), EXIT_USAGE)
     except TaskboardError as exc:
         return fail(str(exc), EXIT_RUNTIME)
-    except psycopg.errors.InvalidParameterValue as exc:
-        return fail(exc.diag.message_primary or str(exc), EXIT_USAGE)
     except psycopg.Error as exc:
         return fail(str(exc), EXIT_RUNTIME)
     except KeyboardInterrupt:

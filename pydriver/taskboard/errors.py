@@ -1,6 +1,19 @@
-"""Errors raised by the driver: one base class, one line each."""
+"""Errors raised by the driver: one base class, one line each.
+
+SQLSTATEs the taskboard functions raise on purpose become the exceptions
+below in one place, `translate`, for the sync and the async API alike.
+This module imports no other taskboard module.
+"""
 
 from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import psycopg
+
+INVALID_PARAMETER_VALUE = "22023"
+INSUFFICIENT_PRIVILEGE = "42501"
 
 
 class TaskboardError(Exception):
@@ -13,6 +26,63 @@ class ConfigError(TaskboardError):
 
 class TaskError(TaskboardError):
     """A task is registered or used wrongly (unknown name, bad options)."""
+
+
+class DatabaseRefused(TaskboardError):
+    """A taskboard function refused the call; `sqlstate` is the server's code.
+
+    The psycopg error is the `__cause__`.
+    """
+
+    sqlstate: str
+
+    def __init__(self, message: str, sqlstate: str) -> None:
+        super().__init__(message)
+        self.sqlstate = sqlstate
+
+    def __reduce__(self) -> tuple[type[DatabaseRefused], tuple[str, str]]:
+        return type(self), (str(self), self.sqlstate)
+
+
+class InvalidArgument(DatabaseRefused, ValueError):
+    """An argument was refused (SQLSTATE 22023); the message is the server's and names it."""
+
+
+class PermissionDenied(DatabaseRefused):
+    """The login may not call the function (SQLSTATE 42501); the message names the role needed."""
+
+
+def translated(exc: psycopg.Error, *, role_needed: str | None = None) -> Exception:
+    """The driver's exception for `exc`, or `exc` itself when the driver has none for it.
+
+    22023 becomes InvalidArgument carrying the server's primary message;
+    42501 becomes PermissionDenied, whose message ends with the role to
+    grant when `role_needed` is given. The result's `__cause__` is not set.
+    """
+    primary = exc.diag.message_primary or str(exc)
+    if exc.sqlstate == INVALID_PARAMETER_VALUE:
+        return InvalidArgument(primary, exc.sqlstate)
+    if exc.sqlstate == INSUFFICIENT_PRIVILEGE:
+        hint = f": grant {role_needed} to this login" if role_needed else ""
+        return PermissionDenied(primary + hint, exc.sqlstate)
+    return exc
+
+
+@contextlib.contextmanager
+def translate(*, role_needed: str | None = None) -> Iterator[None]:
+    """Raise the driver's exception for a psycopg error raised inside, `from` that error.
+
+    `role_needed` is the role whose grant allows the calls made inside
+    (e.g. taskboard_producer). Every other psycopg error passes through
+    unchanged. Wraps awaits as well: use it with `with` in async code too.
+    """
+    try:
+        yield
+    except psycopg.Error as exc:
+        mapped = translated(exc, role_needed=role_needed)
+        if mapped is exc:
+            raise
+        raise mapped from exc
 
 
 class StartupError(TaskboardError):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+from psycopg.rows import tuple_row
 from psycopg.types.json import Jsonb
 
 CHANNEL = "taskboard"
@@ -91,24 +92,32 @@ def enqueue_many_params(
     }
 
 
+# The producer calls read their rows through tuple_row cursors: the caller's
+# connection may have any row factory (dict_row, class_row, ...).
+
+
 def enqueue(conn: psycopg.Connection[Any], params: dict[str, Any]) -> int:
-    row = conn.execute(ENQUEUE, params).fetchone()
+    with conn.cursor(row_factory=tuple_row) as cur:
+        row = cur.execute(ENQUEUE, params).fetchone()
     assert row is not None
     return int(row[0])
 
 
 async def aenqueue(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> int:
-    row = await (await conn.execute(ENQUEUE, params)).fetchone()
+    async with conn.cursor(row_factory=tuple_row) as cur:
+        row = await (await cur.execute(ENQUEUE, params)).fetchone()
     assert row is not None
     return int(row[0])
 
 
 def enqueue_many(conn: psycopg.Connection[Any], params: dict[str, Any]) -> list[int]:
-    return [int(r[0]) for r in conn.execute(ENQUEUE_MANY, params).fetchall()]
+    with conn.cursor(row_factory=tuple_row) as cur:
+        return [int(r[0]) for r in cur.execute(ENQUEUE_MANY, params).fetchall()]
 
 
 async def aenqueue_many(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> list[int]:
-    return [int(r[0]) for r in await (await conn.execute(ENQUEUE_MANY, params)).fetchall()]
+    async with conn.cursor(row_factory=tuple_row) as cur:
+        return [int(r[0]) for r in await (await cur.execute(ENQUEUE_MANY, params)).fetchall()]
 
 
 QUEUE_STATS = """
