@@ -21,7 +21,7 @@ def test_demo_tells_the_story_with_two_emails_then_one_and_one_ledger_row(
 ) -> None:
     url = make_database(deploy=True)
     done = subprocess.run(
-        [sys.executable, "-m", "taskboard.demo", "--database-url", url],
+        [sys.executable, "-m", "taskboard_dev.demo", "--database-url", url],
         capture_output=True,
         text=True,
         timeout=DEMO_TIMEOUT_SECONDS,
@@ -35,3 +35,18 @@ def test_demo_tells_the_story_with_two_emails_then_one_and_one_ledger_row(
     # B reclaimed each job on attempt 2, and A's token was refused every time.
     assert len(re.findall(r"Worker B \(pid \d+\) reclaimed job \d+: attempt 2,", output)) == 3
     assert len(re.findall(r"A's token \S+\) returns false", output)) == 3
+
+
+def test_taskboard_demo_without_the_dev_extra_says_how_to_install_it() -> None:
+    # A None entry in sys.modules makes `import aiosmtpd` fail as if it were not installed.
+    code = (
+        "import sys; sys.modules['aiosmtpd'] = None; "
+        "from taskboard.cli import main; sys.exit(main(['demo']))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.strip() == (
+        "taskboard: error: taskboard demo needs the development extra: pip install 'taskboard[dev]'"
+    )

@@ -1,6 +1,6 @@
 """Maya's story, live: two worker processes, a lease that runs out, a real SMTP server.
 
-``python -m taskboard.demo`` (also ``make demo`` and ``taskboard demo``)
+``python -m taskboard_dev.demo`` (also ``make demo`` and ``taskboard demo``)
 recreates database taskboard_demo on the dev PostgreSQL 18 (or on the server
 TASKBOARD_DATABASE_URL names), deploys the schema with Sqitch, starts an
 SMTP server on loopback as Maya's mail server, and tells the story of
@@ -49,12 +49,16 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import psycopg
+from aiosmtpd.controller import Controller
 from psycopg.rows import dict_row
 
 from taskboard.app import Taskboard
+from taskboard.cli import SQITCH_HINT, CliError, shipped_sqitch_project, sqitch_target
 from taskboard.context import AsyncContext, SyncContext
 from taskboard.errors import TaskboardError
 from taskboard.settings import load_settings
+from taskboard_dev import devdb
+from taskboard_dev.server import log_to_stderr
 
 DEMO_DATABASE = "taskboard_demo"
 LEASE_SECONDS = 3.0  # short, so that a frozen worker loses its job within seconds
@@ -164,7 +168,7 @@ def build_app(
     app = Taskboard(settings)
     journal = Journal(journal_path(workdir, worker), worker)
     flag = frozen_flag(workdir, worker)
-    log = logging.getLogger(f"taskboard.demo.{worker}")
+    log = logging.getLogger(f"taskboard_dev.demo.{worker}")
 
     def send(ctx: SyncContext, payload: dict[str, Any]) -> None:
         message = email.message.EmailMessage()
@@ -290,8 +294,6 @@ def free_port() -> int:
 
 def start_mail_server(inbox: Inbox, stack: contextlib.ExitStack) -> int:
     """Start an SMTP server on a free loopback port (stopped by `stack`); return the port."""
-    from aiosmtpd.controller import Controller
-
     for attempt in range(1, SMTP_BIND_ATTEMPTS + 1):
         port = free_port()
         controller = Controller(
@@ -318,12 +320,10 @@ def prepare_database(database_url: str | None) -> str:
     or the server of TASKBOARD_DATABASE_URL) and deploy with Sqitch; with
     it, deploy only when its taskboard schema is missing.
     """
-    from taskboard import devdb
-
     if database_url is None:
         try:
             url = devdb.recreate_database(DEMO_DATABASE, devdb.DEFAULT_VERSION, pgtap=False)
-        except devdb.DevDBError as exc:
+        except devdb.ServerError as exc:
             raise StoryError(str(exc)) from None
         deploy(url)
     else:
@@ -340,8 +340,6 @@ def prepare_database(database_url: str | None) -> str:
 
 def deploy(url: str) -> None:
     """`sqitch deploy --verify` the Sqitch project shipped as taskboard/db."""
-    from taskboard.cli import SQITCH_HINT, CliError, shipped_sqitch_project, sqitch_target
-
     sqitch = shutil.which("sqitch")
     if sqitch is None:
         raise StoryError(f"{SQITCH_HINT}; or run `make tools`")
@@ -518,7 +516,7 @@ class Story:
                 [
                     sys.executable,
                     "-m",
-                    "taskboard.demo",
+                    "taskboard_dev.demo",
                     "--role",
                     role,
                     "--database-url",
@@ -791,15 +789,7 @@ a job at least once; it never promises exactly-once external effects."""
 def tell(database_url: str | None) -> int:
     """Tell the story; 0 when it unfolded as it should."""
     started = time.monotonic()
-    try:
-        import aiosmtpd  # noqa: F401
-    except ImportError:
-        print(
-            "demo: aiosmtpd is missing: install the dev extra "
-            "(pip install 'taskboard[dev]', or make venv)",
-            file=sys.stderr,
-        )
-        return 1
+    log_to_stderr()  # the dev server's progress (initdb, start), when it starts one
     print("Taskboard demo: Maya's welcome email, two worker processes, one lease.", flush=True)
     workdir: Path | None = None
     try:
@@ -846,7 +836,7 @@ def main() -> int:
 
 def command_line(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m taskboard.demo",
+        prog="python -m taskboard_dev.demo",
         description="Tell Maya's story live: a worker stalled past its lease, a second worker "
         "that reclaims the job, and what the token fence does and does not prevent.",
     )
