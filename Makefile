@@ -11,9 +11,9 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-DEVDB := $(PY) -m taskboard.devdb
+DEVDB := $(PY) -m taskboard_dev.devdb
 # devdb without the venv: `stop` needs nothing but the standard library.
-DEVDB_STDLIB := PYTHONPATH=pydriver $(PYTHON) -m taskboard.devdb
+DEVDB_STDLIB := PYTHONPATH=pydriver $(PYTHON) -m taskboard_dev.devdb
 PG15_POSTGRES := /usr/lib/postgresql/15/bin/postgres
 TEST_DB := taskboard_test
 # What pytest runs, e.g. make test-pg18 PYTEST_ARGS='-x tests/test_devdb.py'
@@ -93,7 +93,7 @@ test-pg18 test-pg15: venv tools
 	  $(PY) -m pytest $(PYTEST_ARGS)
 
 demo: venv tools ## Tell the stalled-worker story live: two worker processes, a real SMTP server (database taskboard_demo)
-	@$(PY) -m taskboard.demo
+	@$(PY) -m taskboard_dev.demo
 
 demo-sql: venv tools ## Deploy Taskboard into database taskboard_demo and run db/demo.sql in psql
 	@db_url=$$($(DEVDB) recreate-db $(DEMO_DB) --pg 18 --no-pgtap); \

@@ -15,6 +15,8 @@ from typing import Any
 
 import psycopg
 
+from taskboard_dev.server import Server, recreate_database
+
 HERE = Path(__file__).resolve().parent / "floor"
 DATABASE = "bench_floor"
 TPS = re.compile(r"^tps = ([0-9.]+) \(without initial connection time\)", re.MULTILINE)
@@ -23,8 +25,8 @@ TPS = re.compile(r"^tps = ([0-9.]+) \(without initial connection time\)", re.MUL
 ROWS_PER_SECOND = {1: 15_000, 50: 110_000}
 
 
-def prepare(server: Any) -> str:
-    url = server.create_database(DATABASE)
+def prepare(server: Server) -> str:
+    url = recreate_database(server.url(), DATABASE)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute((HERE / "schema.sql").read_text())
     return url
@@ -41,7 +43,7 @@ def refill(url: str, rows: int) -> None:
         conn.execute("CHECKPOINT")
 
 
-def run(server: Any, url: str, *, batch: int, clients: int, seconds: int) -> dict[str, Any]:
+def run(server: Server, url: str, *, batch: int, clients: int, seconds: int) -> dict[str, Any]:
     """One pgbench run; returns jobs/s, pgbench's tps and the rows it finished."""
     rows = ROWS_PER_SECOND[batch] * seconds
     refill(url, rows)

@@ -3,10 +3,10 @@
     bench/.venv/bin/python bench/run.py            # full: make bench
     bench/.venv/bin/python bench/run.py --quick    # a first look: make bench-quick
 
-One throwaway PostgreSQL 18 (bench/server.py) serves the whole run; each
-measurement gets a fresh database copied from a per-system template and
-starts right after a CHECKPOINT. Systems take turns within each run, in an
-order that rotates from run to run.
+One throwaway PostgreSQL 18 (bench/server.py: a taskboard_dev.server.Server)
+serves the whole run; each measurement gets a fresh database copied from a
+per-system template and starts right after a CHECKPOINT. Systems take turns
+within each run, in an order that rotates from run to run.
 
 W1 drain: N no-op jobs enqueued up front with the system's batch API
   (chunks of ENQUEUE_CHUNK, timed), ANALYZE (the statistics autovacuum
@@ -53,8 +53,10 @@ sys.path.insert(0, str(HERE))
 
 import floor
 from report import FLOOR, Line, Samples, table, to_json
-from server import BenchServer
+from server import bench_server, reported_settings
 from systems import SYSTEMS, not_run
+
+from taskboard_dev.server import Server, drop_database, recreate_database
 
 OURS = "taskboard"
 NODE_PEER = "pgboss"  # not a Python peer: its own target line
@@ -138,7 +140,7 @@ def analyze(url: str) -> None:
         conn.execute("ANALYZE")
 
 
-def checkpoint(server: BenchServer) -> None:
+def checkpoint(server: Server) -> None:
     import psycopg
 
     with psycopg.connect(server.url(), autocommit=True) as conn:
@@ -160,7 +162,7 @@ class Bench:
     def __init__(
         self,
         plan: Plan,
-        server: BenchServer,
+        server: Server,
         work: Path,
         *,
         py_spy: Path | None = None,
@@ -186,7 +188,7 @@ class Bench:
     async def install(self) -> None:
         for name in self.plan.systems:
             log(f"installing {name} into its template database")
-            url = self.server.create_database(self.template(name))
+            url = recreate_database(self.server.url(), self.template(name))
             await SYSTEMS[name].install(url)
             if name == OURS and self.taskboard_sql is not None:
                 import psycopg
@@ -198,7 +200,9 @@ class Bench:
                     conn.execute(self.taskboard_sql.read_text())
 
     def fresh(self, system: str, what: str) -> str:
-        url = self.server.create_database(f"{what}_{system}", template=self.template(system))
+        url = recreate_database(
+            self.server.url(), f"{what}_{system}", template=self.template(system)
+        )
         checkpoint(self.server)
         return url
 
@@ -461,7 +465,7 @@ class Bench:
                 f"+ indexes {grown['index_bytes'] / 2**20:,.0f} MB; claim+complete p50 "
                 f"{', '.join(f'{v:.3f}' for v in medians)} ms ({sample_s:.1f} s)"
             )
-        self.server.drop_database(f"w3_{OURS}")
+        drop_database(self.server.url(), f"w3_{OURS}")
         if plan.w3_churn <= 0:
             return
         n = plan.w3_churn
@@ -514,7 +518,7 @@ class Bench:
         )
         for text in w3.series_lines(got["series"]):
             log(text)
-        self.server.drop_database(f"w3churn_{OURS}")
+        drop_database(self.server.url(), f"w3churn_{OURS}")
 
     # -- floor -------------------------------------------------------------------
 
@@ -671,12 +675,12 @@ def main() -> int:
     commit = git_commit()  # what the run measures: read before the code can change under it
     load_before = os.getloadavg()
     wall = time.perf_counter()
-    server = BenchServer(stat_statements=args.stat_statements)
+    server = bench_server(stat_statements=args.stat_statements)
     statements: dict[str, Any] = {}
     try:
         log(f"starting a throwaway PostgreSQL 18 ({plan.mode} mode)")
         server.start()
-        settings = server.settings()
+        settings = reported_settings(server)
         with tempfile.TemporaryDirectory(prefix="taskboard-bench-work-") as work:
             bench = Bench(
                 plan,
@@ -690,7 +694,7 @@ def main() -> int:
         if args.stat_statements:
             statements = top_statements(server)
     finally:
-        server.stop()
+        server.remove()
     wall_s = time.perf_counter() - wall
     load_after = os.getloadavg()
 
@@ -820,7 +824,7 @@ def targets(samples: Samples, plan: Plan) -> list[str]:
     return out
 
 
-def top_statements(server: BenchServer, limit: int = 8) -> dict[str, Any]:
+def top_statements(server: Server, limit: int = 8) -> dict[str, Any]:
     """The statements that took the most time, per benchmark database (needs --stat-statements)."""
     import psycopg
 

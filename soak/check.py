@@ -1096,7 +1096,9 @@ class Checker:
             if not self.server_own:
                 rows[kind].note = "skipped: the server is not the soak's own"
             else:
-                rows[kind].note = f"pg_ctl stop -m {kind.split('-')[1]}, down 0.2-1.5 s, start"
+                mode = kind.split("-")[1]
+                shutdown = f"{mode} shutdown (as pg_ctl stop -m {mode})"
+                rows[kind].note = f"{shutdown}, down 0.2-1.5 s, start"
         hold = [c for c in self.claims.values() if c.task == "ledger.post" and self._holds(c)]
         long = [c for c in self.claims.values() if c.task == "batch.long"]
         out = [rows[k] for k in order]

@@ -45,8 +45,8 @@ from soak.plan import (
     Plan,
     make_plan,
 )
-from soak.server import SoakServer
-from taskboard import devdb
+from taskboard_dev import devdb
+from taskboard_dev.server import Server, ServerError, drop_database, recreate_database
 
 DATABASE = "taskboard_soak"
 WORKER_ROLE = "soak_worker"
@@ -58,6 +58,10 @@ WORKER_WARMUP_S = 1.0
 STOP_WAIT_S = 25.0  # shutdown_grace (5 s) + the driver's settle-at-exit (10 s) + slack
 EXIT_OK, EXIT_VIOLATED, EXIT_BROKEN = 0, 1, 2
 RESPAWN_DELAY_S = 0.5  # before replacing a worker that exited by itself
+OWN_SERVER_PREFIX = "taskboard-soak-pg-"
+# The own server's settings beyond the durable ones taskboard_dev.server spells
+# out (an immediate shutdown is a crash, and committed work must survive it).
+OWN_SERVER_SETTINGS = {"max_connections": "200"}
 MID_HANDLER_WAIT_S = 2.0  # how long a kill or stop waits for its worker to hold a job
 
 SETUP_SQL = f"""
@@ -119,7 +123,7 @@ class Urls:
 class Soak:
     config: Config
     plan: Plan
-    server: SoakServer
+    server: Server | None  # the soak's own, which it restarts; None on an external server
     urls: Urls
     run_dir: Path
     history: History
@@ -291,7 +295,8 @@ class Soak:
     def _inject(self, fault: Fault) -> None:
         kind = fault.kind
         if kind.startswith("restart"):
-            if not self.server.own:
+            server = self.server
+            if server is None:
                 self.history.write(
                     "fault_skipped", kind=kind, why="the server is not the soak's own"
                 )
@@ -300,7 +305,9 @@ class Soak:
                 self.history.write("fault_skipped", kind=kind, why="a restart is under way")
                 return
             self.restarting.set()
-            self.restart_thread = threading.Thread(target=self._restart, args=(fault,), daemon=True)
+            self.restart_thread = threading.Thread(
+                target=self._restart, args=(server, fault), daemon=True
+            )
             self.restart_thread.start()
             return
         if kind == "cancel":
@@ -405,17 +412,17 @@ class Soak:
             answer=bool(answer and answer[0]),
         )
 
-    def _restart(self, fault: Fault) -> None:
+    def _restart(self, server: Server, fault: Fault) -> None:
         mode = fault.kind.removeprefix("restart-")
         self.history.write("fault_begin", kind=fault.kind, down_for=fault.duration)
         try:
-            self.server.restart(mode, fault.duration)
+            server.restart(mode, fault.duration)
             self.history.write("fault_end", kind=fault.kind, ok=True)
         except Exception as exc:  # noqa: BLE001 - reported, and the soak goes on
             self.history.write("fault_end", kind=fault.kind, ok=False, error=str(exc)[:500])
             print(f"soak: {fault.kind} failed: {exc}", flush=True)
             try:
-                self.server.start_server()
+                server.start()
             except Exception as again:  # noqa: BLE001
                 print(f"soak: cannot start the server again: {again}", flush=True)
         finally:
@@ -561,12 +568,14 @@ def deploy(url: str) -> None:
         raise RuntimeError(f"sqitch deploy failed:\n{result.stdout}{result.stderr}")
 
 
-def prepare(server: SoakServer) -> Urls:
-    url = server.recreate_database(DATABASE)
+def prepare(server_url: str, *, own: bool) -> Urls:
+    """Recreate and deploy the soak's database on the server of `server_url`
+    (`own`: the soak's own server, where its roles need no password)."""
+    url = recreate_database(server_url, DATABASE)
     deploy(url)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(SETUP_SQL)
-    if server.own:
+    if own:
         return Urls(
             admin=url,
             worker=conninfo.make_conninfo(url, user=WORKER_ROLE),
@@ -691,21 +700,25 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"soak: seed {config.seed}  (again: {again})", flush=True)
     print(f"soak: history, logs and report in {run_dir}", flush=True)
-    server = SoakServer(version=args.pg, external_url=args.url)
+    server: Server | None = None  # the own one, without --url
     started = time.time()
     soak: Soak | None = None
     try:
         try:
-            server.start()
-            urls = prepare(server)
+            if args.url is None:
+                server = Server(
+                    version=args.pg, settings=OWN_SERVER_SETTINGS, prefix=OWN_SERVER_PREFIX
+                )
+                urls = prepare(server.start(), own=True)
+            else:
+                urls = prepare(args.url, own=False)
         except Exception as exc:  # noqa: BLE001 - one line, then exit 2
             print(f"soak: cannot set up the database: {exc}", file=sys.stderr)
             return EXIT_BROKEN
-        where = (
-            f"own PostgreSQL {args.pg} in {server.root}" if server.own else "the server at --url"
-        )
+        own = server is not None
+        where = f"own PostgreSQL {args.pg} in {server.datadir}" if server else "the server at --url"
         print(f"soak: {where}, database {DATABASE} deployed with sqitch", flush=True)
-        plan = make_plan(config, restarts=server.own, faults=not args.no_faults)
+        plan = make_plan(config, restarts=own, faults=not args.no_faults)
         plan.save(run_dir / "plan.json")
         soak = Soak(
             config,
@@ -719,20 +732,19 @@ def main(argv: list[str] | None = None) -> int:
         soak.run()
         final = check.snapshot(urls.admin)
         (run_dir / "final.json").write_text(
-            json.dumps({**final, "server_own": server.own, "elapsed": time.time() - started})
+            json.dumps({**final, "server_own": own, "elapsed": time.time() - started})
         )
-        return finish(run_dir, plan, final, server.own, time.time() - started, args.report)
+        return finish(run_dir, plan, final, own, time.time() - started, args.report)
     finally:
         if soak is not None:
             soak.resume_due(all_now=True)
             soak.kill_all()
             if soak.admin_conn is not None:
                 soak.admin_conn.close()
-        if server.own and server.root is not None:
-            log = server.root / "server.log"
-            if log.exists():
-                (run_dir / "logs" / "server.log").write_bytes(log.read_bytes())
-        if not server.own:
-            with contextlib.suppress(psycopg.Error):
-                server.drop_database(DATABASE)
-        server.stop()
+        if server is not None:
+            if server.log_path.exists():
+                (run_dir / "logs" / "server.log").write_bytes(server.log_path.read_bytes())
+            server.remove()
+        elif args.url is not None:
+            with contextlib.suppress(psycopg.Error, ServerError):
+                drop_database(args.url, DATABASE)

@@ -16,7 +16,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from taskboard import devdb
+from taskboard_dev import devdb
 
 DB_DIR = devdb.project_root() / "db"
 TEST_DATABASE_PREFIX = "taskboard_t_"

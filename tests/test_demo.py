@@ -2,7 +2,9 @@
 
 The demo runs as a subprocess in a fresh deployed database of its own, so
 it never touches taskboard_demo (which `make demo` may be using) nor
-another test's database.
+another test's database. Its preparation is pointed at the test server as
+a configured server (TASKBOARD_DATABASE_URL) with database names of the
+tests' own.
 """
 
 from __future__ import annotations
@@ -10,8 +12,15 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import uuid
+from urllib.parse import urlsplit
 
-from conftest import MakeDatabase
+import psycopg
+import pytest
+
+from conftest import TEST_DATABASE_PREFIX, MakeDatabase
+from taskboard_dev import demo, devdb
+from taskboard_dev.server import drop_database
 
 DEMO_TIMEOUT_SECONDS = 240  # it takes well under a minute; a loaded machine gets room
 
@@ -21,7 +30,7 @@ def test_demo_tells_the_story_with_two_emails_then_one_and_one_ledger_row(
 ) -> None:
     url = make_database(deploy=True)
     done = subprocess.run(
-        [sys.executable, "-m", "taskboard.demo", "--database-url", url],
+        [sys.executable, "-m", "taskboard_dev.demo", "--database-url", url],
         capture_output=True,
         text=True,
         timeout=DEMO_TIMEOUT_SECONDS,
@@ -35,3 +44,56 @@ def test_demo_tells_the_story_with_two_emails_then_one_and_one_ledger_row(
     # B reclaimed each job on attempt 2, and A's token was refused every time.
     assert len(re.findall(r"Worker B \(pid \d+\) reclaimed job \d+: attempt 2,", output)) == 3
     assert len(re.findall(r"A's token \S+\) returns false", output)) == 3
+
+
+def database_name(url: str) -> str:
+    return urlsplit(url).path.lstrip("/")
+
+
+def test_demo_never_drops_a_database_on_a_configured_server(
+    server_url: str, make_database: MakeDatabase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = make_database()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE precious (id integer PRIMARY KEY)")
+        conn.execute("INSERT INTO precious VALUES (1), (2)")
+    monkeypatch.setenv(devdb.DATABASE_URL_ENV, server_url)
+
+    with pytest.raises(demo.DemoRefused, match="the demo did not make it"):
+        demo.prepare_database(None, name=database_name(url))
+
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("SELECT id FROM precious ORDER BY id").fetchall()
+    assert rows == [(1,), (2,)]
+
+
+def test_demo_recreates_only_the_database_it_made_on_a_configured_server(
+    server_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = TEST_DATABASE_PREFIX + "demo_" + uuid.uuid4().hex[:12]
+    monkeypatch.setenv(devdb.DATABASE_URL_ENV, server_url)
+    try:
+        url = demo.fresh_database(name)
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("CREATE TABLE left_by_the_last_run (id integer)")
+        assert demo.fresh_database(name) == url
+        with psycopg.connect(url) as conn:
+            row = conn.execute("SELECT to_regclass('left_by_the_last_run')").fetchone()
+        assert row == (None,)
+    finally:
+        drop_database(server_url, name)
+
+
+def test_taskboard_demo_without_the_dev_extra_says_how_to_install_it() -> None:
+    # A None entry in sys.modules makes `import aiosmtpd` fail as if it were not installed.
+    code = (
+        "import sys; sys.modules['aiosmtpd'] = None; "
+        "from taskboard.cli import main; sys.exit(main(['demo']))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.strip() == (
+        "taskboard: error: taskboard demo needs the development extra: pip install 'taskboard[dev]'"
+    )

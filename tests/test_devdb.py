@@ -10,7 +10,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from taskboard import devdb
+from taskboard_dev import devdb
 
 OLDEST_SUPPORTED_VERSION_NUM = 150000  # PostgreSQL 15
 
@@ -33,7 +33,7 @@ def test_pgtap_is_available_on_the_server(server_url: str) -> None:
 
 def test_start_prints_only_the_server_url(server_url: str) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "taskboard.devdb", "start"],
+        [sys.executable, "-m", "taskboard_dev.devdb", "start"],
         capture_output=True,
         text=True,
         check=True,

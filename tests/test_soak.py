@@ -19,7 +19,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from taskboard import devdb
+from taskboard_dev import devdb, server
 
 SOAK_TIMEOUT_S = 150  # the quick soak takes about 35 s; this only bounds a hang
 INVARIANT_ROW = re.compile(r"^\| *\d+ *\| *(held|VIOLATED[^|]*) *\|")
@@ -36,8 +36,8 @@ def server_major(server_url: str) -> str:
 def test_quick_soak_holds_every_invariant(server_url: str, tmp_path: Path) -> None:
     major = server_major(server_url)
     try:
-        devdb.flavour(major)
-    except devdb.DevDBError as exc:
+        server.flavour(major)
+    except server.ServerError as exc:
         pytest.skip(f"the soak starts its own PostgreSQL {major} and cannot here: {exc}")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TASKBOARD_", "SOAK_"))}
     result = subprocess.run(

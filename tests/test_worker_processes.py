@@ -33,7 +33,7 @@ import pytest
 from psycopg.rows import dict_row
 
 from sqlhelpers import connect, expire, value
-from taskboard import devdb
+from taskboard_dev import devdb
 
 # -- harness ----------------------------------------------------------------------
 
@@ -841,7 +841,7 @@ class PrivateServer:
         env = {k: v for k, v in os.environ.items() if k != devdb.DATABASE_URL_ENV}
         env[devdb.ROOT_ENV] = str(self.root)
         result = subprocess.run(
-            [sys.executable, "-m", "taskboard.devdb", command, "--pg", self.version],
+            [sys.executable, "-m", "taskboard_dev.devdb", command, "--pg", self.version],
             env=env,
             capture_output=True,
             text=True,

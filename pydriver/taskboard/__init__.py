@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-# Imported on first use, so that `python -m taskboard.devdb stop` works with
-# nothing but the standard library.
+# Imported on first use, so that importing the package needs nothing but the
+# standard library until one of these names is used.
 _EXPORTS = {
     "Taskboard": "taskboard.app",
     "Task": "taskboard.tasks",

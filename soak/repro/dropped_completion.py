@@ -7,7 +7,7 @@ Seen in the soak: `make soak SOAK_QUICK=1 SOAK_SEED=178442244` reported
 after the worker had given them up".
 
 One worker (lease 2 s), one job. While its handler runs, the server goes
-down (pg_ctl stop -m fast) for 3 s, longer than the lease; the handler
+down (a fast shutdown) for 3 s, longer than the lease; the handler
 sends its effect once the server is down and returns. It finished during
 the outage:
 its completion waits in the worker's outbox for the control connection.
@@ -35,17 +35,17 @@ from typing import Any
 
 import psycopg
 
-from soak.runner import prepare
-from soak.server import SoakServer
+from soak.runner import OWN_SERVER_PREFIX, OWN_SERVER_SETTINGS, prepare
 from taskboard.app import Taskboard
 from taskboard.context import AsyncContext
 from taskboard.settings import load_settings
+from taskboard_dev.server import Server
 
 LEASE_S = 2.0
 DOWN_S = 3.0
 
 
-async def scenario(server: SoakServer, worker_url: str, admin_url: str) -> int:
+async def scenario(server: Server, worker_url: str, admin_url: str) -> int:
     app = Taskboard(
         load_settings(
             database_url=worker_url,
@@ -60,10 +60,10 @@ async def scenario(server: SoakServer, worker_url: str, admin_url: str) -> int:
     down = threading.Event()
 
     def outage() -> None:
-        server.stop_server("fast")
+        server.stop("fast")
         down.set()
         time.sleep(DOWN_S)
-        server.start_server()
+        server.start()
 
     @app.task("email", queue="repro")
     async def email(ctx: AsyncContext, payload: dict[str, Any]) -> None:
@@ -104,13 +104,12 @@ async def scenario(server: SoakServer, worker_url: str, admin_url: str) -> int:
 
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    server = SoakServer()
+    server = Server(settings=OWN_SERVER_SETTINGS, prefix=OWN_SERVER_PREFIX)
     try:
-        server.start()
-        urls = prepare(server)
+        urls = prepare(server.start(), own=True)
         return asyncio.run(scenario(server, urls.worker, urls.admin))
     finally:
-        server.stop()
+        server.remove()
 
 
 if __name__ == "__main__":

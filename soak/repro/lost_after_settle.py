@@ -25,13 +25,13 @@ import logging
 import sys
 from typing import Any
 
-from soak.runner import prepare
-from soak.server import SoakServer
+from soak.runner import OWN_SERVER_PREFIX, OWN_SERVER_SETTINGS, prepare
 from taskboard import sql
 from taskboard.app import Taskboard
 from taskboard.context import AsyncContext
 from taskboard.settings import load_settings
 from taskboard.worker import Worker
+from taskboard_dev.server import Server
 
 ANSWER_DELAY_S = 0.5
 
@@ -93,13 +93,12 @@ async def scenario(worker_url: str) -> int:
 
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    server = SoakServer()
+    server = Server(settings=OWN_SERVER_SETTINGS, prefix=OWN_SERVER_PREFIX)
     try:
-        server.start()
-        urls = prepare(server)
+        urls = prepare(server.start(), own=True)
         return asyncio.run(scenario(urls.worker))
     finally:
-        server.stop()
+        server.remove()
 
 
 if __name__ == "__main__":

@@ -1,10 +1,9 @@
 """Maya's story, live: two worker processes, a lease that runs out, a real SMTP server.
 
-``python -m taskboard.demo`` (also ``make demo`` and ``taskboard demo``)
-recreates database taskboard_demo on the dev PostgreSQL 18 (or on the server
-TASKBOARD_DATABASE_URL names), deploys the schema with Sqitch, starts an
-SMTP server on loopback as Maya's mail server, and tells the story of
-DESIGN.md three times with real processes:
+``python -m taskboard_dev.demo`` (also ``make demo`` and ``taskboard demo``)
+makes a fresh database taskboard_demo, deploys the schema with Sqitch,
+starts an SMTP server on loopback as Maya's mail server, and tells the
+story of DESIGN.md three times with real processes:
 
 1. A's handler sends the email; then the demo freezes A (SIGSTOP) until its
    lease has expired in the database. B reclaims the job, sends and
@@ -14,6 +13,17 @@ DESIGN.md three times with real processes:
    email.
 3. A transactional handler writes a ledger row in ``ctx.conn``. A's row
    vanishes with its attempt; B's commits with its completion.
+
+Where taskboard_demo lives: on the dev PostgreSQL 18 (``.taskboard/``,
+development's own server), it is dropped and created again on every run.
+On the server TASKBOARD_DATABASE_URL names, a server the user configured,
+the demo never drops a database it did not make: it creates
+taskboard_demo there and marks it with a comment, and on a later run
+drops and recreates only a taskboard_demo carrying that mark. When one
+without the mark exists, the demo refuses (one line on stderr, exit 1)
+and leaves it alone. ``--database-url`` tells the story in a database of
+the user's choosing instead, never dropped (deployed into when it has no
+taskboard schema).
 
 ``main()`` returns 0 when the story unfolded so, 1 otherwise. The workers
 are this module too (``--role worker-a`` or ``worker-b``): their handlers
@@ -49,14 +59,22 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import psycopg
+from aiosmtpd.controller import Controller
+from psycopg import sql
 from psycopg.rows import dict_row
 
 from taskboard.app import Taskboard
+from taskboard.cli import SQITCH_HINT, CliError, shipped_sqitch_project, sqitch_target
 from taskboard.context import AsyncContext, SyncContext
 from taskboard.errors import TaskboardError
 from taskboard.settings import load_settings
+from taskboard_dev import devdb
+from taskboard_dev.server import log_to_stderr
 
 DEMO_DATABASE = "taskboard_demo"
+# The comment that marks a database as the demo's own on a configured server:
+# only a database carrying it is ever dropped there.
+DEMO_MARK = "made by taskboard demo, which drops and recreates it on its next run"
 LEASE_SECONDS = 3.0  # short, so that a frozen worker loses its job within seconds
 RENEW_EVERY_SECONDS = 0.5
 POLL_INTERVAL_SECONDS = 0.2
@@ -101,6 +119,10 @@ T = TypeVar("T")
 
 class StoryError(Exception):
     """The story did not unfold as it should; the message says where."""
+
+
+class DemoRefused(Exception):
+    """The demo will not touch the database it would use; the message says why."""
 
 
 def short(token: object) -> str:
@@ -164,7 +186,7 @@ def build_app(
     app = Taskboard(settings)
     journal = Journal(journal_path(workdir, worker), worker)
     flag = frozen_flag(workdir, worker)
-    log = logging.getLogger(f"taskboard.demo.{worker}")
+    log = logging.getLogger(f"taskboard_dev.demo.{worker}")
 
     def send(ctx: SyncContext, payload: dict[str, Any]) -> None:
         message = email.message.EmailMessage()
@@ -290,8 +312,6 @@ def free_port() -> int:
 
 def start_mail_server(inbox: Inbox, stack: contextlib.ExitStack) -> int:
     """Start an SMTP server on a free loopback port (stopped by `stack`); return the port."""
-    from aiosmtpd.controller import Controller
-
     for attempt in range(1, SMTP_BIND_ATTEMPTS + 1):
         port = free_port()
         controller = Controller(
@@ -311,20 +331,15 @@ def start_mail_server(inbox: Inbox, stack: contextlib.ExitStack) -> int:
 # -- the database --------------------------------------------------------------
 
 
-def prepare_database(database_url: str | None) -> str:
+def prepare_database(database_url: str | None, *, name: str = DEMO_DATABASE) -> str:
     """The URL of a database with the taskboard schema and the ledger table.
 
-    Without `database_url`, recreate taskboard_demo (on the dev PostgreSQL 18
-    or the server of TASKBOARD_DATABASE_URL) and deploy with Sqitch; with
-    it, deploy only when its taskboard schema is missing.
+    Without `database_url`, a fresh database `name` (see `fresh_database`)
+    deployed with Sqitch; with it, deploy only when its taskboard schema is
+    missing.
     """
-    from taskboard import devdb
-
     if database_url is None:
-        try:
-            url = devdb.recreate_database(DEMO_DATABASE, devdb.DEFAULT_VERSION, pgtap=False)
-        except devdb.DevDBError as exc:
-            raise StoryError(str(exc)) from None
+        url = fresh_database(name)
         deploy(url)
     else:
         url = database_url
@@ -338,10 +353,41 @@ def prepare_database(database_url: str | None) -> str:
     return url
 
 
+def fresh_database(name: str) -> str:
+    """Create database `name` afresh, empty, and return its URL.
+
+    On the dev PostgreSQL 18, drop it first if it exists. On the server
+    TASKBOARD_DATABASE_URL names, drop it only when it carries DEMO_MARK
+    (the demo made it), and mark the new one; DemoRefused when `name`
+    exists there without the mark.
+    """
+    configured = os.environ.get(devdb.DATABASE_URL_ENV)
+    if not configured:
+        try:
+            return devdb.recreate_database(name, devdb.DEFAULT_VERSION, pgtap=False)
+        except devdb.ServerError as exc:
+            raise StoryError(str(exc)) from None
+    ident = sql.Identifier(name)
+    with psycopg.connect(configured, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s",
+            [name],
+        ).fetchone()
+        if row is not None:
+            if row[0] != DEMO_MARK:
+                raise DemoRefused(
+                    f"database {name} already exists on the server {devdb.DATABASE_URL_ENV} "
+                    "names and the demo did not make it: left alone (drop it yourself, "
+                    "or tell the story elsewhere with --database-url)"
+                )
+            conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(ident))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(ident))
+        conn.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(ident, sql.Literal(DEMO_MARK)))
+    return devdb.database_url(configured, name)
+
+
 def deploy(url: str) -> None:
     """`sqitch deploy --verify` the Sqitch project shipped as taskboard/db."""
-    from taskboard.cli import SQITCH_HINT, CliError, shipped_sqitch_project, sqitch_target
-
     sqitch = shutil.which("sqitch")
     if sqitch is None:
         raise StoryError(f"{SQITCH_HINT}; or run `make tools`")
@@ -518,7 +564,7 @@ class Story:
                 [
                     sys.executable,
                     "-m",
-                    "taskboard.demo",
+                    "taskboard_dev.demo",
                     "--role",
                     role,
                     "--database-url",
@@ -791,15 +837,7 @@ a job at least once; it never promises exactly-once external effects."""
 def tell(database_url: str | None) -> int:
     """Tell the story; 0 when it unfolded as it should."""
     started = time.monotonic()
-    try:
-        import aiosmtpd  # noqa: F401
-    except ImportError:
-        print(
-            "demo: aiosmtpd is missing: install the dev extra "
-            "(pip install 'taskboard[dev]', or make venv)",
-            file=sys.stderr,
-        )
-        return 1
+    log_to_stderr()  # the dev server's progress (initdb, start), when it starts one
     print("Taskboard demo: Maya's welcome email, two worker processes, one lease.", flush=True)
     workdir: Path | None = None
     try:
@@ -815,6 +853,9 @@ def tell(database_url: str | None) -> int:
             port = start_mail_server(inbox, stack)
             story = Story(url, port, inbox, conn, workdir, stack)
             story.tell()
+    except DemoRefused as exc:
+        print(f"demo: {exc}", file=sys.stderr, flush=True)
+        return 1
     except StoryError as exc:
         print(f"\nThe story did not unfold as it should: {exc}", flush=True)
         if workdir is not None:
@@ -846,7 +887,7 @@ def main() -> int:
 
 def command_line(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m taskboard.demo",
+        prog="python -m taskboard_dev.demo",
         description="Tell Maya's story live: a worker stalled past its lease, a second worker "
         "that reclaims the job, and what the token fence does and does not prevent.",
     )
