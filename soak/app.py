@@ -8,39 +8,41 @@ What the history gets, each line fsynced before the worker goes on:
   idempotency key) and `effect` (job, token: the "sent e-mail", written
   right before the handler returns success), `skip` when still_holder()
   said no right before an effect;
-- from wrappers around the driver's SQL calls (`taskboard.sql.claim`,
-  `renew_many`, `complete`, `complete_many`, `complete_many_then_claim`, `fail`, `release`,
-  `lease_state`), installed in this process only: every answer the database
-  gave the worker, with the wall time the call was sent. The driver is not
-  changed: its worker looks these functions up on the module at each call;
-- from the driver's own log records (logger taskboard.worker): `lost`
-  (the worker gave a job up), `refused_log` (it logged a refused
-  complete/fail), and `counters` (its final counts, at a graceful exit).
+- from the worker's per-job event hook (`app.on_event`, taskboard.events):
+  every answer the database gave the worker (claim, renew, complete, fail,
+  release, lease_state) with the wall time the call was sent, each settling
+  call right before it is sent (`complete_sent`, ...) or when it raised
+  (`complete_error`, ...), and `lost` when the worker gave a claim up;
+- from the driver's own log records (logger taskboard.worker): `refused_log`
+  (it logged a refused complete/fail), and `counters` (its final counts, at
+  a graceful exit).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import functools
 import logging
 import os
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from soak.history import History
-from taskboard import sql as tsql
 from taskboard.app import Taskboard
 from taskboard.context import AsyncContext, BaseContext, SyncContext
+from taskboard.events import JobEvent
 from taskboard.settings import load_settings
 
 POLL_INTERVAL_S = 0.5
 SHUTDOWN_GRACE_S = 5.0
 STATS_INTERVAL_S = 30.0
 LONG_STEP_S = 0.1
+
+
+TRANSACTIONAL = "ledger.post"
 
 
 class NotHolder(Exception):
@@ -84,7 +86,7 @@ def build_app(app: Taskboard, history: History) -> Taskboard:
         effect(ctx)
         return {"rendered": payload["rid"]}
 
-    @app.task("ledger.post", queue="ledger", transactional=True)
+    @app.task(TRANSACTIONAL, queue="ledger", transactional=True)
     async def ledger_post(ctx: AsyncContext, payload: dict[str, Any]) -> dict[str, Any]:
         started(ctx)
         assert ctx.conn is not None
@@ -138,127 +140,54 @@ def build_app(app: Taskboard, history: History) -> Taskboard:
 # -- recording the database's answers ------------------------------------------------
 
 
-def _recorded(
-    history: History,
-    name: str,
-    describe: Callable[[tuple[Any, ...], Any], list[dict[str, Any]]],
-    identify: Callable[[tuple[Any, ...]], dict[str, Any]],
-    *,
-    before: bool = False,
-    label: str | None = None,
-) -> None:
-    """Replace taskboard.sql.`name` by a wrapper that records every answer, and
-    every call that raised instead (with what it was about: its outcome is unknown).
-    With `before`, the call is also recorded before it is sent (`NAME_sent`), so
-    that a kill between the database's commit and the answer's record still
-    leaves a trace of what was asked. `label` names those events instead of
-    `name`."""
-    original: Callable[..., Awaitable[Any]] = getattr(tsql, name)
-    label = label or name
+def _ts(at: Any) -> float | None:
+    return None if at is None else float(at.timestamp())
 
-    @functools.wraps(original)
-    async def wrapper(*args: Any) -> Any:
-        sent = time.time()
-        if before:
-            history.write(f"{label}_sent", sent=sent, **identify(args))
-        try:
-            answer = await original(*args)
-        except BaseException as exc:
+
+def recorder(history: History) -> Callable[[JobEvent], None]:
+    """An event hook recording every answer the database gave this worker, and every
+    settling call before it is sent (so a kill between the database's commit and the
+    answer's record still leaves a trace of what was asked), or that raised instead."""
+
+    def record(e: JobEvent) -> None:
+        ident = {"job": e.job_id, "token": str(e.token)}
+        items = {"items": [[e.job_id, str(e.token)]]}
+        if e.kind == "claimed":
+            r = e.claimed
             history.write(
-                f"{label}_error",
-                sent=sent,
-                error=f"{type(exc).__name__}: {exc}"[:200],
-                **identify(args),
+                "claim",
+                sent=_ts(e.sent_at),
+                job=r.job_id,
+                token=str(r.token),
+                attempt=r.attempt,
+                task=r.task,
+                rid=r.payload.get("rid") if isinstance(r.payload, dict) else None,
+                exp=r.lease_expires_at.timestamp(),
+                ikey=str(r.idempotency_key),
             )
-            raise
-        events = describe(args, answer)
-        if events:
-            history.write_many([{"sent": sent, **e} for e in events])
-        return answer
+        elif e.kind == "renewed":
+            history.write(
+                "renew", sent=_ts(e.sent_at), items=[[e.job_id, str(e.token), _ts(e.answer)]]
+            )
+        elif e.kind == "holder_checked":
+            history.write("lease_state", sent=_ts(e.at), answer=e.answer, **ident)
+        elif e.kind == "sending":
+            history.write(f"{e.outcome}_sent", sent=_ts(e.at), **items)
+        elif e.kind == "send_failed":
+            history.write(f"{e.outcome}_error", sent=_ts(e.at), error=str(e.error)[:200], **items)
+        elif e.kind == "settled" and e.outcome == "complete":
+            history.write(
+                "complete", sent=_ts(e.sent_at), answer=e.answer, txn=e.task == TRANSACTIONAL,
+                **ident,
+            )
+        elif e.kind == "settled":
+            history.write("fail", sent=_ts(e.sent_at), answer=e.answer, **ident)
+        elif e.kind == "released":
+            history.write("release", sent=_ts(e.sent_at), answer=e.answer, **ident)
+        elif e.kind == "lost":
+            history.write("lost", job=e.job_id, attempt=e.attempt, why=str(e.error))
 
-    setattr(tsql, name, wrapper)
-
-
-def install_recorders(history: History) -> None:
-    """Record every claim, renew, complete, fail, release and lease_state answer."""
-
-    def claim(args: tuple[Any, ...], rows: list[tsql.Claimed]) -> list[dict[str, Any]]:
-        return [
-            {
-                "ev": "claim",
-                "job": r.job_id,
-                "token": str(r.token),
-                "attempt": r.attempt,
-                "task": r.task,
-                "rid": r.payload.get("rid") if isinstance(r.payload, dict) else None,
-                "exp": r.lease_expires_at.timestamp(),
-                "ikey": str(r.idempotency_key),
-            }
-            for r in rows
-        ]
-
-    def renew_many(args: tuple[Any, ...], answers: dict[int, Any]) -> list[dict[str, Any]]:
-        _, job_ids, tokens, _ = args
-        items = [
-            [job, str(token), None if answers.get(job) is None else answers[job].timestamp()]
-            for job, token in zip(job_ids, tokens, strict=True)
-        ]
-        return [{"ev": "renew", "items": items}]
-
-    def complete(args: tuple[Any, ...], answer: bool) -> list[dict[str, Any]]:
-        _, job, token, _ = args
-        return [{"ev": "complete", "job": job, "token": str(token), "answer": answer, "txn": True}]
-
-    def complete_many(
-        args: tuple[Any, ...], answers: list[tuple[int, bool]]
-    ) -> list[dict[str, Any]]:
-        _, job_ids, tokens, _ = args
-        return [
-            {"ev": "complete", "job": job, "token": str(token), "answer": ok, "txn": False}
-            for job, token, (_, ok) in zip(job_ids, tokens, answers, strict=True)
-        ]
-
-    def complete_many_then_claim(
-        args: tuple[Any, ...], answer: tuple[list[tuple[int, bool]], list[tsql.Claimed]]
-    ) -> list[dict[str, Any]]:
-        # The claim committed with the completions: both answers, as if sent apart.
-        return complete_many(args[:4], answer[0]) + claim(args, answer[1])
-
-    def fail(args: tuple[Any, ...], state: str | None) -> list[dict[str, Any]]:
-        job, token = args[1], args[2]
-        return [{"ev": "fail", "job": job, "token": str(token), "answer": state}]
-
-    def release(args: tuple[Any, ...], answer: bool) -> list[dict[str, Any]]:
-        _, job, token = args
-        return [{"ev": "release", "job": job, "token": str(token), "answer": answer}]
-
-    def lease_state(args: tuple[Any, ...], state: str) -> list[dict[str, Any]]:
-        _, job, token = args
-        return [{"ev": "lease_state", "job": job, "token": str(token), "answer": state}]
-
-    def one(args: tuple[Any, ...]) -> dict[str, Any]:
-        return {"items": [[args[1], str(args[2])]]}
-
-    def many(args: tuple[Any, ...]) -> dict[str, Any]:
-        return {"items": [[job, str(token)] for job, token in zip(args[1], args[2], strict=True)]}
-
-    def nothing(args: tuple[Any, ...]) -> dict[str, Any]:
-        return {}
-
-    recorders: list[tuple[str, Any, Callable[[tuple[Any, ...]], dict[str, Any]], str]] = [
-        ("claim", claim, nothing, "claim"),
-        ("renew_many", renew_many, many, "renew_many"),
-        ("complete", complete, one, "complete"),
-        ("complete_many", complete_many, many, "complete_many"),
-        # The completions of a batch sent with the next claim, in one transaction.
-        ("complete_many_then_claim", complete_many_then_claim, many, "complete_many"),
-        ("fail", fail, one, "fail"),
-        ("release", release, one, "release"),
-        ("lease_state", lease_state, one, "lease_state"),
-    ]
-    settling = {"complete", "complete_many", "fail", "release"}
-    for name, describe, identify, label in recorders:
-        _recorded(history, name, describe, identify, before=label in settling, label=label)
+    return record
 
 
 class LogRecorder(logging.Handler):
@@ -273,9 +202,7 @@ class LogRecorder(logging.Handler):
         if not isinstance(args, tuple):
             return
         try:
-            if msg.startswith("lost job "):
-                self.history.write("lost", job=args[0], attempt=args[1], why=str(args[2]))
-            elif " of job %s (attempt %s) refused" in msg:
+            if " of job %s (attempt %s) refused" in msg:
                 self.history.write("refused_log", call=args[0], job=args[1], attempt=args[2])
             elif msg.startswith("worker %s stopped: "):
                 counts = dict(part.split("=", 1) for part in str(args[1]).split())
@@ -304,7 +231,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     history = History(args.history, process=args.name)
     logging.getLogger("taskboard").addHandler(LogRecorder(history))
-    install_recorders(history)
     settings = load_settings(
         database_url=args.url,
         pool_size=args.pool_size,
@@ -316,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         stats_interval=STATS_INTERVAL_S,
     )
     app = build_app(Taskboard(settings), history)
+    app.on_event(recorder(history))
     history.write("worker_start", pid=os.getpid())
     try:
         app.run_worker()

@@ -8,6 +8,8 @@ ignored: observing the worker never changes what it does.
 Kinds, in the order a claim meets them:
 
 - ``claimed``: the database handed this worker the job (``claimed`` holds the row).
+  Events that carry a database's answer have ``sent_at``, the wall time the
+  call was sent.
 - ``started``: its handler began (or, for a task this worker does not know,
   the worker is about to hand the job back).
 - ``renewed``: one renewal answer; ``answer`` is the new deadline, or None
@@ -64,6 +66,7 @@ class JobEvent:
     task: str
     worker: str
     at: dt.datetime  # wall clock, for logs and histories; never compared with the database's
+    sent_at: dt.datetime | None = None  # wall clock: when the call this answers was sent
     outcome: str | None = None
     answer: Any = None
     error: str | None = None

@@ -18,6 +18,7 @@ succeeded is never run again for it.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -29,7 +30,7 @@ from taskboard import sql
 from taskboard.settings import Settings
 from taskboard.sql import Queries
 from taskboard.worker.executor import Executor
-from taskboard.worker.held import Held, Ledger, Outcome, State, unique_jobs
+from taskboard.worker.held import Held, Ledger, Outcome, State, unique_jobs, wall_clock
 from taskboard.worker.outcomes import describe, not_stored
 from taskboard.worker.retry import Backoff, needs_new_connection
 
@@ -62,7 +63,7 @@ class Control:
         connect: Callable[[str], Any],
         stopping: asyncio.Event,
         finished: asyncio.Event,
-        on_claimed: Callable[[sql.Claimed, float], None],
+        on_claimed: Callable[[sql.Claimed, float, dt.datetime | None], None],
     ) -> None:
         self.settings = settings
         self.queries = queries
@@ -151,9 +152,9 @@ class Control:
         args = self._claim_args(queue)
         if args is None:
             return
-        sent = time.monotonic()
+        sent, sent_at = time.monotonic(), wall_clock()
         for row in await self.queries.claim(conn, *args):
-            self.on_claimed(row, sent)
+            self.on_claimed(row, sent, sent_at)
 
     async def _idle(self, listener: psycopg.AsyncConnection[Any] | None) -> None:
         """Wait for a wake-up, a notification for one of our queues, or the poll interval."""
@@ -236,9 +237,9 @@ class Control:
         tokens = [h.token for h in batch]
         results = [h.outcome.value if h.outcome else None for h in batch]
         for held in batch:
-            held.in_flight = True
-            self.ledger.event(held, "sending", outcome="complete")
+            self.ledger.sending(held, "complete")
         sent = time.monotonic()
+        sent_at = batch[0].sent_at
         try:
             if claim_args is None:
                 answers = await self.queries.complete_many(conn, job_ids, tokens, results)
@@ -266,7 +267,7 @@ class Control:
             held.in_flight = False
             self.ledger.resolve(held, State.COMPLETED if completed else State.LOST, completed)
         for row in rows:
-            self.on_claimed(row, sent)
+            self.on_claimed(row, sent, sent_at)
         return claim_args is not None
 
     async def _send_one(self, conn: psycopg.AsyncConnection[Any], held: Held) -> None:
@@ -274,8 +275,7 @@ class Control:
         outcome = held.outcome
         if outcome is None or not self.ledger.holds(held):
             return
-        held.in_flight = True
-        self.ledger.event(held, "sending", outcome=outcome.kind)
+        self.ledger.sending(held, outcome.kind)
         try:
             if outcome.kind == "complete":
                 completed = (

@@ -273,7 +273,7 @@ class Executor:
                 f"transactional task {task.name!r} committed or rolled back ctx.conn itself: "
                 "its writes were not fenced by the job's completion"
             )
-        self.ledger.event(held, "sending", outcome="complete")
+        self.ledger.sending(held, "complete")
         if not await self.queries.complete(conn, held.job_id, held.token, result_json):
             await conn.rollback()
             held.in_flight = False

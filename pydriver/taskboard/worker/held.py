@@ -35,6 +35,10 @@ from taskboard.tasks import Task
 log = logging.getLogger("taskboard.worker")
 
 
+def wall_clock() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
 class State(enum.Enum):
     RUNNING = "running"  # its handler runs
     SETTLING = "settling"  # its outcome is queued or in flight: the database's answer decides
@@ -70,6 +74,7 @@ class Held:
     in_flight: bool = False  # its outcome was sent and the answer is awaited
     retry_at: float = 0.0  # monotonic: when a failed send may be tried again
     failures: int = 0  # sends of its outcome that raised
+    sent_at: dt.datetime | None = None  # wall clock: when its claim, then its outcome, was sent
 
     @property
     def job_id(self) -> int:
@@ -150,7 +155,7 @@ class Ledger:
     def add(self, held: Held) -> None:
         self._held[held.token] = held
         self.counts.claimed += 1
-        self.event(held, "claimed", claimed=held.claimed)
+        self.event(held, "claimed", claimed=held.claimed, sent_at=held.sent_at)
 
     def settle(self, held: Held, outcome: Outcome | None) -> bool:
         """running → settling with `outcome` queued for control (None: the caller sends it).
@@ -180,7 +185,7 @@ class Ledger:
         elif state is State.RELEASED:
             if answer:
                 self.counts.released += 1
-            self.event(held, "released", outcome=outcome, answer=answer)
+            self.event(held, "released", outcome=outcome, answer=answer, sent_at=held.sent_at)
             return
         elif state is State.FAILED:
             if answer == "dead":
@@ -204,7 +209,7 @@ class Ledger:
                 held.claimed.attempt,
                 extra=held.log_extra,
             )
-        self.event(held, "settled", outcome=outcome, answer=answer)
+        self.event(held, "settled", outcome=outcome, answer=answer, sent_at=held.sent_at)
 
     def lose(self, held: Held, why: str, *, settling_too: bool = False) -> bool:
         """Give the claim up: never complete or fail it; cancel its handler.
@@ -251,6 +256,12 @@ class Ledger:
 
     # -- events ---------------------------------------------------------------------
 
+    def sending(self, held: Held, outcome: str) -> None:
+        """Note that the claim's outcome is about to be sent."""
+        held.in_flight = True
+        held.sent_at = wall_clock()
+        self.event(held, "sending", outcome=outcome)
+
     def event(self, held: Held, kind: str, **fields: Any) -> None:
         if not self.hooks:
             return
@@ -263,7 +274,7 @@ class Ledger:
                 attempt=held.claimed.attempt,
                 task=held.claimed.task,
                 worker=self.worker,
-                at=dt.datetime.now(dt.timezone.utc),
+                at=wall_clock(),
                 **fields,
             ),
         )

@@ -18,6 +18,7 @@ and dropping it would run a finished handler again for nothing.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import logging
 import time
 from collections.abc import Callable
@@ -28,7 +29,7 @@ import psycopg
 from taskboard import sql
 from taskboard.settings import Settings
 from taskboard.sql import Queries
-from taskboard.worker.held import Held, Ledger, State, unique_jobs
+from taskboard.worker.held import Held, Ledger, State, unique_jobs, wall_clock
 from taskboard.worker.outcomes import describe
 from taskboard.worker.retry import Backoff, needs_new_connection
 
@@ -84,7 +85,7 @@ class Renewal:
         pending = self.ledger.in_state(State.RUNNING, State.SETTLING)
         while pending:
             batch, pending = unique_jobs(pending)
-            sent = time.monotonic()
+            sent, sent_at = time.monotonic(), wall_clock()
             try:
                 answers = await self.queries.renew_many(
                     conn, [h.job_id for h in batch], [h.token for h in batch], self.settings.lease
@@ -100,11 +101,11 @@ class Renewal:
                 await self._renew_each(conn, batch)
                 continue
             for held, deadline in zip(batch, answers, strict=True):
-                self._answered(held, deadline, sent)
+                self._answered(held, deadline, sent, sent_at)
 
     async def _renew_each(self, conn: psycopg.AsyncConnection[Any], batch: list[Held]) -> None:
         for held in batch:
-            sent = time.monotonic()
+            sent, sent_at = time.monotonic(), wall_clock()
             try:
                 deadline = await self.queries.renew(conn, held.job_id, held.token, self.settings.lease)
             except psycopg.Error as exc:
@@ -117,12 +118,12 @@ class Renewal:
                     extra=held.log_extra,
                 )
                 continue
-            self._answered(held, deadline, sent)
+            self._answered(held, deadline, sent, sent_at)
 
-    def _answered(self, held: Held, deadline: Any, sent: float) -> None:
+    def _answered(self, held: Held, deadline: Any, sent: float, sent_at: dt.datetime) -> None:
         if not self.ledger.holds(held):
             return
-        self.ledger.event(held, "renewed", answer=deadline)
+        self.ledger.event(held, "renewed", answer=deadline, sent_at=sent_at)
         if deadline is None:
             # A settling claim's outcome is on its way: the database's answer to it decides.
             self.ledger.lose(held, "renewal refused: the token is no longer current or the lease expired")

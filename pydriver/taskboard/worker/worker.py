@@ -15,6 +15,7 @@ reports what the SQL functions answered.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import functools
 import logging
 import time
@@ -159,7 +160,7 @@ class Worker:
             url, **self.settings.connection_options(application_name=self._application_name)
         )
 
-    def _claimed(self, row: sql.Claimed, sent: float) -> None:
+    def _claimed(self, row: sql.Claimed, sent: float, sent_at: dt.datetime | None) -> None:
         """Hold a claim the database just handed us and start its handler."""
         assert self._executor is not None
         executor = self._executor
@@ -179,7 +180,7 @@ class Worker:
             ctx = SyncContext(loop=asyncio.get_running_loop(), check=check, **common)
         else:
             ctx = AsyncContext(check=check, **common)
-        held = Held(row, task, ctx, safe_until=sent + self.settings.lease)
+        held = Held(row, task, ctx, safe_until=sent + self.settings.lease, sent_at=sent_at)
         holder.append(held)
         self.ledger.add(held)
         executor.start(held)
