@@ -456,5 +456,5 @@ def test_worker_runs_a_job_and_stops_on_sigterm_with_its_counters(deployed: str)
     assert get_job(deployed, job_id)["result"] == {"echo": {"n": 1}, "attempt": 1}
     lines = log.splitlines()
     assert "Traceback" not in log
-    assert any(" INFO taskboard.cli: SIGTERM: shutting down" in line for line in lines), log
+    assert any(" INFO taskboard.runner: SIGTERM: shutting down" in line for line in lines), log
     assert "worker cli-test stopped: claimed=1 succeeded=1 failed=0 dead=0" in lines[-1], log

@@ -2,8 +2,8 @@
 
 Renewal sends one renew_many for every held claim each `renew_every`, on
 the worker's own connection. A row locked elsewhere (an admin's open
-transaction) must not hold up the others: the connection waits at most
-RENEW_LOCK_TIMEOUT_SECONDS for a lock, and when renew_many gives up on
+transaction) must not hold up the others: the connection waits briefly
+for a lock (RENEW_LOCK_TIMEOUT_SECONDS, or a tenth of renew_every), and when renew_many gives up on
 one, each claim is renewed on its own; the locked one is tried again next
 time and is lost only if its lease really ran out.
 
@@ -35,7 +35,7 @@ from taskboard.worker.retry import Backoff, needs_new_connection
 
 log = logging.getLogger("taskboard.worker")
 
-RENEW_LOCK_TIMEOUT_SECONDS = 0.5
+RENEW_LOCK_TIMEOUT_SECONDS = 0.5  # at most; a tenth of renew_every when that is shorter
 WATCHDOG_MAX_SLEEP_SECONDS = 0.5
 
 
@@ -57,6 +57,11 @@ class Renewal:
         self.connect = connect
         self.finished = finished
 
+    @property
+    def lock_timeout(self) -> float:
+        """How long a renewal waits for one row lock: a few locked rows fit in one round."""
+        return min(RENEW_LOCK_TIMEOUT_SECONDS, self.settings.renew_interval / 10)
+
     async def run(self) -> None:
         backoff = Backoff()
         conn: psycopg.AsyncConnection[Any] | None = None
@@ -66,7 +71,7 @@ class Renewal:
                 try:
                     if conn is None or conn.closed or conn.broken:
                         conn = await self.connect(self.settings.database_url)
-                        await sql.set_lock_timeout(conn, RENEW_LOCK_TIMEOUT_SECONDS)
+                        await sql.set_lock_timeout(conn, self.lock_timeout)
                         backoff.reset()
                     await asyncio.wait_for(self.renew_all(conn), self.settings.renew_interval)
                 except (psycopg.Error, TimeoutError, OSError) as exc:
