@@ -21,7 +21,7 @@ PYTEST_ARGS ?= tests/
 DEMO_DB := taskboard_demo
 TOOL_PACKAGES := sqitch libdbd-pg-perl libtap-parser-sourcehandler-pgtap-perl postgresql-client
 
-.PHONY: help venv tools db db-stop test test-pg18 test-pg15 demo demo-sql clean
+.PHONY: help venv tools db db-stop test test-pg18 test-pg15 lint demo demo-sql clean
 
 help: ## List the targets
 	@echo "usage: make TARGET"
@@ -91,6 +91,15 @@ test-pg18 test-pg15: venv tools
 	echo "== pytest $(PYTEST_ARGS)"; \
 	TASKBOARD_DATABASE_URL="$$server" TASKBOARD_TEST_DATABASE_URL="$$db_url" \
 	  $(PY) -m pytest $(PYTEST_ARGS)
+
+# What lint checks: the driver, its development tooling, the tests, soak and bench.
+LINT_PATHS := pydriver tests soak bench
+
+lint: venv ## ruff (rules and format), mypy --strict and the import contracts (import-linter)
+	@echo "== ruff check"; $(VENV)/bin/ruff check $(LINT_PATHS)
+	@echo "== ruff format --check"; $(VENV)/bin/ruff format --check $(LINT_PATHS)
+	@echo "== mypy --strict"; $(VENV)/bin/mypy
+	@echo "== lint-imports"; $(VENV)/bin/lint-imports
 
 demo: venv tools ## Tell the stalled-worker story live: two worker processes, a real SMTP server (database taskboard_demo)
 	@$(PY) -m taskboard_dev.demo

@@ -18,7 +18,7 @@ from psycopg.rows import dict_row
 
 from conftest import MakeDatabase
 from sqlhelpers import login_role
-from taskboard.cli import sqitch_target
+from taskboard.migrate import sqitch_target
 
 TASKBOARD = Path(sys.executable).parent / "taskboard"  # the venv's console script
 TESTS_DIR = Path(__file__).resolve().parent  # the worker imports apps.cli_app from here
@@ -31,10 +31,13 @@ def run(
     url: str | None,
     *args: str,
     path: str | None = None,
+    settings: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run `taskboard ARGS...` in tests/, without a terminal, with
-    TASKBOARD_DATABASE_URL=url (unset for None) and PATH=path when given."""
+    TASKBOARD_DATABASE_URL=url (unset for None), PATH=path when given, and
+    TASKBOARD_<NAME>=value for each of `settings`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TASKBOARD_")}
+    env.update({f"TASKBOARD_{k.upper()}": v for k, v in (settings or {}).items()})
     if url is not None:
         env["TASKBOARD_DATABASE_URL"] = url
     if path is not None:
@@ -419,6 +422,26 @@ def test_worker_with_bad_settings_is_a_usage_error(deployed: str) -> None:
     done = run(deployed, "worker", APP, "--pool-size=2")
     assert "TASKBOARD_POOL_SIZE" in error_line(done)
     assert done.returncode == 2
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("lease", "inf"), ("lease", "nan"), ("lease", "86400"), ("renew_every", "inf")],
+)
+def test_worker_refuses_a_lease_it_cannot_keep_in_one_line_naming_the_setting(
+    deployed: str, name: str, value: str
+) -> None:
+    done = run(deployed, "worker", APP, settings={name: value})
+    assert f"TASKBOARD_{name.upper()}" in error_line(done)
+    assert done.returncode == 2
+
+
+def test_worker_whose_login_lacks_the_worker_role_says_what_to_grant(deployed: str) -> None:
+    with login_role(deployed, "taskboard_producer") as url:
+        done = run(url, "worker", APP)
+    line = error_line(done)
+    assert "may not claim jobs" in line and "GRANT taskboard_worker TO" in line, line
+    assert done.returncode == 1
 
 
 def test_worker_without_the_schema_says_to_migrate(empty: str) -> None:

@@ -5,17 +5,21 @@ db/TAG.sha256, listing the SHA-256 of each deploy, revert and verify script
 of the changes it released. A database deployed from that release recorded
 those scripts; `sqitch rework NAME` copies them to NAME@TAG.sql and leaves
 NAME.sql free for the next release. These tests fail when a released
-script, wherever it now lives, no longer matches what was released: the
-manifest, and the git tag of the same name where the clone has it (a
-manifest edited along with a script would otherwise hide the edit).
+script, wherever it now lives, no longer matches its manifest, and when a
+manifest no longer matches the SHA-256 its release recorded in
+CHANGELOG.md (a manifest edited along with a script would otherwise hide
+the edit). Git tags do not travel with the branch, so nothing here reads
+one; a missing reference (manifest, changelog entry) fails the test.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-import subprocess
+import tomllib
 from pathlib import Path
+
+from taskboard import __version__
 
 DB = Path(__file__).resolve().parents[1] / "db"
 KINDS = ("deploy", "revert", "verify")
@@ -84,27 +88,29 @@ def test_released_scripts_are_unchanged() -> None:
             )
 
 
-def git_tag_file(tag: str, path: str) -> bytes | None:
-    """db/`path` as the git tag `tag` holds it; None when this clone has no such tag."""
-    known = subprocess.run(
-        ["git", "-C", str(DB), "rev-parse", "-q", "--verify", f"refs/tags/{tag}"],
-        capture_output=True,
-    )
-    if known.returncode != 0:
-        return None
-    shown = subprocess.run(
-        ["git", "-C", str(DB), "show", f"{tag}:db/{path}"], capture_output=True, check=True
-    )
-    return shown.stdout
+CHANGELOG = DB.parent / "CHANGELOG.md"
+MANIFEST_LINE = re.compile(r"^Manifest: `db/(?P<tag>[^`]+)\.sha256` SHA-256 `(?P<digest>[0-9a-f]{64})`", re.M)
 
 
-def test_released_scripts_and_manifest_match_the_git_tag() -> None:
+def recorded_manifests() -> dict[str, str]:
+    """tag -> the manifest's SHA-256, as each release's CHANGELOG entry records it."""
+    return {m["tag"]: m["digest"] for m in MANIFEST_LINE.finditer(CHANGELOG.read_text())}
+
+
+def test_every_manifest_matches_the_digest_its_release_recorded_in_the_changelog() -> None:
+    recorded = recorded_manifests()
     for tag in tags():
-        for path in [*manifest(tag), f"{tag}.sha256"]:
-            released = git_tag_file(tag, path)
-            if released is None:
-                break  # no git tag in this clone: the manifest test above still holds
-            current = DB / path if path.endswith(".sha256") else released_copy(DB / path, tag)
-            assert current.read_bytes() == released, (
-                f"{current.relative_to(DB)} differs from what git tag {tag} released"
-            )
+        assert tag in recorded, f"CHANGELOG.md records no manifest digest for {tag}"
+        assert sha256(DB / f"{tag}.sha256") == recorded[tag], (
+            f"db/{tag}.sha256 differs from the manifest released in {tag}"
+        )
+
+
+def test_the_changelog_keeps_an_unreleased_section_above_the_releases() -> None:
+    headings = re.findall(r"^## (.+)$", CHANGELOG.read_text(), re.M)
+    assert headings and headings[0] == "[Unreleased]", headings[:2]
+
+
+def test_the_driver_has_one_version() -> None:
+    project = tomllib.loads((DB.parent / "pyproject.toml").read_text())["project"]
+    assert project["version"] == __version__

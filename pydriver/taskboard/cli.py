@@ -11,30 +11,24 @@ error, 2 usage error.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import datetime as dt
 import importlib
 import json
 import logging
 import os
-import shutil
-import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from importlib import resources
-from pathlib import Path
 from typing import Any, NoReturn
-from urllib.parse import unquote, urlsplit, urlunsplit
 
 import psycopg
 from psycopg import conninfo
 
-from taskboard import __version__, sql
+from taskboard import __version__, migrate, sql
 from taskboard.app import PRODUCER_ROLE, Taskboard
 from taskboard.errors import ConfigError, InvalidArgument, TaskboardError, translate
 from taskboard.runner import EXIT_AT_ONCE
-from taskboard.settings import Settings, load_settings, with_overrides
+from taskboard.settings import Settings, load_settings
 
 log = logging.getLogger(__name__)
 
@@ -45,10 +39,6 @@ EXIT_USAGE = 2
 CONNECT_TIMEOUT_SECONDS = 10
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
-SQITCH_HINT = (
-    "sqitch is not installed or not on PATH: install it "
-    "(on Debian: apt-get install sqitch libdbd-pg-perl)"
-)
 NO_SCHEMA = "the database has no taskboard schema: run `taskboard migrate` first"
 INT4_MIN, INT4_MAX = -(2**31), 2**31 - 1  # PostgreSQL integer: priority, max_attempts
 
@@ -92,33 +82,6 @@ def connect(settings: Settings) -> Iterator[psycopg.Connection[Any]]:
         if not present:
             raise CliError(NO_SCHEMA)
         yield conn
-
-
-def sqitch_target(database_url: str) -> tuple[str, dict[str, str]]:
-    """The Sqitch target for `database_url` and the environment carrying its password.
-
-    The password moves to SQITCH_PASSWORD, off sqitch's command line (which
-    `ps` shows). Raises CliError unless the URL is a postgresql:// URI.
-    """
-    parts = urlsplit(database_url)
-    if parts.scheme not in ("postgresql", "postgres"):
-        raise CliError("migrate needs TASKBOARD_DATABASE_URL as a postgresql://... URI", EXIT_USAGE)
-    env: dict[str, str] = {}
-    netloc = parts.netloc
-    if parts.password is not None:
-        env["SQITCH_PASSWORD"] = unquote(parts.password)
-        userinfo, _, hostport = netloc.rpartition("@")
-        netloc = f"{userinfo.split(':', 1)[0]}@{hostport}"
-    uri = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
-    return "db:pg:" + uri.split(":", 1)[1], env
-
-
-def shipped_sqitch_project() -> Path:
-    """The Sqitch project inside the installed package (taskboard/db)."""
-    project = resources.files("taskboard") / "db"
-    if not isinstance(project, Path) or not (project / "sqitch.plan").is_file():
-        raise CliError(f"the taskboard package ships no Sqitch project at {project}: reinstall it")
-    return project
 
 
 def confirm(question: str) -> bool:
@@ -203,11 +166,6 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
     settings = load_settings()
-    target, password_env = sqitch_target(settings.database_url)
-    sqitch = shutil.which("sqitch")
-    if sqitch is None:
-        raise CliError(SQITCH_HINT)
-    project = shipped_sqitch_project()
     if args.status:
         command = ["status"]
     elif args.revert:
@@ -219,12 +177,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
         command = ["revert", "-y"]
     else:
         command = ["deploy", "--verify"]
-    done = subprocess.run(
-        [sqitch, *command, "--target", target],
-        cwd=project,
-        env={**os.environ, **password_env},
-        check=False,
-    )
+    done = migrate.sqitch(settings.database_url, *command)
     return EXIT_OK if done.returncode == 0 else EXIT_RUNTIME
 
 

@@ -63,8 +63,8 @@ from aiosmtpd.controller import Controller
 from psycopg import sql
 from psycopg.rows import dict_row
 
+from taskboard import migrate
 from taskboard.app import Taskboard
-from taskboard.cli import SQITCH_HINT, CliError, shipped_sqitch_project, sqitch_target
 from taskboard.context import AsyncContext, SyncContext
 from taskboard.errors import TaskboardError
 from taskboard.settings import load_settings
@@ -388,22 +388,11 @@ def fresh_database(name: str) -> str:
 
 def deploy(url: str) -> None:
     """`sqitch deploy --verify` the Sqitch project shipped as taskboard/db."""
-    sqitch = shutil.which("sqitch")
-    if sqitch is None:
-        raise StoryError(f"{SQITCH_HINT}; or run `make tools`")
     try:
-        project = shipped_sqitch_project()
-        target, password_env = sqitch_target(url)
-    except CliError as exc:
-        raise StoryError(str(exc)) from None
-    done = subprocess.run(
-        [sqitch, "deploy", "--verify", "--target", target],
-        cwd=project,
-        env={**os.environ, **password_env},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+        done = migrate.sqitch(url, "deploy", "--verify", capture=True)
+    except TaskboardError as exc:
+        hint = "; or run `make tools`" if isinstance(exc, migrate.MigrateError) else ""
+        raise StoryError(f"{exc}{hint}") from None
     if done.returncode != 0:
         raise StoryError(f"sqitch deploy failed:\n{done.stdout}{done.stderr}")
 
