@@ -428,7 +428,9 @@ class Bench:
         step = w3.SPREAD / max(plan.w3_sizes)
         for rows in sorted(plan.w3_sizes):
             label = w3.human(rows)
-            log(f"W3 growing taskboard.jobs to {rows:,} finished jobs (INSERT ... SELECT generate_series)")
+            log(
+                f"W3 growing taskboard.jobs to {rows:,} finished jobs (INSERT ... SELECT generate_series)"
+            )
             grown = await asyncio.to_thread(w3.grow, url, rows, origin, step)
             started = time.perf_counter()
             checkpoint(self.server)
@@ -611,7 +613,8 @@ def main() -> int:
         help="W3's table sizes, comma-separated, e.g. 10k,1M (full: 10k,1M,10M; quick: 10k,100k)",
     )
     parser.add_argument(
-        "--w3-churn", help="jobs through W3's churn run, e.g. 200k; 0 skips it (full: 1M; quick: 20k)"
+        "--w3-churn",
+        help="jobs through W3's churn run, e.g. 200k; 0 skips it (full: 1M; quick: 20k)",
     )
     parser.add_argument(
         "--stat-statements",
@@ -816,7 +819,11 @@ def targets(samples: Samples, plan: Plan) -> list[str]:
         high = median(f"W3 claim+complete, {w3.human(big)} finished", OURS)
         if low and high:
             ok = "met" if high <= 1.3 * low else "NOT met"
-            where = "" if big >= 10_000_000 else f" (the target is set at 10M; this run stopped at {w3.human(big)})"
+            where = (
+                ""
+                if big >= 10_000_000
+                else f" (the target is set at 10M; this run stopped at {w3.human(big)})"
+            )
             out.append(
                 f"W3: claim+complete p50 {high:.3f} ms with {w3.human(big)} finished jobs, "
                 f"x{high / low:.2f} the {low:.3f} ms with {w3.human(small)} (target x1.3 or less: {ok}){where}"

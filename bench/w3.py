@@ -243,7 +243,13 @@ async def churn(
                     continue
                 n = min(CHURN_CHUNK, jobs - enqueued)
                 params = sql.enqueue_many_params(
-                    TASK, [{"seq": s} for s in range(enqueued, enqueued + n)], QUEUE, None, 0, 5, None
+                    TASK,
+                    [{"seq": s} for s in range(enqueued, enqueued + n)],
+                    QUEUE,
+                    None,
+                    0,
+                    5,
+                    None,
                 )
                 await sql.aenqueue_many(conn, params)
                 enqueued += n
@@ -387,7 +393,9 @@ def series_lines(series: list[dict[str, Any]], most: int = 12) -> list[str]:
     picked = series[::step]
     if picked[-1] is not series[-1]:
         picked.append(series[-1])
-    out = ["    t s      done   pruned  p50 ms  p99 ms   live tup   dead tup  heap MB  total MB  autovac"]
+    out = [
+        "    t s      done   pruned  p50 ms  p99 ms   live tup   dead tup  heap MB  total MB  autovac"
+    ]
     for p in picked:
         p50 = "-" if p["cycle_p50_ms"] is None else f"{p['cycle_p50_ms']:.2f}"
         p99 = "-" if p["cycle_p99_ms"] is None else f"{p['cycle_p99_ms']:.2f}"

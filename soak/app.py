@@ -177,7 +177,10 @@ def recorder(history: History) -> Callable[[JobEvent], None]:
             history.write(f"{e.outcome}_error", sent=_ts(e.at), error=str(e.error)[:200], **items)
         elif e.kind == "settled" and e.outcome == "complete":
             history.write(
-                "complete", sent=_ts(e.sent_at), answer=e.answer, txn=e.task == TRANSACTIONAL,
+                "complete",
+                sent=_ts(e.sent_at),
+                answer=e.answer,
+                txn=e.task == TRANSACTIONAL,
                 **ident,
             )
         elif e.kind == "settled":

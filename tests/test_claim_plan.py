@@ -69,7 +69,10 @@ def test_calls_on_a_grown_table_scan_no_table_in_a_session_begun_on_an_empty_one
 ) -> None:
     url = make_database(deploy=True)
     nobody = ["00000000-0000-0000-0000-000000000000"] * 2
-    with psycopg.connect(url, autocommit=True) as worker, psycopg.connect(url, autocommit=True) as owner:
+    with (
+        psycopg.connect(url, autocommit=True) as worker,
+        psycopg.connect(url, autocommit=True) as owner,
+    ):
         worker.execute("SET ROLE taskboard_worker")
         for _ in range(8):  # the worker starts before any work arrives
             assert claim(worker, BATCH) == []
@@ -96,8 +99,12 @@ def test_calls_on_a_grown_table_scan_no_table_in_a_session_begun_on_an_empty_one
                 completed = complete_many(worker, ids, tokens)
                 after_complete = scans(worker)
             assert len(got) == BATCH and None not in renewed and all(completed)
-            assert before == claimed, f"claim scanned taskboard.jobs: seq_scan {before} -> {claimed}"
-            assert claimed == after_renew, f"renew_many scanned taskboard.jobs: {claimed} -> {after_renew}"
+            assert before == claimed, (
+                f"claim scanned taskboard.jobs: seq_scan {before} -> {claimed}"
+            )
+            assert claimed == after_renew, (
+                f"renew_many scanned taskboard.jobs: {claimed} -> {after_renew}"
+            )
             assert after_renew == after_complete, (
                 f"complete_many scanned taskboard.jobs: {after_renew} -> {after_complete}"
             )
@@ -107,8 +114,13 @@ def test_without_its_plan_setting_claim_would_scan_the_table(make_database: Make
     """The trap the setting avoids, shown: the test above would fail without it."""
     url = make_database(deploy=True)
     with psycopg.connect(url, autocommit=True) as owner:
-        owner.execute("ALTER FUNCTION taskboard.claim(text, text, integer, interval) RESET plan_cache_mode")
-    with psycopg.connect(url, autocommit=True) as worker, psycopg.connect(url, autocommit=True) as owner:
+        owner.execute(
+            "ALTER FUNCTION taskboard.claim(text, text, integer, interval) RESET plan_cache_mode"
+        )
+    with (
+        psycopg.connect(url, autocommit=True) as worker,
+        psycopg.connect(url, autocommit=True) as owner,
+    ):
         worker.execute("SET ROLE taskboard_worker")
         for _ in range(8):
             assert claim(worker, BATCH) == []
@@ -121,4 +133,6 @@ def test_without_its_plan_setting_claim_would_scan_the_table(make_database: Make
             before = scans(worker)
             assert len(claim(worker, BATCH)) == BATCH
             after = scans(worker)
-        assert after != before, "claim found its rows without a scan even with PostgreSQL's default plan cache"
+        assert after != before, (
+            "claim found its rows without a scan even with PostgreSQL's default plan cache"
+        )

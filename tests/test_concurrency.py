@@ -44,7 +44,9 @@ def test_concurrent_claimers_never_receive_the_same_job(make_database: MakeDatab
     assert len(set(claimed)) == 400, "a job was handed to two claimers"
 
 
-def test_a_claim_skips_jobs_locked_by_another_claim_in_progress(make_database: MakeDatabase) -> None:
+def test_a_claim_skips_jobs_locked_by_another_claim_in_progress(
+    make_database: MakeDatabase,
+) -> None:
     url = make_database(deploy=True)
     with connect(url, PRODUCER) as producer:
         first = value(producer, "SELECT taskboard.enqueue('t', queue => 'skip', priority => 9)")
@@ -58,7 +60,9 @@ def test_a_claim_skips_jobs_locked_by_another_claim_in_progress(make_database: M
         slow.commit()
 
 
-def test_a_claim_left_open_does_not_hide_expired_jobs_beyond_its_batch(make_database: MakeDatabase) -> None:
+def test_a_claim_left_open_does_not_hide_expired_jobs_beyond_its_batch(
+    make_database: MakeDatabase,
+) -> None:
     """claim once locked every expired lease of its queue until its transaction
     ended, so one slow claimer starved the others of reclaimable jobs."""
     url = make_database(deploy=True)
@@ -94,7 +98,9 @@ def test_a_claim_left_open_does_not_hide_expired_jobs_beyond_its_batch(make_data
 
 
 @pytest.mark.parametrize("outcome", ["commit", "rollback"])
-def test_concurrent_enqueues_with_one_dedupe_key_leave_one_unfinished_job(make_database: MakeDatabase, outcome: str) -> None:
+def test_concurrent_enqueues_with_one_dedupe_key_leave_one_unfinished_job(
+    make_database: MakeDatabase, outcome: str
+) -> None:
     url = make_database(deploy=True)
     with connect(url, PRODUCER, autocommit=False) as first, connect(url, PRODUCER) as second:
         first_id = value(first, "SELECT taskboard.enqueue('t', queue => 'dd', dedupe_key => 'k')")
@@ -118,7 +124,9 @@ def test_concurrent_enqueues_with_one_dedupe_key_leave_one_unfinished_job(make_d
     assert count == 1
 
 
-def test_many_concurrent_enqueues_with_the_same_dedupe_key_agree_on_one_job(make_database: MakeDatabase) -> None:
+def test_many_concurrent_enqueues_with_the_same_dedupe_key_agree_on_one_job(
+    make_database: MakeDatabase,
+) -> None:
     url = make_database(deploy=True)
     start = threading.Barrier(6)
 
@@ -126,7 +134,11 @@ def test_many_concurrent_enqueues_with_the_same_dedupe_key_agree_on_one_job(make
         with connect(url, PRODUCER) as conn:
             start.wait()
             return [
-                int(value(conn, "SELECT taskboard.enqueue('t', queue => 'herd', dedupe_key => 'same')"))
+                int(
+                    value(
+                        conn, "SELECT taskboard.enqueue('t', queue => 'herd', dedupe_key => 'same')"
+                    )
+                )
                 for _ in range(20)
             ]
 
@@ -137,9 +149,13 @@ def test_many_concurrent_enqueues_with_the_same_dedupe_key_agree_on_one_job(make
 
 def _claim_two(url: str) -> list[tuple[int, str]]:
     with connect(url, PRODUCER) as producer:
-        producer.execute("SELECT taskboard.enqueue_many('t', array['{}', '{}']::jsonb[], queue => 'order')")
+        producer.execute(
+            "SELECT taskboard.enqueue_many('t', array['{}', '{}']::jsonb[], queue => 'order')"
+        )
     with connect(url, WORKER) as worker:
-        rows = worker.execute("SELECT job_id, token::text FROM taskboard.claim('order', 'w', 2)").fetchall()
+        rows = worker.execute(
+            "SELECT job_id, token::text FROM taskboard.claim('order', 'w', 2)"
+        ).fetchall()
     return sorted((r[0], r[1]) for r in rows)
 
 
@@ -164,11 +180,17 @@ def test_multi_job_calls_lock_rows_in_job_id_order(make_database: MakeDatabase, 
         ThreadPoolExecutor(1) as pool,
     ):
         holder.execute("SELECT taskboard.renew(%s, %s)", [high, high_token])  # holds the high row
-        pending = pool.submit(lambda: batch.execute(call, [[high, low], [high_token, low_token]]).fetchall())
+        pending = pool.submit(
+            lambda: batch.execute(call, [[high, low], [high_token, low_token]]).fetchall()
+        )
         try:
             batch_pid = batch.info.backend_pid
             for _ in range(200):
-                if value(watcher, "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = %s", [batch_pid]):
+                if value(
+                    watcher,
+                    "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = %s",
+                    [batch_pid],
+                ):
                     break
                 threading.Event().wait(0.05)
             else:
@@ -183,7 +205,9 @@ def test_multi_job_calls_lock_rows_in_job_id_order(make_database: MakeDatabase, 
     assert [r[0] for r in rows] == [high, low], "rows come back in input order"
 
 
-def test_a_renewer_and_a_completer_given_opposite_orders_do_not_deadlock(make_database: MakeDatabase) -> None:
+def test_a_renewer_and_a_completer_given_opposite_orders_do_not_deadlock(
+    make_database: MakeDatabase,
+) -> None:
     url = make_database(deploy=True)
     with connect(url, PRODUCER) as producer:
         producer.execute(

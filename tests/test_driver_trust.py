@@ -153,7 +153,9 @@ class FailsFirst(sql.Queries):
         # statements psycopg prepared are gone, and psycopg does not know it.
         cur = await conn.execute("SELECT name FROM pg_prepared_statements")
         for (name,) in await cur.fetchall():
-            await conn.execute(psycopg.sql.SQL("DEALLOCATE {}").format(psycopg.sql.Identifier(name)))
+            await conn.execute(
+                psycopg.sql.SQL("DEALLOCATE {}").format(psycopg.sql.Identifier(name))
+            )
 
     async def complete_many(self, conn: Any, *args: Any) -> Any:
         await self._fault(conn)
@@ -164,7 +166,10 @@ class FailsFirst(sql.Queries):
         return await super().complete_many_then_claim(conn, *args)
 
 
-INTERRUPTS = {"cancelled_statement": "pg_cancel_backend", "broken_connection": "pg_terminate_backend"}
+INTERRUPTS = {
+    "cancelled_statement": "pg_cancel_backend",
+    "broken_connection": "pg_terminate_backend",
+}
 EXPECTED_ERROR = {
     "lock_timeout": "LockNotAvailable",
     "statement_timeout": "QueryCanceled: canceling statement due to statement timeout",
@@ -219,7 +224,12 @@ def test_succeeded_handler_is_not_run_again_when_its_completion_meets_a_transien
         gate.wait(DEADLINE_SECONDS)
         return "charged"
 
-    locked = fault in ("lock_timeout", "statement_timeout", "cancelled_statement", "broken_connection")
+    locked = fault in (
+        "lock_timeout",
+        "statement_timeout",
+        "cancelled_statement",
+        "broken_connection",
+    )
 
     async def main() -> list[int]:
         jobs = [app.enqueue("charge", max_attempts=3) for _ in range(2)]
@@ -236,9 +246,7 @@ def test_succeeded_handler_is_not_run_again_when_its_completion_meets_a_transien
                 expected = EXPECTED_ERROR[fault]
 
                 def hit() -> bool:
-                    if any(
-                        e.kind == "send_failed" and expected in str(e.error) for e in seen
-                    ):
+                    if any(e.kind == "send_failed" and expected in str(e.error) for e in seen):
                         return True
                     pid = control_backend(url) if fault in INTERRUPTS else None
                     if pid is not None:
@@ -382,8 +390,10 @@ def test_renewal_keeps_other_leases_while_an_admin_holds_one_row_locked(
                 assert value(admin, "SELECT taskboard.cancel(%s)", [a]) is True
                 renewed_b = len([e for e in seen if e.kind == "renewed" and e.job_id == b])
                 await wait_for(
-                    lambda: len([e for e in seen if e.kind == "renewed" and e.job_id == b])
-                    >= renewed_b + 1,
+                    lambda: (
+                        len([e for e in seen if e.kind == "renewed" and e.job_id == b])
+                        >= renewed_b + 1
+                    ),
                     "a renewal of b while a is locked",
                 )
                 admin.rollback()
@@ -392,8 +402,10 @@ def test_renewal_keeps_other_leases_while_an_admin_holds_one_row_locked(
                 assert value(admin, "SELECT taskboard.cancel(%s)", [a]) is True
                 renewed_b = len([e for e in seen if e.kind == "renewed" and e.job_id == b])
                 await wait_for(
-                    lambda: len([e for e in seen if e.kind == "renewed" and e.job_id == b])
-                    >= renewed_b + 4,
+                    lambda: (
+                        len([e for e in seen if e.kind == "renewed" and e.job_id == b])
+                        >= renewed_b + 4
+                    ),
                     "b renewed for longer than its lease while a is locked",
                 )
                 admin.commit()
@@ -460,7 +472,9 @@ def test_transactional_handler_that_ends_its_own_transaction_fails_its_attempt(
     job_id = app.enqueue("escape", max_attempts=1)
     run_worker_until(app, finished(url, job_id))
     error = only_error(url, job_id)
-    assert error.startswith("FenceEscaped: transactional task 'escape' committed or rolled back"), error
+    assert error.startswith("FenceEscaped: transactional task 'escape' committed or rolled back"), (
+        error
+    )
     with psycopg.connect(url, autocommit=True) as conn:
         rows = {r[0] for r in conn.execute("SELECT job_id FROM public.ledger").fetchall()}
     # What the handler committed itself is out of the fence's reach; the rest rolled back.
@@ -518,8 +532,10 @@ def test_transactional_handler_whose_complete_waits_past_the_lease_is_not_given_
 @pytest.mark.parametrize("how", ["worker", "settings"])
 def test_worker_claims_from_the_queues_it_was_given(make_database: MakeDatabase, how: str) -> None:
     url = make_database(deploy=True)
-    app = make_app(url) if how == "worker" else Taskboard(
-        make_app(url).settings.model_copy(update={"queues": ["other"]})
+    app = (
+        make_app(url)
+        if how == "worker"
+        else Taskboard(make_app(url).settings.model_copy(update={"queues": ["other"]}))
     )
 
     @app.task("echo", queue="mine")

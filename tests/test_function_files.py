@@ -41,7 +41,9 @@ def test_no_function_name_has_two_signatures(make_database: MakeDatabase) -> Non
             assert len(versions) == 1, f"taskboard.{name} has {len(versions)} signatures"
 
 
-def test_function_files_and_a_fresh_deploy_define_the_same_functions(make_database: MakeDatabase) -> None:
+def test_function_files_and_a_fresh_deploy_define_the_same_functions(
+    make_database: MakeDatabase,
+) -> None:
     with psycopg.connect(make_database(deploy=True)) as conn:
         deployed = installed(conn)
         assert sorted(deployed) == sorted(p.stem for p in FUNCTIONS.glob("*.sql"))
@@ -59,4 +61,6 @@ def test_each_deploy_script_carries_the_full_text_of_its_function_file() -> None
     for path in sorted(FUNCTIONS.glob("*.sql")):
         deploy = (DB / "deploy" / path.name).read_text()
         assert path.read_text() in deploy, f"deploy/{path.name} differs from functions/{path.name}"
-        assert "\\i" not in deploy, f"deploy/{path.name} includes a file instead of holding its text"
+        assert "\\i" not in deploy, (
+            f"deploy/{path.name} includes a file instead of holding its text"
+        )

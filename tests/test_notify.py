@@ -78,19 +78,26 @@ def test_a_dedupe_hit_inserts_nothing_and_sends_nothing(make_database: MakeDatab
         producer.execute("SELECT taskboard.enqueue('t', queue => 'dd', dedupe_key => 'k')")
         assert heard(listener, producer) == ["dd"]
         producer.execute("SELECT taskboard.enqueue('t', queue => 'dd', dedupe_key => 'k')")
-        producer.execute("SELECT taskboard.enqueue_many('t', array['{}']::jsonb[], queue => 'dd', dedupe_keys => array['k'])")
+        producer.execute(
+            "SELECT taskboard.enqueue_many('t', array['{}']::jsonb[], queue => 'dd', dedupe_keys => array['k'])"
+        )
         assert heard(listener, producer) == []
 
 
 def test_release_notifies_only_without_delay(make_database: MakeDatabase) -> None:
     url = make_database(deploy=True)
     with connect(url, PRODUCER) as producer:
-        producer.execute("SELECT taskboard.enqueue_many('t', array['{}', '{}']::jsonb[], queue => 'rel')")
+        producer.execute(
+            "SELECT taskboard.enqueue_many('t', array['{}', '{}']::jsonb[], queue => 'rel')"
+        )
     with listening(url) as listener, connect(url, WORKER) as worker:
         (a, a_token), (b, b_token) = worker.execute(
             "SELECT job_id, token FROM taskboard.claim('rel', 'w', 2)"
         ).fetchall()
-        assert value(worker, "SELECT taskboard.release(%s, %s, interval '1 hour')", [a, a_token]) is True
+        assert (
+            value(worker, "SELECT taskboard.release(%s, %s, interval '1 hour')", [a, a_token])
+            is True
+        )
         assert heard(listener, worker) == []
         assert value(worker, "SELECT taskboard.release(%s, %s)", [b, b_token]) is True
         assert heard(listener, worker) == ["rel"]
@@ -112,7 +119,9 @@ def test_session_setting_notify_off_silences_enqueue(make_database: MakeDatabase
     with listening(url) as listener, connect(url, PRODUCER) as producer:
         producer.execute("SET taskboard.notify = off")
         producer.execute("SELECT taskboard.enqueue('t', queue => 'quiet')")
-        producer.execute("SELECT taskboard.enqueue_many('t', array['{}']::jsonb[], queue => 'quiet')")
+        producer.execute(
+            "SELECT taskboard.enqueue_many('t', array['{}']::jsonb[], queue => 'quiet')"
+        )
         assert heard(listener, producer) == []
         producer.execute("RESET taskboard.notify")
         producer.execute("SELECT taskboard.enqueue('t', queue => 'loud')")

@@ -89,7 +89,9 @@ def test_released_scripts_are_unchanged() -> None:
 
 
 CHANGELOG = DB.parent / "CHANGELOG.md"
-MANIFEST_LINE = re.compile(r"^Manifest: `db/(?P<tag>[^`]+)\.sha256` SHA-256 `(?P<digest>[0-9a-f]{64})`", re.M)
+MANIFEST_LINE = re.compile(
+    r"^Manifest: `db/(?P<tag>[^`]+)\.sha256` SHA-256 `(?P<digest>[0-9a-f]{64})`", re.M
+)
 
 
 def recorded_manifests() -> dict[str, str]:

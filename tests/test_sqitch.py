@@ -44,7 +44,9 @@ def enqueue_and_claim(url: str) -> None:
         assert job_id is not None and claimed == job_id
 
 
-def test_deploy_verify_revert_and_deploy_again_on_an_empty_database(make_database: MakeDatabase, sqitch: Sqitch) -> None:
+def test_deploy_verify_revert_and_deploy_again_on_an_empty_database(
+    make_database: MakeDatabase, sqitch: Sqitch
+) -> None:
     url = make_database(deploy=False)
     assert sqitch(url, "deploy", "--verify").returncode == 0
     assert sqitch(url, "verify").returncode == 0
@@ -57,14 +59,18 @@ def test_deploy_verify_revert_and_deploy_again_on_an_empty_database(make_databas
     enqueue_and_claim(url)
 
 
-def test_revert_in_one_database_neither_fails_nor_breaks_another(make_database: MakeDatabase, sqitch: Sqitch) -> None:
+def test_revert_in_one_database_neither_fails_nor_breaks_another(
+    make_database: MakeDatabase, sqitch: Sqitch
+) -> None:
     first = make_database(deploy=True)
     second = make_database(deploy=True)
 
     reverted = sqitch(first, "revert", "-y")
     assert reverted.returncode == 0, reverted.stderr
     assert not schema_exists(first)
-    assert roles_left(second) == set(ROLES), "reverting one database dropped roles another still uses"
+    assert roles_left(second) == set(ROLES), (
+        "reverting one database dropped roles another still uses"
+    )
     enqueue_and_claim(second)
     assert sqitch(second, "verify").returncode == 0
 
@@ -80,7 +86,9 @@ def test_revert_in_one_database_neither_fails_nor_breaks_another(make_database: 
     enqueue_and_claim(first)
 
 
-def test_verify_fails_when_a_function_is_callable_by_public(make_database: MakeDatabase, sqitch: Sqitch) -> None:
+def test_verify_fails_when_a_function_is_callable_by_public(
+    make_database: MakeDatabase, sqitch: Sqitch
+) -> None:
     url = make_database(deploy=True)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("GRANT EXECUTE ON FUNCTION taskboard.cancel(bigint) TO PUBLIC")
@@ -89,16 +97,22 @@ def test_verify_fails_when_a_function_is_callable_by_public(make_database: MakeD
     assert "cancel" in verified.stdout + verified.stderr
 
 
-def test_verify_fails_when_a_function_is_not_security_definer(make_database: MakeDatabase, sqitch: Sqitch) -> None:
+def test_verify_fails_when_a_function_is_not_security_definer(
+    make_database: MakeDatabase, sqitch: Sqitch
+) -> None:
     url = make_database(deploy=True)
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("ALTER FUNCTION taskboard.claim(text, text, integer, interval) SECURITY INVOKER")
+        conn.execute(
+            "ALTER FUNCTION taskboard.claim(text, text, integer, interval) SECURITY INVOKER"
+        )
     verified = sqitch(url, "verify")
     assert verified.returncode != 0
     assert "claim" in verified.stdout + verified.stderr
 
 
-def test_verify_fails_when_an_application_role_may_write_the_table(make_database: MakeDatabase, sqitch: Sqitch) -> None:
+def test_verify_fails_when_an_application_role_may_write_the_table(
+    make_database: MakeDatabase, sqitch: Sqitch
+) -> None:
     url = make_database(deploy=True)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("GRANT UPDATE ON taskboard.jobs TO taskboard_worker")

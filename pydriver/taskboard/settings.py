@@ -38,9 +38,7 @@ class Settings(BaseSettings):
     renewal would then lose the job.
     """
 
-    model_config = SettingsConfigDict(
-        env_prefix="TASKBOARD_", extra="forbid", allow_inf_nan=False
-    )
+    model_config = SettingsConfigDict(env_prefix="TASKBOARD_", extra="forbid", allow_inf_nan=False)
 
     database_url: str = Field(repr=False)  # may hold a password
     pool_size: int = Field(DEFAULT_POOL_SIZE, ge=MIN_POOL_SIZE)
@@ -53,7 +51,9 @@ class Settings(BaseSettings):
     listen_url: str = Field("", repr=False)
     prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD
     stats_interval: float = Field(DEFAULT_STATS_INTERVAL_SECONDS, gt=0)
-    unknown_task_delay: float = Field(DEFAULT_UNKNOWN_TASK_DELAY_SECONDS, ge=0, le=MAX_LEASE_SECONDS)
+    unknown_task_delay: float = Field(
+        DEFAULT_UNKNOWN_TASK_DELAY_SECONDS, ge=0, le=MAX_LEASE_SECONDS
+    )
 
     @field_validator("queues", mode="before")
     @classmethod

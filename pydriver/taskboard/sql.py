@@ -266,7 +266,13 @@ async def complete_many_then_claim(
     together or not at all.
     """
     queue, worker, batch, lease = claim_args
-    params = [*complete_many_params(job_ids, tokens, results_json), queue, worker, batch, seconds(lease)]
+    params = [
+        *complete_many_params(job_ids, tokens, results_json),
+        queue,
+        worker,
+        batch,
+        seconds(lease),
+    ]
     rows = await (await conn.execute(COMPLETE_MANY_THEN_CLAIM, params)).fetchall()
     completed = {row[0]: bool(row[1]) for row in rows if row[2] is None}
     done = [(job_id, completed[job_id]) for job_id in job_ids]
@@ -333,8 +339,9 @@ async def transaction_id_if_assigned(conn: psycopg.AsyncConnection[Any]) -> int 
 
 async def set_lock_timeout(conn: psycopg.AsyncConnection[Any], seconds_: float) -> None:
     """Make the session's statements give up waiting for a row lock after `seconds_`."""
-    await conn.execute("SELECT pg_catalog.set_config('lock_timeout', %s, false)",
-                       [f"{int(seconds_ * 1000)}ms"])
+    await conn.execute(
+        "SELECT pg_catalog.set_config('lock_timeout', %s, false)", [f"{int(seconds_ * 1000)}ms"]
+    )
 
 
 class Queries:

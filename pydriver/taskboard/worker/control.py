@@ -83,7 +83,9 @@ class Control:
         listen_here = listen_url == self.settings.database_url
         listener = None
         if listen_url is not None and not listen_here:
-            listener = asyncio.create_task(self._listen_elsewhere(listen_url), name="taskboard-listen")
+            listener = asyncio.create_task(
+                self._listen_elsewhere(listen_url), name="taskboard-listen"
+            )
         backoff = Backoff()
         failing = False
         try:
@@ -195,7 +197,9 @@ class Control:
                         self.ledger.wake.set()
             except (psycopg.Error, OSError) as exc:
                 delay = backoff.next()
-                log.warning("listen connection failed (%s); retrying in %.1fs", describe(exc), delay)
+                log.warning(
+                    "listen connection failed (%s); retrying in %.1fs", describe(exc), delay
+                )
                 await self._sleep_unless_finished(delay)
 
     async def _sleep_unless_finished(self, delay: float) -> None:
@@ -206,7 +210,9 @@ class Control:
 
     # -- settling ---------------------------------------------------------------------
 
-    async def flush(self, conn: psycopg.AsyncConnection[Any], claim_from: str | None = None) -> bool:
+    async def flush(
+        self, conn: psycopg.AsyncConnection[Any], claim_from: str | None = None
+    ) -> bool:
         """Tell the database every outcome that is due; completions in one complete_many.
 
         With `claim_from`, the claim for the free slots goes in the same
@@ -279,7 +285,9 @@ class Control:
         try:
             if outcome.kind == "complete":
                 completed = (
-                    await self.queries.complete_many(conn, [held.job_id], [held.token], [outcome.value])
+                    await self.queries.complete_many(
+                        conn, [held.job_id], [held.token], [outcome.value]
+                    )
                 )[0][1]
                 held.in_flight = False
                 self.ledger.resolve(held, State.COMPLETED if completed else State.LOST, completed)
@@ -307,7 +315,9 @@ class Control:
         if outcome.kind == "complete":
             why = f"the database refused the result: {describe(exc)}"
             log.warning(
-                "job %s succeeded but its result is not stored: %s", held.job_id, why,
+                "job %s succeeded but its result is not stored: %s",
+                held.job_id,
+                why,
                 extra=held.log_extra,
             )
             held.outcome = Outcome("complete", not_stored(why))

@@ -105,7 +105,9 @@ class Executor:
                 return  # lost or shut down: whoever cancelled it settles the claim
             self._settle_error(held, "CancelledError raised by the worker's own code")
         except BaseException as exc:  # noqa: BLE001 - nothing a claim does may end the worker
-            log.exception("job %s: the worker failed to settle it", held.job_id, extra=held.log_extra)
+            log.exception(
+                "job %s: the worker failed to settle it", held.job_id, extra=held.log_extra
+            )
             self._settle_error(held, f"the worker failed to settle the job: {describe(exc)}")
         finally:
             self.running -= 1
@@ -153,7 +155,9 @@ class Executor:
             return encode_result(result)
         except ResultNotStored as exc:
             log.warning(
-                "job %s succeeded but its result is not stored: %s", held.job_id, exc,
+                "job %s succeeded but its result is not stored: %s",
+                held.job_id,
+                exc,
                 extra=held.log_extra,
             )
             return not_stored(str(exc))
@@ -292,7 +296,9 @@ class Executor:
     async def _resolve_broken_commit(self, held: Held, exc: BaseException) -> None:
         """COMMIT broke off: learn from lease_state whether it happened; never complete again."""
         log.warning(
-            "job %s: connection lost during COMMIT (%s)", held.job_id, describe(exc),
+            "job %s: connection lost during COMMIT (%s)",
+            held.job_id,
+            describe(exc),
             extra=held.log_extra,
         )
         backoff = Backoff()
@@ -305,7 +311,8 @@ class Executor:
                 if time.monotonic() >= held.safe_until:
                     held.in_flight = False
                     self.ledger.lose(
-                        held, "whether its COMMIT happened could not be learnt in time",
+                        held,
+                        "whether its COMMIT happened could not be learnt in time",
                         settling_too=True,
                     )
                     return
@@ -315,7 +322,9 @@ class Executor:
             self.ledger.resolve(held, State.COMPLETED, True)
             return
         log.warning(
-            "job %s: its COMMIT did not happen (lease_state %s)", held.job_id, state,
+            "job %s: its COMMIT did not happen (lease_state %s)",
+            held.job_id,
+            state,
             extra=held.log_extra,
         )
         held.outcome = Outcome("fail", f"{describe(exc)} (during COMMIT, which did not happen)")

@@ -228,7 +228,10 @@ class Ledger:
         held.ctx.mark_lost()
         self.counts.lost += 1
         log.warning(
-            "lost job %s (attempt %s): %s", held.job_id, held.claimed.attempt, why,
+            "lost job %s (attempt %s): %s",
+            held.job_id,
+            held.claimed.attempt,
+            why,
             extra=held.log_extra,
         )
         if held.runner is not None and not held.runner.done():

@@ -112,7 +112,9 @@ class Renewal:
         for held in batch:
             sent, sent_at = time.monotonic(), wall_clock()
             try:
-                deadline = await self.queries.renew(conn, held.job_id, held.token, self.settings.lease)
+                deadline = await self.queries.renew(
+                    conn, held.job_id, held.token, self.settings.lease
+                )
             except psycopg.Error as exc:
                 if needs_new_connection(exc, conn):
                     raise
@@ -131,7 +133,9 @@ class Renewal:
         self.ledger.event(held, "renewed", answer=deadline, sent_at=sent_at)
         if deadline is None:
             # A settling claim's outcome is on its way: the database's answer to it decides.
-            self.ledger.lose(held, "renewal refused: the token is no longer current or the lease expired")
+            self.ledger.lose(
+                held, "renewal refused: the token is no longer current or the lease expired"
+            )
         else:
             held.safe_until = sent + self.settings.lease
 
@@ -142,7 +146,9 @@ class Renewal:
             running = self.ledger.in_state(State.RUNNING)
             for held in running:
                 if now >= held.safe_until:
-                    self.ledger.lose(held, "no successful renewal before its lease could have expired")
+                    self.ledger.lose(
+                        held, "no successful renewal before its lease could have expired"
+                    )
             nearest = min((h.safe_until for h in running), default=None)
             sleep = WATCHDOG_MAX_SLEEP_SECONDS if nearest is None else nearest - now
             await self._sleep_unless_finished(min(max(sleep, 0.01), WATCHDOG_MAX_SLEEP_SECONDS))

@@ -48,7 +48,9 @@ async def _connect(settings: Settings, stop: asyncio.Event) -> psycopg.AsyncConn
         try:
             return await psycopg.AsyncConnection.connect(
                 settings.database_url,
-                **settings.connection_options(application_name=f"taskboard {settings.worker_name}"[:63]),
+                **settings.connection_options(
+                    application_name=f"taskboard {settings.worker_name}"[:63]
+                ),
             )
         except psycopg.OperationalError as exc:
             if not _waiting_is_right(exc):
@@ -89,7 +91,9 @@ async def check_database(settings: Settings, queries: sql.Queries, stop: asyncio
                 await _probe_prepared_statements(conn)
         except psycopg.OperationalError as exc:
             if _waiting_is_right(exc):
-                raise StartupError(f"the database went away during start-up: {describe(exc)}") from None
+                raise StartupError(
+                    f"the database went away during start-up: {describe(exc)}"
+                ) from None
             raise
 
 

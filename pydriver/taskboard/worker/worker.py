@@ -140,7 +140,9 @@ class Worker:
             for task in done:
                 if task is not stopper:
                     # A side task never ends by itself while the worker runs.
-                    raise RuntimeError(f"{task.get_name()} stopped unexpectedly") from task.exception()
+                    raise RuntimeError(
+                        f"{task.get_name()} stopped unexpectedly"
+                    ) from task.exception()
             await self._shutdown(side, executor)
         finally:
             stopper.cancel()
