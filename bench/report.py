@@ -92,7 +92,7 @@ def table(samples: Samples, systems: list[str], labels: dict[str, str], ours: st
 
     def fmt(row: list[str]) -> str:
         parts = [row[0].ljust(widths[0]), row[1].ljust(widths[1])]
-        parts += [value.rjust(width) for value, width in zip(row[2:], widths[2:])]
+        parts += [value.rjust(width) for value, width in zip(row[2:], widths[2:], strict=True)]
         return " | ".join(parts)
 
     out = [fmt(header), "-+-".join("-" * w for w in widths)]

@@ -771,7 +771,7 @@ def targets(samples: Samples, plan: Plan) -> list[str]:
     """Issue 5's targets, each with this run's figure and whether it was met."""
 
     def median(key: str, system: str) -> float | None:
-        line = next((l for l in samples.lines if l.key == key), None)
+        line = next((s for s in samples.lines if s.key == key), None)
         return None if line is None else samples.median(line, system)
 
     peers = [s for s in plan.systems if s != OURS]

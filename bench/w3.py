@@ -41,6 +41,7 @@ what the database's active backends waited on (every WAIT_SAMPLE_S).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import statistics
 import time
@@ -142,7 +143,7 @@ def grow(
                 for a in range(first, last + 1, GROW_CHUNK):
                     b = min(last, a + GROW_CHUNK - 1)
                     conn.execute(GROW, {"first": a, "last": b, "origin": origin, "step": step})
-        except BaseException as exc:  # reported by the caller's thread
+        except BaseException as exc:  # noqa: BLE001 - reported by the caller's thread
             errors.append(exc)
 
     with psycopg.connect(url, autocommit=True) as conn:
@@ -343,10 +344,8 @@ async def churn(
                 series.append(point)
                 if stop:
                     return
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(finished.wait(), timeout=sample_s)
-                except TimeoutError:
-                    pass
 
     tasks = [
         asyncio.create_task(producer()),

@@ -33,8 +33,8 @@ __all__ = [
     "ConfigError",
     "JobEvent",
     "SchemaVersionError",
-    "StartupError",
     "Settings",
+    "StartupError",
     "SyncContext",
     "Task",
     "TaskError",
@@ -54,8 +54,8 @@ if TYPE_CHECKING:
         TaskError,
     )
     from taskboard.events import JobEvent
-    from taskboard.tasks import Task
     from taskboard.settings import Settings, load_settings
+    from taskboard.tasks import Task
 
 
 def __getattr__(name: str) -> Any:

@@ -18,6 +18,7 @@ succeeded is never run again for it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import logging
 import time
@@ -203,10 +204,8 @@ class Control:
                 await self._sleep_unless_finished(delay)
 
     async def _sleep_unless_finished(self, delay: float) -> None:
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.finished.wait(), delay)
-        except TimeoutError:
-            pass
 
     # -- settling ---------------------------------------------------------------------
 

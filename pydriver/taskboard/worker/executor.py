@@ -104,7 +104,7 @@ class Executor:
             if current is not None and current.cancelling():
                 return  # lost or shut down: whoever cancelled it settles the claim
             self._settle_error(held, "CancelledError raised by the worker's own code")
-        except BaseException as exc:  # noqa: BLE001 - nothing a claim does may end the worker
+        except BaseException as exc:
             log.exception(
                 "job %s: the worker failed to settle it", held.job_id, extra=held.log_extra
             )

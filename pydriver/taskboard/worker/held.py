@@ -36,7 +36,7 @@ log = logging.getLogger("taskboard.worker")
 
 
 def wall_clock() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 class State(enum.Enum):

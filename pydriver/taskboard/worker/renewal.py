@@ -18,6 +18,7 @@ and dropping it would run a finished handler again for nothing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import logging
 import time
@@ -154,7 +155,5 @@ class Renewal:
             await self._sleep_unless_finished(min(max(sleep, 0.01), WATCHDOG_MAX_SLEEP_SECONDS))
 
     async def _sleep_unless_finished(self, delay: float) -> None:
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.finished.wait(), delay)
-        except TimeoutError:
-            pass

@@ -11,6 +11,7 @@ and prepared statements lost behind a transaction pooler.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import Any
 
@@ -57,10 +58,8 @@ async def _connect(settings: Settings, stop: asyncio.Event) -> psycopg.AsyncConn
                 raise StartupError(f"cannot connect to the database: {describe(exc)}") from None
             delay = backoff.next()
             log.warning("database not reachable (%s); trying again in %.1fs", describe(exc), delay)
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), delay)
-            except TimeoutError:
-                pass
     return None
 
 
