@@ -450,12 +450,23 @@ def test_worker_without_the_schema_says_to_migrate(empty: str) -> None:
     assert done.returncode == 1
 
 
-def test_worker_runs_a_job_and_stops_on_sigterm_with_its_counters(deployed: str) -> None:
-    job_id = enqueue(deployed, "cli-echo", '{"n": 1}', "--queue=cli")
+@pytest.mark.parametrize("queue", ["cli", "elsewhere"])
+def test_worker_runs_a_job_of_the_queue_given_and_stops_on_sigterm_with_its_counters(
+    deployed: str, queue: str
+) -> None:
+    """--queue is honoured, also for a queue no task of the app is registered on."""
+    job_id = enqueue(deployed, "cli-echo", '{"n": 1}', f"--queue={queue}")
     env = {k: v for k, v in os.environ.items() if not k.startswith("TASKBOARD_")}
     env["TASKBOARD_DATABASE_URL"] = deployed
     worker = subprocess.Popen(
-        [str(TASKBOARD), "worker", APP, "--queue=cli", "--pool-size=3", "--worker-name=cli-test"],
+        [
+            str(TASKBOARD),
+            "worker",
+            APP,
+            f"--queue={queue}",
+            "--pool-size=3",
+            "--worker-name=cli-test",
+        ],
         cwd=TESTS_DIR,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -479,5 +490,6 @@ def test_worker_runs_a_job_and_stops_on_sigterm_with_its_counters(deployed: str)
     assert get_job(deployed, job_id)["result"] == {"echo": {"n": 1}, "attempt": 1}
     lines = log.splitlines()
     assert "Traceback" not in log
+    assert any(f"worker cli-test started: queues={queue} " in line for line in lines), log
     assert any(" INFO taskboard.runner: SIGTERM: shutting down" in line for line in lines), log
     assert "worker cli-test stopped: claimed=1 succeeded=1 failed=0 dead=0" in lines[-1], log

@@ -385,30 +385,26 @@ def test_renewal_keeps_other_leases_while_an_admin_holds_one_row_locked(
             await wait_for(
                 lambda: len([e for e in seen if e.kind == "started"]) == 2, "both handlers"
             )
-            # First a short hold that ends in ROLLBACK: a is only delayed, never lost.
-            with connect(url, ADMIN, autocommit=False) as admin:
-                assert value(admin, "SELECT taskboard.cancel(%s)", [a]) is True
-                renewed_b = len([e for e in seen if e.kind == "renewed" and e.job_id == b])
-                await wait_for(
-                    lambda: (
-                        len([e for e in seen if e.kind == "renewed" and e.job_id == b])
-                        >= renewed_b + 1
-                    ),
-                    "a renewal of b while a is locked",
-                )
-                admin.rollback()
-            # Then a hold past the lease that commits the cancel.
-            with connect(url, ADMIN, autocommit=False) as admin:
-                assert value(admin, "SELECT taskboard.cancel(%s)", [a]) is True
-                renewed_b = len([e for e in seen if e.kind == "renewed" and e.job_id == b])
-                await wait_for(
-                    lambda: (
-                        len([e for e in seen if e.kind == "renewed" and e.job_id == b])
-                        >= renewed_b + 4
-                    ),
-                    "b renewed for longer than its lease while a is locked",
-                )
-                admin.commit()
+
+            def renewals_of_b() -> int:
+                return len([e for e in seen if e.kind == "renewed" and e.job_id == b])
+
+            async def hold_a_locked(renewals: int, then_commit: bool) -> None:
+                """Hold `cancel(a)` open until b was renewed `renewals` more times."""
+                with connect(url, ADMIN, autocommit=False) as admin:
+                    assert value(admin, "SELECT taskboard.cancel(%s)", [a]) is True
+                    target = renewals_of_b() + renewals
+                    await wait_for(lambda: renewals_of_b() >= target, f"{renewals} renewals of b")
+                    if then_commit:
+                        admin.commit()
+                    else:
+                        admin.rollback()
+
+            # A short hold that ends in ROLLBACK: a is only delayed, never lost.
+            await hold_a_locked(1, then_commit=False)
+            assert not [e for e in seen if e.kind == "lost"]
+            # A hold past the lease (3 s) that commits the cancel.
+            await hold_a_locked(4, then_commit=True)
             await wait_for(
                 lambda: any(e.kind == "lost" and e.job_id == a for e in seen), "a to be lost"
             )

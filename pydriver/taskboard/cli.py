@@ -36,7 +36,6 @@ PROG = "taskboard"
 EXIT_OK = 0
 EXIT_RUNTIME = 1
 EXIT_USAGE = 2
-CONNECT_TIMEOUT_SECONDS = 10
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 NO_SCHEMA = "the database has no taskboard schema: run `taskboard migrate` first"
@@ -71,11 +70,7 @@ def connect(settings: Settings) -> Iterator[psycopg.Connection[Any]]:
     login may not see it.
     """
     with psycopg.connect(
-        settings.database_url,
-        autocommit=True,
-        prepare_threshold=settings.prepare_threshold,
-        connect_timeout=CONNECT_TIMEOUT_SECONDS,
-        application_name=f"{PROG} cli",
+        settings.database_url, **settings.connection_options(application_name=f"{PROG} cli")
     ) as conn:
         with translate(role_needed=PRODUCER_ROLE):
             present = sql.schema_present(conn)

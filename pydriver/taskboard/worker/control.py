@@ -223,7 +223,9 @@ class Control:
         completions = [h for h in due if h.outcome is not None and h.outcome.kind == "complete"]
         claimed = False
         if completions:
-            batch, _ = unique_jobs(completions)
+            batch, rest = unique_jobs(completions)
+            if rest:
+                self.ledger.wake.set()  # the second claim of a job id goes in the next pass
             claim_args = None if claim_from is None else self._claim_args(claim_from)
             claimed = await self._complete_batch(conn, batch, claim_args)
         for held in due:
@@ -307,7 +309,7 @@ class Control:
                 self._result_refused(held, exc)
 
     def _result_refused(self, held: Held, exc: psycopg.Error) -> None:
-        """The database refused the outcome's data: send a version it stores, at once."""
+        """The database refused the outcome's data: send a version it stores next."""
         outcome = held.outcome
         if outcome is None:
             return
@@ -324,7 +326,6 @@ class Control:
             held.outcome = Outcome(
                 "fail", f"the worker could not record the handler's error: {describe(exc)}"
             )
-        held.retry_at = 0.0
         self.ledger.wake.set()
 
     def _send_failed(self, items: Sequence[Held], exc: BaseException) -> None:
