@@ -394,7 +394,7 @@ class Bench:
                 started = time.perf_counter()
                 answers = await sql.renew_many(conn, ids, tokens, 60.0)
                 times.append((time.perf_counter() - started) * 1000)
-                if sum(1 for v in answers.values() if v is not None) != RENEW_LEASES:
+                if sum(1 for v in answers if v is not None) != RENEW_LEASES:
                     raise RuntimeError("renew_many refused a lease it should have renewed")
             after = await table_updates(conn)
         updates, hot = after[0] - before[0], after[1] - before[1]
