@@ -373,3 +373,26 @@ def test_close_and_aclose_close_the_apps_connections_and_enqueue_opens_them_agai
     app.close()
     until(lambda: backends(url) == [])
     assert len(job_ids(url)) == 3
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("priority", 2**31),
+        ("priority", -(2**31) - 1),
+        ("max_attempts", 2**40),
+        ("priority", 1.5),
+        ("max_attempts", "5"),
+        ("priority", True),
+    ],
+)
+def test_enqueue_with_an_integer_postgresql_cannot_take_raises_invalid_argument_naming_it(
+    app: Taskboard, url: str, option: str, value: Any
+) -> None:
+    """Not psycopg's "function does not exist": one error naming the argument, nothing written."""
+    with pytest.raises(InvalidArgument, match=f"^{option} must be") as raised:
+        app.enqueue("t", **{option: value})
+    assert raised.value.sqlstate == "22023"
+    with pytest.raises(InvalidArgument, match=f"^{option} must be"):
+        app.enqueue_many("t", [{}], **{option: value})
+    assert job_ids(url) == []

@@ -18,6 +18,8 @@ _EXPORTS = {
     "Task": "taskboard.tasks",
     "JobEvent": "taskboard.events",
     "StartupError": "taskboard.errors",
+    "InvalidArgument": "taskboard.errors",
+    "PermissionDenied": "taskboard.errors",
     "AsyncContext": "taskboard.context",
     "SyncContext": "taskboard.context",
     "TaskboardError": "taskboard.errors",
@@ -31,7 +33,9 @@ _EXPORTS = {
 __all__ = [
     "AsyncContext",
     "ConfigError",
+    "InvalidArgument",
     "JobEvent",
+    "PermissionDenied",
     "SchemaVersionError",
     "Settings",
     "StartupError",
@@ -48,6 +52,8 @@ if TYPE_CHECKING:
     from taskboard.context import AsyncContext, SyncContext
     from taskboard.errors import (
         ConfigError,
+        InvalidArgument,
+        PermissionDenied,
         SchemaVersionError,
         StartupError,
         TaskboardError,

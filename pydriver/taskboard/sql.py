@@ -17,6 +17,8 @@ import psycopg
 from psycopg.rows import tuple_row
 from psycopg.types.json import Jsonb
 
+from taskboard.errors import INVALID_PARAMETER_VALUE, InvalidArgument
+
 CHANNEL = "taskboard"
 
 
@@ -52,6 +54,21 @@ SELECT * FROM taskboard.enqueue_many(
 """
 
 
+INT4_MIN, INT4_MAX = -(2**31), 2**31 - 1
+
+
+def int4(name: str, value: Any) -> int:
+    """`value` when it is an integer the SQL functions take; InvalidArgument naming `name` else."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgument(f"{name} must be an integer, got {value!r}", INVALID_PARAMETER_VALUE)
+    if not INT4_MIN <= value <= INT4_MAX:
+        raise InvalidArgument(
+            f"{name} must be between {INT4_MIN} and {INT4_MAX}, got {value}",
+            INVALID_PARAMETER_VALUE,
+        )
+    return value
+
+
 def enqueue_params(
     task: str,
     payload: Any,
@@ -66,8 +83,8 @@ def enqueue_params(
         "payload": Jsonb({} if payload is None else payload),
         "queue": queue,
         "run_at": run_at,
-        "priority": priority,
-        "max_attempts": max_attempts,
+        "priority": int4("priority", priority),
+        "max_attempts": int4("max_attempts", max_attempts),
         "dedupe_key": dedupe_key,
     }
 
@@ -86,8 +103,8 @@ def enqueue_many_params(
         "payloads": [json.dumps({} if p is None else p) for p in payloads],
         "queue": queue,
         "run_at": run_at,
-        "priority": priority,
-        "max_attempts": max_attempts,
+        "priority": int4("priority", priority),
+        "max_attempts": int4("max_attempts", max_attempts),
         "dedupe_keys": None if dedupe_keys is None else list(dedupe_keys),
     }
 
