@@ -64,36 +64,53 @@ async def _connect(settings: Settings, stop: asyncio.Event) -> psycopg.AsyncConn
 
 
 async def check_database(settings: Settings, queries: sql.Queries, stop: asyncio.Event) -> None:
-    """Wait for the database, then raise StartupError when this worker cannot work there."""
-    conn = await _connect(settings, stop)
-    if conn is None:
-        return
-    async with conn:
+    """Wait for the database, then raise StartupError when this worker cannot work there.
+
+    A server that goes away during the checks is waited for again.
+    """
+    backoff = Backoff()
+    while True:
+        conn = await _connect(settings, stop)
+        if conn is None:
+            return
         try:
-            version = await queries.version(conn)
-            if version is None:
-                raise SchemaVersionError(
-                    "the database has no taskboard schema: run `taskboard migrate` first"
-                )
-            if version not in SUPPORTED_SCHEMA_VERSIONS:
-                raise SchemaVersionError(
-                    f"the database's taskboard schema is version {version}; this driver "
-                    f"supports {', '.join(sorted(SUPPORTED_SCHEMA_VERSIONS))}"
-                )
-            if not await sql.can_work(conn):
-                user = await sql.current_user(conn)
-                raise StartupError(
-                    f"login {user} may not claim jobs: grant it the worker role "
-                    f"(GRANT {WORKER_ROLE} TO {user})"
-                )
-            if settings.prepare_threshold is not None:
-                await _probe_prepared_statements(conn)
+            async with conn:
+                await _check(settings, queries, conn)
+            return
         except psycopg.OperationalError as exc:
-            if _waiting_is_right(exc):
-                raise StartupError(
-                    f"the database went away during start-up: {describe(exc)}"
-                ) from None
-            raise
+            if not _waiting_is_right(exc):
+                raise
+            delay = backoff.next()
+            log.warning(
+                "database went away during start-up (%s); trying again in %.1fs",
+                describe(exc),
+                delay,
+            )
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), delay)
+
+
+async def _check(
+    settings: Settings, queries: sql.Queries, conn: psycopg.AsyncConnection[Any]
+) -> None:
+    version = await queries.version(conn)
+    if version is None:
+        raise SchemaVersionError(
+            "the database has no taskboard schema: run `taskboard migrate` first"
+        )
+    if version not in SUPPORTED_SCHEMA_VERSIONS:
+        raise SchemaVersionError(
+            f"the database's taskboard schema is version {version}; this driver "
+            f"supports {', '.join(sorted(SUPPORTED_SCHEMA_VERSIONS))}"
+        )
+    if not await sql.can_work(conn):
+        user = await sql.current_user(conn)
+        raise StartupError(
+            f"login {user} may not claim jobs: grant it the worker role "
+            f"(GRANT {WORKER_ROLE} TO {user})"
+        )
+    if settings.prepare_threshold is not None:
+        await _probe_prepared_statements(conn)
 
 
 async def _probe_prepared_statements(conn: psycopg.AsyncConnection[Any]) -> None:
