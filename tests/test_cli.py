@@ -272,6 +272,7 @@ def test_enqueue_with_a_dedupe_key_returns_the_unfinished_job(deployed: str) -> 
     ("args", "says"),
     [
         (["ping", '{"to": '], "not valid JSON"),
+        (["ping", '{"ratio": NaN}'], "payload is not JSON-serialisable"),
         (["ping", "--run-at=tomorrow"], "--run-at"),
         (["ping", "--queue="], "queue"),  # 22023 from taskboard.enqueue
         (["ping", "--max-attempts=0"], "max_attempts must be at least 1, got 0"),  # 22023
@@ -283,6 +284,7 @@ def test_enqueue_with_a_dedupe_key_returns_the_unfinished_job(deployed: str) -> 
     ],
     ids=[
         "invalid-json",
+        "nan-payload",
         "bad-run-at",
         "empty-queue",
         "zero-attempts",

@@ -360,6 +360,114 @@ def test_a_statement_error_on_the_control_connection_is_logged_and_retried_not_f
     app.close()
 
 
+def test_payload_python_cannot_decode_fails_its_own_job_and_not_the_worker(
+    make_database: MakeDatabase,
+) -> None:
+    """jsonb takes nesting deeper than Python's recursion limit and integers of more than
+    4,300 digits; decoding them in the claim used to kill every worker that claimed one."""
+    url = make_database(deploy=True)
+    app = make_app(url)
+
+    @app.task("t")
+    async def t(ctx: AsyncContext, payload: Any) -> str:
+        return "ran"
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        deep, huge, fine = (
+            value(conn, "SELECT taskboard.enqueue('t', %s::jsonb, max_attempts => 1)", [p])
+            for p in ("[" * 1100 + "]" * 1100, '{"n": ' + "9" * 5000 + "}", "{}")
+        )
+
+    def row(job_id: int) -> tuple[Any, ...]:
+        # Not the payload: the test's own psycopg could not decode it either.
+        with psycopg.connect(url, autocommit=True) as conn:
+            got = conn.execute(
+                "SELECT state, attempt, errors->0->>'error', result FROM taskboard.jobs"
+                " WHERE id = %s",
+                [job_id],
+            ).fetchone()
+        assert got is not None
+        return tuple(got)
+
+    run_worker_until(
+        app,
+        lambda: all(row(j)[0] in ("succeeded", "dead") for j in (deep, huge, fine)),
+        pool_size=5,
+    )
+    assert row(deep)[:2] == ("dead", 1)
+    assert str(row(deep)[2]).startswith("the payload cannot be decoded: RecursionError")
+    assert row(huge)[:2] == ("dead", 1)
+    assert str(row(huge)[2]).startswith("the payload cannot be decoded: ValueError")
+    assert row(fine) == ("succeeded", 1, None, "ran")
+    app.close()
+
+
+def test_transactional_result_jsonb_refuses_completes_the_job_once_with_its_writes(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(deploy=True)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE public.ledger (job_id bigint)")
+    app = make_app(url)
+    runs: list[int] = []
+
+    @app.task("charge", transactional=True)
+    async def charge(ctx: AsyncContext, payload: Any) -> str:
+        assert ctx.conn is not None
+        runs.append(ctx.attempt)
+        await ctx.conn.execute("INSERT INTO public.ledger VALUES (%s)", [ctx.job_id])
+        return "card \ud800 charged"
+
+    job_id = app.enqueue("charge", max_attempts=3)
+    run_worker_until(app, finished(url, job_id))
+    row = job(url, job_id)
+    assert (row["state"], row["attempt"]) == ("succeeded", 1), row
+    assert row["result"] == {
+        "taskboard_result_not_stored": "the result holds a lone surrogate, which jsonb cannot store"
+    }
+    assert runs == [1]
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM public.ledger").fetchone() == (1,)
+    app.close()
+
+
+class ClaimWithCompletionsFails(sql.Queries):
+    """The claim that travels with completions meets a real server error, once."""
+
+    def __init__(self) -> None:
+        self.failed = False
+
+    async def complete_many_then_claim(self, conn: Any, *args: Any) -> Any:
+        if not self.failed:
+            self.failed = True
+            await conn.execute(raising("22023"))
+        return await super().complete_many_then_claim(conn, *args)
+
+
+def test_an_error_of_the_claim_sent_with_completions_never_costs_their_results(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(deploy=True)
+    app = make_app(url)
+
+    @app.task("charge")
+    async def charge(ctx: AsyncContext, payload: Any) -> dict[str, int]:
+        return {"charge_id": ctx.job_id}
+
+    jobs = [app.enqueue("charge") for _ in range(4)]
+    queries = ClaimWithCompletionsFails()
+    run_worker_until(app, finished(url, *jobs), queries=queries)
+    assert queries.failed
+    for job_id in jobs:
+        row = job(url, job_id)
+        assert (row["state"], row["attempt"], row["result"]) == (
+            "succeeded",
+            1,
+            {"charge_id": job_id},
+        ), row
+    app.close()
+
+
 # -- 4. renewal never stalls behind one locked row ---------------------------------
 
 

@@ -396,3 +396,28 @@ def test_enqueue_with_an_integer_postgresql_cannot_take_raises_invalid_argument_
     with pytest.raises(InvalidArgument, match=f"^{option} must be"):
         app.enqueue_many("t", [{}], **{option: value})
     assert job_ids(url) == []
+
+
+@pytest.mark.parametrize(
+    ("call", "says"),
+    [
+        (lambda app: app.enqueue("t", {"ratio": float("nan")}), "payload is not JSON-serialisable"),
+        (lambda app: app.enqueue("t", {"a": "\x00"}), "payload holds a NUL character"),
+        (lambda app: app.enqueue("t", "\ud800"), "payload holds a lone surrogate"),
+        (lambda app: app.enqueue(5), "task must be a string"),
+        (lambda app: app.enqueue("t", queue=7), "queue must be a string"),
+        (lambda app: app.enqueue("t", dedupe_key=5), "dedupe_key must be a string"),
+        (lambda app: app.enqueue_many("t", {"to": 1, "cc": 2}), "payloads must be a list"),
+        (lambda app: app.enqueue_many("t", "abc"), "payloads must be a list"),
+        (lambda app: app.enqueue_many("t", [{}, float("inf")]), "payloads[1] is not JSON"),
+        (lambda app: app.enqueue_many("t", [{}], dedupe_keys=[1]), "dedupe_keys[0] must be"),
+    ],
+)
+def test_enqueue_refuses_what_jsonb_or_the_functions_cannot_take_in_one_error_naming_it(
+    app: Taskboard, url: str, call: Any, says: str
+) -> None:
+    """Not a server error that reads like a missing schema, nor one job per dict key."""
+    with pytest.raises(InvalidArgument) as raised:
+        call(app)
+    assert str(raised.value).startswith(says), raised.value
+    assert job_ids(url) == []

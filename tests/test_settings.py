@@ -153,3 +153,21 @@ def test_with_overrides_keeps_what_it_does_not_override() -> None:
 def test_with_overrides_validates_again() -> None:
     with pytest.raises(ConfigError, match="TASKBOARD_POOL_SIZE"):
         with_overrides(load_settings(), pool_size=2)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "variable"),
+    [
+        ({"unknown_task_delay": 0}, "TASKBOARD_UNKNOWN_TASK_DELAY"),
+        ({"pool_size": 1003}, "TASKBOARD_POOL_SIZE"),
+        ({"queues": ["good", "q" * 201]}, "TASKBOARD_QUEUES"),
+        ({"queues": ["good", ""]}, "TASKBOARD_QUEUES"),
+        ({"lease": float("inf")}, "TASKBOARD_LEASE"),
+        ({"lease": 12 * 3600 + 1}, "TASKBOARD_LEASE"),
+    ],
+)
+def test_settings_a_worker_could_not_work_with_are_refused_naming_the_variable(
+    overrides: dict[str, object], variable: str
+) -> None:
+    """Each would start a worker that never claims, or claims and releases in a loop."""
+    assert refusal(**overrides).startswith(variable)

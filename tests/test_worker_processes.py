@@ -580,7 +580,7 @@ def test_sync_handler_past_its_timeout_is_failed_and_abandoned(
     assert workers.journal.events("end", job=job_id) == []
 
 
-@pytest.mark.parametrize("task", ["work", "work_sync"])
+@pytest.mark.parametrize("task", ["work", "work_sync", "stubborn"])
 def test_shutdown_releases_a_job_whose_handler_outlives_the_grace(
     make_database: MakeDatabase, workers: Workers, tmp_path: Path, task: str
 ) -> None:
@@ -599,6 +599,9 @@ def test_shutdown_releases_a_job_whose_handler_outlives_the_grace(
     row = job(url, job_id)
     assert (row["state"], row["attempt"]) == ("queued", 0)  # the claim was not counted
     assert workers.journal.events("effect", job=job_id) == []
+    if task == "stubborn":  # it ignored its cancellation and was left behind
+        assert workers.journal.events("cancelled", job=job_id)
+        assert "ignored their cancellation; exiting without them" in w.log()
 
 
 def test_second_signal_during_the_grace_exits_at_once(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+import math
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TypeVar
@@ -15,8 +16,20 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 from taskboard import runner, sql
 from taskboard.errors import TaskError, translate
 from taskboard.events import EventHook
-from taskboard.settings import CONNECT_TIMEOUT_SECONDS, Settings, load_settings, with_overrides
-from taskboard.tasks import DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE, Handler, Task, worker_queues
+from taskboard.settings import (
+    CONNECT_TIMEOUT_SECONDS,
+    Settings,
+    load_settings,
+    name_problem,
+    with_overrides,
+)
+from taskboard.tasks import (
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_QUEUE,
+    Handler,
+    Task,
+    worker_queues,
+)
 from taskboard.worker import Worker
 
 __all__ = ["DEFAULT_MAX_ATTEMPTS", "DEFAULT_QUEUE", "Task", "Taskboard"]
@@ -68,10 +81,15 @@ class Taskboard:
         the (async) handler gets `ctx.conn`, and its writes commit only
         together with the job's completion.
         """
-        if not name:
-            raise TaskError("a task needs a non-empty name")
-        if timeout is not None and timeout <= 0:
-            raise TaskError(f"task {name!r}: timeout must be positive, got {timeout}")
+        problem = name_problem("a task's name", name) or name_problem(
+            f"task {name!r}: queue", queue
+        )
+        if problem:
+            raise TaskError(problem)
+        if timeout is not None and not (
+            isinstance(timeout, int | float) and 0 < timeout < math.inf
+        ):
+            raise TaskError(f"task {name!r}: timeout must be a positive number, got {timeout!r}")
 
         def register(handler: F) -> F:
             if name in self.tasks:

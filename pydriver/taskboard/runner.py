@@ -16,10 +16,16 @@ from collections.abc import Awaitable, Callable
 log = logging.getLogger(__name__)
 
 EXIT_AT_ONCE = 130  # the second SIGINT/SIGTERM: leases are left to expire
+ABANDON_AFTER_SECONDS = 2.0  # how long a task that outlives the worker may take to end
 
 
 def run_until_signalled(work: Callable[[asyncio.Event], Awaitable[None]]) -> None:
-    """Run `work(stop)` in a new event loop; the first SIGTERM/SIGINT sets `stop`."""
+    """Run `work(stop)` in a new event loop; the first SIGTERM/SIGINT sets `stop`.
+
+    Once `work` returns, what still runs on the loop (a handler that ignores
+    its cancellation, say) gets ABANDON_AFTER_SECONDS to end and is then
+    left behind: the process exits instead of waiting on it.
+    """
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -37,5 +43,24 @@ def run_until_signalled(work: Callable[[asyncio.Event], Awaitable[None]]) -> Non
             loop.add_signal_handler(signum, on_signal, signum)
         await work(stop)
 
-    asyncio.run(main())
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(main())
+    finally:
+        _abandon_the_rest(loop)
     # Abandoned sync handlers run in daemon threads: they do not hold up the exit.
+
+
+def _abandon_the_rest(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what still runs on `loop`, wait a bounded time for it, and close the loop."""
+    pending = asyncio.all_tasks(loop)
+    for task in pending:
+        task.cancel()
+    if pending:
+        _, stubborn = loop.run_until_complete(asyncio.wait(pending, timeout=ABANDON_AFTER_SECONDS))
+        if stubborn:
+            log.warning(
+                "%d task(s) ignored their cancellation; exiting without them", len(stubborn)
+            )
+    loop.run_until_complete(loop.shutdown_asyncgens())
+    loop.close()

@@ -13,6 +13,7 @@ from taskboard.errors import ConfigError
 
 DEFAULT_POOL_SIZE = 10  # connections the worker opens in all
 MIN_POOL_SIZE = 3  # renewal + control + at least one handler
+MAX_POOL_SIZE = 1002  # claim hands out at most 1000 jobs a call: one per handler slot
 DEFAULT_LEASE_SECONDS = 60.0
 DEFAULT_POLL_INTERVAL_SECONDS = 1.0
 DEFAULT_SHUTDOWN_GRACE_SECONDS = 25.0  # below common orchestrator kill timeouts (30 s)
@@ -21,9 +22,22 @@ DEFAULT_STATS_INTERVAL_SECONDS = 60.0
 # A job of a task this worker does not know goes back to the queue for this
 # long (no attempt used), for a worker that knows it: rolling deploys.
 DEFAULT_UNKNOWN_TASK_DELAY_SECONDS = 30.0
+MIN_UNKNOWN_TASK_DELAY_SECONDS = 1.0  # shorter, and one such job is claimed and released in a loop
 MAX_LEASE_SECONDS = 12 * 3600.0  # the longest lease the SQL functions will accept
 CONNECT_TIMEOUT_SECONDS = 10
 NO_LISTEN = "none"
+MAX_NAME_CHARS = 200  # the SQL functions' bound on queue and task names
+
+
+def name_problem(what: str, value: object) -> str | None:
+    """Why `value` cannot be a queue or task name (what the SQL functions refuse), or None."""
+    if not isinstance(value, str):
+        return f"{what} must be a string, got {value!r}"
+    if not value:
+        return f"{what} must not be empty"
+    if len(value) > MAX_NAME_CHARS:
+        return f"{what} must be at most {MAX_NAME_CHARS} characters, got {len(value)}"
+    return None
 
 
 def default_worker_name() -> str:
@@ -41,7 +55,7 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="TASKBOARD_", extra="forbid", allow_inf_nan=False)
 
     database_url: str = Field(repr=False)  # may hold a password
-    pool_size: int = Field(DEFAULT_POOL_SIZE, ge=MIN_POOL_SIZE)
+    pool_size: int = Field(DEFAULT_POOL_SIZE, ge=MIN_POOL_SIZE, le=MAX_POOL_SIZE)
     lease: float = Field(DEFAULT_LEASE_SECONDS, gt=0, le=MAX_LEASE_SECONDS)
     renew_every: float | None = Field(None, gt=0)
     queues: Annotated[list[str], NoDecode] = Field(default_factory=list)
@@ -52,7 +66,7 @@ class Settings(BaseSettings):
     prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD
     stats_interval: float = Field(DEFAULT_STATS_INTERVAL_SECONDS, gt=0)
     unknown_task_delay: float = Field(
-        DEFAULT_UNKNOWN_TASK_DELAY_SECONDS, ge=0, le=MAX_LEASE_SECONDS
+        DEFAULT_UNKNOWN_TASK_DELAY_SECONDS, ge=MIN_UNKNOWN_TASK_DELAY_SECONDS, le=MAX_LEASE_SECONDS
     )
 
     @field_validator("queues", mode="before")
@@ -60,6 +74,15 @@ class Settings(BaseSettings):
     def _split_queues(cls, value: Any) -> Any:
         if isinstance(value, str):
             return [q.strip() for q in value.split(",") if q.strip()]
+        return value
+
+    @field_validator("queues")
+    @classmethod
+    def _queue_names(cls, value: list[str]) -> list[str]:
+        for queue in value:
+            problem = name_problem("each queue", queue)
+            if problem:
+                raise ValueError(problem)
         return value
 
     @field_validator("prepare_threshold", mode="before")

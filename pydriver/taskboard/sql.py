@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,7 +16,6 @@ from typing import Any
 
 import psycopg
 from psycopg.rows import tuple_row
-from psycopg.types.json import Jsonb
 
 from taskboard.errors import INVALID_PARAMETER_VALUE, InvalidArgument
 
@@ -24,7 +24,13 @@ CHANNEL = "taskboard"
 
 @dataclass(frozen=True, slots=True)
 class Claimed:
-    """One row of taskboard.claim: the only place a lease token comes from."""
+    """One row of taskboard.claim: the only place a lease token comes from.
+
+    `payload_error` says why the payload could not be decoded (jsonb
+    accepts JSON that Python's json module refuses: nesting deeper than its
+    recursion limit, integers of more than 4,300 digits); `payload` is then
+    None and the worker fails that job alone.
+    """
 
     job_id: int
     token: uuid.UUID
@@ -33,6 +39,45 @@ class Claimed:
     attempt: int
     lease_expires_at: dt.datetime
     idempotency_key: uuid.UUID
+    payload_error: str | None = None
+
+
+def claimed(row: Sequence[Any]) -> Claimed:
+    """A Claimed from a claim row whose payload comes as text (decoded here, per job)."""
+    job_id, token, task, payload_text, attempt, lease_expires_at, idempotency_key = row
+    try:
+        payload = json.loads(payload_text)
+    except (ValueError, RecursionError) as exc:
+        why = f"the payload cannot be decoded: {type(exc).__name__}: {str(exc)[:200]}"
+        return Claimed(job_id, token, task, None, attempt, lease_expires_at, idempotency_key, why)
+    return Claimed(job_id, token, task, payload, attempt, lease_expires_at, idempotency_key)
+
+
+class NotJSON(ValueError):
+    """A value that jsonb cannot store; the message says why."""
+
+
+# \u0000 in JSON text, not preceded by an escaped backslash.
+ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+
+
+def json_text(value: Any) -> str:
+    """`value` as JSON text that jsonb accepts; NotJSON saying why otherwise.
+
+    Stricter than json.dumps: no NaN or infinity, no NUL character, no lone
+    surrogate (jsonb refuses all three).
+    """
+    try:
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+    except Exception as exc:  # noqa: BLE001 - any failure of the caller's object means "not JSON"
+        raise NotJSON(f"is not JSON-serialisable: {type(exc).__name__}: {str(exc)[:200]}") from None
+    if ESCAPED_NUL.search(text):
+        raise NotJSON("holds a NUL character, which jsonb cannot store")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise NotJSON("holds a lone surrogate, which jsonb cannot store") from None
+    return text
 
 
 def seconds(value: float) -> dt.timedelta:
@@ -43,7 +88,7 @@ def seconds(value: float) -> dt.timedelta:
 
 ENQUEUE = """
 SELECT taskboard.enqueue(
-    task => %(task)s, payload => %(payload)s, queue => %(queue)s, run_at => %(run_at)s,
+    task => %(task)s, payload => %(payload)s::jsonb, queue => %(queue)s, run_at => %(run_at)s,
     priority => %(priority)s, max_attempts => %(max_attempts)s, dedupe_key => %(dedupe_key)s)
 """
 
@@ -69,6 +114,37 @@ def int4(name: str, value: Any) -> int:
     return value
 
 
+def text(name: str, value: Any) -> str:
+    """`value` when it is a str; InvalidArgument naming `name` else (the SQL functions check the rest)."""
+    if not isinstance(value, str):
+        raise InvalidArgument(f"{name} must be a string, got {value!r}", INVALID_PARAMETER_VALUE)
+    return value
+
+
+def payload_json(name: str, payload: Any) -> str:
+    """A payload as JSON text (None is {}); InvalidArgument naming `name` when jsonb cannot hold it."""
+    try:
+        return json_text({} if payload is None else payload)
+    except NotJSON as exc:
+        raise InvalidArgument(f"{name} {exc}", INVALID_PARAMETER_VALUE) from None
+
+
+def sequence(name: str, value: Any) -> list[Any]:
+    """A list or tuple as a list; InvalidArgument for anything else (a dict or str would iterate)."""
+    if not isinstance(value, list | tuple):
+        raise InvalidArgument(
+            f"{name} must be a list or tuple, got {type(value).__name__}", INVALID_PARAMETER_VALUE
+        )
+    return list(value)
+
+
+def dedupe_list(keys: Any) -> list[str | None]:
+    return [
+        None if k is None else text(f"dedupe_keys[{i}]", k)
+        for i, k in enumerate(sequence("dedupe_keys", keys))
+    ]
+
+
 def enqueue_params(
     task: str,
     payload: Any,
@@ -79,13 +155,13 @@ def enqueue_params(
     dedupe_key: str | None,
 ) -> dict[str, Any]:
     return {
-        "task": task,
-        "payload": Jsonb({} if payload is None else payload),
-        "queue": queue,
+        "task": text("task", task),
+        "payload": payload_json("payload", payload),
+        "queue": text("queue", queue),
         "run_at": run_at,
         "priority": int4("priority", priority),
         "max_attempts": int4("max_attempts", max_attempts),
-        "dedupe_key": dedupe_key,
+        "dedupe_key": None if dedupe_key is None else text("dedupe_key", dedupe_key),
     }
 
 
@@ -99,13 +175,15 @@ def enqueue_many_params(
     dedupe_keys: Sequence[str | None] | None,
 ) -> dict[str, Any]:
     return {
-        "task": task,
-        "payloads": [json.dumps({} if p is None else p) for p in payloads],
-        "queue": queue,
+        "task": text("task", task),
+        "payloads": [
+            payload_json(f"payloads[{i}]", p) for i, p in enumerate(sequence("payloads", payloads))
+        ],
+        "queue": text("queue", queue),
         "run_at": run_at,
         "priority": int4("priority", priority),
         "max_attempts": int4("max_attempts", max_attempts),
-        "dedupe_keys": None if dedupe_keys is None else list(dedupe_keys),
+        "dedupe_keys": None if dedupe_keys is None else dedupe_list(dedupe_keys),
     }
 
 
@@ -179,8 +257,10 @@ async def listen(conn: psycopg.AsyncConnection[Any]) -> None:
     await conn.execute(f"LISTEN {CHANNEL}")
 
 
+# The payload comes as text and is decoded per job (sql.claimed): one that
+# Python cannot decode fails its own job, not the whole claim.
 CLAIM = """
-SELECT job_id, token, task, payload, attempt, lease_expires_at, idempotency_key
+SELECT job_id, token, task, payload::text, attempt, lease_expires_at, idempotency_key
   FROM taskboard.claim(queue => %s, worker => %s, batch => %s, lease => %s)
 """
 
@@ -189,7 +269,7 @@ async def claim(
     conn: psycopg.AsyncConnection[Any], queue: str, worker: str, batch: int, lease: float
 ) -> list[Claimed]:
     cur = await conn.execute(CLAIM, [queue, worker, batch, seconds(lease)])
-    return [Claimed(*row) for row in await cur.fetchall()]
+    return [claimed(row) for row in await cur.fetchall()]
 
 
 RENEW_MANY = """
@@ -261,11 +341,12 @@ async def complete_many(
 # claim's. One statement is one round trip and one transaction: if
 # complete_many raises, no claim is made and nothing commits.
 COMPLETE_MANY_THEN_CLAIM = """
-SELECT c.job_id, c.completed, NULL::uuid, NULL::text, NULL::jsonb, NULL::integer,
+SELECT c.job_id, c.completed, NULL::uuid, NULL::text, NULL::text, NULL::integer,
        NULL::timestamptz, NULL::uuid
   FROM taskboard.complete_many(job_ids => %s::bigint[], tokens => %s::uuid[], results => %s::jsonb[]) AS c
 UNION ALL
-SELECT k.job_id, NULL, k.token, k.task, k.payload, k.attempt, k.lease_expires_at, k.idempotency_key
+SELECT k.job_id, NULL, k.token, k.task, k.payload::text, k.attempt, k.lease_expires_at,
+       k.idempotency_key
   FROM taskboard.claim(queue => %s, worker => %s, batch => %s, lease => %s) AS k
 """
 
@@ -293,7 +374,7 @@ async def complete_many_then_claim(
     rows = await (await conn.execute(COMPLETE_MANY_THEN_CLAIM, params)).fetchall()
     completed = {row[0]: bool(row[1]) for row in rows if row[2] is None}
     done = [(job_id, completed[job_id]) for job_id in job_ids]
-    return done, [Claimed(row[0], *row[2:]) for row in rows if row[2] is not None]
+    return done, [claimed((row[0], *row[2:])) for row in rows if row[2] is not None]
 
 
 FAIL = "SELECT taskboard.fail(job_id => %s, token => %s, error => %s, retry_in => %s)"

@@ -26,6 +26,8 @@ Tasks, all on queue "default":
 - slow (async) and slow_sync (sync), timeout 1 s: sleep payload["sleep"]
   seconds (600 by default).
 - boom (async): raises ValueError(payload["message"]).
+- stubborn (async): records start, then waits for the gate and swallows
+  every cancellation while it does (a handler that will not be stopped).
 """
 
 from __future__ import annotations
@@ -168,6 +170,17 @@ def slow_sync(ctx: SyncContext, payload: dict[str, Any]) -> None:
 async def boom(ctx: AsyncContext, payload: dict[str, Any]) -> None:
     record("start", ctx)
     raise ValueError(payload.get("message", "boom"))
+
+
+@app.task("stubborn")
+async def stubborn(ctx: AsyncContext, payload: dict[str, Any]) -> None:
+    record("start", ctx)
+    gate = gate_of(payload)
+    while gate is None or not gate.exists():
+        try:
+            await asyncio.sleep(GATE_POLL_SECONDS)
+        except asyncio.CancelledError:
+            record("cancelled", ctx, lost=ctx.lost)  # and carries on regardless
 
 
 def main() -> None:

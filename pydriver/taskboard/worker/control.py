@@ -41,6 +41,7 @@ log = logging.getLogger("taskboard.worker")
 # outcome, never the claims and the other outcomes behind it.
 CONTROL_LOCK_TIMEOUT_SECONDS = 1.0
 RETRY_FIRST_SECONDS = 0.2
+MAX_CLAIM_BATCH = 1000  # claim's own bound on batch
 RETRY_MAX_SECONDS = 5.0
 
 Connect = Callable[[str], Any]  # an awaitable yielding an autocommit AsyncConnection
@@ -146,7 +147,7 @@ class Control:
         None when every slot is taken, or once shutdown began (it may begin
         while the control loop waits on the database).
         """
-        free = self.executor.free_slots
+        free = min(self.executor.free_slots, MAX_CLAIM_BATCH)
         if free <= 0 or self.stopping.is_set():
             return None
         return (queue, self.settings.worker_name, free, self.settings.lease)
@@ -258,15 +259,12 @@ class Control:
         except psycopg.Error as exc:
             for held in batch:
                 held.in_flight = False
-            if needs_new_connection(exc, conn) or len(batch) == 1:
+            if needs_new_connection(exc, conn):
                 self._send_failed(batch, exc)
-                if needs_new_connection(exc, conn):
-                    raise
-                if isinstance(exc, psycopg.errors.DataError):
-                    self._result_refused(batch[0], exc)
-                return False
-            # One row locked elsewhere or one result refused must not hold up
-            # the rest: settle them one by one. A claim sent with them was not made.
+                raise
+            # The claim sent with them, one row locked elsewhere or one result
+            # refused must not hold up the rest, nor be blamed on the wrong
+            # one: settle them one by one, without a claim (it was not made).
             for held in batch:
                 await self._send_one(conn, held)
             return False

@@ -123,6 +123,10 @@ class Executor:
     async def _handle(self, held: Held) -> None:
         task = held.task
         self.ledger.event(held, "started")
+        if held.claimed.payload_error is not None:
+            log.warning("job %s: %s", held.job_id, held.claimed.payload_error, extra=held.log_extra)
+            self.ledger.settle(held, Outcome("fail", held.claimed.payload_error))
+            return
         if task is None:
             self._hand_back_unknown(held)
             return
@@ -307,7 +311,7 @@ class Executor:
                 async with self.pool.connection() as other, other.transaction():
                     state = await self.queries.lease_state(other, held.job_id, held.token)
                 break
-            except (psycopg.OperationalError, PoolTimeout):
+            except (psycopg.Error, PoolTimeout):
                 if time.monotonic() >= held.safe_until:
                     held.in_flight = False
                     self.ledger.lose(

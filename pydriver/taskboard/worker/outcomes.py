@@ -8,8 +8,9 @@ cannot hold all become text that PostgreSQL stores.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
+
+from taskboard.sql import NotJSON, json_text
 
 # A result whose JSON is larger than this is not stored (the job still
 # completes): job rows are read by claim, get_job and the dashboards.
@@ -17,9 +18,6 @@ MAX_RESULT_BYTES = 16 * 1024 * 1024
 MAX_ERROR_CHARS = 2000
 # The key of the result recorded instead of one that could not be stored.
 NOT_STORED_KEY = "taskboard_result_not_stored"
-
-# \u0000 in JSON text, not preceded by an escaped backslash.
-ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 
 
 class ResultNotStored(Exception):
@@ -54,14 +52,13 @@ def encode_result(result: Any) -> str | None:
     if result is None:
         return None
     try:
-        text = json.dumps(result, allow_nan=False)
-    except Exception as exc:  # noqa: BLE001 - any failure of a handler's object means "not JSON"
-        raise ResultNotStored(f"the result is not JSON-serialisable: {describe(exc)}") from None
-    if ESCAPED_NUL.search(text):
-        raise ResultNotStored("the result holds a NUL character, which jsonb cannot store")
-    if len(text) > MAX_RESULT_BYTES:  # ensure_ascii: characters are bytes
+        text = json_text(result)
+    except NotJSON as exc:
+        raise ResultNotStored(f"the result {exc}") from None
+    size = len(text.encode("utf-8"))
+    if size > MAX_RESULT_BYTES:
         raise ResultNotStored(
-            f"the result's JSON is {len(text)} bytes, above the {MAX_RESULT_BYTES} bytes stored"
+            f"the result's JSON is {size} bytes, above the {MAX_RESULT_BYTES} bytes stored"
         )
     return text
 
