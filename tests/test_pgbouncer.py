@@ -1,110 +1,52 @@
-"""Behind PgBouncer in transaction mode: prepared statements are refused at start-up, in one line.
+"""Behind PgBouncer in transaction mode, with the settings the README documents.
 
-A PgBouncer of our own (transaction pooling, `server_reset_query = DEALLOCATE
-ALL` after every transaction, as a pool that hands sessions other server
-connections does to them) sits in front of the test server. A worker with
-psycopg's prepared statements exits at start-up saying which setting fixes
-it; with `TASKBOARD_PREPARE_THRESHOLD=none` and LISTEN on a direct
-connection it works through the pooler.
+A PgBouncer of our own (taskboard_dev.bouncer: transaction pooling, every
+server connection reset after each transaction, as a pool that hands
+sessions other server connections does to them) sits in front of the test
+server. A worker with psycopg's prepared statements exits at start-up
+saying which setting fixes it. With `TASKBOARD_PREPARE_THRESHOLD=none` and
+LISTEN on a direct connection (`TASKBOARD_LISTEN_URL`), enqueue, a worker
+with plain and transactional tasks, and the story of db/tests/95-story.sql
+all work through the pooler.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
-import pwd
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 import psycopg
 import pytest
 
 from conftest import MakeDatabase
-from taskboard_dev.server import as_root, flavour, server_user
+from taskboard import Taskboard, load_settings
+from taskboard_dev.bouncer import Bouncer
+from test_worker_processes import Workers, create_ledger, enqueue, wait_for_job
+
+DB_TESTS = Path(__file__).resolve().parents[1] / "db" / "tests"
 
 TASKBOARD = Path(sys.executable).parent / "taskboard"
 TESTS_DIR = Path(__file__).resolve().parent
 APP = "apps.cli_app:app"
-PORT = 6432
 DEADLINE_SECONDS = 60.0
 
 
-def server_socket_dir(url: str) -> str:
-    return parse_qs(urlsplit(url).query)["host"][0]
-
-
-def bouncer_user(socket_dir: str) -> str | None:
-    """Who runs PgBouncer: it refuses root, so as root the user whose server owns the socket."""
-    if not as_root():
-        return None
-    owner = pwd.getpwuid(os.stat(socket_dir).st_uid).pw_name
-    return owner if owner != "root" else server_user(flavour("18"))
-
-
 @pytest.fixture
-def bouncer(server_url: str) -> Iterator[str]:
-    """The socket directory of a PgBouncer in transaction mode in front of the test server."""
-    executable = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
-    if not Path(executable).exists():
-        pytest.fail("pgbouncer is not installed: `make tools` installs it")
-    user = bouncer_user(server_socket_dir(server_url))
-    work = Path(tempfile.mkdtemp(prefix="tb-bouncer-"))
-    (work / "pgbouncer.ini").write_text(
-        "[databases]\n"
-        f"* = host={server_socket_dir(server_url)} port=5432\n"
-        "[pgbouncer]\n"
-        f"unix_socket_dir = {work}\n"
-        "listen_addr =\n"
-        f"listen_port = {PORT}\n"
-        "auth_type = trust\n"
-        f"auth_file = {work / 'users.txt'}\n"
-        "pool_mode = transaction\n"
-        "default_pool_size = 4\n"
-        "server_reset_query = DEALLOCATE ALL\n"
-        "server_reset_query_always = 1\n"
-        "ignore_startup_parameters = extra_float_digits,options\n"
-        f"logfile = {work / 'pgbouncer.log'}\n"
-    )
-    (work / "users.txt").write_text('"postgres" ""\n')
-    argv = [executable, str(work / "pgbouncer.ini")]
-    if user is not None:
-        entry = pwd.getpwnam(user)
-        for path in [work, *work.iterdir()]:
-            os.chown(path, entry.pw_uid, entry.pw_gid)
-        argv = ["runuser", "-u", user, "--", *argv]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + DEADLINE_SECONDS
-        while not (work / f".s.PGSQL.{PORT}").exists():
-            if proc.poll() is not None or time.monotonic() > deadline:
-                log = (
-                    (work / "pgbouncer.log").read_text()
-                    if (work / "pgbouncer.log").exists()
-                    else ""
-                )
-                pytest.fail(
-                    f"pgbouncer did not start: {proc.stderr.read() if proc.stderr else ''}{log}"
-                )
-            time.sleep(0.05)
-        yield str(work)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        shutil.rmtree(work, ignore_errors=True)
+def bouncer(server_url: str) -> Iterator[Bouncer]:
+    """A PgBouncer in transaction mode in front of the test server (taskboard_dev.bouncer)."""
+    with Bouncer(server_url) as started:
+        yield started
 
 
-def through(bouncer: str, url: str) -> str:
-    database = urlsplit(url).path.lstrip("/")
-    return f"postgresql://postgres@/{database}?host={bouncer}&port={PORT}"
+def through(bouncer: Bouncer, url: str) -> str:
+    return bouncer.url(urlsplit(url).path.lstrip("/"))
 
 
 def worker(url: str, **settings: str) -> subprocess.Popen[str]:
@@ -123,7 +65,7 @@ def worker(url: str, **settings: str) -> subprocess.Popen[str]:
 
 
 def test_worker_behind_a_transaction_pooler_says_to_turn_prepared_statements_off(
-    make_database: MakeDatabase, bouncer: str
+    make_database: MakeDatabase, bouncer: Bouncer
 ) -> None:
     url = make_database(deploy=True)
     proc = worker(through(bouncer, url), listen_url=url)
@@ -136,7 +78,7 @@ def test_worker_behind_a_transaction_pooler_says_to_turn_prepared_statements_off
 
 
 def test_worker_behind_a_transaction_pooler_works_without_prepared_statements(
-    make_database: MakeDatabase, bouncer: str
+    make_database: MakeDatabase, bouncer: Bouncer
 ) -> None:
     url = make_database(deploy=True)
     with psycopg.connect(url, autocommit=True) as conn:
@@ -163,3 +105,72 @@ def test_worker_behind_a_transaction_pooler_works_without_prepared_statements(
         _, stderr = proc.communicate(timeout=DEADLINE_SECONDS)
     assert proc.returncode == 0, stderr
     assert "Traceback" not in stderr
+
+
+def test_enqueue_through_a_transaction_pooler(
+    make_database: MakeDatabase, bouncer: Bouncer
+) -> None:
+    """Sync and async, one and many, own connection and the caller's transaction."""
+    url = make_database(deploy=True)
+    pooled = through(bouncer, url)
+    app = Taskboard(load_settings(database_url=pooled, prepare_threshold=None))
+    ids = [app.enqueue("t", {"n": 1}), *app.enqueue_many("t", [{"n": 2}, {"n": 3}])]
+    with psycopg.connect(pooled, prepare_threshold=None) as conn:
+        ids.append(app.enqueue("t", {"n": 4}, conn=conn))
+        conn.rollback()  # the caller's transaction decides
+        ids.append(app.enqueue("t", {"n": 5}, conn=conn))
+        conn.commit()
+
+    async def more() -> list[int]:
+        one = await app.aenqueue("t", {"n": 6})
+        many = await app.aenqueue_many("t", [{"n": 7}, {"n": 8}])
+        await app.aclose()
+        return [one, *many]
+
+    ids += asyncio.run(more())
+    app.close()
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute("SELECT payload->>'n' FROM taskboard.jobs ORDER BY id").fetchall()
+    assert [int(n) for (n,) in rows] == [1, 2, 3, 5, 6, 7, 8]
+
+
+def test_worker_runs_plain_and_transactional_tasks_through_a_transaction_pooler(
+    make_database: MakeDatabase, bouncer: Bouncer, tmp_path: Path
+) -> None:
+    url = make_database(deploy=True)
+    create_ledger(url)
+    jobs = {task: enqueue(url, task) for task in ("work", "work_sync", "ledger")}
+    workers = Workers(tmp_path)
+    try:
+        w = workers.start(
+            through(bouncer, url), "bounced", prepare_threshold="none", listen_url=url
+        )
+        for task, job_id in jobs.items():
+            wait_for_job(url, job_id, f"{task} to succeed", lambda r: r["state"] == "succeeded")
+        counts = w.terminate()
+    finally:
+        workers.close()
+    assert (counts["succeeded"], counts["lost"], counts["stale"]) == (3, 0, 0)
+    with psycopg.connect(url, autocommit=True) as conn:
+        ledger = conn.execute("SELECT job_id FROM public.ledger").fetchall()
+    assert ledger == [(jobs["ledger"],)]
+
+
+def test_the_story_runs_through_a_transaction_pooler(
+    make_database: MakeDatabase, bouncer: Bouncer
+) -> None:
+    """db/tests/95-story.sql, the stalled-worker story in pgTAP, through the pooler."""
+    url = make_database(deploy=True)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pgtap")
+    database = urlsplit(url).path.lstrip("/")
+    done = subprocess.run(
+        ["pg_prove", "--failures", str(DB_TESTS / "95-story.sql")],
+        env=bouncer.libpq_env(database),
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE_SECONDS,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "All tests successful" in done.stdout, done.stdout
