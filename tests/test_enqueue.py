@@ -421,3 +421,33 @@ def test_enqueue_refuses_what_jsonb_or_the_functions_cannot_take_in_one_error_na
         call(app)
     assert str(raised.value).startswith(says), raised.value
     assert job_ids(url) == []
+
+
+def test_enqueue_takes_astral_characters_whether_one_code_point_or_a_surrogate_pair(
+    app: Taskboard, url: str
+) -> None:
+    """Only a lone surrogate is refused: a pair held as two code points is one character."""
+    ids = [app.enqueue("t", {"e": "\U0001f600"}), app.enqueue("t", {"e": "\ud83d\ude00"})]
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT payload->>'e' FROM taskboard.jobs WHERE id = ANY(%s) ORDER BY id", [ids]
+        ).fetchall()
+    assert rows == [("\U0001f600",), ("\U0001f600",)]
+
+
+def test_enqueue_many_takes_any_iterable_of_payloads_and_keys(app: Taskboard, url: str) -> None:
+    ids = app.enqueue_many("t", ({"n": n} for n in range(3)), dedupe_keys=("a", None, "c"))
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = [
+            conn.execute(
+                "SELECT payload->>'n', dedupe_key FROM taskboard.jobs WHERE id = %s", [job_id]
+            ).fetchone()
+            for job_id in ids
+        ]
+    assert rows == [("0", "a"), ("1", None), ("2", "c")]
+
+
+def test_enqueue_with_a_task_of_the_wrong_type_names_it(app: Taskboard, url: str) -> None:
+    with pytest.raises(InvalidArgument, match=r"^task must be a string"):
+        app.enqueue(["x"], {})  # type: ignore[arg-type]
+    assert job_ids(url) == []

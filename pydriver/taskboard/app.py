@@ -7,7 +7,7 @@ import datetime as dt
 import logging
 import math
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any, NoReturn, TypeVar
 
 import psycopg
@@ -105,7 +105,7 @@ class Taskboard:
     def queue_of(self, task: str, queue: str | None) -> str:
         if queue is not None:
             return queue
-        registered = self.tasks.get(task)
+        registered = self.tasks.get(task) if isinstance(task, str) else None
         return registered.queue if registered else DEFAULT_QUEUE
 
     def worker_queues(self) -> list[str]:
@@ -155,13 +155,13 @@ class Taskboard:
     def enqueue_many(
         self,
         task: str,
-        payloads: Sequence[Any],
+        payloads: Iterable[Any],
         *,
         queue: str | None = None,
         run_at: dt.datetime | None = None,
         priority: int = 0,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
-        dedupe_keys: Sequence[str | None] | None = None,
+        dedupe_keys: Iterable[str | None] | None = None,
         conn: psycopg.Connection[Any] | None = None,
     ) -> list[int]:
         """Enqueue one job of `task` per payload in one round trip; ids in payload order."""
@@ -205,13 +205,13 @@ class Taskboard:
     async def aenqueue_many(
         self,
         task: str,
-        payloads: Sequence[Any],
+        payloads: Iterable[Any],
         *,
         queue: str | None = None,
         run_at: dt.datetime | None = None,
         priority: int = 0,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
-        dedupe_keys: Sequence[str | None] | None = None,
+        dedupe_keys: Iterable[str | None] | None = None,
         conn: psycopg.AsyncConnection[Any] | None = None,
     ) -> list[int]:
         """`enqueue_many` for asyncio code; `conn` is then an AsyncConnection."""

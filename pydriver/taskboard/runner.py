@@ -24,7 +24,9 @@ def run_until_signalled(work: Callable[[asyncio.Event], Awaitable[None]]) -> Non
 
     Once `work` returns, what still runs on the loop (a handler that ignores
     its cancellation, say) gets ABANDON_AFTER_SECONDS to end and is then
-    left behind: the process exits instead of waiting on it.
+    left behind instead of waited for. (A handler blocked in a thread of the
+    loop's default executor can still hold up the interpreter's exit;
+    sync handlers run in daemon threads of their own and do not.)
     """
 
     async def main() -> None:

@@ -121,6 +121,8 @@ class Settings(BaseSettings):
             "autocommit": autocommit,
             "prepare_threshold": self.prepare_threshold,
             "connect_timeout": CONNECT_TIMEOUT_SECONDS,
+            # Text goes as UTF-8 whatever the server's encoding: payloads, results, errors.
+            "client_encoding": "utf8",
         }
         if application_name is not None:
             options["application_name"] = application_name[:63]

@@ -10,7 +10,7 @@ import datetime as dt
 import json
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,12 +71,17 @@ def json_text(value: Any) -> str:
         text = json.dumps(value, allow_nan=False, ensure_ascii=False)
     except Exception as exc:  # noqa: BLE001 - any failure of the caller's object means "not JSON"
         raise NotJSON(f"is not JSON-serialisable: {type(exc).__name__}: {str(exc)[:200]}") from None
-    if ESCAPED_NUL.search(text):
+    if "\\u0000" in text and ESCAPED_NUL.search(text):
         raise NotJSON("holds a NUL character, which jsonb cannot store")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise NotJSON("holds a lone surrogate, which jsonb cannot store") from None
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            # Surrogates: a pair held as two code points is one character; a lone one is not.
+            try:
+                text = text.encode("utf-16", "surrogatepass").decode("utf-16")
+            except UnicodeDecodeError:
+                raise NotJSON("holds a lone surrogate, which jsonb cannot store") from None
     return text
 
 
@@ -130,10 +135,12 @@ def payload_json(name: str, payload: Any) -> str:
 
 
 def sequence(name: str, value: Any) -> list[Any]:
-    """A list or tuple as a list; InvalidArgument for anything else (a dict or str would iterate)."""
-    if not isinstance(value, list | tuple):
+    """Any iterable of items as a list; InvalidArgument for a str, bytes or mapping (which
+    would iterate over characters or keys) and for what is not iterable."""
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
         raise InvalidArgument(
-            f"{name} must be a list or tuple, got {type(value).__name__}", INVALID_PARAMETER_VALUE
+            f"{name} must be a list (any iterable of items), got {type(value).__name__}",
+            INVALID_PARAMETER_VALUE,
         )
     return list(value)
 
@@ -167,12 +174,12 @@ def enqueue_params(
 
 def enqueue_many_params(
     task: str,
-    payloads: Sequence[Any],
+    payloads: Iterable[Any],
     queue: str,
     run_at: dt.datetime | None,
     priority: int,
     max_attempts: int,
-    dedupe_keys: Sequence[str | None] | None,
+    dedupe_keys: Iterable[str | None] | None,
 ) -> dict[str, Any]:
     return {
         "task": text("task", task),

@@ -61,7 +61,7 @@ class Bouncer:
     def __init__(self, server_url: str) -> None:
         self.server_socket_dir = socket_dir_of(server_url)
         self.dir = Path(tempfile.mkdtemp(prefix="tb-bouncer-"))
-        self._proc: subprocess.Popen[str] | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
 
     def url(self, database: str) -> str:
         return f"postgresql://postgres@/{database}?host={self.dir}&port={PORT}"
@@ -102,9 +102,8 @@ class Bouncer:
             for path in [self.dir, *self.dir.iterdir()]:
                 os.chown(path, entry.pw_uid, entry.pw_gid)
             argv = ["runuser", "-u", user, "--", *argv]
-        self._proc = subprocess.Popen(
-            argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-        )
+        with (self.dir / "stderr.log").open("w") as stderr:  # a pipe nobody reads would fill
+            self._proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=stderr)
         deadline = time.monotonic() + START_TIMEOUT_S
         while not (self.dir / f".s.PGSQL.{PORT}").exists():
             if self._proc.poll() is not None or time.monotonic() > deadline:
@@ -112,10 +111,10 @@ class Bouncer:
             time.sleep(0.05)
 
     def log_tail(self) -> str:
-        log = self.dir / "pgbouncer.log"
-        text = log.read_text(errors="replace") if log.exists() else ""
-        if self._proc is not None and self._proc.poll() is not None and self._proc.stderr:
-            text += self._proc.stderr.read()
+        text = ""
+        for name in ("pgbouncer.log", "stderr.log"):
+            log = self.dir / name
+            text += log.read_text(errors="replace") if log.exists() else ""
         return "\n".join(text.splitlines()[-20:])
 
     def stop(self) -> None:

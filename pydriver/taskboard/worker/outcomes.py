@@ -55,7 +55,7 @@ def encode_result(result: Any) -> str | None:
         text = json_text(result)
     except NotJSON as exc:
         raise ResultNotStored(f"the result {exc}") from None
-    size = len(text.encode("utf-8"))
+    size = len(text) if text.isascii() else len(text.encode("utf-8"))
     if size > MAX_RESULT_BYTES:
         raise ResultNotStored(
             f"the result's JSON is {size} bytes, above the {MAX_RESULT_BYTES} bytes stored"
