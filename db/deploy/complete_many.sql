@@ -14,8 +14,9 @@ SET LOCAL ROLE taskboard_owner;
 -- completed is true when that job is succeeded by that token (now or by an
 -- earlier call), false when the token is not current; a refused job changes
 -- nothing. Rows are locked in job_id order, as renew_many locks them.
--- Raises 22023 when job_ids or tokens is NULL or the lengths of job_ids,
--- tokens and (when given) results differ.
+-- Raises 22023 when job_ids or tokens is NULL or holds a NULL, an array is
+-- multidimensional, or the lengths of job_ids, tokens and (when given)
+-- results differ. A NULL element of results means no result for that job.
 
 CREATE OR REPLACE FUNCTION taskboard.complete_many(
     job_ids bigint[],
@@ -35,6 +36,18 @@ BEGIN
     END IF;
     IF complete_many.tokens IS NULL THEN
         RAISE EXCEPTION 'tokens must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.array_ndims(complete_many.job_ids) > 1
+       OR pg_catalog.array_ndims(complete_many.tokens) > 1
+       OR pg_catalog.array_ndims(complete_many.results) > 1 THEN
+        RAISE EXCEPTION 'job_ids, tokens and results must be one-dimensional arrays'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.array_position(complete_many.job_ids, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'job_ids must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.array_position(complete_many.tokens, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'tokens must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF pg_catalog.cardinality(complete_many.job_ids) <> pg_catalog.cardinality(complete_many.tokens) THEN
         RAISE EXCEPTION 'job_ids has % elements but tokens has %',

@@ -7,7 +7,6 @@
 BEGIN;
 
 SET LOCAL ROLE taskboard_owner;
-
 -- enqueue(task, payload, queue, run_at, priority, max_attempts, dedupe_key) -> bigint
 -- Inserts a queued job, runnable from run_at (NULL = now), and returns its id.
 -- With dedupe_key: when an unfinished (queued or running) job of the same
@@ -18,7 +17,8 @@ SET LOCAL ROLE taskboard_owner;
 -- Joins the caller's transaction: a rollback takes the job with it.
 -- Raises 22023 when task or queue is NULL, empty or longer than 200
 -- characters, payload, priority or max_attempts is NULL, max_attempts < 1,
--- or dedupe_key is empty or longer than 400 characters.
+-- dedupe_key is empty or longer than 400 characters, or run_at is
+-- 'infinity' or '-infinity'.
 
 CREATE OR REPLACE FUNCTION taskboard.enqueue(
     task         text,
@@ -40,6 +40,10 @@ DECLARE
     v_run_at timestamptz := coalesce(enqueue.run_at, v_now);
     v_id     bigint;
 BEGIN
+    IF NOT pg_catalog.isfinite(v_run_at) THEN
+        RAISE EXCEPTION 'run_at must be a finite time, got %', enqueue.run_at
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     IF enqueue.task IS NULL OR enqueue.task = '' THEN
         RAISE EXCEPTION 'task must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
     END IF;

@@ -7,7 +7,6 @@
 BEGIN;
 
 SET LOCAL ROLE taskboard_owner;
-
 -- enqueue_many(task, payloads, queue, run_at, priority, max_attempts, dedupe_keys) -> setof bigint
 -- Enqueues one job of `task` per element of `payloads` in one round trip and
 -- returns their ids in payload order. dedupe_keys pairs with payloads element
@@ -19,7 +18,8 @@ SET LOCAL ROLE taskboard_owner;
 -- Raises 22023 when task or queue is NULL, empty or longer than 200
 -- characters, payloads is NULL, multidimensional or holds a NULL, dedupe_keys
 -- has a different length or holds an empty string or a key longer than 400
--- characters, priority or max_attempts is NULL, or max_attempts < 1.
+-- characters, priority or max_attempts is NULL, max_attempts < 1, or run_at
+-- is 'infinity' or '-infinity'.
 
 CREATE OR REPLACE FUNCTION taskboard.enqueue_many(
     task         text,
@@ -44,6 +44,10 @@ DECLARE
     v_id       bigint;
     v_first    integer;
 BEGIN
+    IF NOT pg_catalog.isfinite(v_run_at) THEN
+        RAISE EXCEPTION 'run_at must be a finite time, got %', enqueue_many.run_at
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     IF enqueue_many.task IS NULL OR enqueue_many.task = '' THEN
         RAISE EXCEPTION 'task must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
     END IF;

@@ -7,14 +7,14 @@
 BEGIN;
 
 SET LOCAL ROLE taskboard_owner;
-
 -- release(job_id, token, delay) -> boolean
 -- The holder hands the job back, typically at shutdown: it is queued again
 -- at clock + delay and this claim is not counted as an attempt. Sends
 -- NOTIFY taskboard, '<queue>' when delay is zero.
 -- true:  released.
 -- false: the token is not current; nothing changes.
--- Raises 22023 when job_id or token is NULL, or delay is NULL or negative.
+-- Raises 22023 when job_id or token is NULL, or delay is NULL, negative or
+-- longer than 12 hours ('infinity' included).
 
 CREATE OR REPLACE FUNCTION taskboard.release(
     job_id bigint,
@@ -37,6 +37,10 @@ BEGIN
     END IF;
     IF release.delay IS NULL OR release.delay < interval '0' THEN
         RAISE EXCEPTION 'delay must not be NULL or negative, got %', release.delay
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF release.delay > interval '12 hours' THEN
+        RAISE EXCEPTION 'delay must be at most 12 hours, got %', release.delay
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 

@@ -9,7 +9,8 @@
 -- Raises 22023 when task or queue is NULL, empty or longer than 200
 -- characters, payloads is NULL, multidimensional or holds a NULL, dedupe_keys
 -- has a different length or holds an empty string or a key longer than 400
--- characters, priority or max_attempts is NULL, or max_attempts < 1.
+-- characters, priority or max_attempts is NULL, max_attempts < 1, or run_at
+-- is 'infinity' or '-infinity'.
 
 CREATE OR REPLACE FUNCTION taskboard.enqueue_many(
     task         text,
@@ -34,6 +35,10 @@ DECLARE
     v_id       bigint;
     v_first    integer;
 BEGIN
+    IF NOT pg_catalog.isfinite(v_run_at) THEN
+        RAISE EXCEPTION 'run_at must be a finite time, got %', enqueue_many.run_at
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     IF enqueue_many.task IS NULL OR enqueue_many.task = '' THEN
         RAISE EXCEPTION 'task must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
     END IF;

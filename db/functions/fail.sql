@@ -5,7 +5,8 @@
 -- capped at one hour); with none left it becomes dead. Returns the new
 -- state, 'queued' or 'dead'.
 -- NULL: the token is not current; nothing changes.
--- Raises 22023 when job_id or token is NULL, or retry_in is not positive.
+-- Raises 22023 when job_id or token is NULL, or retry_in is not positive or
+-- longer than 12 hours ('infinity' included).
 
 CREATE OR REPLACE FUNCTION taskboard.fail(
     job_id   bigint,
@@ -30,6 +31,10 @@ BEGIN
     END IF;
     IF fail.retry_in <= interval '0' THEN
         RAISE EXCEPTION 'retry_in must be positive, got %', fail.retry_in
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF fail.retry_in > interval '12 hours' THEN
+        RAISE EXCEPTION 'retry_in must be at most 12 hours, got %', fail.retry_in
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 

@@ -1,0 +1,7 @@
+-- Revert taskboard:enqueue from pg
+
+BEGIN;
+
+DROP FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text);
+
+COMMIT;

@@ -1,0 +1,7 @@
+-- Revert taskboard:release from pg
+
+BEGIN;
+
+DROP FUNCTION taskboard.release(bigint, uuid, interval);
+
+COMMIT;

@@ -1,0 +1,7 @@
+-- Revert taskboard:renew from pg
+
+BEGIN;
+
+DROP FUNCTION taskboard.renew(bigint, uuid, interval);
+
+COMMIT;
