@@ -243,3 +243,39 @@ def test_a_renewer_and_a_completer_given_opposite_orders_do_not_deadlock(
         completing = pool.submit(completer)
         renewing.result(timeout=60)  # a deadlock would raise DeadlockDetected here
         assert all(completing.result(timeout=60))
+
+
+DEADLOCK_ROUNDS = 30
+
+
+def test_concurrent_enqueue_many_with_overlapping_keys_in_opposite_orders_never_deadlock(
+    make_database: MakeDatabase,
+) -> None:
+    """Two producers enqueue the same keys, one in the reverse order of the other, each in a
+    transaction it holds open a moment: they wait for each other, never deadlock, and agree."""
+    url = make_database(deploy=True)
+    keys = [f"k{n:02d}" for n in range(20)]
+
+    def enqueue(order: list[str], round_: int, start: threading.Barrier) -> list[int]:
+        with connect(url, PRODUCER, autocommit=False) as conn:
+            start.wait()
+            ids = [
+                int(r[0])
+                for r in conn.execute(
+                    "SELECT * FROM taskboard.enqueue_many('t', array_fill('{}'::jsonb,"
+                    " ARRAY[%s]), queue => %s, dedupe_keys => %s)",
+                    [len(order), f"round-{round_}", order],
+                ).fetchall()
+            ]
+            conn.commit()
+            return [ids[order.index(k)] for k in keys]
+
+    for round_ in range(DEADLOCK_ROUNDS):
+        start = threading.Barrier(2)
+        with ThreadPoolExecutor(2) as pool:
+            ahead = pool.submit(enqueue, keys, round_, start)
+            behind = pool.submit(enqueue, keys[::-1], round_, start)
+            assert ahead.result(timeout=30) == behind.result(timeout=30), f"round {round_}"
+    with psycopg.connect(url) as conn:
+        count = value(conn, "SELECT count(*) FROM taskboard.jobs")
+    assert count == DEADLOCK_ROUNDS * len(keys)

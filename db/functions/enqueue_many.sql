@@ -3,7 +3,8 @@
 -- returns their ids in payload order. dedupe_keys pairs with payloads element
 -- by element (a NULL element means no key) and behaves as in enqueue: a key
 -- held by an unfinished job of the queue yields that job's id, and a key
--- repeated inside the array yields the id of its first occurrence's job.
+-- repeated inside the array yields the id of its first occurrence's job. Keys are inserted in key order, so concurrent calls with overlapping
+-- keys wait for each other instead of deadlocking.
 -- An empty array returns no rows. At most one NOTIFY per call, and only when
 -- a new job is runnable now. Joins the caller's transaction.
 -- Raises 22023 when task or queue is NULL, empty or longer than 200
@@ -34,6 +35,7 @@ DECLARE
     v_inserted bigint;
     v_id       bigint;
     v_first    integer;
+    v_ord      integer;
 BEGIN
     IF NOT pg_catalog.isfinite(v_run_at) THEN
         RAISE EXCEPTION 'run_at must be a finite time, got %', enqueue_many.run_at
@@ -129,7 +131,7 @@ BEGIN
                    v_run_at, enqueue_many.max_attempts, n.dedupe_key
               FROM numbered AS n
              WHERE n.first_of_key
-             ORDER BY n.ord
+             ORDER BY n.dedupe_key NULLS FIRST, n.ord
             ON CONFLICT (queue, dedupe_key)
                WHERE dedupe_key IS NOT NULL AND state IN ('queued', 'running')
                DO NOTHING
@@ -144,8 +146,13 @@ BEGIN
         -- Elements left without an id carry a key: a later occurrence takes its
         -- first occurrence's id; a first occurrence takes the id of the job that
         -- holds the key, or inserts again if that job finished meanwhile.
-        FOR v_ord IN 1 .. pg_catalog.cardinality(v_ids) LOOP
-            CONTINUE WHEN v_ids[v_ord] IS NOT NULL;
+        -- In key order, as the insert above: no two calls wait on each other in a cycle.
+        FOR v_ord IN
+            SELECT u.ord
+              FROM unnest(enqueue_many.dedupe_keys) WITH ORDINALITY AS u(dedupe_key, ord)
+             WHERE v_ids[u.ord] IS NULL
+             ORDER BY u.dedupe_key, u.ord
+        LOOP
             v_first := pg_catalog.array_position(enqueue_many.dedupe_keys, enqueue_many.dedupe_keys[v_ord]);
             IF v_first < v_ord THEN
                 v_ids[v_ord] := v_ids[v_first];
@@ -156,7 +163,7 @@ BEGIN
                   INTO v_id
                   FROM taskboard.jobs AS j
                  WHERE j.queue = enqueue_many.queue
-                   AND j.dedupe_key = enqueue_many.dedupe_keys[v_ord]
+                           AND j.dedupe_key = enqueue_many.dedupe_keys[v_ord]
                    AND j.state IN ('queued', 'running');
                 EXIT WHEN FOUND;
                 INSERT INTO taskboard.jobs AS j (queue, task, payload, priority, run_at, max_attempts, dedupe_key)
