@@ -7,7 +7,7 @@ import datetime as dt
 import logging
 import math
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, NoReturn, TypeVar
 
 import psycopg
@@ -28,7 +28,6 @@ from taskboard.tasks import (
     DEFAULT_QUEUE,
     Handler,
     Task,
-    worker_queues,
 )
 from taskboard.worker import Worker
 
@@ -45,6 +44,7 @@ ENQUEUE_POOL_NAME = "taskboard-enqueue"
 
 F = TypeVar("F", bound=Handler)
 H = TypeVar("H", bound=EventHook)
+R = TypeVar("R")
 
 
 class Taskboard:
@@ -108,10 +108,6 @@ class Taskboard:
         registered = self.tasks.get(task) if isinstance(task, str) else None
         return registered.queue if registered else DEFAULT_QUEUE
 
-    def worker_queues(self) -> list[str]:
-        """The queues a worker claims from: settings.queues, else every registered task's queue."""
-        return worker_queues(self.tasks, self.settings.queues)
-
     def on_event(self, hook: H) -> H:
         """Register `hook(event)` for every JobEvent of this app's workers (see taskboard.events).
 
@@ -146,11 +142,7 @@ class Taskboard:
         params = sql.enqueue_params(
             task, payload, self.queue_of(task, queue), run_at, priority, max_attempts, dedupe_key
         )
-        if conn is not None:
-            with translate(role_needed=PRODUCER_ROLE):
-                return sql.enqueue(conn, params)
-        with self._pools.sync().connection() as own, translate(role_needed=PRODUCER_ROLE):
-            return sql.enqueue(own, params)
+        return self._produce(sql.enqueue, params, conn)
 
     def enqueue_many(
         self,
@@ -168,11 +160,7 @@ class Taskboard:
         params = sql.enqueue_many_params(
             task, payloads, self.queue_of(task, queue), run_at, priority, max_attempts, dedupe_keys
         )
-        if conn is not None:
-            with translate(role_needed=PRODUCER_ROLE):
-                return sql.enqueue_many(conn, params)
-        with self._pools.sync().connection() as own, translate(role_needed=PRODUCER_ROLE):
-            return sql.enqueue_many(own, params)
+        return self._produce(sql.enqueue_many, params, conn)
 
     async def aenqueue(
         self,
@@ -194,13 +182,7 @@ class Taskboard:
         params = sql.enqueue_params(
             task, payload, self.queue_of(task, queue), run_at, priority, max_attempts, dedupe_key
         )
-        if conn is not None:
-            with translate(role_needed=PRODUCER_ROLE):
-                return await sql.aenqueue(conn, params)
-        pool = await self._pools.for_running_loop()
-        async with pool.connection() as own:
-            with translate(role_needed=PRODUCER_ROLE):
-                return await sql.aenqueue(own, params)
+        return await self._aproduce(sql.aenqueue, params, conn)
 
     async def aenqueue_many(
         self,
@@ -218,13 +200,35 @@ class Taskboard:
         params = sql.enqueue_many_params(
             task, payloads, self.queue_of(task, queue), run_at, priority, max_attempts, dedupe_keys
         )
+        return await self._aproduce(sql.aenqueue_many, params, conn)
+
+    def _produce(
+        self,
+        call: Callable[[psycopg.Connection[Any], dict[str, Any]], R],
+        params: dict[str, Any],
+        conn: psycopg.Connection[Any] | None,
+    ) -> R:
+        """Make a producer call on `conn`, else on a connection of the app's sync pool."""
         if conn is not None:
             with translate(role_needed=PRODUCER_ROLE):
-                return await sql.aenqueue_many(conn, params)
+                return call(conn, params)
+        with self._pools.sync().connection() as own, translate(role_needed=PRODUCER_ROLE):
+            return call(own, params)
+
+    async def _aproduce(
+        self,
+        call: Callable[[psycopg.AsyncConnection[Any], dict[str, Any]], Awaitable[R]],
+        params: dict[str, Any],
+        conn: psycopg.AsyncConnection[Any] | None,
+    ) -> R:
+        """`_produce` for asyncio: on `conn`, else on the running loop's pool."""
+        if conn is not None:
+            with translate(role_needed=PRODUCER_ROLE):
+                return await call(conn, params)
         pool = await self._pools.for_running_loop()
         async with pool.connection() as own:
             with translate(role_needed=PRODUCER_ROLE):
-                return await sql.aenqueue_many(own, params)
+                return await call(own, params)
 
     def connect_kwargs(self, *, autocommit: bool = True) -> dict[str, Any]:
         """psycopg connection options every connection of this app uses."""

@@ -41,19 +41,6 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-KINDS = (
-    "claimed",
-    "started",
-    "renewed",
-    "holder_checked",
-    "finished",
-    "sending",
-    "send_failed",
-    "settled",
-    "released",
-    "lost",
-)
-
 
 @dataclass(frozen=True, slots=True)
 class JobEvent:

@@ -129,6 +129,11 @@ class Settings(BaseSettings):
         return options
 
     @property
+    def application_name(self) -> str:
+        """What a worker's connections show in pg_stat_activity: `taskboard <worker_name>`."""
+        return f"taskboard {self.worker_name}"
+
+    @property
     def listen_target(self) -> str | None:
         """Where to LISTEN: None to poll only, else a connection URL."""
         if self.listen_url.strip().lower() == NO_LISTEN:

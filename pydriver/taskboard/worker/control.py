@@ -18,7 +18,6 @@ succeeded is never run again for it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime as dt
 import logging
 import time
@@ -33,7 +32,7 @@ from taskboard.sql import Queries
 from taskboard.worker.executor import Executor
 from taskboard.worker.held import Held, Ledger, Outcome, State, unique_jobs, wall_clock
 from taskboard.worker.outcomes import describe, not_stored
-from taskboard.worker.retry import Backoff, needs_new_connection
+from taskboard.worker.retry import Backoff, needs_new_connection, sleep_unless_set
 
 log = logging.getLogger("taskboard.worker")
 
@@ -43,8 +42,6 @@ CONTROL_LOCK_TIMEOUT_SECONDS = 1.0
 RETRY_FIRST_SECONDS = 0.2
 MAX_CLAIM_BATCH = 1000  # claim's own bound on batch
 RETRY_MAX_SECONDS = 5.0
-
-Connect = Callable[[str], Any]  # an awaitable yielding an autocommit AsyncConnection
 
 
 class ReconnectNeeded(Exception):
@@ -108,7 +105,7 @@ class Control:
                     log.warning(
                         "control connection failed (%s); retrying in %.1fs", describe(exc), delay
                     )
-                    await self._sleep_unless_finished(delay)
+                    await sleep_unless_set(self.finished, delay)
         finally:
             if listener is not None:
                 listener.cancel()
@@ -131,7 +128,7 @@ class Control:
                 # A statement failed; the connection is fine: say so and go on.
                 delay = errors.next()
                 log.warning("control: %s; retrying in %.1fs", describe(exc), delay)
-                await self._sleep_unless_finished(delay)
+                await sleep_unless_set(self.finished, delay)
                 continue
             await self._idle(conn if listening else None)
 
@@ -202,11 +199,7 @@ class Control:
                 log.warning(
                     "listen connection failed (%s); retrying in %.1fs", describe(exc), delay
                 )
-                await self._sleep_unless_finished(delay)
-
-    async def _sleep_unless_finished(self, delay: float) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.finished.wait(), delay)
+                await sleep_unless_set(self.finished, delay)
 
     # -- settling ---------------------------------------------------------------------
 
@@ -244,10 +237,9 @@ class Control:
         job_ids = [h.job_id for h in batch]
         tokens = [h.token for h in batch]
         results = [h.outcome.value if h.outcome else None for h in batch]
+        sent, sent_at = time.monotonic(), wall_clock()
         for held in batch:
-            self.ledger.sending(held, "complete")
-        sent = time.monotonic()
-        sent_at = batch[0].sent_at
+            self.ledger.sending(held, "complete", sent_at)
         try:
             if claim_args is None:
                 answers = await self.queries.complete_many(conn, job_ids, tokens, results)

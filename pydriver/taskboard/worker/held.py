@@ -259,10 +259,10 @@ class Ledger:
 
     # -- events ---------------------------------------------------------------------
 
-    def sending(self, held: Held, outcome: str) -> None:
-        """Note that the claim's outcome is about to be sent."""
+    def sending(self, held: Held, outcome: str, at: dt.datetime | None = None) -> None:
+        """Note that the claim's outcome is about to be sent (`at`, now by default)."""
         held.in_flight = True
-        held.sent_at = wall_clock()
+        held.sent_at = at or wall_clock()
         self.event(held, "sending", outcome=outcome)
 
     def event(self, held: Held, kind: str, **fields: Any) -> None:

@@ -18,7 +18,6 @@ and dropping it would run a finished handler again for nothing.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime as dt
 import logging
 import time
@@ -32,7 +31,7 @@ from taskboard.settings import Settings
 from taskboard.sql import Queries
 from taskboard.worker.held import Held, Ledger, State, unique_jobs, wall_clock
 from taskboard.worker.outcomes import describe
-from taskboard.worker.retry import Backoff, needs_new_connection
+from taskboard.worker.retry import Backoff, needs_new_connection, sleep_unless_set
 
 log = logging.getLogger("taskboard.worker")
 
@@ -81,7 +80,7 @@ class Renewal:
                     if conn is not None:
                         await conn.close()
                     conn = None
-                await self._sleep_unless_finished(delay)
+                await sleep_unless_set(self.finished, delay)
         finally:
             if conn is not None:
                 await conn.close()
@@ -152,8 +151,4 @@ class Renewal:
                     )
             nearest = min((h.safe_until for h in running), default=None)
             sleep = WATCHDOG_MAX_SLEEP_SECONDS if nearest is None else nearest - now
-            await self._sleep_unless_finished(min(max(sleep, 0.01), WATCHDOG_MAX_SLEEP_SECONDS))
-
-    async def _sleep_unless_finished(self, delay: float) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.finished.wait(), delay)
+            await sleep_unless_set(self.finished, min(max(sleep, 0.01), WATCHDOG_MAX_SLEEP_SECONDS))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from typing import Any
 
 import psycopg
@@ -23,6 +25,12 @@ class Backoff:
         delay = self._next
         self._next = min(self._next * 2, RECONNECT_MAX_SECONDS)
         return delay
+
+
+async def sleep_unless_set(event: asyncio.Event, delay: float) -> None:
+    """Sleep `delay` seconds, or less when `event` is set meanwhile."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(event.wait(), delay)
 
 
 def connection_lost(exc: BaseException, conn: psycopg.AsyncConnection[Any]) -> bool:

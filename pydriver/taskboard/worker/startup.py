@@ -11,7 +11,6 @@ and prepared statements lost behind a transaction pooler.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from typing import Any
 
@@ -22,7 +21,7 @@ from taskboard import sql
 from taskboard.errors import SchemaVersionError, StartupError
 from taskboard.settings import Settings
 from taskboard.worker.outcomes import describe
-from taskboard.worker.retry import Backoff
+from taskboard.worker.retry import Backoff, sleep_unless_set
 
 log = logging.getLogger("taskboard.worker")
 
@@ -49,17 +48,14 @@ async def _connect(settings: Settings, stop: asyncio.Event) -> psycopg.AsyncConn
         try:
             return await psycopg.AsyncConnection.connect(
                 settings.database_url,
-                **settings.connection_options(
-                    application_name=f"taskboard {settings.worker_name}"[:63]
-                ),
+                **settings.connection_options(application_name=settings.application_name),
             )
         except psycopg.OperationalError as exc:
             if not _waiting_is_right(exc):
                 raise StartupError(f"cannot connect to the database: {describe(exc)}") from None
             delay = backoff.next()
             log.warning("database not reachable (%s); trying again in %.1fs", describe(exc), delay)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), delay)
+            await sleep_unless_set(stop, delay)
     return None
 
 
@@ -86,8 +82,7 @@ async def check_database(settings: Settings, queries: sql.Queries, stop: asyncio
                 describe(exc),
                 delay,
             )
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), delay)
+            await sleep_unless_set(stop, delay)
 
 
 async def _check(

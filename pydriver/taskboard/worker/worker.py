@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import functools
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -32,7 +31,7 @@ from taskboard.settings import Settings
 from taskboard.tasks import Task, worker_queues
 from taskboard.worker.control import Control
 from taskboard.worker.executor import Executor
-from taskboard.worker.held import Held, Ledger
+from taskboard.worker.held import Counters, Held, Ledger
 from taskboard.worker.renewal import Renewal
 from taskboard.worker.startup import check_database
 
@@ -67,7 +66,7 @@ class Worker:
         self._executor: Executor | None = None
 
     @property
-    def counts(self) -> Any:
+    def counts(self) -> Counters:
         return self.ledger.counts
 
     # -- lifecycle ---------------------------------------------------------------
@@ -89,7 +88,7 @@ class Worker:
             min_size=0,
             max_size=self.settings.handler_slots,
             kwargs=self.settings.connection_options(
-                autocommit=False, application_name=self._application_name
+                autocommit=False, application_name=self.settings.application_name
             ),
             configure=_configure_handler_connection,
             # After a restart or failover, idle connections are dead: test each
@@ -153,13 +152,9 @@ class Worker:
             await pool.close()
             log.info("worker %s stopped: %s", self.settings.worker_name, self.counts.line())
 
-    @property
-    def _application_name(self) -> str:
-        return f"taskboard {self.settings.worker_name}"[:63]
-
     async def _connect(self, url: str) -> psycopg.AsyncConnection[Any]:
         return await psycopg.AsyncConnection.connect(
-            url, **self.settings.connection_options(application_name=self._application_name)
+            url, **self.settings.connection_options(application_name=self.settings.application_name)
         )
 
     def _claimed(self, row: sql.Claimed, sent: float, sent_at: dt.datetime | None) -> None:
@@ -176,14 +171,15 @@ class Worker:
             "idempotency_key": row.idempotency_key,
         }
         ctx: BaseContext
-        holder: list[Held] = []
-        check = functools.partial(_ask, executor, holder)
+
+        async def check() -> bool:
+            return await executor.still_holder(held)  # this claim's own token, never its job id
+
         if task is not None and not task.is_async:
             ctx = SyncContext(loop=asyncio.get_running_loop(), check=check, **common)
         else:
             ctx = AsyncContext(check=check, **common)
         held = Held(row, task, ctx, safe_until=sent + self.settings.lease, sent_at=sent_at)
-        holder.append(held)
         self.ledger.add(held)
         executor.start(held)
 
@@ -230,11 +226,6 @@ class Worker:
                 await asyncio.wait_for(self._finished.wait(), self.settings.stats_interval)
             except TimeoutError:
                 log.info("worker %s: %s", self.settings.worker_name, self.counts.line())
-
-
-async def _ask(executor: Executor, holder: list[Held]) -> bool:
-    """still_holder() of the one claim in `holder`: its own token, never its job id's."""
-    return await executor.still_holder(holder[0])
 
 
 async def _configure_handler_connection(conn: psycopg.AsyncConnection[Any]) -> None:
