@@ -8,6 +8,7 @@ from pathlib import Path
 import psycopg
 
 from conftest import MakeDatabase
+from taskboard import install
 
 DB = Path(__file__).resolve().parent.parent / "db"
 FUNCTIONS = DB / "functions"
@@ -52,7 +53,7 @@ def test_function_files_and_a_fresh_deploy_define_the_same_functions(
         # not a body, a signature, an attribute nor a grant. A file with a
         # different signature would add an overload and show up here too.
         for path in sorted(FUNCTIONS.glob("*.sql")):
-            conn.execute(path.read_text())
+            conn.execute(install.render(path.read_text(), install.DEFAULT_PREFIX))
         assert installed(conn) == deployed
         conn.rollback()
 

@@ -6,7 +6,14 @@
 
 BEGIN;
 
-SET LOCAL ROLE taskboard_owner;
+\set owner_role :prefix _owner
+\set producer_role :prefix _producer
+\set worker_role :prefix _worker
+\set admin_role :prefix _admin
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
 -- enqueue(task, payload, queue, run_at, priority, max_attempts, dedupe_key) -> bigint
 -- Inserts a queued job, runnable from run_at (NULL = now), and returns its id.
 -- With dedupe_key: when an unfinished (queued or running) job of the same
@@ -109,6 +116,9 @@ $function$;
 
 REVOKE ALL ON FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text)
-    TO taskboard_producer, taskboard_worker, taskboard_admin;
+    TO :"producer_role", :"worker_role", :"admin_role";
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
 
 COMMIT;

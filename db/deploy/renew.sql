@@ -5,7 +5,14 @@
 
 BEGIN;
 
-SET LOCAL ROLE taskboard_owner;
+\set owner_role :prefix _owner
+\set producer_role :prefix _producer
+\set worker_role :prefix _worker
+\set admin_role :prefix _admin
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
 
 -- renew(job_id, token, lease) -> timestamptz
 -- Extends the holder's lease to clock + lease and returns the new deadline,
@@ -59,6 +66,9 @@ $function$;
 
 REVOKE ALL ON FUNCTION taskboard.renew(bigint, uuid, interval) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.renew(bigint, uuid, interval)
-    TO taskboard_worker, taskboard_admin;
+    TO :"worker_role", :"admin_role";
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
 
 COMMIT;

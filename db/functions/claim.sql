@@ -141,4 +141,4 @@ $function$;
 
 REVOKE ALL ON FUNCTION taskboard.claim(text, text, integer, interval) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.claim(text, text, integer, interval)
-    TO taskboard_worker, taskboard_admin;
+    TO :"worker_role", :"admin_role";

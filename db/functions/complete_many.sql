@@ -95,4 +95,4 @@ $function$;
 
 REVOKE ALL ON FUNCTION taskboard.complete_many(bigint[], uuid[], jsonb[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.complete_many(bigint[], uuid[], jsonb[])
-    TO taskboard_worker, taskboard_admin;
+    TO :"worker_role", :"admin_role";

@@ -100,4 +100,4 @@ $function$;
 
 REVOKE ALL ON FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text)
-    TO taskboard_producer, taskboard_worker, taskboard_admin;
+    TO :"producer_role", :"worker_role", :"admin_role";

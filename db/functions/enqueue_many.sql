@@ -195,4 +195,4 @@ $function$;
 
 REVOKE ALL ON FUNCTION taskboard.enqueue_many(text, jsonb[], text, timestamptz, integer, integer, text[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.enqueue_many(text, jsonb[], text, timestamptz, integer, integer, text[])
-    TO taskboard_producer, taskboard_worker, taskboard_admin;
+    TO :"producer_role", :"worker_role", :"admin_role";

@@ -68,4 +68,4 @@ $function$;
 
 REVOKE ALL ON FUNCTION taskboard.fail(bigint, uuid, text, interval) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.fail(bigint, uuid, text, interval)
-    TO taskboard_worker, taskboard_admin;
+    TO :"worker_role", :"admin_role";

@@ -50,4 +50,4 @@ $function$;
 
 REVOKE ALL ON FUNCTION taskboard.renew(bigint, uuid, interval) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.renew(bigint, uuid, interval)
-    TO taskboard_worker, taskboard_admin;
+    TO :"worker_role", :"admin_role";

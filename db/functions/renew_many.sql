@@ -86,4 +86,4 @@ $function$;
 
 REVOKE ALL ON FUNCTION taskboard.renew_many(bigint[], uuid[], interval) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.renew_many(bigint[], uuid[], interval)
-    TO taskboard_worker, taskboard_admin;
+    TO :"worker_role", :"admin_role";

@@ -2,7 +2,14 @@
 
 BEGIN;
 
-SET LOCAL ROLE taskboard_owner;
+\set owner_role :prefix _owner
+\set producer_role :prefix _producer
+\set worker_role :prefix _worker
+\set admin_role :prefix _admin
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
 
 -- claim(queue, worker, batch, lease) -> setof taskboard.claimed
 -- Takes up to `batch` runnable jobs of `queue`: queued with run_at due, or
@@ -142,6 +149,9 @@ $function$;
 
 REVOKE ALL ON FUNCTION taskboard.claim(text, text, integer, interval) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.claim(text, text, integer, interval)
-    TO taskboard_worker, taskboard_admin;
+    TO :"worker_role", :"admin_role";
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
 
 COMMIT;

@@ -2,7 +2,14 @@
 
 BEGIN;
 
-SET LOCAL ROLE taskboard_owner;
+\set owner_role :prefix _owner
+\set producer_role :prefix _producer
+\set worker_role :prefix _worker
+\set admin_role :prefix _admin
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
 
 -- complete_many(job_ids, tokens, results) -> setof (job_id, completed)
 -- complete for many jobs in one statement: job_ids[i] is completed with
@@ -88,6 +95,9 @@ $function$;
 
 REVOKE ALL ON FUNCTION taskboard.complete_many(bigint[], uuid[], jsonb[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.complete_many(bigint[], uuid[], jsonb[])
-    TO taskboard_worker, taskboard_admin;
+    TO :"worker_role", :"admin_role";
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
 
 COMMIT;

@@ -2,7 +2,14 @@
 
 BEGIN;
 
-SET LOCAL ROLE taskboard_owner;
+\set owner_role :prefix _owner
+\set producer_role :prefix _producer
+\set worker_role :prefix _worker
+\set admin_role :prefix _admin
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
 
 -- fail(job_id, token, error, retry_in) -> text
 -- The holder reports a failed attempt. The error is recorded with the
@@ -69,6 +76,9 @@ $function$;
 
 REVOKE ALL ON FUNCTION taskboard.fail(bigint, uuid, text, interval) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.fail(bigint, uuid, text, interval)
-    TO taskboard_worker, taskboard_admin;
+    TO :"worker_role", :"admin_role";
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
 
 COMMIT;

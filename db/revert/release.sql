@@ -3,7 +3,14 @@
 
 BEGIN;
 
-SET LOCAL ROLE taskboard_owner;
+\set owner_role :prefix _owner
+\set producer_role :prefix _producer
+\set worker_role :prefix _worker
+\set admin_role :prefix _admin
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
 
 -- release(job_id, token, delay) -> boolean
 -- The holder hands the job back, typically at shutdown: it is queued again
@@ -58,6 +65,9 @@ $function$;
 
 REVOKE ALL ON FUNCTION taskboard.release(bigint, uuid, interval) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.release(bigint, uuid, interval)
-    TO taskboard_worker, taskboard_admin;
+    TO :"worker_role", :"admin_role";
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
 
 COMMIT;

@@ -2,7 +2,14 @@
 
 BEGIN;
 
-SET LOCAL ROLE taskboard_owner;
+\set owner_role :prefix _owner
+\set producer_role :prefix _producer
+\set worker_role :prefix _worker
+\set admin_role :prefix _admin
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
 
 -- renew_many(job_ids, tokens, lease) -> setof (job_id, lease_expires_at)
 -- renew for many jobs in one statement: job_ids[i] is renewed with
@@ -77,6 +84,9 @@ $function$;
 
 REVOKE ALL ON FUNCTION taskboard.renew_many(bigint[], uuid[], interval) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.renew_many(bigint[], uuid[], interval)
-    TO taskboard_worker, taskboard_admin;
+    TO :"worker_role", :"admin_role";
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
 
 COMMIT;

@@ -1,15 +1,47 @@
 -- Verify taskboard:roles on pg
+--
+-- The four roles of the prefix exist with no way to log in and no
+-- cluster-wide power, and no LOGIN role other than a superuser can use the
+-- owner's rights: none is a member of it with SET or INHERIT (on 15, with
+-- any membership), directly or through other roles.
 
 BEGIN;
 
+\set VERBOSITY terse
+SET LOCAL taskboard.role_prefix TO :'prefix';
+
 DO $verify$
+DECLARE
+    v_prefix text := pg_catalog.current_setting('taskboard.role_prefix');
+    v_owner pg_catalog.regrole := pg_catalog.to_regrole(v_prefix || '_owner');
+    v_logins text;
 BEGIN
     IF (SELECT pg_catalog.count(*)
           FROM pg_catalog.pg_roles
-         WHERE rolname IN ('taskboard_owner', 'taskboard_producer', 'taskboard_worker', 'taskboard_admin')
-           AND NOT rolcanlogin
-           AND NOT rolsuper) <> 4 THEN
-        RAISE EXCEPTION 'the four taskboard roles must exist, NOLOGIN and not superuser';
+         WHERE rolname IN (v_prefix || '_owner', v_prefix || '_producer',
+                           v_prefix || '_worker', v_prefix || '_admin')
+           AND NOT (rolcanlogin OR rolsuper OR rolcreaterole OR rolcreatedb
+                    OR rolreplication OR rolbypassrls)) <> 4 THEN
+        RAISE EXCEPTION 'the four % roles must exist, NOLOGIN, with no SUPERUSER, CREATEROLE, CREATEDB, REPLICATION or BYPASSRLS',
+            v_prefix;
+    END IF;
+
+    WITH RECURSIVE reaches_owner (oid) AS (
+        SELECT v_owner::pg_catalog.oid
+        UNION
+        SELECT m.member
+          FROM pg_catalog.pg_auth_members AS m
+          JOIN reaches_owner AS r ON r.oid = m.roleid
+         WHERE COALESCE((pg_catalog.to_jsonb(m) ->> 'set_option')::boolean, true)
+            OR COALESCE((pg_catalog.to_jsonb(m) ->> 'inherit_option')::boolean, true)
+    )
+    SELECT pg_catalog.string_agg(a.rolname, ', ' ORDER BY a.rolname)
+      INTO v_logins
+      FROM reaches_owner AS r
+      JOIN pg_catalog.pg_roles AS a ON a.oid = r.oid
+     WHERE a.rolcanlogin AND NOT a.rolsuper;
+    IF v_logins IS NOT NULL THEN
+        RAISE EXCEPTION 'LOGIN roles can use the rights of %: %; revoke their membership', v_owner, v_logins;
     END IF;
 END
 $verify$;

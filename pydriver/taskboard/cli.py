@@ -1,7 +1,8 @@
 """The ``taskboard`` command.
 
 Commands: ``migrate`` (Sqitch on the project shipped as taskboard/db),
-``worker MODULE:APP``, ``enqueue TASK [JSON]``, ``status`` and ``demo``.
+``sql`` (the install or upgrade as one plain script), ``worker MODULE:APP``,
+``enqueue TASK [JSON]``, ``status`` and ``demo``.
 A command's options and arguments may come in any order. Settings come from
 TASKBOARD_* variables. An expected failure, a usage error included, is one
 line on stderr, ``taskboard: error: ...``; exit status 0 ok, 1 runtime
@@ -24,7 +25,7 @@ from typing import Any, NoReturn
 import psycopg
 from psycopg import conninfo
 
-from taskboard import __version__, migrate, sql
+from taskboard import __version__, install, migrate, sql
 from taskboard.app import PRODUCER_ROLE, Taskboard
 from taskboard.errors import ConfigError, InvalidArgument, TaskboardError, translate
 from taskboard.runner import EXIT_AT_ONCE
@@ -162,18 +163,24 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: 
 def cmd_migrate(args: argparse.Namespace) -> int:
     settings = load_settings()
     if args.status:
-        command = ["status"]
-    elif args.revert:
+        done = migrate.sqitch(settings.database_url, "status")
+        return EXIT_OK if done.returncode == 0 else EXIT_RUNTIME
+    if args.revert:
         database = conninfo.conninfo_to_dict(settings.database_url).get("dbname", "the database")
         if not args.yes and not confirm(
             f"Revert Taskboard from {database}? This drops the taskboard schema and every job."
         ):
             raise CliError("nothing reverted")
-        command = ["revert", "-y"]
-    else:
-        command = ["deploy", "--verify"]
-    done = migrate.sqitch(settings.database_url, *command)
-    return EXIT_OK if done.returncode == 0 else EXIT_RUNTIME
+        done = migrate.sqitch(settings.database_url, "revert", "-y")
+        return EXIT_OK if done.returncode == 0 else EXIT_RUNTIME
+    options = settings.connection_options(application_name=f"{PROG} migrate")
+    sys.stdout.write(migrate.deploy(settings.database_url, options, prefix=args.prefix))
+    return EXIT_OK
+
+
+def cmd_sql(args: argparse.Namespace) -> int:
+    sys.stdout.write(install.script(args.prefix, since=args.since, until=args.until))
+    return EXIT_OK
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
@@ -303,6 +310,13 @@ def positive_int(text: str) -> int:
     return value
 
 
+def role_prefix(text: str) -> str:
+    try:
+        return install.check_prefix(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
 def positive_float(text: str) -> float:
     value = float(text)
     if not value > 0:
@@ -337,6 +351,31 @@ def build_parser() -> argparse.ArgumentParser:
     action.add_argument("--status", action="store_true", help="show what is deployed")
     action.add_argument("--revert", action="store_true", help="remove the schema and its jobs")
     migrate.add_argument("--yes", action="store_true", help="revert without asking")
+    migrate.add_argument(
+        "--prefix",
+        type=role_prefix,
+        metavar="P",
+        help="roles P_owner, P_producer, P_worker, P_admin for a fresh install "
+        "(default taskboard; an installed database keeps its own)",
+    )
+
+    sql_command = command(
+        "sql",
+        cmd_sql,
+        "Print the install SQL as one script (no Sqitch needed): for Alembic, Django, "
+        "Flyway or Liquibase.",
+    )
+    sql_command.add_argument(
+        "--from", dest="since", metavar="RELEASE", help="the upgrade from RELEASE, e.g. 0.1.0"
+    )
+    sql_command.add_argument("--to", dest="until", metavar="RELEASE", help="stop after RELEASE")
+    sql_command.add_argument(
+        "--prefix",
+        type=role_prefix,
+        default=install.DEFAULT_PREFIX,
+        metavar="P",
+        help="the role names P_owner, P_producer, P_worker, P_admin (default taskboard)",
+    )
 
     worker = command(
         "worker",
