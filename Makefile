@@ -65,7 +65,7 @@ test: test-pg18 ## Run all tests on PostgreSQL 18, then on 15 when Debian's Post
 	  echo "== $(PG15_POSTGRES) not found: the PostgreSQL 15 run is skipped"; \
 	fi
 
-test-pg18: ## Recreate taskboard_test, deploy, pg_prove and pytest on the dev PostgreSQL 18 (or TASKBOARD_DATABASE_URL)
+test-pg18: ## Recreate taskboard_test, deploy it as a non-superuser, pg_prove and pytest on the dev PostgreSQL 18 (or TASKBOARD_DATABASE_URL)
 test-pg15: ## The same on Debian's PostgreSQL 15 (.taskboard/pg15, run as user postgres)
 test-pg18: PG := 18
 test-pg15: PG := 15
@@ -77,12 +77,13 @@ test-pg18 test-pg15: venv tools
 	server=$$($(DEVDB) start --pg $(PG)); \
 	db_url=$$($(DEVDB) recreate-db $(TEST_DB) --pg $(PG)); \
 	echo "== PostgreSQL $(PG): $$db_url"; \
-	if [ -f db/sqitch.plan ]; then \
-	  echo "== sqitch deploy --verify"; \
-	  (cd db && sqitch deploy --verify "db:pg:$${db_url#*:}"); \
+	if [ -n "$${TASKBOARD_DATABASE_URL:-}" ]; then \
+	  deploy_url=$$db_url; \
 	else \
-	  echo "== db/sqitch.plan not found: sqitch deploy skipped"; \
+	  deploy_url=$$($(DEVDB) deployer "$$db_url"); \
 	fi; \
+	echo "== taskboard migrate, as $$(sed -E 's|^[a-z]+://([^@:]*).*|\1|' <<<"$$deploy_url")"; \
+	TASKBOARD_DATABASE_URL="$$deploy_url" $(VENV)/bin/taskboard migrate; \
 	shopt -s nullglob; pgtap_files=(db/tests/*.sql); \
 	if [ $${#pgtap_files[@]} -gt 0 ]; then \
 	  echo "== pg_prove db/tests"; \

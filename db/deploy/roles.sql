@@ -8,14 +8,15 @@
 --
 -- A missing role is created. An existing one is adopted only when it is what
 -- this script would have made: NOLOGIN, not a superuser, no CREATEROLE,
--- CREATEDB, REPLICATION or BYPASSRLS, and no members or admins but the
--- deploying role itself. That last check applies to the owner always, and
--- to the other three when they are not yet a trust domain: when this
--- database has no taskboard schema and the owner owns nothing in another
--- database. (Joining a domain that serves other databases, their logins are
--- expected members.) Anything else stops the deploy with one error naming
--- the role and what is wrong: a role someone created first must not become
--- the owner of the queue or hand its rights to strangers.
+-- CREATEDB, REPLICATION or BYPASSRLS, and no members or admins the deploy
+-- did not grant. While the four are not yet a trust domain (this database
+-- has no taskboard schema and the owner owns nothing in another database),
+-- that means no grant at all but the deploying role's own ADMIN OPTION.
+-- Once they are, the application roles have their logins as members, and
+-- the owner must still have no member that can use its rights. Anything
+-- else stops the deploy with one error naming the role and what is wrong: a
+-- role someone created first must not become the owner of the queue or hand
+-- its rights to strangers.
 --
 -- The deploying role needs CREATEROLE, not superuser. It never stays a
 -- member of the owner: every later step grants itself the owner for its own
@@ -86,18 +87,18 @@ BEGIN
         IF v_found.rolreplication THEN v_problems := v_problems || 'it has REPLICATION'::text; END IF;
         IF v_found.rolbypassrls THEN v_problems := v_problems || 'it has BYPASSRLS'::text; END IF;
 
-        -- Any grant to another role, and a grant to the deploying role that
-        -- gives more than ADMIN OPTION (PostgreSQL 16+ columns read through
-        -- jsonb, so the same text runs on 15).
-        IF v_kind = 'owner' OR v_new_domain THEN
+        -- A new trust domain: no grant at all but the deploying role's own
+        -- ADMIN OPTION. The owner of an existing one: no grant that lets a
+        -- role use its rights (SET or INHERIT on 16+, any grant on 15; the
+        -- 16+ columns are read through jsonb so the same text runs on 15).
+        IF v_new_domain OR v_kind = 'owner' THEN
             SELECT pg_catalog.string_agg(DISTINCT m.member::pg_catalog.regrole::text, ', ')
               INTO v_names
               FROM pg_catalog.pg_auth_members AS m
              WHERE m.roleid = v_found.oid
-               AND (m.member <> pg_catalog.to_regrole(CURRENT_USER)
-                    OR COALESCE((pg_catalog.to_jsonb(m) ->> 'set_option')::boolean, false)
-                    OR COALESCE((pg_catalog.to_jsonb(m) ->> 'inherit_option')::boolean, false)
-                    OR NOT (pg_catalog.to_jsonb(m) ? 'set_option'));
+               AND ((v_new_domain AND m.member <> pg_catalog.to_regrole(CURRENT_USER))
+                    OR COALESCE((pg_catalog.to_jsonb(m) ->> 'set_option')::boolean, true)
+                    OR COALESCE((pg_catalog.to_jsonb(m) ->> 'inherit_option')::boolean, true));
             IF v_names IS NOT NULL THEN
                 v_problems := v_problems || ('it has members or admins this deploy did not grant: ' || v_names);
             END IF;

@@ -132,14 +132,14 @@ def script(
     """The SQL that installs Taskboard, or upgrades it from release `since`, as one transaction.
 
     `until` stops after that release (for a Sqitch registry then recorded
-    with `sqitch deploy --log-only --to @vUNTIL`). Raises InstallError for a
-    release the plan does not have, ConfigError for a bad prefix.
+    with `sqitch deploy --log-only --to @vUNTIL`). Raises ConfigError for a
+    release the plan does not have or a bad prefix.
     """
     project = project or shipped_sqitch_project()
     known = releases(project)
     for version in (since, until):
         if version is not None and version not in known:
-            raise InstallError(
+            raise ConfigError(
                 f"no release {version} in the plan (releases: {', '.join(known) or 'none'})"
             )
     changes = plan(project)

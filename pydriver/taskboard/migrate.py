@@ -99,8 +99,13 @@ def deploy(database_url: str, connect_options: Mapping[str, Any], prefix: str | 
                 "the taskboard schema exists but Sqitch has no record of it (installed with "
                 "`taskboard sql`?): upgrade it with `taskboard sql --from RELEASE`"
             )
-        elif owner is not None and prefix is None:
-            prefix = owner.removesuffix("_owner")
+        elif prefix is None:
+            prefix = owner.removesuffix("_owner") if owner else None
+        elif owner is not None and owner != f"{prefix}_owner":
+            raise MigrateError(
+                f"schema taskboard is owned by {owner}, not {prefix}_owner: "
+                "a database keeps the prefix it was installed with"
+            )
     done = sqitch(
         database_url,
         "deploy",

@@ -10,6 +10,8 @@ Run as ``python -m taskboard_dev.devdb COMMAND [--pg 18|15]``:
 - ``url``: print the URL of the running server; exit 1 when it is not running.
 - ``recreate-db NAME``: drop and create database NAME with pgTAP in it, print
   its URL.
+- ``deployer URL``: make the login a managed server gives (CREATEROLE and
+  CREATEDB, not superuser) the owner of URL's database, print URL as it.
 - ``pg-env URL``: print ``export PGHOST=...`` lines saying the same as URL,
   for clients that take no URI (pg_prove).
 
@@ -71,6 +73,7 @@ DATABASE_URL_ENV = "TASKBOARD_DATABASE_URL"
 ROOT_ENV = "TASKBOARD_ROOT"  # overrides where .taskboard/ and db/ are found
 PGTAP_DEB_PATTERN = r"^postgresql-[0-9]+-pgtap$"
 DATABASE_NAME_PATTERN = r"^[a-z_][a-z0-9_]{0,62}$"
+DEPLOYER = "taskboard_deployer"  # the Makefile's deploying login: no superuser
 
 
 def project_root() -> Path:
@@ -288,6 +291,10 @@ def main(argv: list[str] | None = None) -> int:
     recreate.add_argument(
         "--no-pgtap", dest="pgtap", action="store_false", help="do not create extension pgtap"
     )
+    deployer = commands.add_parser(
+        "deployer", help="print URL logging in as a CREATEROLE, CREATEDB login owning its database"
+    )
+    deployer.add_argument("url")
     pg_env = commands.add_parser(
         "pg-env", help="print `export PGHOST=...` lines for a URL, for eval in a shell"
     )
@@ -307,6 +314,8 @@ def main(argv: list[str] | None = None) -> int:
             print(url)
         elif args.command == "recreate-db":
             print(recreate_database(args.name, args.pg, pgtap=args.pgtap))
+        elif args.command == "deployer":
+            print(server.managed_deployer(args.url, DEPLOYER))
         elif args.command == "pg-env":
             for name, value in libpq_env(args.url).items():
                 print(f"export {name}={shlex.quote(value)}")

@@ -474,3 +474,42 @@ def drop_database(base_url: str, name: str) -> None:
         conn.execute(
             sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
         )
+
+
+def as_user(url: str, user: str) -> str:
+    """Return `url` (a postgresql:// URI without a password) logging in as `user`."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, f"{quote(user)}@{host}", parts.path, parts.query, ""))
+
+
+def managed_deployer(url: str, role: str, *, prefix: str = "taskboard") -> str:
+    """What managed PostgreSQL hands a team, on the database of `url`: a LOGIN
+    role `role` with CREATEROLE and CREATEDB, not a superuser, owning that
+    database. On PostgreSQL 16+ it also gets the ADMIN OPTION (and nothing
+    more) on the roles of `prefix` that already exist, as if it had created
+    them. Connects as a superuser; returns `url` logging in as `role`."""
+    import psycopg  # here, so that stopping a server needs no psycopg
+    from psycopg import sql
+
+    ident = sql.Identifier(role)
+    with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+        exists = conn.execute("SELECT FROM pg_roles WHERE rolname = %s", [role]).fetchone()
+        if exists is None:
+            conn.execute(sql.SQL("CREATE ROLE {} LOGIN CREATEROLE CREATEDB").format(ident))
+        database = conn.execute("SELECT current_database()").fetchone()
+        assert database is not None
+        conn.execute(
+            sql.SQL("ALTER DATABASE {} OWNER TO {}").format(sql.Identifier(database[0]), ident)
+        )
+        if conn.info.server_version >= 160000:
+            for (existing,) in conn.execute(
+                "SELECT rolname FROM pg_roles WHERE rolname = ANY(%s)",
+                [[f"{prefix}_{kind}" for kind in ("owner", "producer", "worker", "admin")]],
+            ).fetchall():
+                conn.execute(
+                    sql.SQL("GRANT {} TO {} WITH ADMIN TRUE, INHERIT FALSE, SET FALSE").format(
+                        sql.Identifier(existing), ident
+                    )
+                )
+    return as_user(url, role)

@@ -1,0 +1,417 @@
+"""Install anywhere: a CREATEROLE login deploys, squatted roles are refused, prefixes isolate,
+and `taskboard sql` installs what Sqitch does.
+
+Every test makes its own roles under a fresh prefix and its own databases,
+and drops them again: roles are shared by the whole server.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from conftest import DB_DIR, MakeDatabase, run_sqitch
+from taskboard import install
+from taskboard_dev import devdb, server
+from test_cli import error_line, run
+
+KINDS = ("owner", "producer", "worker", "admin")
+
+# Everything a deploy decides that a reviewer would compare: functions with
+# their bodies, owners, settings and grants; tables, columns, constraints,
+# indexes, types and the schema's own owner and grants.
+CATALOG = """
+    SELECT 'function', p.oid::regprocedure::text,
+           concat_ws(' | ', pg_get_functiondef(p.oid), p.proowner::regrole::text,
+                     p.prosecdef::text, array_to_string(p.proconfig, ','), p.proacl::text)
+      FROM pg_proc AS p WHERE p.pronamespace = 'taskboard'::regnamespace
+    UNION ALL
+    SELECT 'relation', c.relname,
+           concat_ws(' | ', c.relkind::text, c.relowner::regrole::text, c.relacl::text,
+                     array_to_string(c.reloptions, ','))
+      FROM pg_class AS c WHERE c.relnamespace = 'taskboard'::regnamespace
+    UNION ALL
+    SELECT 'column', a.attrelid::regclass::text || '.' || a.attname,
+           concat_ws(' | ', format_type(a.atttypid, a.atttypmod), a.attnotnull::text,
+                     pg_get_expr(d.adbin, d.adrelid), a.attidentity::text)
+      FROM pg_attribute AS a
+      JOIN pg_class AS c ON c.oid = a.attrelid
+      LEFT JOIN pg_attrdef AS d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+     WHERE c.relnamespace = 'taskboard'::regnamespace AND a.attnum > 0 AND NOT a.attisdropped
+    UNION ALL
+    SELECT 'constraint', conname, pg_get_constraintdef(oid)
+      FROM pg_constraint WHERE connamespace = 'taskboard'::regnamespace
+    UNION ALL
+    SELECT 'index', indexname, indexdef FROM pg_indexes WHERE schemaname = 'taskboard'
+    UNION ALL
+    SELECT 'type', t.typname, t.typowner::regrole::text
+      FROM pg_type AS t WHERE t.typnamespace = 'taskboard'::regnamespace
+    UNION ALL
+    SELECT 'schema', nspname, concat_ws(' | ', nspowner::regrole::text, nspacl::text)
+      FROM pg_namespace WHERE nspname = 'taskboard'
+    UNION ALL
+    SELECT 'comment', d.objoid::regclass::text || '/' || d.objsubid, d.description
+      FROM pg_description AS d
+      JOIN pg_class AS c ON c.oid = d.objoid AND d.classoid = 'pg_class'::regclass
+     WHERE c.relnamespace = 'taskboard'::regnamespace
+    UNION ALL
+    SELECT 'comment', d.objoid::regprocedure::text, d.description
+      FROM pg_description AS d
+      JOIN pg_proc AS p ON p.oid = d.objoid AND d.classoid = 'pg_proc'::regclass
+     WHERE p.pronamespace = 'taskboard'::regnamespace
+    UNION ALL
+    SELECT 'comment', 'schema', obj_description('taskboard'::regnamespace, 'pg_namespace')
+    ORDER BY 1, 2
+"""
+
+
+def catalog(url: str) -> list[tuple[str, str, str]]:
+    with psycopg.connect(url) as conn:
+        return [tuple(row) for row in conn.execute(CATALOG).fetchall()]
+
+
+def psql(url: str, script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Pipe `script` into psql (stop at the first error) logged in as `url` says."""
+    return subprocess.run(
+        ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", *args, "-f", "-"],
+        input=script,
+        env={"PATH": "/usr/bin:/bin", **devdb.libpq_env(url)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def execute(url: str, *statements: str | sql.Composed) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        for statement in statements:
+            conn.execute(statement)
+
+
+class Domain:
+    """A fresh role prefix, its databases and logins, all dropped at the end."""
+
+    def __init__(self, server_url: str) -> None:
+        self.server_url = server_url
+        self.prefix = "t" + uuid.uuid4().hex[:10]
+        self.databases: list[str] = []
+        self.logins: list[str] = []
+
+    def role(self, kind: str) -> str:
+        return f"{self.prefix}_{kind}"
+
+    def database(self) -> str:
+        """A new empty database: its superuser URL."""
+        name = f"{self.prefix}_db{len(self.databases)}"
+        self.databases.append(name)
+        return server.recreate_database(self.server_url, name)
+
+    def deployer(self, url: str, prefix: str | None = None) -> str:
+        """A CREATEROLE, CREATEDB login (no superuser) owning the database of `url`, admin
+        of the roles of `prefix` (default: this domain's) that exist: its URL."""
+        login = self.role(f"deployer{len(self.logins)}")
+        self.logins.append(login)
+        return server.managed_deployer(url, login, prefix=prefix or self.prefix)
+
+    def login(self, name: str, *member_of: str) -> str:
+        login = self.role(name)
+        self.logins.append(login)
+        execute(
+            self.server_url,
+            sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(login)),
+            *(
+                sql.SQL("GRANT {} TO {}").format(sql.Identifier(role), sql.Identifier(login))
+                for role in member_of
+            ),
+        )
+        return login
+
+    def drop(self) -> None:
+        with psycopg.connect(self.server_url, autocommit=True) as conn:
+            for name in self.databases:
+                conn.execute(
+                    sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+                )
+            roles = [
+                name
+                for (name,) in conn.execute(
+                    "SELECT rolname FROM pg_roles WHERE starts_with(rolname, %s)",
+                    [self.prefix + "_"],
+                )
+            ]
+            for name in roles:  # what they may still own in the databases of other tests
+                conn.execute(sql.SQL("DROP OWNED BY {} CASCADE").format(sql.Identifier(name)))
+            for name in roles:
+                conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(name)))
+
+
+@pytest.fixture
+def domain(server_url: str) -> Iterator[Domain]:
+    made = Domain(server_url)
+    yield made
+    made.drop()
+
+
+def migrate(url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return run(url, "migrate", *args)
+
+
+def can_use(url: str, login: str, role: str) -> bool:
+    """Whether `login` can use the rights of `role`, by SET ROLE or inheritance."""
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            "SELECT pg_has_role(%(l)s, %(r)s, 'USAGE') OR (CASE WHEN current_setting("
+            "'server_version_num')::int >= 160000 THEN pg_has_role(%(l)s, %(r)s, 'SET') "
+            "ELSE pg_has_role(%(l)s, %(r)s, 'MEMBER') END)",
+            {"l": login, "r": role},
+        ).fetchone()
+    assert row is not None
+    return bool(row[0])
+
+
+# -- a CREATEROLE login, no superuser ---------------------------------------------------
+
+
+def test_a_createrole_login_installs_upgrades_and_keeps_no_owner_rights(domain: Domain) -> None:
+    url = domain.database()
+    deployer_url = domain.deployer(url)
+    deployer = domain.logins[-1]
+
+    done = migrate(deployer_url, "--prefix", domain.prefix)
+    assert done.returncode == 0, done.stderr
+    assert "get_job" in done.stdout and "enqueue_many" in done.stdout, done.stdout
+
+    owner = domain.role("owner")
+    with psycopg.connect(url) as conn:
+        schema_owner = conn.execute(
+            "SELECT nspowner::regrole::text FROM pg_namespace WHERE nspname = 'taskboard'"
+        ).fetchone()
+        assert schema_owner == (owner,)
+        super_row = conn.execute(
+            "SELECT rolsuper FROM pg_roles WHERE rolname = %s", [deployer]
+        ).fetchone()
+        assert super_row == (False,)
+    assert not can_use(url, deployer, owner), "the deployer is left able to use the owner"
+
+    again = migrate(deployer_url)  # the prefix comes from the schema's owner
+    assert again.returncode == 0, again.stderr
+    assert "Nothing to deploy" in again.stdout, again.stdout
+
+    worker = domain.login("w", domain.role("worker"))
+    with psycopg.connect(server.as_user(url, worker), autocommit=True) as conn:
+        (job_id,) = conn.execute("SELECT taskboard.enqueue('ping')").fetchone() or (None,)
+        claimed = conn.execute("SELECT job_id FROM taskboard.claim('default', 'w', 1, '30s')")
+        assert claimed.fetchall() == [(job_id,)]
+
+
+def test_a_second_prefix_on_an_installed_database_is_refused(domain: Domain) -> None:
+    url = domain.database()
+    deployer_url = domain.deployer(url)
+    assert migrate(deployer_url, "--prefix", domain.prefix).returncode == 0
+
+    done = migrate(deployer_url, "--prefix", domain.prefix + "x")
+    assert done.returncode == 1
+    line = error_line(done)
+    assert f"owned by {domain.role('owner')}" in line, line
+
+
+@pytest.mark.parametrize("through", ["directly", "through another role"])
+def test_verify_fails_when_a_login_can_use_the_owner(domain: Domain, through: str) -> None:
+    url = domain.database()
+    assert migrate(domain.deployer(url), "--prefix", domain.prefix).returncode == 0
+    verify = (DB_DIR / "verify" / "roles.sql").read_text()
+    assert psql(url, verify, "-v", f"prefix={domain.prefix}").returncode == 0
+
+    if through == "directly":
+        login = domain.login("intruder", domain.role("owner"))
+    else:
+        middle = domain.role("middle")
+        execute(
+            url,
+            sql.SQL("CREATE ROLE {} NOLOGIN").format(sql.Identifier(middle)),
+            sql.SQL("GRANT {} TO {}").format(
+                sql.Identifier(domain.role("owner")), sql.Identifier(middle)
+            ),
+        )
+        login = domain.login("intruder", middle)
+    failed = psql(url, verify, "-v", f"prefix={domain.prefix}")
+    assert failed.returncode != 0
+    assert login in failed.stderr and "LOGIN roles can use the rights" in failed.stderr
+
+
+# -- squatted roles ------------------------------------------------------------------------
+
+SQUATS: dict[str, tuple[str, str, str]] = {
+    # name: (role kind, how it was made, what the error says)
+    "login owner": ("owner", "CREATE ROLE {role} LOGIN", "it can log in (LOGIN)"),
+    "superuser worker": ("worker", "CREATE ROLE {role} SUPERUSER", "it is a superuser"),
+    "createrole admin": ("admin", "CREATE ROLE {role} CREATEROLE", "it has CREATEROLE"),
+    "createdb producer": ("producer", "CREATE ROLE {role} CREATEDB", "it has CREATEDB"),
+    "replication owner": ("owner", "CREATE ROLE {role} REPLICATION", "it has REPLICATION"),
+    "bypassrls worker": ("worker", "CREATE ROLE {role} BYPASSRLS", "it has BYPASSRLS"),
+    "a member": (
+        "worker",
+        "CREATE ROLE {role}; CREATE ROLE {other} LOGIN; GRANT {role} TO {other}",
+        "members or admins this deploy did not grant: {other}",
+    ),
+    "an admin": (
+        "owner",
+        "CREATE ROLE {role}; CREATE ROLE {other}; GRANT {role} TO {other} WITH ADMIN OPTION",
+        "members or admins this deploy did not grant: {other}",
+    ),
+}
+
+
+@pytest.mark.parametrize("squat", list(SQUATS))
+def test_a_squatted_role_is_refused_and_nothing_is_left(domain: Domain, squat: str) -> None:
+    kind, make, says = SQUATS[squat]
+    names = {"role": domain.role(kind), "other": domain.role("squatter")}
+    url = domain.database()
+    execute(url, *(part.strip().format(**names) for part in make.split(";")))
+    deployer_url = domain.deployer(url)
+
+    done = migrate(deployer_url, "--prefix", domain.prefix)
+    assert done.returncode == 1
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    line = error_line(done)
+    assert f"role {names['role']} already exists and is not adopted" in line, line
+    assert says.format(**names) in line, line
+
+    with psycopg.connect(url) as conn:
+        left = conn.execute(
+            "SELECT to_regnamespace('taskboard'), to_regnamespace('sqitch'),"
+            " (SELECT count(*) FROM pg_roles WHERE rolname = ANY(%s))",
+            [[domain.role(k) for k in KINDS]],
+        ).fetchone()
+    assert left == (None, None, 1), "a refused install left something behind"
+
+
+def test_a_squatter_that_created_the_owner_is_refused(domain: Domain) -> None:
+    """The red-team case: another CREATEROLE login made the owner first (on 16+ it is then
+    the owner's admin; on 15 it gave itself membership)."""
+    url = domain.database()
+    squatter = domain.role("squatter")
+    execute(url, sql.SQL("CREATE ROLE {} LOGIN CREATEROLE").format(sql.Identifier(squatter)))
+    domain.logins.append(squatter)
+    with psycopg.connect(server.as_user(url, squatter), autocommit=True) as conn:
+        owner = sql.Identifier(domain.role("owner"))
+        conn.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(owner))
+        if conn.info.server_version < 160000:
+            conn.execute(sql.SQL("GRANT {} TO {}").format(owner, sql.Identifier(squatter)))
+
+    done = migrate(domain.deployer(url), "--prefix", domain.prefix)
+    assert done.returncode == 1
+    assert squatter in error_line(done) and domain.role("owner") in error_line(done)
+
+
+# -- isolation -------------------------------------------------------------------------------
+
+
+def test_databases_with_their_own_prefix_share_no_privilege(
+    domain: Domain, server_url: str
+) -> None:
+    other = Domain(server_url)
+    try:
+        url_a, url_b = domain.database(), other.database()
+        assert migrate(domain.deployer(url_a), "--prefix", domain.prefix).returncode == 0
+        assert migrate(other.deployer(url_b), "--prefix", other.prefix).returncode == 0
+        worker_a = domain.login("w", domain.role("worker"))
+
+        execute(url_b, "SELECT taskboard.enqueue('ping')")
+        with (
+            psycopg.connect(server.as_user(url_b, worker_a), autocommit=True) as conn,
+            pytest.raises(psycopg.errors.InsufficientPrivilege),
+        ):
+            conn.execute("SELECT * FROM taskboard.claim('default', 'w', 1, '30s')")
+        with psycopg.connect(url_b) as conn:
+            grants = conn.execute(
+                "SELECT count(*) FROM pg_proc AS p"
+                " WHERE p.pronamespace = 'taskboard'::regnamespace"
+                "   AND (p.proacl::text LIKE %(a)s OR p.proowner::regrole::text LIKE %(a)s)",
+                {"a": f"%{domain.prefix}\\_%"},
+            ).fetchone()
+        assert grants == (0,), "database B grants something to database A's roles"
+
+        execute(url_a, "SELECT taskboard.enqueue('ping')")
+        with psycopg.connect(server.as_user(url_a, worker_a), autocommit=True) as conn:
+            rows = conn.execute("SELECT * FROM taskboard.claim('default', 'w', 1, '30s')")
+            assert len(rows.fetchall()) == 1
+    finally:
+        other.drop()
+
+
+# -- taskboard sql ---------------------------------------------------------------------------
+
+
+def test_sql_installs_the_same_catalog_as_a_sqitch_deploy(
+    make_database: MakeDatabase, domain: Domain
+) -> None:
+    by_sqitch = make_database(deploy=True)
+    script = run(None, "sql")
+    assert script.returncode == 0, script.stderr
+    assert "\\" not in script.stdout.replace("\\_", ""), "psql-only syntax in taskboard sql"
+
+    url = domain.database()
+    # A CREATEROLE login, as on a managed server, joining the suite's taskboard_ roles.
+    piped = psql(domain.deployer(url, install.DEFAULT_PREFIX), script.stdout)
+    assert piped.returncode == 0, piped.stderr
+    assert catalog(url) == catalog(by_sqitch)
+
+
+def test_sql_from_a_release_upgrades_to_the_same_catalog(
+    make_database: MakeDatabase, domain: Domain
+) -> None:
+    by_sqitch = make_database(deploy=True)
+    url = domain.database()
+    first = install.releases(DB_DIR)[0]
+    deployed = run_sqitch(url, "deploy", "--to", f"@v{first}")
+    assert deployed.returncode == 0, deployed.stderr
+
+    script = run(None, "sql", "--from", first)
+    assert script.returncode == 0, script.stderr
+    piped = psql(url, script.stdout)
+    assert piped.returncode == 0, piped.stderr
+    assert catalog(url) == catalog(by_sqitch)
+
+
+def test_sql_refuses_a_database_that_has_taskboard(make_database: MakeDatabase) -> None:
+    url = make_database(deploy=True)
+    before = catalog(url)
+    piped = psql(url, run(None, "sql").stdout)
+    assert piped.returncode != 0
+    assert "already has a taskboard schema" in piped.stderr
+    assert catalog(url) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--prefix", "Bad-Name"], "role prefix 'Bad-Name' must be"),
+        (["--prefix", "1st"], "not starting with a digit"),
+        (["--from", "9.9.9"], "no release 9.9.9 in the plan"),
+        (["--to", "nope"], "no release nope in the plan"),
+    ],
+)
+def test_sql_refuses_bad_input_in_one_line(args: list[str], says: str) -> None:
+    done = run(None, "sql", *args)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert says in error_line(done)
+
+
+def test_sql_names_the_roles_of_its_prefix_only() -> None:
+    text = install.script("acme")
+    assert '"acme_owner"' in text and "acme_worker" in text
+    assert "taskboard_" not in text.replace("taskboard_result_not_stored", "")
+
+
+def test_every_deploy_script_renders_to_plain_sql() -> None:
+    for change in install.plan(DB_DIR):
+        rendered = install.render((DB_DIR / "deploy" / change.script).read_text(), "acme")
+        assert ':"' not in rendered and ":'prefix'" not in rendered, change.script
+        assert not any(line.startswith("\\") for line in rendered.splitlines()), change.script
