@@ -251,7 +251,10 @@ def test_enqueue_as_a_login_without_the_producer_role_says_which_role_to_grant(
 ) -> None:
     with login_role(deployed) as login:
         done = run(login, "enqueue", "ping")
-    assert "grant taskboard_producer to this login" in error_line(done)
+    assert (
+        "grant taskboard_producer (PREFIX_producer if installed with another prefix) to this login"
+        in error_line(done)
+    )
     assert done.returncode == 1
     assert job_count(deployed) == 0
 

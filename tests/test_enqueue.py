@@ -169,7 +169,9 @@ def test_aenqueue_with_an_empty_task_raises_invalid_argument_naming_task(
 def assert_producer_role_needed(raised: pytest.ExceptionInfo[PermissionDenied]) -> None:
     message = str(raised.value)
     assert message.startswith("permission denied for "), message
-    assert message.endswith(": grant taskboard_producer to this login"), message
+    assert message.endswith(
+        ": grant taskboard_producer (PREFIX_producer if installed with another prefix) to this login"
+    ), message
     assert raised.value.sqlstate == "42501"
     assert isinstance(raised.value.__cause__, psycopg.errors.InsufficientPrivilege)
 

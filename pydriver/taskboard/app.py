@@ -35,7 +35,8 @@ __all__ = ["DEFAULT_MAX_ATTEMPTS", "DEFAULT_QUEUE", "Task", "Taskboard"]
 
 log = logging.getLogger(__name__)
 
-PRODUCER_ROLE = "taskboard_producer"  # the role whose grant allows enqueue and enqueue_many
+# The role whose grant allows enqueue and enqueue_many.
+PRODUCER_ROLE = "taskboard_producer (PREFIX_producer if installed with another prefix)"
 # The app's own connections for enqueue without `conn`: a pool for sync
 # calls and one per event loop for async calls, each of this many at most.
 ENQUEUE_POOL_MIN = 1

@@ -25,8 +25,10 @@ from taskboard.worker.retry import Backoff, sleep_unless_set
 
 log = logging.getLogger("taskboard.worker")
 
-# The oldest schema this driver works with .. the newest it knows.
-SUPPORTED_SCHEMA_VERSIONS = frozenset({"0.1.0"})
+# The schema releases this driver works with: from the oldest, up to but
+# not including the first it cannot know. Schema changes within the range are
+# additive, so a driver of either end works on the other's schema.
+SUPPORTED_SCHEMA_VERSIONS = ("0.1.0", "0.3.0")
 WORKER_ROLE = "taskboard_worker"
 # Enough executions of one statement for psycopg to prepare it and reuse it
 # across transactions: behind a transaction pooler that loses it, one fails.
@@ -85,6 +87,23 @@ async def check_database(settings: Settings, queries: sql.Queries, stop: asyncio
             await sleep_unless_set(stop, delay)
 
 
+def schema_supported(version: str) -> bool:
+    """Whether this driver works with schema release `version` (X.Y.Z)."""
+    oldest, beyond = (release_key(v) for v in SUPPORTED_SCHEMA_VERSIONS)
+    try:
+        return oldest <= release_key(version) < beyond
+    except ValueError:
+        return False
+
+
+def release_key(version: str) -> tuple[int, ...]:
+    """(X, Y, Z) of release X.Y.Z; ValueError for anything else."""
+    parts = version.split(".")
+    if len(parts) != 3 or not all(part.isdigit() for part in parts):
+        raise ValueError(f"not a release: {version!r}")
+    return tuple(int(part) for part in parts)
+
+
 async def _check(
     settings: Settings, queries: sql.Queries, conn: psycopg.AsyncConnection[Any]
 ) -> None:
@@ -93,16 +112,17 @@ async def _check(
         raise SchemaVersionError(
             "the database has no taskboard schema: run `taskboard migrate` first"
         )
-    if version not in SUPPORTED_SCHEMA_VERSIONS:
+    if not schema_supported(version):
+        oldest, beyond = SUPPORTED_SCHEMA_VERSIONS
         raise SchemaVersionError(
             f"the database's taskboard schema is version {version}; this driver "
-            f"supports {', '.join(sorted(SUPPORTED_SCHEMA_VERSIONS))}"
+            f"supports {oldest} up to (not including) {beyond}"
         )
     if not await sql.can_work(conn):
         user = await sql.current_user(conn)
         raise StartupError(
             f"login {user} may not claim jobs: grant it the worker role "
-            f"(GRANT {WORKER_ROLE} TO {user})"
+            f"(GRANT {WORKER_ROLE} TO {user}, or PREFIX_worker if installed with another prefix)"
         )
     if settings.prepare_threshold is not None:
         await _probe_prepared_statements(conn)
