@@ -363,6 +363,22 @@ def test_sql_installs_the_same_catalog_as_a_sqitch_deploy(
     assert catalog(url) == catalog(by_sqitch)
 
 
+def test_sql_without_transaction_runs_inside_a_migration_tools_transaction(
+    make_database: MakeDatabase,
+) -> None:
+    """What Alembic's exec_driver_sql and Django's RunSQL do: the text as one statement batch,
+    no parameters, inside the tool's own transaction."""
+    by_sqitch = make_database(deploy=True)
+    script = run(None, "sql", "--no-transaction")
+    assert script.returncode == 0, script.stderr
+    assert "BEGIN;" not in script.stdout and "COMMIT;" not in script.stdout
+    url = make_database(deploy=False)
+    with psycopg.connect(url) as conn:
+        conn.execute(script.stdout)
+        assert conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
+    assert catalog(url) == catalog(by_sqitch)
+
+
 def test_sql_from_a_release_upgrades_to_the_same_catalog(
     make_database: MakeDatabase, domain: Domain
 ) -> None:

@@ -179,7 +179,11 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def cmd_sql(args: argparse.Namespace) -> int:
-    sys.stdout.write(install.script(args.prefix, since=args.since, until=args.until))
+    sys.stdout.write(
+        install.script(
+            args.prefix, since=args.since, until=args.until, transaction=args.transaction
+        )
+    )
     return EXIT_OK
 
 
@@ -369,6 +373,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--from", dest="since", metavar="RELEASE", help="the upgrade from RELEASE, e.g. 0.1.0"
     )
     sql_command.add_argument("--to", dest="until", metavar="RELEASE", help="stop after RELEASE")
+    sql_command.add_argument(
+        "--no-transaction",
+        dest="transaction",
+        action="store_false",
+        help="leave out BEGIN and COMMIT, for tools that run each migration in their own "
+        "transaction (Alembic, Django, Flyway)",
+    )
     sql_command.add_argument(
         "--prefix",
         type=role_prefix,
