@@ -171,9 +171,10 @@ def cmd_migrate(args: argparse.Namespace) -> int:
             f"Revert Taskboard from {database}? This drops the taskboard schema and every job."
         ):
             raise CliError("nothing reverted")
-        done = migrate.sqitch(settings.database_url, "revert", "-y")
-        return EXIT_OK if done.returncode == 0 else EXIT_RUNTIME
     options = settings.connection_options(application_name=f"{PROG} migrate")
+    if args.revert:
+        sys.stdout.write(migrate.revert(settings.database_url, options))
+        return EXIT_OK
     sys.stdout.write(migrate.deploy(settings.database_url, options, prefix=args.prefix))
     return EXIT_OK
 

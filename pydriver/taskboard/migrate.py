@@ -117,6 +117,20 @@ def deploy(database_url: str, connect_options: Mapping[str, Any], prefix: str | 
     return report + succeeded(done).stdout
 
 
+def revert(database_url: str, connect_options: Mapping[str, Any]) -> str:
+    """Revert every change (`sqitch revert -y`), with the prefix the schema's owner names.
+
+    Returns Sqitch's report; raises MigrateError, in one line, when it fails.
+    """
+    sqitch_target(database_url)
+    with psycopg.connect(database_url, **connect_options) as conn:
+        owner, _ = installed(conn)
+    prefix = owner.removesuffix("_owner") if owner else install.DEFAULT_PREFIX
+    return succeeded(
+        sqitch(database_url, "revert", "-y", "--set", f"prefix={prefix}", capture=True)
+    ).stdout
+
+
 def install_first_release(database_url: str, conn: psycopg.Connection[Any], prefix: str) -> str:
     """Install the first release from `taskboard sql` and record it in Sqitch's registry."""
     first = install.releases(install.shipped_sqitch_project())[0]
