@@ -41,12 +41,18 @@ def described(url: str, query: str) -> list[tuple[object, ...]]:
         return [tuple(row) for row in conn.execute(query).fetchall()]
 
 
+def at_first_release(make_database: MakeDatabase, sqitch: Sqitch) -> str:
+    """A new database deployed up to the first release: its URL."""
+    url = make_database(deploy=False)
+    deployed = sqitch(url, "deploy", "--to", f"@v{FIRST_RELEASE}")
+    assert deployed.returncode == 0, deployed.stdout + deployed.stderr
+    return url
+
+
 def test_every_call_of_the_first_release_works_the_same_on_this_one(
     make_database: MakeDatabase, sqitch: Sqitch
 ) -> None:
-    old = make_database(deploy=False)
-    deployed = sqitch(old, "deploy", "--to", f"@v{FIRST_RELEASE}")
-    assert deployed.returncode == 0, deployed.stdout + deployed.stderr
+    old = at_first_release(make_database, sqitch)
     new = make_database(deploy=True)
 
     before, after = described(old, SIGNATURES), described(new, SIGNATURES)
@@ -69,9 +75,7 @@ def by_type(rows: list[tuple[object, ...]]) -> dict[object, list[tuple[object, .
 def test_this_driver_works_on_the_first_release_schema(
     make_database: MakeDatabase, sqitch: Sqitch
 ) -> None:
-    url = make_database(deploy=False)
-    deployed = sqitch(url, "deploy", "--to", f"@v{FIRST_RELEASE}")
-    assert deployed.returncode == 0, deployed.stdout + deployed.stderr
+    url = at_first_release(make_database, sqitch)
     app = make_app(url)
     ran: list[Any] = []
 
