@@ -209,6 +209,28 @@ def test_a_createrole_login_installs_upgrades_and_keeps_no_owner_rights(domain: 
         assert claimed.fetchall() == [(job_id,)]
 
 
+def test_createrole_self_grant_gives_the_deployer_nothing_of_the_owner(domain: Domain) -> None:
+    """On 16+, a CREATEROLE login with createrole_self_grant = 'set, inherit' would become a
+    member of every role it creates; the deploy turns it off for its own transaction."""
+    url = domain.database()
+    deployer_url = domain.deployer(url)
+    deployer = domain.logins[-1]
+    with psycopg.connect(url, autocommit=True) as conn:
+        if conn.info.server_version < 160000:
+            with pytest.raises(psycopg.errors.UndefinedObject):
+                conn.execute("SHOW createrole_self_grant")  # nothing to turn off on 15
+            return
+        conn.execute(
+            sql.SQL("ALTER ROLE {} SET createrole_self_grant = 'set, inherit'").format(
+                sql.Identifier(deployer)
+            )
+        )
+    done = migrate(deployer_url, "--prefix", domain.prefix)
+    assert done.returncode == 0, done.stderr
+    for kind in KINDS:
+        assert not can_use(url, deployer, domain.role(kind)), kind
+
+
 def test_a_second_prefix_on_an_installed_database_is_refused(domain: Domain) -> None:
     url = domain.database()
     deployer_url = domain.deployer(url)
