@@ -7,7 +7,7 @@
 -- role that writes the table.
 
 BEGIN;
-SELECT plan(85);
+SELECT plan(87);
 
 -- Schema --------------------------------------------------------------------
 
@@ -166,7 +166,7 @@ RESET ROLE;
 
 SELECT indexes_are('taskboard', 'jobs', ARRAY[
     'jobs_pkey', 'jobs_queued_claim_order', 'jobs_running_by_queue',
-    'jobs_unfinished_dedupe_key', 'jobs_finished_at'
+    'jobs_unfinished_task_dedupe_key', 'jobs_finished_at'
 ], 'jobs has exactly the primary key and the four documented indexes');
 
 SELECT is(
@@ -181,13 +181,33 @@ SELECT is(
     'the running index holds only running jobs, by queue, and leaves lease_expires_at unindexed'
 );
 
-SELECT index_is_unique('taskboard', 'jobs', 'jobs_unfinished_dedupe_key',
+SELECT index_is_unique('taskboard', 'jobs', 'jobs_unfinished_task_dedupe_key',
     'the dedupe index is unique');
 
+SET LOCAL standard_conforming_strings TO on;
 SELECT is(
-    pg_catalog.pg_get_indexdef('taskboard.jobs_unfinished_dedupe_key'::regclass),
-    'CREATE UNIQUE INDEX jobs_unfinished_dedupe_key ON taskboard.jobs USING btree (queue, dedupe_key) WHERE ((dedupe_key IS NOT NULL) AND (state = ANY (ARRAY[''queued''::text, ''running''::text])))',
-    'the dedupe index covers (queue, dedupe_key) of unfinished jobs that have a key'
+    pg_catalog.pg_get_indexdef('taskboard.jobs_unfinished_task_dedupe_key'::regclass),
+    'CREATE UNIQUE INDEX jobs_unfinished_task_dedupe_key ON taskboard.jobs USING btree (queue, task, sha256(decode(replace(dedupe_key, ''\''::text, ''\\''::text), ''escape''::text))) WHERE ((dedupe_key IS NOT NULL) AND (state = ANY (ARRAY[''queued''::text, ''running''::text])))',
+    'the dedupe index covers (queue, task, SHA-256 of the key) of unfinished jobs that have a key'
+);
+
+SELECT is(
+    (SELECT pg_catalog.string_agg(p.provolatile::text, '' ORDER BY p.oid)
+       FROM pg_catalog.pg_proc AS p
+      WHERE p.oid IN ('pg_catalog.sha256(bytea)'::regprocedure,
+                      'pg_catalog.decode(text, text)'::regprocedure,
+                      'pg_catalog.replace(text, text, text)'::regprocedure)),
+    'iii',
+    'sha256, decode and replace, which the dedupe index expression calls, are IMMUTABLE'
+);
+
+SELECT is(
+    (SELECT pg_catalog.count(*)
+       FROM (VALUES ('a\b'), ('\x41'), ('\101'), ('\'), ('\\'), ('A'), ('a\\b\')) AS k(key)
+      WHERE pg_catalog.decode(pg_catalog.replace(k.key, E'\\', E'\\\\'), 'escape')
+            IS DISTINCT FROM pg_catalog.convert_to(k.key, pg_catalog.current_setting('server_encoding'))),
+    0::bigint,
+    'the hashed bytes are the key''s own bytes, backslashes and escapes included: distinct keys never hash the same input'
 );
 
 SELECT is(

@@ -1,15 +1,16 @@
 -- enqueue_many(task, payloads, queue, run_at, priority, max_attempts,
 -- dedupe_keys): one job of `task` per payload in one round trip, ids
 -- returned in payload order. dedupe_keys pairs with payloads element by
--- element (NULL element = no key) and behaves as in enqueue; a key repeated
--- inside the array yields the first job's id. An empty array gives no rows.
+-- element (NULL element = no key) and behaves as in enqueue, scoped to
+-- (queue, task, key); a key repeated inside the array yields the first
+-- job's id. An empty array gives no rows.
 -- Bad input raises 22023 and writes nothing.
 --
 -- Producers enqueue; a worker claims and completes. The table is read as
 -- the session user to see what was stored.
 
 BEGIN;
-SELECT plan(47);
+SELECT plan(56);
 
 -- Ids in payload order, defaults --------------------------------------------
 
@@ -228,6 +229,72 @@ SELECT is(
 );
 RESET ROLE;
 
+-- Keys are scoped to (queue, task, key): the keys the sync jobs hold are
+-- free for another task on the same queue, within one call too.
+SET LOCAL ROLE taskboard_producer;
+CREATE TEMP TABLE other_task ON COMMIT DROP AS
+SELECT u.id, u.ord
+  FROM taskboard.enqueue_many(
+           task        => 'refund',
+           payloads    => ARRAY['{"r": 1}', '{"r": 2}', '{"r": 3}', '{"r": 4}']::jsonb[],
+           queue       => 'enqueue-many-dedupe',
+           dedupe_keys => ARRAY['a', 'b', 'a', 'c']
+       ) WITH ORDINALITY AS u(id, ord);
+RESET ROLE;
+
+SELECT is(
+    (SELECT pg_catalog.count(*) FROM other_task WHERE id IN (SELECT k.id FROM keyed AS k UNION ALL SELECT h.id FROM held AS h)),
+    0::bigint,
+    'keys held by unfinished sync jobs of the queue make new jobs for task refund'
+);
+
+SELECT results_eq(
+    $$SELECT o.ord, j.task, j.dedupe_key, j.payload FROM other_task AS o JOIN taskboard.jobs AS j ON j.id = o.id ORDER BY o.ord$$,
+    $$VALUES (1::bigint, 'refund'::text, 'a'::text, '{"r": 1}'::jsonb),
+             (2, 'refund', 'b', '{"r": 2}'),
+             (3, 'refund', 'a', '{"r": 1}'),
+             (4, 'refund', 'c', '{"r": 4}')$$,
+    'within the call, key a held by a sync job is one new refund job for both its elements'
+);
+
+SELECT is(
+    (SELECT pg_catalog.count(DISTINCT id) FROM other_task),
+    3::bigint,
+    'three keys, three refund jobs'
+);
+
+SET LOCAL ROLE taskboard_producer;
+SELECT results_eq(
+    $$SELECT u.id FROM taskboard.enqueue_many(task => 'refund', payloads => ARRAY['{}', '{}', '{}']::jsonb[],
+                                              queue => 'enqueue-many-dedupe', dedupe_keys => ARRAY['c', 'b', 'a']) AS u(id)$$,
+    $$SELECT o.id FROM other_task AS o WHERE o.ord IN (4, 2, 1) ORDER BY o.ord DESC$$,
+    'the same task and keys again yield the unfinished refund jobs'
+);
+SELECT results_eq(
+    $$SELECT u.id FROM taskboard.enqueue_many(task => 'sync', payloads => ARRAY['{}', '{}']::jsonb[],
+                                              queue => 'enqueue-many-dedupe', dedupe_keys => ARRAY['a', 'b']) AS u(id)$$,
+    $$SELECT k.id FROM keyed AS k WHERE k.ord IN (1, 3) ORDER BY k.ord$$,
+    'and the sync keys still yield the unfinished sync jobs'
+);
+RESET ROLE;
+
+-- enqueue and enqueue_many share one scope.
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => 'charge', queue => 'enqueue-many-scope', dedupe_key => 'order-1') AS charge_id \gset
+SELECT isnt(
+    (SELECT u.id FROM taskboard.enqueue_many(task => 'refund', payloads => ARRAY['{}']::jsonb[],
+                                             queue => 'enqueue-many-scope', dedupe_keys => ARRAY['order-1']) AS u(id)),
+    :charge_id::bigint,
+    'enqueue_many of a refund with the key of a charge from enqueue makes a new job'
+);
+SELECT is(
+    (SELECT u.id FROM taskboard.enqueue_many(task => 'charge', payloads => ARRAY['{}']::jsonb[],
+                                             queue => 'enqueue-many-scope', dedupe_keys => ARRAY['order-1']) AS u(id)),
+    :charge_id::bigint,
+    'enqueue_many of a charge with that key yields the charge from enqueue'
+);
+RESET ROLE;
+
 -- A running job still holds its key; once it finishes the key is free.
 SELECT id AS a_id FROM keyed WHERE ord = 1 \gset
 SET LOCAL ROLE taskboard_worker;
@@ -392,6 +459,32 @@ SELECT is(
     (SELECT id FROM longest WHERE ord = 3),
     (SELECT id FROM longest WHERE ord = 1),
     'a 400-character key repeated in the array yields the first job''s id'
+);
+
+SET LOCAL ROLE taskboard_producer;
+CREATE TEMP TABLE longest_other ON COMMIT DROP AS
+SELECT u.id, u.ord
+  FROM taskboard.enqueue_many(
+           task        => pg_catalog.repeat('u', 200),
+           payloads    => ARRAY['{"l": 1}', '{"l": 2}']::jsonb[],
+           queue       => :'queue_200',
+           dedupe_keys => ARRAY[:'key_400', :'key_400']
+       ) WITH ORDINALITY AS u(id, ord);
+SELECT results_eq(
+    format($$SELECT u.id FROM taskboard.enqueue_many(task => %L, payloads => ARRAY['{}']::jsonb[],
+                                                     queue => %L, dedupe_keys => ARRAY[%L]) AS u(id)$$,
+           :'task_200', :'queue_200', :'key_400'),
+    $$SELECT l.id FROM longest AS l WHERE l.ord = 1$$,
+    'the first 200-character task with the 400-character key again yields its job'
+);
+RESET ROLE;
+
+SELECT results_eq(
+    $$SELECT o.ord, o.id = (SELECT f.id FROM longest_other AS f WHERE f.ord = 1),
+             o.id IN (SELECT l.id FROM longest AS l)
+        FROM longest_other AS o ORDER BY o.ord$$,
+    $$VALUES (1::bigint, true, false), (2, true, false)$$,
+    'another 200-character task with the same queue and 400-character key gets one job of its own'
 );
 
 SELECT * FROM finish();

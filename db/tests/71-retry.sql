@@ -1,11 +1,11 @@
 -- retry(job_id): an administrator queues a dead or cancelled job again,
 -- runnable now, attempts reset, error history kept. false for any other
 -- state, and when the job's dedupe_key is now held by another unfinished
--- job of its queue; nothing changes then. Administrators only.
+-- job of its queue and task; nothing changes then. Administrators only.
 -- (The NOTIFY it sends is only delivered at commit: pytest covers it.)
 
 BEGIN;
-SELECT plan(30);
+SELECT plan(33);
 
 SELECT coalesce(max(id), 0) + 1000000 AS unknown_id FROM taskboard.jobs \gset
 
@@ -139,6 +139,24 @@ SET LOCAL ROLE taskboard_admin;
 SELECT is(taskboard.retry(job_id => :k1_id), true,
           'retry succeeds once the key is held by no unfinished job of the same queue');
 RESET ROLE;
+
+-- Keys are scoped to (queue, task, key): an unfinished job of another task
+-- holding the key does not stand in the way.
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => 'charge', queue => 'retry-scope', dedupe_key => 'order-9') AS s1_id \gset
+RESET ROLE;
+SET LOCAL ROLE taskboard_admin;
+SELECT ok(taskboard.cancel(job_id => :s1_id), 'an administrator cancels charge s1');
+RESET ROLE;
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => 'refund', queue => 'retry-scope', dedupe_key => 'order-9') AS s2_id \gset
+RESET ROLE;
+SET LOCAL ROLE taskboard_admin;
+SELECT is(taskboard.retry(job_id => :s1_id), true,
+          'retry succeeds while only a job of another task holds the key on the queue');
+RESET ROLE;
+SELECT is((SELECT pg_catalog.count(*) FROM taskboard.jobs WHERE queue = 'retry-scope' AND state = 'queued'), 2::bigint,
+          'the charge and the refund with the same key are both queued');
 
 SELECT * FROM finish();
 ROLLBACK;

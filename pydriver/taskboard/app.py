@@ -136,7 +136,8 @@ class Taskboard:
         With `conn` (any row factory), the job joins that connection's open
         transaction and vanishes if it rolls back. Without, a connection of
         the app's pool commits it at once. With `dedupe_key`, an unfinished
-        job of the queue holding that key is returned instead of a new one.
+        job of the same queue and task holding that key is returned instead
+        of a new one.
         Raises InvalidArgument when the database refuses an argument, and
         PermissionDenied when the login lacks taskboard_producer.
         """
