@@ -123,7 +123,7 @@ SELECT id, queue, task, state, attempt, max_attempts, dedupe_key, lease_token::t
 DEDUPE_INDEX_SQL = """
 SELECT i.indisunique, i.indisvalid, i.indisready, pg_get_indexdef(i.indexrelid)
   FROM pg_index AS i
- WHERE i.indexrelid = 'taskboard.jobs_unfinished_dedupe_key'::regclass
+ WHERE i.indexrelid = 'taskboard.jobs_unfinished_task_dedupe_key'::regclass
 """
 
 
@@ -497,9 +497,12 @@ class Checker:
                     violations.append(
                         f"request {rid}: id {job_id} returned, but that job is request {job.rid}"
                     )
-                elif key is not None and (job.dedupe_key != key or job.queue != e["queue"]):
+                elif key is not None and (
+                    job.dedupe_key != key or job.queue != e["queue"] or job.task != e["task"]
+                ):
                     violations.append(
-                        f"request {rid} (key {key}): id {job_id} returned, but that job has key {job.dedupe_key}"
+                        f"request {rid} (key {key}, task {e['task']}): id {job_id} returned, "
+                        f"but that job has key {job.dedupe_key} and task {job.task}"
                     )
         for e in self.by["enqueue_given_up"]:
             violations.append(f"batch {e['batch']}: the producer gave up sending it")
@@ -573,7 +576,7 @@ class Checker:
         violations: list[str] = []
         idx = self.dedupe_index
         if idx is None:
-            violations.append("index taskboard.jobs_unfinished_dedupe_key is missing")
+            violations.append("index taskboard.jobs_unfinished_task_dedupe_key is missing")
         else:
             unique, valid, ready, definition = idx
             if not (unique and valid and ready):
@@ -587,19 +590,19 @@ class Checker:
                     f"the dedupe index does not cover exactly the unfinished jobs: {definition}"
                 )
         intervals = self._certainly_unfinished()
-        by_key: dict[tuple[str, str], list[int]] = defaultdict(list)
+        by_key: dict[tuple[str, str, str], list[int]] = defaultdict(list)
         for job_id in intervals:
             j = self.jobs[job_id]
             assert j.dedupe_key is not None
-            by_key[(j.queue, j.dedupe_key)].append(job_id)
+            by_key[(j.queue, j.task, j.dedupe_key)].append(job_id)
         overlaps = 0
-        for (queue, key), ids in by_key.items():
+        for (queue, task, key), ids in by_key.items():
             ids.sort(key=lambda i: intervals[i][0])
             for a, b in pairwise(ids):
                 if intervals[b][0] < intervals[a][1]:
                     overlaps += 1
                     violations.append(
-                        f"{queue}/{key}: jobs {a} and {b} were both unfinished between "
+                        f"{queue}/{task}/{key}: jobs {a} and {b} were both unfinished between "
                         f"{intervals[b][0]:.3f} and {min(intervals[a][1], intervals[b][1]):.3f}"
                     )
         # Every keyed enqueue answered while one job certainly held the key got that job.
@@ -611,15 +614,15 @@ class Checker:
                 if key is None:
                     continue
                 keyed_answers += 1
-                for other in by_key.get((e["queue"], key), []):
+                for other in by_key.get((e["queue"], e["task"], key), []):
                     s, t = intervals[other]
                     if other != job_id and s <= e["sent"] and e["t"] <= t:
                         violations.append(
-                            f"{e['queue']}/{key}: enqueue by {e['proc']} got job {job_id} while job {other} held the key"
+                            f"{e['queue']}/{e['task']}/{key}: enqueue by {e['proc']} got job {job_id} while job {other} held the key"
                         )
         keyed = sum(1 for j in self.jobs.values() if j.dedupe_key is not None)
         return Invariant(
-            "never two unfinished jobs with one queue and dedupe key",
+            "never two unfinished jobs with one queue, task and dedupe key",
             "database (unique index) + history (enqueue answers, claims, settle answers)",
             keyed + keyed_answers,
             violations,

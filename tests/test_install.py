@@ -7,9 +7,12 @@ and drops them again: roles are shared by the whole server.
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -17,6 +20,7 @@ from psycopg import sql
 
 from conftest import DB_DIR, MakeDatabase, run_sqitch
 from taskboard import install
+from taskboard.migrate import sqitch_target
 from taskboard_dev import devdb, server
 from test_cli import error_line, run
 
@@ -70,9 +74,12 @@ CATALOG = """
 """
 
 
-def catalog(url: str) -> list[tuple[str, str, str]]:
+def catalog(url: str, prefix: str = install.DEFAULT_PREFIX) -> list[tuple[str, ...]]:
+    """The catalog of `url`'s taskboard schema, its role names as the default prefix's."""
     with psycopg.connect(url) as conn:
-        return [tuple(row) for row in conn.execute(CATALOG).fetchall()]
+        rows = conn.execute(CATALOG).fetchall()
+    rename = re.compile(rf"\b{re.escape(prefix)}_(owner|producer|worker|admin)\b")
+    return [tuple(rename.sub(r"taskboard_\1", str(value)) for value in row) for row in rows]
 
 
 def psql(url: str, script: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -201,6 +208,9 @@ def test_a_createrole_login_installs_upgrades_and_keeps_no_owner_rights(domain: 
     again = migrate(deployer_url)  # the prefix comes from the schema's owner
     assert again.returncode == 0, again.stderr
     assert "Nothing to deploy" in again.stdout, again.stdout
+    status = migrate(deployer_url, "--status")
+    assert status.returncode == 0, status.stderr
+    assert "Nothing to deploy (up-to-date)" in status.stdout
 
     worker = domain.login("w", domain.role("worker"))
     with psycopg.connect(server.as_user(url, worker), autocommit=True) as conn:
@@ -286,6 +296,22 @@ SQUATS: dict[str, tuple[str, str, str]] = {
         "CREATE ROLE {role}; CREATE ROLE {other}; GRANT {role} TO {other} WITH ADMIN OPTION",
         "members or admins this deploy did not grant: {other}",
     ),
+    "a member of another role": (
+        "owner",
+        "CREATE ROLE {role}; GRANT pg_read_all_data TO {role}",
+        "it is a member of pg_read_all_data",
+    ),
+    "default privileges": (
+        "owner",
+        "CREATE ROLE {role}; CREATE ROLE {other};"
+        " ALTER DEFAULT PRIVILEGES FOR ROLE {role} GRANT ALL ON TABLES TO {other}",
+        "it already owns, is granted or gives default privileges",
+    ),
+    "owns a database": (
+        "owner",
+        "CREATE ROLE {role}; CREATE DATABASE {other} OWNER {role}",
+        "it already owns, is granted or gives default privileges",
+    ),
 }
 
 
@@ -295,6 +321,8 @@ def test_a_squatted_role_is_refused_and_nothing_is_left(domain: Domain, squat: s
     names = {"role": domain.role(kind), "other": domain.role("squatter")}
     url = domain.database()
     execute(url, *(part.strip().format(**names) for part in make.split(";")))
+    if "CREATE DATABASE" in make:
+        domain.databases.append(names["other"])
     deployer_url = domain.deployer(url)
 
     done = migrate(deployer_url, "--prefix", domain.prefix)
@@ -374,31 +402,32 @@ def test_sql_installs_the_same_catalog_as_a_sqitch_deploy(
     make_database: MakeDatabase, domain: Domain
 ) -> None:
     by_sqitch = make_database(deploy=True)
-    script = run(None, "sql")
+    script = run(None, "sql", "--prefix", domain.prefix)
     assert script.returncode == 0, script.stderr
-    assert "\\" not in script.stdout.replace("\\_", ""), "psql-only syntax in taskboard sql"
+    assert not [line for line in script.stdout.splitlines() if line.startswith("\\")], (
+        "psql-only syntax in taskboard sql"
+    )
 
     url = domain.database()
-    # A CREATEROLE login, as on a managed server, joining the suite's taskboard_ roles.
-    piped = psql(domain.deployer(url, install.DEFAULT_PREFIX), script.stdout)
+    piped = psql(domain.deployer(url), script.stdout)  # a CREATEROLE login, as on a managed server
     assert piped.returncode == 0, piped.stderr
-    assert catalog(url) == catalog(by_sqitch)
+    assert catalog(url, domain.prefix) == catalog(by_sqitch)
 
 
 def test_sql_without_transaction_runs_inside_a_migration_tools_transaction(
-    make_database: MakeDatabase,
+    make_database: MakeDatabase, domain: Domain
 ) -> None:
-    """What Alembic's exec_driver_sql and Django's RunSQL do: the text as one statement batch,
-    no parameters, inside the tool's own transaction."""
+    """What the README's Alembic and Django recipes do: the text to the DB-API cursor as one
+    batch, no parameters, inside the tool's own transaction."""
     by_sqitch = make_database(deploy=True)
-    script = run(None, "sql", "--no-transaction")
+    script = run(None, "sql", "--no-transaction", "--prefix", domain.prefix)
     assert script.returncode == 0, script.stderr
     assert "BEGIN;" not in script.stdout and "COMMIT;" not in script.stdout
-    url = make_database(deploy=False)
+    url = domain.database()
     with psycopg.connect(url) as conn:
-        conn.execute(script.stdout)
+        conn.cursor().execute(script.stdout)
         assert conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
-    assert catalog(url) == catalog(by_sqitch)
+    assert catalog(url, domain.prefix) == catalog(by_sqitch)
 
 
 def test_sql_from_a_release_upgrades_to_the_same_catalog(
@@ -433,6 +462,8 @@ def test_sql_refuses_a_database_that_has_taskboard(make_database: MakeDatabase) 
         (["--prefix", "1st"], "not starting with a digit"),
         (["--from", "9.9.9"], "no release 9.9.9 in the plan"),
         (["--to", "nope"], "no release nope in the plan"),
+        (["--from", "0.1.0", "--to", "0.1.0"], "--to 0.1.0 must be a release after --from 0.1.0"),
+        (["--prefix", "pg_x"], "not starting with a digit or pg_"),
     ],
 )
 def test_sql_refuses_bad_input_in_one_line(args: list[str], says: str) -> None:
@@ -453,3 +484,108 @@ def test_every_deploy_script_renders_to_plain_sql() -> None:
         rendered = install.render((DB_DIR / "deploy" / change.script).read_text(), "acme")
         assert ':"' not in rendered and ":'prefix'" not in rendered, change.script
         assert not any(line.startswith("\\") for line in rendered.splitlines()), change.script
+
+
+# -- migrate around the edges ----------------------------------------------------------------
+
+
+def test_a_registry_someone_else_prepared_is_refused(domain: Domain) -> None:
+    url = domain.database()
+    stranger = domain.role("stranger")
+    execute(
+        url,
+        sql.SQL("CREATE ROLE {} NOLOGIN").format(sql.Identifier(stranger)),
+        sql.SQL("CREATE SCHEMA sqitch AUTHORIZATION {}").format(sql.Identifier(stranger)),
+    )
+    done = migrate(domain.deployer(url), "--prefix", domain.prefix)
+    assert done.returncode == 1
+    assert f"schema sqitch (Sqitch's registry) is owned by {stranger}" in error_line(done)
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT to_regnamespace('taskboard')").fetchone() == (None,)
+
+
+def test_a_registry_with_a_trigger_is_refused(domain: Domain) -> None:
+    url = domain.database()
+    deployer_url = domain.deployer(url)
+    execute(
+        deployer_url,
+        "CREATE SCHEMA sqitch",
+        "CREATE TABLE sqitch.changes (project text)",
+        "CREATE FUNCTION sqitch.f() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NEW; END$$",
+        "CREATE TRIGGER planted BEFORE INSERT ON sqitch.changes"
+        " FOR EACH ROW EXECUTE FUNCTION sqitch.f()",
+    )
+    done = migrate(deployer_url, "--prefix", domain.prefix)
+    assert done.returncode == 1
+    assert "Sqitch's registry has triggers, which it never makes: changes.planted" in error_line(
+        done
+    )
+
+
+def test_a_fresh_install_sqitch_cannot_record_leaves_nothing(
+    domain: Domain, tmp_path: Path
+) -> None:
+    fake = tmp_path / "sqitch"
+    fake.write_text("#!/bin/sh\necho 'ERROR:  the registry is out of reach' >&2\nexit 2\n")
+    fake.chmod(0o755)
+    url = domain.database()
+    done = run(
+        domain.deployer(url),
+        "migrate",
+        "--prefix",
+        domain.prefix,
+        path=f"{tmp_path}:{os.environ['PATH']}",
+    )
+    assert done.returncode == 1
+    assert "sqitch failed: the registry is out of reach" in error_line(done)
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT to_regnamespace('taskboard')").fetchone() == (None,)
+    assert not can_use(url, domain.logins[-1], domain.role("owner"))
+
+
+def test_an_install_made_with_taskboard_sql_is_recorded_and_upgraded(domain: Domain) -> None:
+    url = domain.database()
+    deployer_url = domain.deployer(url)
+    first = install.releases(DB_DIR)[0]
+    script = run(None, "sql", "--to", first, "--prefix", domain.prefix)
+    assert psql(deployer_url, script.stdout).returncode == 0
+
+    done = migrate(deployer_url)
+    assert done.returncode == 0, done.stderr
+    assert f"Release {first} found, installed without Sqitch" in done.stdout
+    assert "enqueue_many" in done.stdout  # the later changes, deployed by Sqitch
+    assert migrate(deployer_url).stdout.strip() == "Nothing to deploy (up-to-date)"
+
+
+def test_a_registry_without_the_schema_is_refused(domain: Domain) -> None:
+    url = domain.database()
+    deployer_url = domain.deployer(url)
+    assert migrate(deployer_url, "--prefix", domain.prefix).returncode == 0
+    execute(url, "DROP SCHEMA taskboard CASCADE")
+    done = migrate(deployer_url)
+    assert done.returncode == 1
+    assert "records Taskboard but the taskboard schema is gone" in error_line(done)
+
+
+@pytest.mark.parametrize(
+    ("url", "target", "password"),
+    [
+        (
+            "postgresql:///app?host=/run/pg&user=deploy",
+            "db:pg:///app?host=/run/pg&user=deploy",
+            None,
+        ),
+        ("postgresql://deploy:s%40cret@db:5432/app", "db:pg://deploy@db:5432/app", "s@cret"),
+        (
+            "postgresql://deploy@db/app?password=hush&sslmode=require",
+            "db:pg://deploy@db/app?sslmode=require",
+            "hush",
+        ),
+    ],
+)
+def test_the_sqitch_target_keeps_the_url_and_never_the_password(
+    url: str, target: str, password: str | None
+) -> None:
+    made, env = sqitch_target(url)
+    assert made == target
+    assert env.get("SQITCH_PASSWORD") == password

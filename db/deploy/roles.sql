@@ -8,15 +8,14 @@
 --
 -- A missing role is created. An existing one is adopted only when it is what
 -- this script would have made: NOLOGIN, not a superuser, no CREATEROLE,
--- CREATEDB, REPLICATION or BYPASSRLS, and no members or admins the deploy
--- did not grant. While the four are not yet a trust domain (this database
--- has no taskboard schema and the owner owns nothing in another database),
--- that means no grant at all but the deploying role's own ADMIN OPTION.
--- Once they are, the application roles have their logins as members, and
--- the owner must still have no member that can use its rights. Anything
--- else stops the deploy with one error naming the role and what is wrong: a
--- role someone created first must not become the owner of the queue or hand
--- its rights to strangers.
+-- CREATEDB, REPLICATION or BYPASSRLS, and a member of no other role. On a
+-- fresh install (no taskboard schema in this database yet) it must also be
+-- untouched: no members or admins but the deploying role's own ADMIN
+-- OPTION, and nothing owned, granted or given default privileges in this
+-- database or on a shared object. Once installed, the owner must still have
+-- no member that can use its rights. Anything else stops the deploy with
+-- one error naming the role and what is wrong: a role someone created first
+-- must not become the owner of the queue or hand its rights to strangers.
 --
 -- The deploying role needs CREATEROLE, not superuser. It never stays a
 -- member of the owner: every later step grants itself the owner for its own
@@ -33,7 +32,7 @@ SET LOCAL taskboard.role_prefix TO :'prefix';
 DO $roles$
 DECLARE
     v_prefix text := pg_catalog.current_setting('taskboard.role_prefix');
-    v_new_domain boolean;
+    v_fresh boolean;
     v_kind text;
     v_role text;
     v_found pg_catalog.pg_roles%ROWTYPE;
@@ -41,8 +40,8 @@ DECLARE
     v_names text;
     v_schema_owner text;
 BEGIN
-    IF v_prefix !~ '^[a-z_][a-z0-9_]{0,47}$' THEN
-        RAISE EXCEPTION 'prefix must be 1 to 48 lowercase letters, digits or underscores, not starting with a digit (got %)',
+    IF v_prefix !~ '^[a-z_][a-z0-9_]{0,47}$' OR v_prefix ~ '^pg_' THEN
+        RAISE EXCEPTION 'prefix must be 1 to 48 lowercase letters, digits or underscores, not starting with a digit or pg_ (got %)',
             pg_catalog.quote_literal(v_prefix)
             USING ERRCODE = '22023';
     END IF;
@@ -56,14 +55,7 @@ BEGIN
             USING ERRCODE = '22023';
     END IF;
 
-    v_new_domain := v_schema_owner IS NULL AND NOT EXISTS (
-        SELECT
-          FROM pg_catalog.pg_shdepend AS d
-         WHERE d.refclassid = 'pg_catalog.pg_authid'::pg_catalog.regclass
-           AND d.refobjid = pg_catalog.to_regrole(v_prefix || '_owner')
-           AND d.deptype = 'o'
-           AND d.dbid <> (SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())
-    );
+    v_fresh := v_schema_owner IS NULL;
 
     IF pg_catalog.current_setting('server_version_num')::integer >= 160000 THEN
         PERFORM pg_catalog.set_config('createrole_self_grant', '', true);
@@ -87,21 +79,45 @@ BEGIN
         IF v_found.rolreplication THEN v_problems := v_problems || 'it has REPLICATION'::text; END IF;
         IF v_found.rolbypassrls THEN v_problems := v_problems || 'it has BYPASSRLS'::text; END IF;
 
-        -- A new trust domain: no grant at all but the deploying role's own
-        -- ADMIN OPTION. The owner of an existing one: no grant that lets a
-        -- role use its rights (SET or INHERIT on 16+, any grant on 15; the
-        -- 16+ columns are read through jsonb so the same text runs on 15).
-        IF v_new_domain OR v_kind = 'owner' THEN
-            SELECT pg_catalog.string_agg(DISTINCT m.member::pg_catalog.regrole::text, ', ')
-              INTO v_names
-              FROM pg_catalog.pg_auth_members AS m
-             WHERE m.roleid = v_found.oid
-               AND ((v_new_domain AND m.member <> pg_catalog.to_regrole(CURRENT_USER))
-                    OR COALESCE((pg_catalog.to_jsonb(m) ->> 'set_option')::boolean, true)
-                    OR COALESCE((pg_catalog.to_jsonb(m) ->> 'inherit_option')::boolean, true));
-            IF v_names IS NOT NULL THEN
-                v_problems := v_problems || ('it has members or admins this deploy did not grant: ' || v_names);
-            END IF;
+        -- Grants are read through jsonb so the same text runs on 15, which
+        -- has no set_option or inherit_option (there, any grant is both).
+        SELECT pg_catalog.string_agg(DISTINCT m.roleid::pg_catalog.regrole::text, ', ')
+          INTO v_names
+          FROM pg_catalog.pg_auth_members AS m
+         WHERE m.member = v_found.oid;
+        IF v_names IS NOT NULL THEN
+            v_problems := v_problems || ('it is a member of ' || v_names);
+        END IF;
+
+        SELECT pg_catalog.string_agg(DISTINCT m.member::pg_catalog.regrole::text, ', ')
+          INTO v_names
+          FROM pg_catalog.pg_auth_members AS m
+         WHERE m.roleid = v_found.oid
+           AND CASE WHEN v_fresh
+                    -- Fresh: nothing but the deploying role's ADMIN OPTION.
+                    THEN m.member <> pg_catalog.to_regrole(CURRENT_USER)
+                         OR COALESCE((pg_catalog.to_jsonb(m) ->> 'set_option')::boolean, true)
+                         OR COALESCE((pg_catalog.to_jsonb(m) ->> 'inherit_option')::boolean, true)
+                    -- Installed: the application roles have their logins as
+                    -- members; the owner has none that can use its rights.
+                    ELSE v_kind = 'owner'
+                         AND (COALESCE((pg_catalog.to_jsonb(m) ->> 'set_option')::boolean, true)
+                              OR COALESCE((pg_catalog.to_jsonb(m) ->> 'inherit_option')::boolean, true))
+               END;
+        IF v_names IS NOT NULL THEN
+            v_problems := v_problems || ('it has members or admins this deploy did not grant: ' || v_names);
+        END IF;
+
+        IF v_fresh AND EXISTS (
+            SELECT
+              FROM pg_catalog.pg_shdepend AS d
+             WHERE d.refclassid = 'pg_catalog.pg_authid'::pg_catalog.regclass
+               AND d.refobjid = v_found.oid
+               AND d.dbid IN (0, (SELECT oid FROM pg_catalog.pg_database
+                                   WHERE datname = pg_catalog.current_database()))
+        ) THEN
+            v_problems := v_problems
+                || 'it already owns, is granted or gives default privileges on objects in this database or the server'::text;
         END IF;
 
         IF pg_catalog.cardinality(v_problems) > 0 THEN

@@ -9,9 +9,9 @@ IMMUTABLE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
-SELECT '0.1.0'::text
+SELECT '0.2.0'::text
 $function$;
 
 REVOKE ALL ON FUNCTION taskboard.version() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.version()
-    TO taskboard_producer, taskboard_worker, taskboard_admin;
+    TO :"producer_role", :"worker_role", :"admin_role";

@@ -31,7 +31,7 @@ PREFIX_PATTERN = re.compile(r"[a-z_][a-z0-9_]{0,47}")
 PSQL_SET = re.compile(r"^\\set [^\n]*\n", re.MULTILINE)
 PSQL_ROLE = re.compile(r':"(owner|producer|worker|admin)_role"')
 PSQL_PREFIX = ":'prefix'"
-PSQL_LEFT = re.compile(r"""(?<![:\w]):["'\w]""")
+PSQL_LEFT = re.compile(r""":["'][A-Za-z_]\w*["']""")  # an uninterpolated :"var" or :'var'
 RELEASED_ROLE = re.compile(r"\btaskboard_(owner|producer|worker|admin)\b")
 TRANSACTION = re.compile(r"^(BEGIN|COMMIT);\n", re.MULTILINE)
 
@@ -73,10 +73,10 @@ def shipped_sqitch_project() -> Path:
 
 def check_prefix(prefix: str) -> str:
     """`prefix` when it makes valid role names; ConfigError naming it otherwise."""
-    if not PREFIX_PATTERN.fullmatch(prefix):
+    if not PREFIX_PATTERN.fullmatch(prefix) or prefix.startswith("pg_"):
         raise ConfigError(
             f"role prefix {prefix!r} must be 1 to 48 lowercase letters, digits or underscores, "
-            "not starting with a digit"
+            "not starting with a digit or pg_"
         )
     return prefix
 
@@ -146,6 +146,8 @@ def script(
             raise ConfigError(
                 f"no release {version} in the plan (releases: {', '.join(known) or 'none'})"
             )
+    if since is not None and until is not None and known.index(until) <= known.index(since):
+        raise ConfigError(f"--to {until} must be a release after --from {since}")
     changes = plan(project)
     current_roles = next(c for c in reversed(changes) if c.name == "roles")
     steps = between(changes, since, until)

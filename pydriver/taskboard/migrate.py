@@ -19,8 +19,9 @@ import re
 import shutil
 import subprocess
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 import psycopg
 
@@ -40,7 +41,9 @@ class MigrateError(TaskboardError):
 def sqitch_target(database_url: str) -> tuple[str, dict[str, str]]:
     """The Sqitch target for `database_url` and the environment carrying its password.
 
-    Raises ConfigError unless the URL is a postgresql:// URI.
+    The password, in the URL's user part or its `password` parameter, goes
+    to SQITCH_PASSWORD and never into the target. Raises ConfigError unless
+    the URL is a postgresql:// URI.
     """
     parts = urlsplit(database_url)
     if parts.scheme not in ("postgresql", "postgres"):
@@ -51,8 +54,18 @@ def sqitch_target(database_url: str) -> tuple[str, dict[str, str]]:
         env["SQITCH_PASSWORD"] = unquote(parts.password)
         userinfo, _, hostport = netloc.rpartition("@")
         netloc = f"{userinfo.split(':', 1)[0]}@{hostport}"
-    uri = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
-    return "db:pg:" + uri.split(":", 1)[1], env
+    query = []
+    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+        if key == "password":
+            env["SQITCH_PASSWORD"] = value
+        else:
+            query.append((key, value))
+    # Written out by hand: urlunsplit drops the // of an empty host, and
+    # Sqitch would then read the path as a database name with its slash.
+    target = f"db:pg://{netloc}{parts.path}"
+    if query:
+        target += "?" + urlencode(query, safe="/")
+    return target, env
 
 
 def sqitch(
@@ -83,37 +96,37 @@ def deploy(database_url: str, connect_options: Mapping[str, Any], prefix: str | 
     """Install Taskboard in the database, or upgrade it, with Sqitch verifying every step.
 
     `prefix` names the roles of a fresh install (default taskboard); an
-    installed database keeps its own, and a different one is refused.
-    Returns what was done, Sqitch's report included. Raises MigrateError
-    when a step fails, with its error in one line.
+    installed database keeps its own, and a different one is refused. A
+    schema installed by `taskboard sql` at a release is recorded in Sqitch's
+    registry first. Returns what was done, Sqitch's report included. Raises
+    MigrateError when a step fails, with its error in one line; a failed
+    fresh install leaves nothing behind.
     """
     sqitch_target(database_url)  # a URL Sqitch cannot take is refused before anything runs
+    if shutil.which("sqitch") is None:
+        raise MigrateError(SQITCH_HINT)
     report = ""
     with psycopg.connect(database_url, **connect_options) as conn:
-        owner, recorded = installed(conn)
-        if owner is None and not recorded:
-            prefix = install.check_prefix(prefix or install.DEFAULT_PREFIX)
-            report = install_first_release(database_url, conn, prefix)
-        elif owner is not None and not recorded:
+        check_registry(conn)
+        state = installed(conn)
+        if state.owner is None and state.recorded:
             raise MigrateError(
-                "the taskboard schema exists but Sqitch has no record of it (installed with "
-                "`taskboard sql`?): upgrade it with `taskboard sql --from RELEASE`"
+                "Sqitch's registry records Taskboard but the taskboard schema is gone: "
+                "drop the registry's record (sqitch revert --log-only -y) or restore the schema"
             )
-        elif prefix is None:
-            prefix = owner.removesuffix("_owner") if owner else None
-        elif owner is not None and owner != f"{prefix}_owner":
+        if prefix is None:
+            prefix = state.prefix or install.DEFAULT_PREFIX
+        prefix = install.check_prefix(prefix)
+        if state.owner is not None and state.owner != f"{prefix}_owner":
             raise MigrateError(
-                f"schema taskboard is owned by {owner}, not {prefix}_owner: "
+                f"schema taskboard is owned by {state.owner}, not {prefix}_owner: "
                 "a database keeps the prefix it was installed with"
             )
-    done = sqitch(
-        database_url,
-        "deploy",
-        "--verify",
-        "--set",
-        f"prefix={prefix or install.DEFAULT_PREFIX}",
-        capture=True,
-    )
+        if state.owner is None:
+            report = install_first_release(database_url, conn, prefix)
+        elif not state.recorded:
+            report = record_release(database_url, state)
+    done = sqitch(database_url, "deploy", "--verify", "--set", f"prefix={prefix}", capture=True)
     return report + succeeded(done).stdout
 
 
@@ -124,42 +137,131 @@ def revert(database_url: str, connect_options: Mapping[str, Any]) -> str:
     """
     sqitch_target(database_url)
     with psycopg.connect(database_url, **connect_options) as conn:
-        owner, _ = installed(conn)
-    prefix = owner.removesuffix("_owner") if owner else install.DEFAULT_PREFIX
+        prefix = installed(conn).prefix or install.DEFAULT_PREFIX
     return succeeded(
         sqitch(database_url, "revert", "-y", "--set", f"prefix={prefix}", capture=True)
     ).stdout
 
 
 def install_first_release(database_url: str, conn: psycopg.Connection[Any], prefix: str) -> str:
-    """Install the first release from `taskboard sql` and record it in Sqitch's registry."""
+    """Install the first release from `taskboard sql` and record it in Sqitch's registry.
+
+    When Sqitch cannot record it, the install is dropped again: a fresh
+    database is left as it was.
+    """
     first = install.releases(install.shipped_sqitch_project())[0]
     try:
         conn.execute(install.script(prefix, until=first), prepare=False)
     except psycopg.Error as exc:
-        raise MigrateError(f"installing release {first} failed: {exc}") from exc
+        why = exc.diag.message_primary or str(exc)
+        raise MigrateError(f"installing release {first} failed: {why}") from exc
+    try:
+        recorded = record(database_url, first)
+    except MigrateError:
+        owner = install.quote_ident(install.role_names(prefix)["owner"])
+        conn.execute(UNINSTALL_FIRST_RELEASE.format(owner=owner), prepare=False)
+        raise
+    return f"Installed release {first} (roles {prefix}_*) in one transaction; {recorded}"
+
+
+def record_release(database_url: str, state: Installed) -> str:
+    """Record in Sqitch's registry the release a `taskboard sql` install left."""
+    if state.release is None or state.release not in install.releases(
+        install.shipped_sqitch_project()
+    ):
+        raise MigrateError(
+            "the taskboard schema exists but Sqitch has no record of it, and it is at no "
+            f"release this package knows ({state.release or 'unknown'}): upgrade it with "
+            "`taskboard sql --from RELEASE`"
+        )
+    return f"Release {state.release} found, installed without Sqitch; " + record(
+        database_url, state.release
+    )
+
+
+def record(database_url: str, release: str) -> str:
     done = sqitch(
-        database_url, "deploy", "--log-only", "--no-verify", "--to", f"@v{first}", capture=True
+        database_url, "deploy", "--log-only", "--no-verify", "--to", f"@v{release}", capture=True
     )
-    return (
-        f"Installed release {first} (roles {prefix}_*) in one transaction; "
-        f"Sqitch records it:\n{succeeded(done).stdout}"
-    )
+    return f"Sqitch records it:\n{succeeded(done).stdout}"
 
 
-def installed(conn: psycopg.Connection[Any]) -> tuple[str | None, bool]:
-    """The owner of the taskboard schema (None when absent), and whether Sqitch recorded a deploy."""
-    owner = conn.execute(
-        "SELECT nspowner::regrole::text FROM pg_namespace WHERE nspname = 'taskboard'"
-    ).fetchone()
-    registry = conn.execute("SELECT to_regclass('sqitch.changes') IS NOT NULL").fetchone()
+# The first release's objects, for a fresh install Sqitch could not record.
+# The roles stay: the server may share them, and the deploy checked them.
+UNINSTALL_FIRST_RELEASE = """
+    BEGIN;
+    GRANT {owner} TO CURRENT_USER;
+    DROP SCHEMA taskboard CASCADE;
+    REVOKE {owner} FROM CURRENT_USER;
+    COMMIT;
+"""
+
+# What a database holds of Taskboard, from the catalogs alone (no grant needed).
+INSTALLED_SQL = """
+    SELECT n.nspowner::regrole::text,
+           (SELECT substring(p.prosrc FROM $$'([0-9]+[.][0-9]+[.][0-9]+)'$$)
+              FROM pg_proc AS p
+             WHERE p.pronamespace = n.oid AND p.proname = 'version'),
+           to_regclass('sqitch.changes') IS NOT NULL
+      FROM (SELECT) AS one
+      LEFT JOIN pg_namespace AS n ON n.nspname = 'taskboard'
+"""
+
+# Who owns Sqitch's registry, and the triggers on it.
+REGISTRY_SQL = """
+    SELECT n.nspowner::regrole::text,
+           n.nspowner = (SELECT oid FROM pg_roles WHERE rolname = current_user)
+           OR (SELECT rolsuper FROM pg_roles WHERE oid = n.nspowner),
+           (SELECT string_agg(DISTINCT c.relname || '.' || t.tgname, ', ')
+              FROM pg_trigger AS t JOIN pg_class AS c ON c.oid = t.tgrelid
+             WHERE c.relnamespace = n.oid AND NOT t.tgisinternal)
+      FROM pg_namespace AS n
+     WHERE n.nspname = 'sqitch'
+"""
+
+
+@dataclass(frozen=True)
+class Installed:
+    """What a database holds of Taskboard."""
+
+    owner: str | None  # of the taskboard schema; None when there is none
+    release: str | None  # what taskboard.version() answers, read from its source
+    recorded: bool  # whether Sqitch's registry records a deploy of the project
+
+    @property
+    def prefix(self) -> str | None:
+        if self.owner is None or not self.owner.endswith("_owner"):
+            return None
+        return self.owner.removesuffix("_owner")
+
+
+def installed(conn: psycopg.Connection[Any]) -> Installed:
+    """What the database holds of Taskboard."""
+    row = conn.execute(INSTALLED_SQL).fetchone()
+    assert row is not None
+    owner, release, registry = row
     recorded = False
-    if registry is not None and registry[0]:
-        row = conn.execute(
+    if registry:
+        found = conn.execute(
             "SELECT EXISTS (SELECT FROM sqitch.changes WHERE project = 'taskboard')"
         ).fetchone()
-        recorded = bool(row and row[0])
-    return (owner[0] if owner else None), recorded
+        recorded = bool(found and found[0])
+    return Installed(owner, release, recorded)
+
+
+def check_registry(conn: psycopg.Connection[Any]) -> None:
+    """Refuse a Sqitch registry someone else prepared: its triggers would run as the deployer."""
+    row = conn.execute(REGISTRY_SQL).fetchone()
+    if row is None:
+        return
+    owner, trusted, triggers = row
+    if not trusted:
+        raise MigrateError(
+            f"schema sqitch (Sqitch's registry) is owned by {owner}, not by this login or a "
+            "superuser: its owner could run code as this login during the deploy"
+        )
+    if triggers:
+        raise MigrateError(f"Sqitch's registry has triggers, which it never makes: {triggers}")
 
 
 def succeeded(done: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
@@ -168,9 +270,13 @@ def succeeded(done: subprocess.CompletedProcess[str]) -> subprocess.CompletedPro
         return done
     output = f"{done.stdout}\n{done.stderr}"
     error = ERROR_LINE.search(output)
-    raise MigrateError(
-        f"sqitch failed: {error[1]}" if error else f"sqitch failed: {output.strip()}"
-    )
+    message = f"sqitch failed: {error[1]}" if error else f"sqitch failed: {output.strip()}"
+    if "permission denied to grant role" in message:
+        message += (
+            " (the deploying login needs the ADMIN OPTION on the roles: see the README, "
+            '"Managed PostgreSQL")'
+        )
+    raise MigrateError(message)
 
 
 # psql's report of the statement that failed, as Sqitch passes it on.

@@ -1,0 +1,7 @@
+-- Revert taskboard:version from pg
+
+BEGIN;
+
+DROP FUNCTION taskboard.version();
+
+COMMIT;
