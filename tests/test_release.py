@@ -62,9 +62,14 @@ def sha256(path: Path) -> str:
 
 
 def released_copy(path: Path, tag: str) -> Path:
-    """Where the script released in `tag` lives now: NAME@TAG.sql once reworked."""
-    reworked = path.with_name(f"{path.stem}@{tag}.sql")
-    return reworked if reworked.exists() else path
+    """Where the script released in `tag` lives now: once reworked, Sqitch keeps it as
+    NAME@LATER.sql, LATER being the last tag before the rework (`tag` or a later one)."""
+    later = tags()[tags().index(tag) :]
+    for candidate in later:
+        reworked = path.with_name(f"{path.stem}@{candidate}.sql")
+        if reworked.exists():
+            return reworked
+    return path
 
 
 def tags() -> list[str]:

@@ -1,5 +1,6 @@
 -- Deploy taskboard:claim to pg
--- requires: jobs
+-- requires: claim@v0.2.0
+-- requires: queues
 --
 -- The same text as functions/claim.sql, where the current definition reads.
 
@@ -26,6 +27,9 @@ SET LOCAL ROLE :"owner_role";
 -- is runnable for this caller now. Up to `batch` rows it looked at but did
 -- not take stay locked, and skipped by other claimers, until the caller's
 -- transaction ends: claim in a transaction of its own.
+-- A paused queue (taskboard.pause) hands out nothing. A limited one
+-- (taskboard.set_queue_limit) starts queued jobs only while fewer than
+-- max_running of its jobs are running, however many workers claim at once.
 -- Raises 22023 when queue or worker is NULL, empty or longer than 200
 -- characters, batch is outside 1..1000, or lease is NULL, not positive or
 -- longer than 12 hours ('infinity' included).
@@ -50,6 +54,10 @@ SET plan_cache_mode = force_custom_plan
 AS $function$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
+    v_paused boolean;
+    v_limit integer;
+    -- How many queued jobs this call may start: batch, or less under a limit.
+    v_room integer := claim.batch;
 BEGIN
     IF claim.queue IS NULL OR claim.queue = '' THEN
         RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
@@ -76,6 +84,31 @@ BEGIN
     IF claim.lease > interval '12 hours' THEN
         RAISE EXCEPTION 'lease must be at most 12 hours, got %', claim.lease
             USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    -- Queue control. A queue without a row in taskboard.queues is unpaused
+    -- and unlimited: one primary-key probe, no lock.
+    SELECT q.paused, q.max_running INTO v_paused, v_limit
+      FROM taskboard.queues AS q
+     WHERE q.queue = claim.queue;
+    IF v_limit IS NOT NULL THEN
+        -- Claimers of a limited queue take turns on its row, held until the
+        -- caller's transaction ends: the count below sees every claim made
+        -- before, so together they never pass the limit. Reclaiming an
+        -- expired job does not add a running one; starting a queued job does.
+        SELECT q.paused, q.max_running INTO v_paused, v_limit
+          FROM taskboard.queues AS q
+         WHERE q.queue = claim.queue
+           FOR UPDATE;
+        SELECT GREATEST(0, v_limit - pg_catalog.count(*))::integer INTO v_room
+          FROM taskboard.jobs AS j
+         WHERE j.queue = claim.queue
+           AND j.state = 'running'
+           AND NOT (j.lease_expires_at <= v_now AND j.attempt >= j.max_attempts);
+        v_room := LEAST(v_room, claim.batch);
+    END IF;
+    IF v_paused THEN
+        RETURN;
     END IF;
 
     RETURN QUERY
@@ -123,7 +156,7 @@ BEGIN
            AND j.state = 'queued'
            AND j.run_at <= v_now
          ORDER BY j.priority DESC, j.run_at, j.id
-         LIMIT claim.batch
+         LIMIT v_room
            FOR UPDATE SKIP LOCKED
     ),
     chosen AS (

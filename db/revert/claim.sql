@@ -1,4 +1,4 @@
--- Revert taskboard:claim to its v0.1.0 definition
+-- Revert taskboard:claim to its v0.2.0 definition
 
 BEGIN;
 
@@ -24,7 +24,8 @@ SET LOCAL ROLE :"owner_role";
 -- not take stay locked, and skipped by other claimers, until the caller's
 -- transaction ends: claim in a transaction of its own.
 -- Raises 22023 when queue or worker is NULL, empty or longer than 200
--- characters, batch is outside 1..1000, or lease is NULL or not positive.
+-- characters, batch is outside 1..1000, or lease is NULL, not positive or
+-- longer than 12 hours ('infinity' included).
 --
 -- plan_cache_mode = force_custom_plan: planned on every call, for the
 -- table as it is then. A worker polls an empty queue before work arrives;
@@ -67,6 +68,10 @@ BEGIN
     END IF;
     IF claim.lease IS NULL OR claim.lease <= interval '0' THEN
         RAISE EXCEPTION 'lease must be positive, got %', claim.lease
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF claim.lease > interval '12 hours' THEN
+        RAISE EXCEPTION 'lease must be at most 12 hours, got %', claim.lease
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 

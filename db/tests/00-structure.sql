@@ -7,13 +7,13 @@
 -- role that writes the table.
 
 BEGIN;
-SELECT plan(87);
+SELECT plan(97);
 
 -- Schema --------------------------------------------------------------------
 
 SELECT has_schema('taskboard', 'the taskboard schema exists');
 
-SELECT tables_are('taskboard', ARRAY['jobs'], 'jobs is the only table in the schema');
+SELECT tables_are('taskboard', ARRAY['jobs', 'queues'], 'jobs and queues are the only tables in the schema');
 
 SELECT views_are('taskboard', ARRAY['queue_stats'], 'queue_stats is the only view in the schema');
 
@@ -283,7 +283,7 @@ SELECT results_eq(
 SELECT functions_are('taskboard', ARRAY[
     'enqueue', 'enqueue_many', 'claim', 'renew', 'renew_many', 'complete', 'complete_many',
     'fail', 'release', 'lease_state', 'cancel', 'retry', 'prune', 'get_job', 'version',
-    'notify_runnable'
+    'notify_runnable', 'pause', 'resume', 'set_queue_limit'
 ], 'the schema has exactly the documented functions');
 
 SELECT is_empty(
@@ -419,6 +419,35 @@ SELECT is(
     'job_id bigint -> boolean',
     'retry takes job_id and returns boolean'
 );
+
+SELECT has_function('taskboard', 'pause', ARRAY['text'], 'pause(text) exists');
+SELECT is(
+    (SELECT pg_catalog.string_agg(pg_catalog.pg_get_function_arguments(p.oid) || ' -> ' || pg_catalog.pg_get_function_result(p.oid), '; ')
+       FROM pg_catalog.pg_proc AS p WHERE p.pronamespace = 'taskboard'::regnamespace AND p.proname = 'pause'),
+    'queue text -> boolean',
+    'pause takes queue and returns boolean'
+);
+SELECT has_function('taskboard', 'resume', ARRAY['text'], 'resume(text) exists');
+SELECT is(
+    (SELECT pg_catalog.string_agg(pg_catalog.pg_get_function_arguments(p.oid) || ' -> ' || pg_catalog.pg_get_function_result(p.oid), '; ')
+       FROM pg_catalog.pg_proc AS p WHERE p.pronamespace = 'taskboard'::regnamespace AND p.proname = 'resume'),
+    'queue text -> boolean',
+    'resume takes queue and returns boolean'
+);
+SELECT has_function('taskboard', 'set_queue_limit', ARRAY['text', 'integer'], 'set_queue_limit(text, integer) exists');
+SELECT is(
+    (SELECT pg_catalog.string_agg(pg_catalog.pg_get_function_arguments(p.oid) || ' -> ' || pg_catalog.pg_get_function_result(p.oid), '; ')
+       FROM pg_catalog.pg_proc AS p WHERE p.pronamespace = 'taskboard'::regnamespace AND p.proname = 'set_queue_limit'),
+    'queue text, max_running integer -> boolean',
+    'set_queue_limit takes queue and max_running and returns boolean'
+);
+
+-- The queues table: settings of the queues that have any.
+SELECT columns_are('taskboard', 'queues', ARRAY['queue', 'paused', 'max_running', 'updated_at'],
+    'queues has exactly the documented columns');
+SELECT col_is_pk('taskboard', 'queues', 'queue', 'a queue has one row of settings at most');
+SELECT col_not_null('taskboard', 'queues', 'paused', 'queues.paused is never NULL');
+SELECT col_is_null('taskboard', 'queues', 'max_running', 'queues.max_running may be NULL: no limit');
 
 SELECT has_function('taskboard', 'prune',
     ARRAY['interval', 'integer'],

@@ -8,7 +8,7 @@
 -- read queue_stats.
 
 BEGIN;
-SELECT plan(183);
+SELECT plan(212);
 
 -- Who may execute what: one row per function of the schema.
 CREATE TEMP TABLE api (
@@ -37,6 +37,9 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
     ('cancel',          ARRAY['bigint'],                                false, false, true),
     ('retry',           ARRAY['bigint'],                                false, false, true),
     ('prune',           ARRAY['interval', 'integer'],                   false, false, true),
+    ('pause',           ARRAY['text'],                                  false, false, true),
+    ('resume',          ARRAY['text'],                                  false, false, true),
+    ('set_queue_limit', ARRAY['text', 'integer'],                       false, false, true),
     ('notify_runnable', ARRAY['text'],                                  false, false, false);
 
 SELECT set_eq(
@@ -70,6 +73,7 @@ SELECT ok(
 
 SELECT schema_owner_is('taskboard', 'taskboard_owner', 'taskboard_owner owns the schema');
 SELECT table_owner_is('taskboard', 'jobs', 'taskboard_owner', 'taskboard_owner owns taskboard.jobs');
+SELECT table_owner_is('taskboard', 'queues', 'taskboard_owner', 'taskboard_owner owns taskboard.queues');
 SELECT sequence_owner_is('taskboard', 'jobs_id_seq', 'taskboard_owner', 'taskboard_owner owns the job id sequence');
 SELECT view_owner_is('taskboard', 'queue_stats', 'taskboard_owner', 'taskboard_owner owns taskboard.queue_stats');
 SELECT type_owner_is('taskboard', 'claimed', 'taskboard_owner', 'taskboard_owner owns the type taskboard.claimed');
@@ -123,6 +127,10 @@ SELECT function_privs_are(
 
 SELECT table_privs_are('taskboard', 'jobs', r, ARRAY[]::name[],
                        r || ' has no privilege on taskboard.jobs')
+  FROM unnest(ARRAY['taskboard_producer', 'taskboard_worker', 'taskboard_admin', 'public']::name[]) AS r;
+
+SELECT table_privs_are('taskboard', 'queues', r, ARRAY[]::name[],
+                       r || ' has no privilege on taskboard.queues: pause, resume and set_queue_limit are the way in')
   FROM unnest(ARRAY['taskboard_producer', 'taskboard_worker', 'taskboard_admin', 'public']::name[]) AS r;
 
 SELECT sequence_privs_are('taskboard', 'jobs_id_seq', r, ARRAY[]::name[],

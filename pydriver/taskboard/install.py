@@ -99,8 +99,12 @@ def plan(project: Path) -> list[Change]:
             continue
         later = entries[index + 1 :]
         release = next((entry[1:] for entry in later if entry.startswith("@")), None)
-        reworked = name in later
-        script = f"{name}@{release}.sql" if reworked and release else f"{name}.sql"
+        script = f"{name}.sql"
+        if name in later:
+            # Reworked: Sqitch keeps this version as NAME@TAG.sql, TAG being
+            # the last tag before the change comes again.
+            until_next = later[: later.index(name)]
+            script = f"{name}@{[e for e in until_next if e.startswith('@')][-1][1:]}.sql"
         changes.append(Change(name, script, release))
     return changes
 

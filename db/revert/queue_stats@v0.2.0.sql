@@ -1,0 +1,7 @@
+-- Revert taskboard:queue_stats from pg
+
+BEGIN;
+
+DROP VIEW taskboard.queue_stats;
+
+COMMIT;
