@@ -68,7 +68,7 @@ def race(url: str, queue: str, check: Callable[[int], None]) -> list[int]:
                             "SELECT taskboard.complete(%s, %s)", [job_id, token]
                         ).fetchone()
                         assert done == (True,)
-        except Exception as exc:  # reported by the main thread
+        except (AssertionError, psycopg.Error) as exc:  # reported by the main thread
             errors.append(exc)
 
     threads = [threading.Thread(target=claimer, args=(n,)) for n in range(CLAIMERS)]
