@@ -133,7 +133,8 @@ def test_a_paused_queue_hands_out_nothing_while_its_running_jobs_carry_on(
         thread.start()
     with psycopg.connect(url, autocommit=True) as conn:
         for job_id, token in held:
-            assert conn.execute("SELECT taskboard.renew(%s, %s)", [job_id, token]).fetchone()[0]
+            renewed = conn.execute("SELECT taskboard.renew(%s, %s)", [job_id, token]).fetchone()
+            assert renewed is not None and renewed[0] is not None
         for job_id, token in held:
             done = conn.execute("SELECT taskboard.complete(%s, %s)", [job_id, token])
             assert done.fetchone() == (True,)
