@@ -329,12 +329,12 @@ def test_status_shows_the_counts_per_queue_and_state(deployed: str) -> None:
     done = run(deployed, "status")
     assert done.returncode == 0, done.stderr
     header, *rows = [line.split() for line in done.stdout.splitlines()]
-    assert header == ["queue", "state", "jobs", "runnable", "oldest_run_at"]
+    assert header == ["queue", "state", "jobs", "runnable", "oldest_run_at", "paused", "limit"]
     assert [row[:4] for row in rows] == [
         ["default", "queued", "2", "2"],
         ["later", "queued", "1", "0"],
     ]
-    assert rows[1][4:] == ["2030-01-01", "00:00:00+00:00"]
+    assert rows[1][4:] == ["2030-01-01", "00:00:00+00:00"]  # neither paused nor limited
     header_line, *row_lines = done.stdout.splitlines()
     state_at = header_line.index("state")
     runnable_end = header_line.index("runnable") + len("runnable")

@@ -4,15 +4,22 @@ running jobs renew and complete."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import random
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
 import psycopg
+import pytest
 
 from conftest import MakeDatabase
+from taskboard import InvalidArgument, Taskboard, load_settings
+from taskboard_dev.server import as_user
+from test_cli import error_line, run
 
 CLAIMERS = 8
 JOBS = 120
@@ -146,3 +153,103 @@ def test_a_paused_queue_hands_out_nothing_while_its_running_jobs_carry_on(
         assert conn.execute("SELECT taskboard.resume('paused')").fetchone() == (True,)
         rows = conn.execute("SELECT job_id FROM taskboard.claim('paused', 'w', 100, '30s')")
         assert len(rows.fetchall()) == 15
+
+
+# -- the driver and the command line -----------------------------------------------------
+
+
+def test_the_app_pauses_limits_and_resumes(make_database: MakeDatabase) -> None:
+    url = make_database(deploy=True)
+    app = Taskboard(load_settings(database_url=url))
+    try:
+        assert app.pause("mail") is True
+        assert app.pause("mail") is False
+        assert app.set_queue_limit("mail", 4) is True
+        assert app.set_queue_limit("mail", 4) is False
+        with pytest.raises(InvalidArgument, match="max_running must be at least 1"):
+            app.set_queue_limit("mail", 0)
+        with pytest.raises(InvalidArgument, match="queue must not be NULL or empty"):
+            app.pause("")
+        assert app.resume("mail") is True
+        assert app.set_queue_limit("mail", None) is True
+
+        async def twins() -> tuple[bool, bool, bool]:
+            try:
+                return (
+                    await app.apause("sms"),
+                    await app.aset_queue_limit("sms", 2),
+                    await app.aresume("sms"),
+                )
+            finally:
+                await app.aclose()
+
+        assert asyncio.run(twins()) == (True, True, True)
+    finally:
+        app.close()
+    with psycopg.connect(url) as conn:
+        settings = conn.execute(
+            "SELECT queue, paused, max_running FROM taskboard.queues ORDER BY queue"
+        ).fetchall()
+    assert settings == [("mail", False, None), ("sms", False, 2)]
+
+
+def test_queue_control_needs_the_admin_role(make_database: MakeDatabase) -> None:
+    url = make_database(deploy=True)
+    login = "qc_producer_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {login} LOGIN IN ROLE taskboard_producer")
+    try:
+        done = run(as_user(url, login), "pause", "mail")
+        assert done.returncode == 1
+        assert "grant taskboard_admin (PREFIX_admin if installed with another prefix)" in (
+            error_line(done)
+        )
+    finally:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"DROP ROLE {login}")
+
+
+def test_the_cli_pauses_limits_resumes_and_shows_it(make_database: MakeDatabase) -> None:
+    url = make_database(deploy=True)
+    enqueue(url, "mail", 3)
+    assert run(url, "pause", "mail").stdout.strip() == 'queue "mail" paused'
+    assert run(url, "pause", "mail").stdout.strip() == 'queue "mail" was already paused'
+    limited = run(url, "limit", "mail", "2", "--json")
+    assert json.loads(limited.stdout) == {"queue": "mail", "max_running": 2, "changed": True}
+
+    status = run(url, "status").stdout.splitlines()
+    assert status[0].split() == [
+        "queue",
+        "state",
+        "jobs",
+        "runnable",
+        "oldest_run_at",
+        "paused",
+        "limit",
+    ]
+    assert status[1].split()[:3] == ["mail", "queued", "3"] and status[1].split()[-2:] == [
+        "yes",
+        "2",
+    ]
+
+    assert run(url, "limit", "mail", "none").stdout.strip() == 'queue "mail": no limit'
+    assert run(url, "resume", "mail").stdout.strip() == 'queue "mail" resumed'
+    assert run(url, "resume", "mail").stdout.strip() == 'queue "mail" was not paused'
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["limit", "mail", "0"], "a limit must be at least 1, got 0: pause the queue to stop it"),
+        (["limit", "mail", "many"], "'many' is not a whole number or none"),
+        (["pause"], "the following arguments are required: QUEUE"),
+        (["pause", "x" * 201], "queue must be at most 200 characters, got 201"),
+    ],
+)
+def test_the_cli_refuses_bad_queue_control_in_one_line(
+    make_database: MakeDatabase, args: list[str], says: str
+) -> None:
+    url = make_database(deploy=True)
+    done = run(url, *args)
+    assert done.returncode == 2
+    assert says in error_line(done)

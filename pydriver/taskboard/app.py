@@ -35,8 +35,9 @@ __all__ = ["DEFAULT_MAX_ATTEMPTS", "DEFAULT_QUEUE", "Task", "Taskboard"]
 
 log = logging.getLogger(__name__)
 
-# The role whose grant allows enqueue and enqueue_many.
+# The roles whose grant allows enqueue and enqueue_many, and queue control.
 PRODUCER_ROLE = "taskboard_producer (PREFIX_producer if installed with another prefix)"
+ADMIN_ROLE = "taskboard_admin (PREFIX_admin if installed with another prefix)"
 # The app's own connections for enqueue without `conn`: a pool for sync
 # calls and one per event loop for async calls, each of this many at most.
 ENQUEUE_POOL_MIN = 1
@@ -204,17 +205,62 @@ class Taskboard:
         )
         return await self._aproduce(sql.aenqueue_many, params, conn)
 
+    # -- queue control (the admin role) -------------------------------------------
+
+    def pause(self, queue: str, *, conn: psycopg.Connection[Any] | None = None) -> bool:
+        """Pause `queue`: from the next claim on, no worker takes a job from it, until
+        `resume`. Its running jobs carry on, renew, complete and fail. True when this call
+        paused it, False when it already was. Needs the admin role."""
+        return self._produce(sql.pause, sql.queue_params(queue), conn, role=ADMIN_ROLE)
+
+    async def apause(self, queue: str, *, conn: psycopg.AsyncConnection[Any] | None = None) -> bool:
+        """`pause` for asyncio code; `conn` is then an AsyncConnection."""
+        return await self._aproduce(sql.apause, sql.queue_params(queue), conn, role=ADMIN_ROLE)
+
+    def resume(self, queue: str, *, conn: psycopg.Connection[Any] | None = None) -> bool:
+        """Resume a paused `queue`; its workers are woken when a job is runnable. True when
+        this call resumed it, False when it was not paused. Needs the admin role."""
+        return self._produce(sql.resume, sql.queue_params(queue), conn, role=ADMIN_ROLE)
+
+    async def aresume(
+        self, queue: str, *, conn: psycopg.AsyncConnection[Any] | None = None
+    ) -> bool:
+        """`resume` for asyncio code; `conn` is then an AsyncConnection."""
+        return await self._aproduce(sql.aresume, sql.queue_params(queue), conn, role=ADMIN_ROLE)
+
+    def set_queue_limit(
+        self, queue: str, max_running: int | None, *, conn: psycopg.Connection[Any] | None = None
+    ) -> bool:
+        """Never run more than `max_running` jobs of `queue` at once, across all workers
+        (None: no limit). Jobs already running over a lowered limit carry on. True when
+        this call changed the limit. Needs the admin role; InvalidArgument below 1."""
+        params = sql.queue_limit_params(queue, max_running)
+        return self._produce(sql.set_queue_limit, params, conn, role=ADMIN_ROLE)
+
+    async def aset_queue_limit(
+        self,
+        queue: str,
+        max_running: int | None,
+        *,
+        conn: psycopg.AsyncConnection[Any] | None = None,
+    ) -> bool:
+        """`set_queue_limit` for asyncio code; `conn` is then an AsyncConnection."""
+        params = sql.queue_limit_params(queue, max_running)
+        return await self._aproduce(sql.aset_queue_limit, params, conn, role=ADMIN_ROLE)
+
     def _produce(
         self,
         call: Callable[[psycopg.Connection[Any], dict[str, Any]], R],
         params: dict[str, Any],
         conn: psycopg.Connection[Any] | None,
+        *,
+        role: str = PRODUCER_ROLE,
     ) -> R:
-        """Make a producer call on `conn`, else on a connection of the app's sync pool."""
+        """Make a call `role` may make on `conn`, else on a connection of the app's sync pool."""
         if conn is not None:
-            with translate(role_needed=PRODUCER_ROLE):
+            with translate(role_needed=role):
                 return call(conn, params)
-        with self._pools.sync().connection() as own, translate(role_needed=PRODUCER_ROLE):
+        with self._pools.sync().connection() as own, translate(role_needed=role):
             return call(own, params)
 
     async def _aproduce(
@@ -222,14 +268,16 @@ class Taskboard:
         call: Callable[[psycopg.AsyncConnection[Any], dict[str, Any]], Awaitable[R]],
         params: dict[str, Any],
         conn: psycopg.AsyncConnection[Any] | None,
+        *,
+        role: str = PRODUCER_ROLE,
     ) -> R:
         """`_produce` for asyncio: on `conn`, else on the running loop's pool."""
         if conn is not None:
-            with translate(role_needed=PRODUCER_ROLE):
+            with translate(role_needed=role):
                 return await call(conn, params)
         pool = await self._pools.for_running_loop()
         async with pool.connection() as own:
-            with translate(role_needed=PRODUCER_ROLE):
+            with translate(role_needed=role):
                 return await call(own, params)
 
     def connect_kwargs(self, *, autocommit: bool = True) -> dict[str, Any]:

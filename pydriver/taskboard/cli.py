@@ -2,7 +2,8 @@
 
 Commands: ``migrate`` (Sqitch on the project shipped as taskboard/db),
 ``sql`` (the install or upgrade as one plain script), ``worker MODULE:APP``,
-``enqueue TASK [JSON]``, ``status`` and ``demo``.
+``enqueue TASK [JSON]``, ``status``, ``pause QUEUE``, ``resume QUEUE``,
+``limit QUEUE N|none`` and ``demo``.
 A command's options and arguments may come in any order. Settings come from
 TASKBOARD_* variables. An expected failure, a usage error included, is one
 line on stderr, ``taskboard: error: ...``; exit status 0 ok, 1 runtime
@@ -241,19 +242,74 @@ def cmd_status(args: argparse.Namespace) -> int:
     if not stats:
         print("no jobs")
         return EXIT_OK
-    rows = [
-        [
-            str(queue),
-            str(state),
-            str(jobs),
-            str(runnable),
+    controlled = "paused" in stats[0]  # schema 0.3.0 and later
+    header = ["queue", "state", "jobs", "runnable", "oldest_run_at"]
+    if controlled:
+        header += ["paused", "limit"]
+    rows = []
+    for row in stats:
+        oldest = row["oldest_run_at"]
+        cells = [
+            str(row["queue"]),
+            str(row["state"]),
+            str(row["jobs"]),
+            str(row["runnable"]),
             "" if oldest is None else oldest.isoformat(sep=" ", timespec="seconds"),
         ]
-        for queue, state, jobs, oldest, runnable in stats
-    ]
-    header = ["queue", "state", "jobs", "runnable", "oldest_run_at"]
-    print(format_table(header, rows, numeric={2, 3}))
+        if controlled:
+            limit = row["max_running"]
+            cells += ["yes" if row["paused"] else "", "" if limit is None else str(limit)]
+        rows.append(cells)
+    print(format_table(header, rows, numeric={2, 3, 6}))
     return EXIT_OK
+
+
+def cmd_pause(args: argparse.Namespace) -> int:
+    app = Taskboard(load_settings())
+    try:
+        changed = app.pause(args.queue)
+    finally:
+        app.close()
+    report(
+        args,
+        {"queue": args.queue, "paused": True, "changed": changed},
+        f'queue "{args.queue}" ' + ("paused" if changed else "was already paused"),
+    )
+    return EXIT_OK
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    app = Taskboard(load_settings())
+    try:
+        changed = app.resume(args.queue)
+    finally:
+        app.close()
+    report(
+        args,
+        {"queue": args.queue, "paused": False, "changed": changed},
+        f'queue "{args.queue}" ' + ("resumed" if changed else "was not paused"),
+    )
+    return EXIT_OK
+
+
+def cmd_limit(args: argparse.Namespace) -> int:
+    app = Taskboard(load_settings())
+    try:
+        changed = app.set_queue_limit(args.queue, args.max_running)
+    finally:
+        app.close()
+    what = "no limit" if args.max_running is None else f"at most {args.max_running} running"
+    report(
+        args,
+        {"queue": args.queue, "max_running": args.max_running, "changed": changed},
+        f'queue "{args.queue}": {what}' + ("" if changed else " (unchanged)"),
+    )
+    return EXIT_OK
+
+
+def report(args: argparse.Namespace, data: dict[str, Any], line: str) -> None:
+    """`data` as one JSON object on stdout with --json, else `line`."""
+    print(json.dumps(data) if args.json else line)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -312,6 +368,20 @@ def positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def queue_limit(text: str) -> int | None:
+    if text.strip().lower() == "none":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number or none") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"a limit must be at least 1, got {value}: pause the queue to stop it"
+        )
     return value
 
 
@@ -433,7 +503,31 @@ def build_parser() -> argparse.ArgumentParser:
     enqueue.add_argument("--dedupe-key", metavar="K", help="reuse an unfinished job with key K")
     enqueue.add_argument("--json", action="store_true", help="print the job as JSON on stdout")
 
-    command("status", cmd_status, "Show the jobs per queue and state.")
+    command(
+        "status",
+        cmd_status,
+        "Show the jobs per queue and state, and which queues are paused or limited.",
+    )
+    for name, run, text in (
+        (
+            "pause",
+            cmd_pause,
+            "Pause QUEUE: no worker takes a job from it until resume (admin role).",
+        ),
+        ("resume", cmd_resume, "Resume a paused QUEUE (admin role)."),
+    ):
+        sub = command(name, run, text)
+        sub.add_argument("queue", metavar="QUEUE")
+        sub.add_argument("--json", action="store_true", help="print the result as JSON")
+    limit = command(
+        "limit",
+        cmd_limit,
+        "Run at most N jobs of QUEUE at once across all workers; none removes the limit "
+        "(admin role).",
+    )
+    limit.add_argument("queue", metavar="QUEUE")
+    limit.add_argument("max_running", metavar="N|none", type=queue_limit)
+    limit.add_argument("--json", action="store_true", help="print the result as JSON")
     command("demo", cmd_demo, "Tell the story of a stalled worker, live (taskboard.demo).")
     return parser
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
-from psycopg.rows import tuple_row
+from psycopg.rows import dict_row, tuple_row
 
 from taskboard.errors import INVALID_PARAMETER_VALUE, InvalidArgument
 
@@ -222,15 +222,66 @@ async def aenqueue_many(conn: psycopg.AsyncConnection[Any], params: dict[str, An
         return [int(r[0]) for r in await (await cur.execute(ENQUEUE_MANY, params)).fetchall()]
 
 
-QUEUE_STATS = """
-SELECT queue, state, jobs, oldest_run_at, runnable
-  FROM taskboard.queue_stats
- ORDER BY queue, state
-"""
+# -- queue control (the admin role) --------------------------------------------
+
+PAUSE = "SELECT taskboard.pause(queue => %(queue)s)"
+RESUME = "SELECT taskboard.resume(queue => %(queue)s)"
+SET_QUEUE_LIMIT = (
+    "SELECT taskboard.set_queue_limit(queue => %(queue)s, max_running => %(max_running)s)"
+)
 
 
-def queue_stats(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
-    return list(conn.execute(QUEUE_STATS).fetchall())
+def queue_params(queue: str) -> dict[str, Any]:
+    return {"queue": text("queue", queue)}
+
+
+def queue_limit_params(queue: str, max_running: int | None) -> dict[str, Any]:
+    limit = None if max_running is None else int4("max_running", max_running)
+    return {"queue": text("queue", queue), "max_running": limit}
+
+
+def _changed(conn: psycopg.Connection[Any], query: str, params: dict[str, Any]) -> bool:
+    row = conn.execute(query, params).fetchone()
+    return bool(row and row[0])
+
+
+async def _achanged(conn: psycopg.AsyncConnection[Any], query: str, params: dict[str, Any]) -> bool:
+    row = await (await conn.execute(query, params)).fetchone()
+    return bool(row and row[0])
+
+
+def pause(conn: psycopg.Connection[Any], params: dict[str, Any]) -> bool:
+    return _changed(conn, PAUSE, params)
+
+
+async def apause(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> bool:
+    return await _achanged(conn, PAUSE, params)
+
+
+def resume(conn: psycopg.Connection[Any], params: dict[str, Any]) -> bool:
+    return _changed(conn, RESUME, params)
+
+
+async def aresume(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> bool:
+    return await _achanged(conn, RESUME, params)
+
+
+def set_queue_limit(conn: psycopg.Connection[Any], params: dict[str, Any]) -> bool:
+    return _changed(conn, SET_QUEUE_LIMIT, params)
+
+
+async def aset_queue_limit(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> bool:
+    return await _achanged(conn, SET_QUEUE_LIMIT, params)
+
+
+# Every column the schema has: paused and max_running arrived in 0.3.0.
+QUEUE_STATS = "SELECT * FROM taskboard.queue_stats ORDER BY queue, state"
+
+
+def queue_stats(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
+    """queue_stats' rows by column name."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return list(cur.execute(QUEUE_STATS).fetchall())
 
 
 def version(conn: psycopg.Connection[Any]) -> str | None:
