@@ -59,6 +59,11 @@ from systems import SYSTEMS, not_run
 from taskboard_dev.server import Server, drop_database, recreate_database
 
 OURS = "taskboard"
+# Taskboard under other conditions, measured beside it (not peers).
+VARIANTS = {
+    "taskboard-limited": "a queue limit it never reaches runs at",
+    "taskboard-0.2.0": "the 0.2.0 schema (claim without queue control) runs at",
+}
 NODE_PEER = "pgboss"  # not a Python peer: its own target line
 W3_SETTLE_S = 2.0  # quiet time after growing W3's table, before sampling it
 ENQUEUE_CHUNK = 1_000  # jobs per batch-API call in W1's enqueue
@@ -553,7 +558,8 @@ class Bench:
                         await self.drain(name, concurrency, run)
             if "w2" in workloads:
                 for name in order:
-                    await self.latency(name, run)
+                    if name not in VARIANTS:  # the variants are about claim: W1 only
+                        await self.latency(name, run)
             if "w4" in workloads and OURS in systems:
                 await self.renewal(run)
             if floor_url is not None:
@@ -774,9 +780,16 @@ def targets(samples: Samples, plan: Plan) -> list[str]:
         line = next((s for s in samples.lines if s.key == key), None)
         return None if line is None else samples.median(line, system)
 
-    peers = [s for s in plan.systems if s != OURS]
+    peers = [s for s in plan.systems if s not in VARIANTS and s != OURS]
     python_peers = [s for s in peers if s != NODE_PEER]
     out = []
+    # Queue control's cost, against Taskboard itself in the same run.
+    for c in plan.concurrencies:
+        ours = median(f"W1 drain c={c}", OURS)
+        for variant, what in VARIANTS.items():
+            other = median(f"W1 drain c={c}", variant)
+            if ours and other:
+                out.append(f"W1 c={c}: {what} x{other / ours:.2f} of Taskboard's unlimited queue")
     for c in plan.concurrencies:
         ours = median(f"W1 drain c={c}", OURS)
         best = max((v for p in python_peers if (v := median(f"W1 drain c={c}", p))), default=None)

@@ -442,7 +442,50 @@ class PgBoss:
         return argv
 
 
-SYSTEMS: dict[str, Any] = {s.name: s for s in (Taskboard, Procrastinate, PgQueuer, PgBoss)}
+class TaskboardLimited(Taskboard):
+    """Taskboard whose queue has a limit it never reaches: what the turn-taking costs claim."""
+
+    name = "taskboard-limited"
+    label = "Taskboard, queue limit 1,000,000"
+
+    @staticmethod
+    async def install(url: str) -> None:
+        import psycopg
+
+        await Taskboard.install(url)
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+            await conn.execute("SELECT taskboard.set_queue_limit('default', 1000000)")
+
+
+class TaskboardPrevious(Taskboard):
+    """Taskboard's driver on the schema of release 0.2.0, whose claim has no queue control:
+    the unlimited path beside it shows what the pause and limit check cost."""
+
+    name = "taskboard-0.2.0"
+    label = "Taskboard, schema 0.2.0 (no queue control)"
+
+    @staticmethod
+    async def install(url: str) -> None:
+        proc = await asyncio.create_subprocess_exec(
+            "sqitch",
+            "deploy",
+            "--verify",
+            "--to",
+            "@v0.2.0",
+            sqitch_target(url),
+            cwd=REPO / "db",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        output, _ = await proc.communicate()
+        if proc.returncode != 0:
+            raise RuntimeError(f"sqitch deploy failed:\n{output.decode(errors='replace')}")
+
+
+SYSTEMS: dict[str, Any] = {
+    s.name: s
+    for s in (Taskboard, TaskboardLimited, TaskboardPrevious, Procrastinate, PgQueuer, PgBoss)
+}
 
 
 def not_run(names: list[str]) -> dict[str, str]:
