@@ -50,6 +50,23 @@ def sqitch_target(url: str) -> str:
     return "db:pg:" + url.split(":", 1)[1]
 
 
+async def sqitch_deploy(url: str, *options: str) -> None:
+    """`sqitch deploy --verify OPTIONS...` of db/ into `url`; RuntimeError with its output."""
+    proc = await asyncio.create_subprocess_exec(
+        "sqitch",
+        "deploy",
+        "--verify",
+        *options,
+        sqitch_target(url),
+        cwd=REPO / "db",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    output, _ = await proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(f"sqitch deploy failed:\n{output.decode(errors='replace')}")
+
+
 class Taskboard:
     name = "taskboard"
     label = "Taskboard"
@@ -63,18 +80,7 @@ class Taskboard:
 
     @staticmethod
     async def install(url: str) -> None:
-        proc = await asyncio.create_subprocess_exec(
-            "sqitch",
-            "deploy",
-            "--verify",
-            sqitch_target(url),
-            cwd=REPO / "db",
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-        )
-        output, _ = await proc.communicate()
-        if proc.returncode != 0:
-            raise RuntimeError(f"sqitch deploy failed:\n{output.decode(errors='replace')}")
+        await sqitch_deploy(url)
 
     @staticmethod
     async def enqueue_batches(url: str, batches: list[range]) -> float:
@@ -466,20 +472,7 @@ class TaskboardPrevious(Taskboard):
 
     @staticmethod
     async def install(url: str) -> None:
-        proc = await asyncio.create_subprocess_exec(
-            "sqitch",
-            "deploy",
-            "--verify",
-            "--to",
-            "@v0.2.0",
-            sqitch_target(url),
-            cwd=REPO / "db",
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-        )
-        output, _ = await proc.communicate()
-        if proc.returncode != 0:
-            raise RuntimeError(f"sqitch deploy failed:\n{output.decode(errors='replace')}")
+        await sqitch_deploy(url, "--to", "@v0.2.0")
 
 
 SYSTEMS: dict[str, Any] = {

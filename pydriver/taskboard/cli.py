@@ -265,46 +265,42 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_pause(args: argparse.Namespace) -> int:
-    app = Taskboard(load_settings())
-    try:
-        changed = app.pause(args.queue)
-    finally:
-        app.close()
+    changed = with_app(lambda app: app.pause(args.queue))
+    line = "paused" if changed else "was already paused"
     report(
         args,
         {"queue": args.queue, "paused": True, "changed": changed},
-        f'queue "{args.queue}" ' + ("paused" if changed else "was already paused"),
+        f'queue "{args.queue}" {line}',
     )
     return EXIT_OK
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    app = Taskboard(load_settings())
-    try:
-        changed = app.resume(args.queue)
-    finally:
-        app.close()
+    changed = with_app(lambda app: app.resume(args.queue))
+    line = "resumed" if changed else "was not paused"
     report(
         args,
         {"queue": args.queue, "paused": False, "changed": changed},
-        f'queue "{args.queue}" ' + ("resumed" if changed else "was not paused"),
+        f'queue "{args.queue}" {line}',
     )
     return EXIT_OK
 
 
 def cmd_limit(args: argparse.Namespace) -> int:
+    changed = with_app(lambda app: app.set_queue_limit(args.queue, args.max_running))
+    what = "no limit" if args.max_running is None else f"at most {args.max_running} running"
+    data = {"queue": args.queue, "max_running": args.max_running, "changed": changed}
+    report(args, data, f'queue "{args.queue}": {what}' + ("" if changed else " (unchanged)"))
+    return EXIT_OK
+
+
+def with_app(call: Callable[[Taskboard], bool]) -> bool:
+    """`call` on an app of the configured settings, its connections closed after."""
     app = Taskboard(load_settings())
     try:
-        changed = app.set_queue_limit(args.queue, args.max_running)
+        return call(app)
     finally:
         app.close()
-    what = "no limit" if args.max_running is None else f"at most {args.max_running} running"
-    report(
-        args,
-        {"queue": args.queue, "max_running": args.max_running, "changed": changed},
-        f'queue "{args.queue}": {what}' + ("" if changed else " (unchanged)"),
-    )
-    return EXIT_OK
 
 
 def report(args: argparse.Namespace, data: dict[str, Any], line: str) -> None:
