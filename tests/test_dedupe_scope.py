@@ -62,7 +62,8 @@ def v0_1_0_database(make_database: MakeDatabase, sqitch: Sqitch) -> str:
 
 
 def upgrade(url: str, sqitch: Sqitch) -> None:
-    upgraded = sqitch(url, "deploy", "--verify")
+    """To release 0.2.0, which scoped the keys (later changes revert before it)."""
+    upgraded = sqitch(url, "deploy", "--verify", "--to", "@v0.2.0")
     assert upgraded.returncode == 0, upgraded.stdout + upgraded.stderr
     assert dedupe_indexes(url) == {"taskboard.jobs_unfinished_task_dedupe_key"}
 
