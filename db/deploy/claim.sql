@@ -19,8 +19,9 @@ SET LOCAL ROLE :"owner_role";
 -- Takes up to `batch` runnable jobs of `queue`: queued with run_at due, or
 -- running with an expired lease, in order of priority (higher first), run_at,
 -- then id. Each claimed job gets a fresh lease token, lease_expires_at =
--- clock + lease, attempt + 1 and claimed_by = worker; the token is returned
--- here and nowhere else. Concurrent claimers never receive the same job
+-- clock + lease, attempt + 1, fence + 1 and claimed_by = worker; the token
+-- is returned here and nowhere else, with the fence (strictly increasing
+-- with every claim of the job, releases and reclaims included). Concurrent claimers never receive the same job
 -- (FOR UPDATE SKIP LOCKED). An expired job that has used up its attempts
 -- becomes dead (error 'lease expired') in the same call, is not returned and
 -- does not count against `batch`. Fewer rows than `batch` means nothing else
@@ -175,14 +176,16 @@ BEGIN
                lease_token = pg_catalog.gen_random_uuid(),
                lease_expires_at = v_now + claim.lease,
                attempt = j.attempt + 1,
+               fence = j.fence + 1,
                claimed_by = claim.worker
           FROM chosen AS c
          WHERE j.id = c.id
            AND j.state IN ('queued', 'running')
         RETURNING j.id, j.lease_token, j.task, j.payload, j.attempt, j.lease_expires_at,
-                  j.idempotency_key, j.priority, j.run_at
+                  j.idempotency_key, j.fence, j.priority, j.run_at
     )
-    SELECT c.id, c.lease_token, c.task, c.payload, c.attempt, c.lease_expires_at, c.idempotency_key
+    SELECT c.id, c.lease_token, c.task, c.payload, c.attempt, c.lease_expires_at, c.idempotency_key,
+           c.fence
       FROM claimed AS c
      ORDER BY c.priority DESC, c.run_at, c.id;
 END

@@ -7,7 +7,7 @@
 -- role that writes the table.
 
 BEGIN;
-SELECT plan(97);
+SELECT plan(98);
 
 -- Schema --------------------------------------------------------------------
 
@@ -22,7 +22,7 @@ SELECT views_are('taskboard', ARRAY['queue_stats'], 'queue_stats is the only vie
 SELECT columns_are('taskboard', 'jobs', ARRAY[
     'id', 'queue', 'task', 'payload', 'state', 'priority', 'run_at', 'attempt',
     'max_attempts', 'dedupe_key', 'lease_token', 'lease_expires_at', 'claimed_by',
-    'idempotency_key', 'result', 'errors', 'created_at', 'finished_at'
+    'idempotency_key', 'result', 'errors', 'created_at', 'finished_at', 'fence'
 ], 'jobs has exactly the documented columns');
 
 SELECT col_type_is('taskboard', 'jobs', 'id',               'bigint',                   'jobs.id is a bigint');
@@ -43,6 +43,7 @@ SELECT col_type_is('taskboard', 'jobs', 'result',           'jsonb',            
 SELECT col_type_is('taskboard', 'jobs', 'errors',           'jsonb',                    'jobs.errors is jsonb');
 SELECT col_type_is('taskboard', 'jobs', 'created_at',       'timestamp with time zone', 'jobs.created_at is a timestamptz');
 SELECT col_type_is('taskboard', 'jobs', 'finished_at',      'timestamp with time zone', 'jobs.finished_at is a timestamptz');
+SELECT col_type_is('taskboard', 'jobs', 'fence',            'bigint',                   'jobs.fence is a bigint');
 
 SELECT set_eq(
     $$SELECT a.attname::text
@@ -65,7 +66,7 @@ SELECT set_eq(
     ARRAY[
         'jobs_state_known', 'jobs_finished_at_iff_terminal', 'jobs_running_has_lease',
         'jobs_queue_not_empty', 'jobs_task_not_empty', 'jobs_max_attempts_positive',
-        'jobs_attempt_within_max', 'jobs_errors_is_array'
+        'jobs_attempt_within_max', 'jobs_errors_is_array', 'jobs_fence_not_negative'
     ],
     'the invariants of jobs are named CHECK constraints'
 );
@@ -250,8 +251,9 @@ SELECT results_eq(
              ('payload', 'jsonb'),
              ('attempt', 'integer'),
              ('lease_expires_at', 'timestamp with time zone'),
-             ('idempotency_key', 'uuid')$$,
-    'taskboard.claimed has exactly seven columns in order, idempotency_key last'
+             ('idempotency_key', 'uuid'),
+             ('fence', 'bigint')$$,
+    'taskboard.claimed has exactly eight columns in order, fence last'
 );
 
 SELECT has_composite('taskboard', 'job_info', 'taskboard.job_info is a composite type');
