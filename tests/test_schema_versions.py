@@ -81,11 +81,11 @@ def test_this_driver_works_on_the_first_release_schema(
 
     @app.task("note")
     def note(ctx: SyncContext, payload: Any) -> None:
-        ran.append(payload)
+        ran.append((payload, ctx.fence))
 
     job_id = app.enqueue("note", {"n": 7})
     run_worker_until(app, finished(url, job_id))
-    assert ran == [{"n": 7}]
+    assert ran == [({"n": 7}, None)]  # no fence before 0.3.0
 
 
 def test_the_worker_names_the_schema_range_it_accepts(make_database: MakeDatabase) -> None:
@@ -111,7 +111,9 @@ def test_the_worker_names_the_schema_range_it_accepts(make_database: MakeDatabas
         ("0.2.0", True),
         ("0.2.7", True),
         ("0.0.9", False),
-        ("0.3.0", False),
+        ("0.3.0", True),
+        ("0.3.9", True),
+        ("0.4.0", False),
         ("1.0.0", False),
         ("0.2", False),
         ("0.2.0-rc1", False),

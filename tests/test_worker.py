@@ -169,6 +169,7 @@ def test_handler_sees_its_job_and_lease(make_database: MakeDatabase) -> None:
             payload=payload,
             ctx_payload=ctx.payload,
             idempotency_key=ctx.idempotency_key,
+            fence=ctx.fence,
             lost=ctx.lost,
             holder=await ctx.still_holder(),
         )
@@ -192,11 +193,36 @@ def test_handler_sees_its_job_and_lease(make_database: MakeDatabase) -> None:
         "payload": {"to": "maya"},
         "ctx_payload": {"to": "maya"},
         "idempotency_key": row["idempotency_key"],
+        "fence": row["fence"],
         "lost": False,
         "holder": True,
         "sync_holder": True,
     }
     assert job(url, sync_id)["result"] == [1, 2]
+    app.close()
+
+
+def test_each_claim_of_a_job_hands_its_handler_a_higher_fence(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(deploy=True)
+    app = make_app(url)
+    fences: dict[int, list[int | None]] = {}
+
+    @app.task("flaky")
+    async def flaky(ctx: AsyncContext, payload: Any) -> None:
+        fences.setdefault(ctx.job_id, []).append(ctx.fence)
+        if payload["fail"] and ctx.attempt == 1:
+            raise RuntimeError("not yet")
+
+    # Enough jobs that later claims ride on the batched completions' statement.
+    ids = [app.enqueue("flaky", {"fail": n % 4 == 0}) for n in range(12)]
+    run_worker_until(app, finished(url, *ids))
+
+    for job_id in ids:
+        assert fences[job_id] == list(range(1, len(fences[job_id]) + 1)), fences
+        assert job(url, job_id)["fence"] == len(fences[job_id])
+    assert sorted({len(seen) for seen in fences.values()}) == [1, 2]
     app.close()
 
 

@@ -22,6 +22,10 @@ class BaseContext:
     from then on the worker will neither complete nor fail it.
     `idempotency_key` is the same for every attempt of the job and unique
     across databases: pass it to external APIs that deduplicate by key.
+    `fence` strictly increases with every claim of the job: a store that
+    can compare-and-set refuses a write whose fence is lower than one it
+    has seen, which shuts out a stalled holder the database replaced. None
+    on a schema older than 0.3.0.
     """
 
     def __init__(
@@ -34,6 +38,7 @@ class BaseContext:
         task: str,
         idempotency_key: uuid.UUID,
         check: HolderCheck,
+        fence: int | None = None,
     ) -> None:
         self.job_id = job_id
         self.attempt = attempt
@@ -41,6 +46,7 @@ class BaseContext:
         self.payload = payload
         self.task = task
         self.idempotency_key = idempotency_key
+        self.fence = fence
         self.conn: psycopg.AsyncConnection[Any] | None = None
         self._check = check
         # Set once, by the worker's loop; read by the handler, in any thread.
@@ -54,7 +60,10 @@ class BaseContext:
         self._lost = True
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} job_id={self.job_id} attempt={self.attempt} task={self.task!r}>"
+        return (
+            f"<{type(self).__name__} job_id={self.job_id} attempt={self.attempt} "
+            f"task={self.task!r} fence={self.fence}>"
+        )
 
 
 class AsyncContext(BaseContext):

@@ -39,18 +39,27 @@ class Claimed:
     attempt: int
     lease_expires_at: dt.datetime
     idempotency_key: uuid.UUID
+    fence: int | None = None
     payload_error: str | None = None
 
 
 def claimed(row: Sequence[Any]) -> Claimed:
-    """A Claimed from a claim row whose payload comes as text (decoded here, per job)."""
-    job_id, token, task, payload_text, attempt, lease_expires_at, idempotency_key = row
+    """A Claimed from a claim row whose payload comes as text (decoded here, per job).
+
+    The row ends with the fence on schemas that have one (0.3.0 on).
+    """
+    job_id, token, task, payload_text, attempt, lease_expires_at, idempotency_key = row[:7]
+    fence = row[7] if len(row) > 7 else None
     try:
         payload = json.loads(payload_text)
     except (ValueError, RecursionError) as exc:
         why = f"the payload cannot be decoded: {type(exc).__name__}: {str(exc)[:200]}"
-        return Claimed(job_id, token, task, None, attempt, lease_expires_at, idempotency_key, why)
-    return Claimed(job_id, token, task, payload, attempt, lease_expires_at, idempotency_key)
+        payload = None
+    else:
+        why = None
+    return Claimed(
+        job_id, token, task, payload, attempt, lease_expires_at, idempotency_key, fence, why
+    )
 
 
 class NotJSON(ValueError):
@@ -315,18 +324,30 @@ async def listen(conn: psycopg.AsyncConnection[Any]) -> None:
     await conn.execute(f"LISTEN {CHANNEL}")
 
 
+# The schema release from which claim hands out the fence.
+FENCE_SINCE = (0, 3, 0)
+
 # The payload comes as text and is decoded per job (sql.claimed): one that
-# Python cannot decode fails its own job, not the whole claim.
-CLAIM = """
-SELECT job_id, token, task, payload::text, attempt, lease_expires_at, idempotency_key
-  FROM taskboard.claim(queue => %s, worker => %s, batch => %s, lease => %s)
-"""
+# Python cannot decode fails its own job, not the whole claim. Each claim
+# query comes in two forms, without and with the fence, for the schema the
+# worker found at start-up.
+CLAIMED_COLUMNS = "job_id, token, task, payload::text, attempt, lease_expires_at, idempotency_key"
+CLAIM_CALL = "taskboard.claim(queue => %s, worker => %s, batch => %s, lease => %s)"
+CLAIM = f"SELECT {CLAIMED_COLUMNS} FROM {CLAIM_CALL}"
+CLAIM_FENCED = f"SELECT {CLAIMED_COLUMNS}, fence FROM {CLAIM_CALL}"
 
 
 async def claim(
-    conn: psycopg.AsyncConnection[Any], queue: str, worker: str, batch: int, lease: float
+    conn: psycopg.AsyncConnection[Any],
+    queue: str,
+    worker: str,
+    batch: int,
+    lease: float,
+    *,
+    fenced: bool = False,
 ) -> list[Claimed]:
-    cur = await conn.execute(CLAIM, [queue, worker, batch, seconds(lease)])
+    query = CLAIM_FENCED if fenced else CLAIM
+    cur = await conn.execute(query, [queue, worker, batch, seconds(lease)])
     return [claimed(row) for row in await cur.fetchall()]
 
 
@@ -407,6 +428,15 @@ SELECT k.job_id, NULL, k.token, k.task, k.payload::text, k.attempt, k.lease_expi
        k.idempotency_key
   FROM taskboard.claim(queue => %s, worker => %s, batch => %s, lease => %s) AS k
 """
+COMPLETE_MANY_THEN_CLAIM_FENCED = """
+SELECT c.job_id, c.completed, NULL::uuid, NULL::text, NULL::text, NULL::integer,
+       NULL::timestamptz, NULL::uuid, NULL::bigint
+  FROM taskboard.complete_many(job_ids => %s::bigint[], tokens => %s::uuid[], results => %s::jsonb[]) AS c
+UNION ALL
+SELECT k.job_id, NULL, k.token, k.task, k.payload::text, k.attempt, k.lease_expires_at,
+       k.idempotency_key, k.fence
+  FROM taskboard.claim(queue => %s, worker => %s, batch => %s, lease => %s) AS k
+"""
 
 
 async def complete_many_then_claim(
@@ -415,6 +445,8 @@ async def complete_many_then_claim(
     tokens: Sequence[uuid.UUID],
     results_json: Sequence[str | None],
     claim_args: tuple[str, str, int, float],
+    *,
+    fenced: bool = False,
 ) -> tuple[list[tuple[int, bool]], list[Claimed]]:
     """complete_many, and claim(queue, worker, batch, lease), in one statement.
 
@@ -429,7 +461,8 @@ async def complete_many_then_claim(
         batch,
         seconds(lease),
     ]
-    rows = await (await conn.execute(COMPLETE_MANY_THEN_CLAIM, params)).fetchall()
+    query = COMPLETE_MANY_THEN_CLAIM_FENCED if fenced else COMPLETE_MANY_THEN_CLAIM
+    rows = await (await conn.execute(query, params)).fetchall()
     completed = {row[0]: bool(row[1]) for row in rows if row[2] is None}
     done = [(job_id, completed[job_id]) for job_id in job_ids]
     return done, [claimed((row[0], *row[2:])) for row in rows if row[2] is not None]
@@ -506,7 +539,22 @@ class Queries:
     Every method passes its arguments to the taskboard.* function of the
     same name and returns the answer unchanged. A subclass can observe or
     delay a call (the soak and the tests do); it must not change answers.
+
+    `schema` is the release (X, Y, Z) of the schema the worker found at
+    start-up (`use_schema`): calls that a later release added or extended
+    are made in their newer form only where the schema has it. Until told,
+    the oldest supported release.
     """
+
+    schema: tuple[int, ...] = (0, 1, 0)
+
+    def use_schema(self, release: tuple[int, ...]) -> None:
+        self.schema = release
+
+    @property
+    def fenced(self) -> bool:
+        """Whether claim hands out the fence on this schema."""
+        return self.schema >= FENCE_SINCE
 
     async def version(self, conn: psycopg.AsyncConnection[Any]) -> str | None:
         return await aversion(conn)
@@ -517,7 +565,7 @@ class Queries:
     async def claim(
         self, conn: psycopg.AsyncConnection[Any], queue: str, worker: str, batch: int, lease: float
     ) -> list[Claimed]:
-        return await claim(conn, queue, worker, batch, lease)
+        return await claim(conn, queue, worker, batch, lease, fenced=self.fenced)
 
     async def renew_many(
         self,
@@ -559,7 +607,9 @@ class Queries:
         results_json: Sequence[str | None],
         claim_args: tuple[str, str, int, float],
     ) -> tuple[list[tuple[int, bool]], list[Claimed]]:
-        return await complete_many_then_claim(conn, job_ids, tokens, results_json, claim_args)
+        return await complete_many_then_claim(
+            conn, job_ids, tokens, results_json, claim_args, fenced=self.fenced
+        )
 
     async def fail(
         self, conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID, error: str

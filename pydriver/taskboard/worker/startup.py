@@ -28,7 +28,7 @@ log = logging.getLogger("taskboard.worker")
 # The schema releases this driver works with: from the oldest, up to but
 # not including the first it cannot know. Schema changes within the range are
 # additive, so a driver of either end works on the other's schema.
-SUPPORTED_SCHEMA_VERSIONS = ("0.1.0", "0.3.0")
+SUPPORTED_SCHEMA_VERSIONS = ("0.1.0", "0.4.0")
 WORKER_ROLE = "taskboard_worker"
 # Enough executions of one statement for psycopg to prepare it and reuse it
 # across transactions: behind a transaction pooler that loses it, one fails.
@@ -64,7 +64,8 @@ async def _connect(settings: Settings, stop: asyncio.Event) -> psycopg.AsyncConn
 async def check_database(settings: Settings, queries: sql.Queries, stop: asyncio.Event) -> None:
     """Wait for the database, then raise StartupError when this worker cannot work there.
 
-    A server that goes away during the checks is waited for again.
+    A server that goes away during the checks is waited for again. Tells
+    `queries` the schema's release (Queries.use_schema).
     """
     backoff = Backoff()
     while True:
@@ -73,7 +74,8 @@ async def check_database(settings: Settings, queries: sql.Queries, stop: asyncio
             return
         try:
             async with conn:
-                await _check(settings, queries, conn)
+                version = await _check(settings, queries, conn)
+            queries.use_schema(release_key(version))
             return
         except psycopg.OperationalError as exc:
             if not _waiting_is_right(exc):
@@ -106,7 +108,8 @@ def release_key(version: str) -> tuple[int, ...]:
 
 async def _check(
     settings: Settings, queries: sql.Queries, conn: psycopg.AsyncConnection[Any]
-) -> None:
+) -> str:
+    """The schema's release, once every check passed."""
     version = await queries.version(conn)
     if version is None:
         raise SchemaVersionError(
@@ -126,6 +129,7 @@ async def _check(
         )
     if settings.prepare_threshold is not None:
         await _probe_prepared_statements(conn)
+    return version
 
 
 async def _probe_prepared_statements(conn: psycopg.AsyncConnection[Any]) -> None:

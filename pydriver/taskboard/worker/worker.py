@@ -169,6 +169,7 @@ class Worker:
             "payload": row.payload,
             "task": row.task,
             "idempotency_key": row.idempotency_key,
+            "fence": row.fence,
         }
         ctx: BaseContext
 
