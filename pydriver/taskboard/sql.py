@@ -50,13 +50,12 @@ def claimed(row: Sequence[Any]) -> Claimed:
     """
     job_id, token, task, payload_text, attempt, lease_expires_at, idempotency_key = row[:7]
     fence = row[7] if len(row) > 7 else None
+    why: str | None = None
     try:
         payload = json.loads(payload_text)
     except (ValueError, RecursionError) as exc:
         why = f"the payload cannot be decoded: {type(exc).__name__}: {str(exc)[:200]}"
         payload = None
-    else:
-        why = None
     return Claimed(
         job_id, token, task, payload, attempt, lease_expires_at, idempotency_key, fence, why
     )
