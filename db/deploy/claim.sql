@@ -1,6 +1,8 @@
 -- Deploy taskboard:claim to pg
 -- requires: claim@v0.2.0
 -- requires: queues
+-- requires: fence
+-- requires: started_at
 --
 -- The same text as functions/claim.sql, where the current definition reads.
 
@@ -19,9 +21,10 @@ SET LOCAL ROLE :"owner_role";
 -- Takes up to `batch` runnable jobs of `queue`: queued with run_at due, or
 -- running with an expired lease, in order of priority (higher first), run_at,
 -- then id. Each claimed job gets a fresh lease token, lease_expires_at =
--- clock + lease, attempt + 1, fence + 1 and claimed_by = worker; the token
--- is returned here and nowhere else, with the fence (strictly increasing
--- with every claim of the job, releases and reclaims included). Concurrent claimers never receive the same job
+-- clock + lease, attempt + 1, fence + 1, started_at = clock and
+-- claimed_by = worker; the token is returned here and nowhere else, with
+-- the fence (strictly increasing with every claim of the job, releases and
+-- reclaims included). Concurrent claimers never receive the same job
 -- (FOR UPDATE SKIP LOCKED). An expired job that has used up its attempts
 -- becomes dead (error 'lease expired') in the same call, is not returned and
 -- does not count against `batch`. Fewer rows than `batch` means nothing else
@@ -177,6 +180,7 @@ BEGIN
                lease_expires_at = v_now + claim.lease,
                attempt = j.attempt + 1,
                fence = j.fence + 1,
+               started_at = v_now,
                claimed_by = claim.worker
           FROM chosen AS c
          WHERE j.id = c.id

@@ -1,15 +1,25 @@
 -- Deploy taskboard:get_job to pg
--- requires: jobs
+-- requires: get_job@v0.2.0
+-- requires: started_at
 --
 -- The same text as functions/get_job.sql, where the current definition reads.
 
 BEGIN;
 
-SET LOCAL ROLE taskboard_owner;
+\set owner_role :prefix _owner
+\set producer_role :prefix _producer
+\set worker_role :prefix _worker
+\set admin_role :prefix _admin
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
 
 -- get_job(job_id) -> taskboard.job_info
 -- What a producer may see of a job: everything but the lease token.
--- errors lists each failed attempt as {error, attempt, worker, at}.
+-- started_at is when its last claim started it (NULL until claimed).
+-- errors lists each failed attempt as {error, attempt, worker, at}, with a
+-- traceback when the worker sent one (fail bounds it).
 -- A row of NULLs for an unknown id.
 -- Raises 22023 when job_id is NULL.
 
@@ -28,7 +38,7 @@ BEGIN
     END IF;
 
     SELECT j.id, j.queue, j.task, j.state, j.attempt, j.max_attempts, j.priority,
-           j.run_at, j.created_at, j.finished_at, j.result, j.errors
+           j.run_at, j.created_at, j.finished_at, j.result, j.errors, j.started_at
       INTO v_job
       FROM taskboard.jobs AS j
      WHERE j.id = get_job.job_id;
@@ -39,6 +49,9 @@ $function$;
 
 REVOKE ALL ON FUNCTION taskboard.get_job(bigint) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.get_job(bigint)
-    TO taskboard_producer, taskboard_worker, taskboard_admin;
+    TO :"producer_role", :"worker_role", :"admin_role";
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
 
 COMMIT;

@@ -1,6 +1,8 @@
 -- get_job(job_id) -> taskboard.job_info
 -- What a producer may see of a job: everything but the lease token.
--- errors lists each failed attempt as {error, attempt, worker, at}.
+-- started_at is when its last claim started it (NULL until claimed).
+-- errors lists each failed attempt as {error, attempt, worker, at}, with a
+-- traceback when the worker sent one (fail bounds it).
 -- A row of NULLs for an unknown id.
 -- Raises 22023 when job_id is NULL.
 
@@ -19,7 +21,7 @@ BEGIN
     END IF;
 
     SELECT j.id, j.queue, j.task, j.state, j.attempt, j.max_attempts, j.priority,
-           j.run_at, j.created_at, j.finished_at, j.result, j.errors
+           j.run_at, j.created_at, j.finished_at, j.result, j.errors, j.started_at
       INTO v_job
       FROM taskboard.jobs AS j
      WHERE j.id = get_job.job_id;
@@ -30,4 +32,4 @@ $function$;
 
 REVOKE ALL ON FUNCTION taskboard.get_job(bigint) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.get_job(bigint)
-    TO taskboard_producer, taskboard_worker, taskboard_admin;
+    TO :"producer_role", :"worker_role", :"admin_role";

@@ -7,7 +7,7 @@
 -- role that writes the table.
 
 BEGIN;
-SELECT plan(98);
+SELECT plan(101);
 
 -- Schema --------------------------------------------------------------------
 
@@ -22,7 +22,7 @@ SELECT views_are('taskboard', ARRAY['queue_stats'], 'queue_stats is the only vie
 SELECT columns_are('taskboard', 'jobs', ARRAY[
     'id', 'queue', 'task', 'payload', 'state', 'priority', 'run_at', 'attempt',
     'max_attempts', 'dedupe_key', 'lease_token', 'lease_expires_at', 'claimed_by',
-    'idempotency_key', 'result', 'errors', 'created_at', 'finished_at', 'fence'
+    'idempotency_key', 'result', 'errors', 'created_at', 'finished_at', 'fence', 'started_at'
 ], 'jobs has exactly the documented columns');
 
 SELECT col_type_is('taskboard', 'jobs', 'id',               'bigint',                   'jobs.id is a bigint');
@@ -44,6 +44,7 @@ SELECT col_type_is('taskboard', 'jobs', 'errors',           'jsonb',            
 SELECT col_type_is('taskboard', 'jobs', 'created_at',       'timestamp with time zone', 'jobs.created_at is a timestamptz');
 SELECT col_type_is('taskboard', 'jobs', 'finished_at',      'timestamp with time zone', 'jobs.finished_at is a timestamptz');
 SELECT col_type_is('taskboard', 'jobs', 'fence',            'bigint',                   'jobs.fence is a bigint');
+SELECT col_type_is('taskboard', 'jobs', 'started_at',       'timestamp with time zone', 'jobs.started_at is a timestamptz');
 
 SELECT set_eq(
     $$SELECT a.attname::text
@@ -52,8 +53,9 @@ SELECT set_eq(
          AND a.attnum > 0
          AND NOT a.attisdropped
          AND NOT a.attnotnull$$,
-    ARRAY['dedupe_key', 'lease_token', 'lease_expires_at', 'claimed_by', 'result', 'finished_at'],
-    'only the key, the lease, the result and finished_at may be NULL; every other column is NOT NULL'
+    ARRAY['dedupe_key', 'lease_token', 'lease_expires_at', 'claimed_by', 'result', 'finished_at',
+          'started_at'],
+    'only the key, the lease, the result, finished_at and started_at may be NULL; every other column is NOT NULL'
 );
 
 SELECT col_is_pk('taskboard', 'jobs', 'id', 'jobs.id is the primary key');
@@ -276,8 +278,9 @@ SELECT results_eq(
              ('created_at', 'timestamp with time zone'),
              ('finished_at', 'timestamp with time zone'),
              ('result', 'jsonb'),
-             ('errors', 'jsonb')$$,
-    'taskboard.job_info has the documented twelve columns in order and no lease column'
+             ('errors', 'jsonb'),
+             ('started_at', 'timestamp with time zone')$$,
+    'taskboard.job_info has the documented thirteen columns in order, started_at last, and no lease column'
 );
 
 -- Functions -----------------------------------------------------------------
@@ -285,7 +288,7 @@ SELECT results_eq(
 SELECT functions_are('taskboard', ARRAY[
     'enqueue', 'enqueue_many', 'claim', 'renew', 'renew_many', 'complete', 'complete_many',
     'fail', 'release', 'lease_state', 'cancel', 'retry', 'prune', 'get_job', 'version',
-    'notify_runnable', 'pause', 'resume', 'set_queue_limit'
+    'notify_runnable', 'pause', 'resume', 'set_queue_limit', 'find_jobs'
 ], 'the schema has exactly the documented functions');
 
 SELECT is_empty(
@@ -469,6 +472,17 @@ SELECT is(
        FROM pg_catalog.pg_proc AS p WHERE p.pronamespace = 'taskboard'::regnamespace AND p.proname = 'get_job'),
     'job_id bigint -> taskboard.job_info',
     'get_job takes job_id and returns one taskboard.job_info'
+);
+
+SELECT has_function('taskboard', 'find_jobs',
+    ARRAY['text', 'text', 'text', 'bigint', 'integer'],
+    'find_jobs(text, text, text, bigint, integer) exists');
+SELECT is(
+    (SELECT pg_catalog.string_agg(pg_catalog.pg_get_function_arguments(p.oid) || ' -> ' || pg_catalog.pg_get_function_result(p.oid), '; ')
+       FROM pg_catalog.pg_proc AS p WHERE p.pronamespace = 'taskboard'::regnamespace AND p.proname = 'find_jobs'),
+    'queue text DEFAULT NULL::text, state text DEFAULT NULL::text, task text DEFAULT NULL::text, '
+    'after_id bigint DEFAULT NULL::bigint, max_rows integer DEFAULT 50 -> SETOF taskboard.job_info',
+    'find_jobs takes queue, state, task, after_id, max_rows 50 and returns a set of taskboard.job_info'
 );
 
 SELECT has_function('taskboard', 'version',

@@ -8,7 +8,7 @@
 -- read queue_stats.
 
 BEGIN;
-SELECT plan(212);
+SELECT plan(220);
 
 -- Who may execute what: one row per function of the schema.
 CREATE TEMP TABLE api (
@@ -40,6 +40,8 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
     ('pause',           ARRAY['text'],                                  false, false, true),
     ('resume',          ARRAY['text'],                                  false, false, true),
     ('set_queue_limit', ARRAY['text', 'integer'],                       false, false, true),
+    ('find_jobs',       ARRAY['text', 'text', 'text', 'bigint', 'integer'],
+                                                                        false, false, true),
     ('notify_runnable', ARRAY['text'],                                  false, false, false);
 
 SELECT set_eq(
@@ -93,12 +95,13 @@ SELECT is_definer('taskboard', a.fn, a.args, a.fn || '() is SECURITY DEFINER')
 SELECT is(
     p.proconfig,
     CASE a.fn
-        -- claim is planned on every call (see its header).
+        -- claim and find_jobs are planned on every call (see their headers).
         WHEN 'claim' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_custom_plan']
+        WHEN 'find_jobs' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_custom_plan']
         ELSE ARRAY['search_path=pg_catalog, pg_temp']
     END,
     a.fn || '() runs with search_path = pg_catalog, pg_temp and no other setting'
-        || CASE a.fn WHEN 'claim' THEN ' but plan_cache_mode = force_custom_plan' ELSE '' END
+        || CASE WHEN a.fn IN ('claim', 'find_jobs') THEN ' but plan_cache_mode = force_custom_plan' ELSE '' END
 )
   FROM api AS a
   LEFT JOIN pg_catalog.pg_proc AS p

@@ -1,15 +1,16 @@
 -- get_job(job_id): what a producer may see of a job, as one
 -- taskboard.job_info row (job_id, queue, task, state, attempt,
--- max_attempts, priority, run_at, created_at, finished_at, result, errors)
--- and never its lease token. errors lists each failed attempt's error,
--- attempt, worker and time. An unknown id gives a NULL row; a NULL id
+-- max_attempts, priority, run_at, created_at, finished_at, result, errors,
+-- started_at) and never its lease token. errors lists each failed
+-- attempt's error, attempt, worker and time; started_at is when the last
+-- claim started the job. An unknown id gives a NULL row; a NULL id
 -- raises 22023.
 --
 -- A producer enqueues and reads; a worker claims, fails and completes; an
 -- admin cancels.
 
 BEGIN;
-SELECT plan(21);
+SELECT plan(23);
 
 SELECT coalesce(max(id), 0) + 1000000 AS unknown_id FROM taskboard.jobs \gset
 
@@ -44,15 +45,23 @@ SET LOCAL ROLE taskboard_owner;
 UPDATE taskboard.jobs SET run_at = clock_timestamp() - interval '1 second' WHERE id = :job_id;
 RESET ROLE;
 
+SET LOCAL ROLE taskboard_producer;
+SELECT is((SELECT started_at FROM taskboard.get_job(job_id => :job_id)), NULL,
+    'a job never claimed has no started_at');
+RESET ROLE;
+
+SELECT clock_timestamp() AS c0 \gset
 SET LOCAL ROLE taskboard_worker;
 SELECT token AS token_1 FROM taskboard.claim(queue => 'get-job', worker => 'worker-a') \gset
 RESET ROLE;
+SELECT clock_timestamp() AS c1 \gset
 
 SET LOCAL ROLE taskboard_producer;
 SELECT results_eq(
-    format($$SELECT state, attempt FROM taskboard.get_job(job_id => %s)$$, :job_id),
-    $$VALUES ('running'::text, 1)$$,
-    'a producer sees the job running at attempt 1 once claimed'
+    format($$SELECT state, attempt, started_at BETWEEN %L::timestamptz AND %L::timestamptz
+               FROM taskboard.get_job(job_id => %s)$$, :'c0', :'c1', :job_id),
+    $$VALUES ('running'::text, 1, true)$$,
+    'a producer sees the job running at attempt 1 once claimed, started when the claim ran'
 );
 
 SELECT is_empty(
@@ -67,7 +76,7 @@ SELECT is_empty(
 SELECT set_eq(
     format($$SELECT pg_catalog.jsonb_object_keys(pg_catalog.to_jsonb(j)) FROM taskboard.get_job(job_id => %s) AS j$$, :job_id),
     ARRAY['job_id', 'queue', 'task', 'state', 'attempt', 'max_attempts', 'priority', 'run_at',
-          'created_at', 'finished_at', 'result', 'errors'],
+          'created_at', 'finished_at', 'result', 'errors', 'started_at'],
     'get_job returns exactly the documented fields'
 );
 
@@ -114,10 +123,16 @@ SET LOCAL ROLE taskboard_owner;
 UPDATE taskboard.jobs SET run_at = clock_timestamp() - interval '1 second' WHERE id = :job_id;
 RESET ROLE;
 
+SELECT clock_timestamp() AS c2 \gset
 SET LOCAL ROLE taskboard_worker;
 SELECT token AS token_2 FROM taskboard.claim(queue => 'get-job', worker => 'worker-b') \gset
 SELECT ok(taskboard.complete(job_id => :job_id, token => :'token_2', result => '{"sent": true}'),
     'worker B completes attempt 2');
+RESET ROLE;
+
+SET LOCAL ROLE taskboard_producer;
+SELECT ok((SELECT started_at >= :'c2'::timestamptz FROM taskboard.get_job(job_id => :job_id)),
+    'started_at is the last claim''s time, not the first''s');
 RESET ROLE;
 
 SET LOCAL ROLE taskboard_producer;

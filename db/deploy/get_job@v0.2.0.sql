@@ -1,0 +1,44 @@
+-- Deploy taskboard:get_job to pg
+-- requires: jobs
+--
+-- The same text as functions/get_job.sql, where the current definition reads.
+
+BEGIN;
+
+SET LOCAL ROLE taskboard_owner;
+
+-- get_job(job_id) -> taskboard.job_info
+-- What a producer may see of a job: everything but the lease token.
+-- errors lists each failed attempt as {error, attempt, worker, at}.
+-- A row of NULLs for an unknown id.
+-- Raises 22023 when job_id is NULL.
+
+CREATE OR REPLACE FUNCTION taskboard.get_job(job_id bigint)
+RETURNS taskboard.job_info
+LANGUAGE plpgsql
+STABLE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    v_job taskboard.job_info;
+BEGIN
+    IF get_job.job_id IS NULL THEN
+        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    SELECT j.id, j.queue, j.task, j.state, j.attempt, j.max_attempts, j.priority,
+           j.run_at, j.created_at, j.finished_at, j.result, j.errors
+      INTO v_job
+      FROM taskboard.jobs AS j
+     WHERE j.id = get_job.job_id;
+
+    RETURN v_job;
+END
+$function$;
+
+REVOKE ALL ON FUNCTION taskboard.get_job(bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.get_job(bigint)
+    TO taskboard_producer, taskboard_worker, taskboard_admin;
+
+COMMIT;
