@@ -1,17 +1,26 @@
 -- Deploy taskboard:prune to pg
--- requires: jobs
+-- requires: prune@v0.2.0
 --
 -- The same text as functions/prune.sql, where the current definition reads.
 
 BEGIN;
 
-SET LOCAL ROLE taskboard_owner;
+\set owner_role :prefix _owner
+\set producer_role :prefix _producer
+\set worker_role :prefix _worker
+\set admin_role :prefix _admin
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
 
 -- prune(older_than, batch) -> bigint
 -- Deletes up to `batch` finished jobs (succeeded, cancelled, dead) whose
 -- finished_at is before clock - older_than, oldest first, and returns how
 -- many it deleted. Call again until it returns 0; small batches keep each
--- transaction short.
+-- transaction short; concurrent callers skip each other's rows.
+-- Workers call it too, for their retention setting; only finished jobs are
+-- ever deleted.
 -- Raises 22023 when older_than is NULL or negative, or batch is NULL or < 1.
 
 CREATE OR REPLACE FUNCTION taskboard.prune(
@@ -58,6 +67,9 @@ $function$;
 
 REVOKE ALL ON FUNCTION taskboard.prune(interval, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.prune(interval, integer)
-    TO taskboard_admin;
+    TO :"worker_role", :"admin_role";
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
 
 COMMIT;

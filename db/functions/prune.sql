@@ -2,7 +2,9 @@
 -- Deletes up to `batch` finished jobs (succeeded, cancelled, dead) whose
 -- finished_at is before clock - older_than, oldest first, and returns how
 -- many it deleted. Call again until it returns 0; small batches keep each
--- transaction short.
+-- transaction short; concurrent callers skip each other's rows.
+-- Workers call it too, for their retention setting; only finished jobs are
+-- ever deleted.
 -- Raises 22023 when older_than is NULL or negative, or batch is NULL or < 1.
 
 CREATE OR REPLACE FUNCTION taskboard.prune(
@@ -49,4 +51,4 @@ $function$;
 
 REVOKE ALL ON FUNCTION taskboard.prune(interval, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.prune(interval, integer)
-    TO taskboard_admin;
+    TO :"worker_role", :"admin_role";

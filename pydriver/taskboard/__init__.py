@@ -19,6 +19,10 @@ _EXPORTS = {
     "JobEvent": "taskboard.events",
     "StartupError": "taskboard.errors",
     "InvalidArgument": "taskboard.errors",
+    "JobCancelled": "taskboard.errors",
+    "JobFailed": "taskboard.errors",
+    "JobInfo": "taskboard.sql",
+    "JobNotFound": "taskboard.errors",
     "PermissionDenied": "taskboard.errors",
     "AsyncContext": "taskboard.context",
     "SyncContext": "taskboard.context",
@@ -34,7 +38,11 @@ __all__ = [
     "AsyncContext",
     "ConfigError",
     "InvalidArgument",
+    "JobCancelled",
     "JobEvent",
+    "JobFailed",
+    "JobInfo",
+    "JobNotFound",
     "PermissionDenied",
     "SchemaVersionError",
     "Settings",
@@ -53,6 +61,9 @@ if TYPE_CHECKING:
     from taskboard.errors import (
         ConfigError,
         InvalidArgument,
+        JobCancelled,
+        JobFailed,
+        JobNotFound,
         PermissionDenied,
         SchemaVersionError,
         StartupError,
@@ -61,6 +72,7 @@ if TYPE_CHECKING:
     )
     from taskboard.events import JobEvent
     from taskboard.settings import Settings, load_settings
+    from taskboard.sql import JobInfo
     from taskboard.tasks import Task
 
 

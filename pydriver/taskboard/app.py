@@ -7,14 +7,16 @@ import datetime as dt
 import logging
 import math
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
 from taskboard import runner, sql
-from taskboard.errors import TaskError, translate
+from taskboard.errors import JobCancelled, JobFailed, JobNotFound, TaskError, translate
 from taskboard.events import EventHook
 from taskboard.settings import (
     CONNECT_TIMEOUT_SECONDS,
@@ -43,6 +45,11 @@ ADMIN_ROLE = "taskboard_admin (PREFIX_admin if installed with another prefix)"
 ENQUEUE_POOL_MIN = 1
 ENQUEUE_POOL_MAX = 4
 ENQUEUE_POOL_NAME = "taskboard-enqueue"
+DEFAULT_PAGE = 50  # jobs per page of app.jobs
+PRUNE_BATCH = 10_000  # jobs per prune call
+# app.result looks at an unfinished job after these pauses, doubling.
+RESULT_FIRST_PAUSE = 0.05
+RESULT_MAX_PAUSE = 1.0
 
 F = TypeVar("F", bound=Handler)
 H = TypeVar("H", bound=EventHook)
@@ -248,6 +255,122 @@ class Taskboard:
         params = sql.queue_limit_params(queue, max_running)
         return await self._aproduce(sql.aset_queue_limit, params, conn, role=ADMIN_ROLE)
 
+    # -- managing jobs -------------------------------------------------------------
+
+    def get_job(
+        self, job_id: int, *, conn: psycopg.Connection[Any] | None = None
+    ) -> sql.JobInfo | None:
+        """The job as a person may see it (never its token); None for an unknown id."""
+        return self._produce(sql.get_job, sql.job_params(job_id), conn)
+
+    async def aget_job(
+        self, job_id: int, *, conn: psycopg.AsyncConnection[Any] | None = None
+    ) -> sql.JobInfo | None:
+        """`get_job` for asyncio code; `conn` is then an AsyncConnection."""
+        return await self._aproduce(sql.aget_job, sql.job_params(job_id), conn)
+
+    def jobs(
+        self,
+        *,
+        queue: str | None = None,
+        state: str | None = None,
+        task: str | None = None,
+        after_id: int | None = None,
+        limit: int = DEFAULT_PAGE,
+        conn: psycopg.Connection[Any] | None = None,
+    ) -> list[sql.JobInfo]:
+        """Jobs matching every filter given, newest first, at most `limit` (1..1000).
+
+        The next page: pass the last job's id as `after_id`. Needs the admin role.
+        """
+        params = sql.find_jobs_params(queue, state, task, after_id, limit)
+        return self._produce(sql.find_jobs, params, conn, role=ADMIN_ROLE)
+
+    async def ajobs(
+        self,
+        *,
+        queue: str | None = None,
+        state: str | None = None,
+        task: str | None = None,
+        after_id: int | None = None,
+        limit: int = DEFAULT_PAGE,
+        conn: psycopg.AsyncConnection[Any] | None = None,
+    ) -> list[sql.JobInfo]:
+        """`jobs` for asyncio code; `conn` is then an AsyncConnection."""
+        params = sql.find_jobs_params(queue, state, task, after_id, limit)
+        return await self._aproduce(sql.afind_jobs, params, conn, role=ADMIN_ROLE)
+
+    def cancel(self, job_id: int, *, conn: psycopg.Connection[Any] | None = None) -> bool:
+        """Cancel a queued or running job; its holder's later writes are refused. False
+        for a finished or unknown job. Needs the admin role."""
+        return self._produce(sql.cancel, sql.job_params(job_id), conn, role=ADMIN_ROLE)
+
+    async def acancel(
+        self, job_id: int, *, conn: psycopg.AsyncConnection[Any] | None = None
+    ) -> bool:
+        """`cancel` for asyncio code; `conn` is then an AsyncConnection."""
+        return await self._aproduce(sql.acancel, sql.job_params(job_id), conn, role=ADMIN_ROLE)
+
+    def retry(self, job_id: int, *, conn: psycopg.Connection[Any] | None = None) -> bool:
+        """Queue a dead or cancelled job again now, its attempts reset. False for any other
+        state, an unknown job, or when its dedupe key is held by another unfinished job.
+        Needs the admin role."""
+        return self._produce(sql.retry, sql.job_params(job_id), conn, role=ADMIN_ROLE)
+
+    async def aretry(
+        self, job_id: int, *, conn: psycopg.AsyncConnection[Any] | None = None
+    ) -> bool:
+        """`retry` for asyncio code; `conn` is then an AsyncConnection."""
+        return await self._aproduce(sql.aretry, sql.job_params(job_id), conn, role=ADMIN_ROLE)
+
+    def prune(
+        self,
+        older_than: float | dt.timedelta,
+        *,
+        batch: int = PRUNE_BATCH,
+        conn: psycopg.Connection[Any] | None = None,
+    ) -> int:
+        """Delete finished jobs that finished more than `older_than` (seconds or a
+        timedelta) ago, `batch` at a time until none is left; how many in all. Needs the
+        admin (or worker) role."""
+        params = sql.prune_params(older_than, batch)
+        return self._produce(sql.prune, params, conn, role=ADMIN_ROLE)
+
+    async def aprune(
+        self,
+        older_than: float | dt.timedelta,
+        *,
+        batch: int = PRUNE_BATCH,
+        conn: psycopg.AsyncConnection[Any] | None = None,
+    ) -> int:
+        """`prune` for asyncio code; `conn` is then an AsyncConnection."""
+        params = sql.prune_params(older_than, batch)
+        return await self._aproduce(sql.aprune, params, conn, role=ADMIN_ROLE)
+
+    def result(self, job_id: int, *, timeout: float | None = None) -> Any:
+        """Wait until the job is finished and return its result.
+
+        Raises JobFailed when it is dead, JobCancelled when it was cancelled,
+        JobNotFound for an unknown id, and TimeoutError when it is not
+        finished within `timeout` seconds (None: wait as long as it takes).
+        Asks get_job, less often the longer it waits (at most every second).
+        """
+        waiting = _Waiting(timeout)
+        while True:
+            job = self.get_job(job_id)
+            if (done := _outcome(job_id, job)) is not None:
+                return done.value
+            time.sleep(waiting.next_pause(job_id))
+
+    async def aresult(self, job_id: int, *, timeout: float | None = None) -> Any:
+        """`result` for asyncio code."""
+        waiting = _Waiting(timeout)
+        while True:
+            job = await self.aget_job(job_id)
+            if (done := _outcome(job_id, job)) is not None:
+                return done.value
+            await asyncio.sleep(waiting.next_pause(job_id))
+
     def _produce(
         self,
         call: Callable[[psycopg.Connection[Any], dict[str, Any]], R],
@@ -324,6 +447,43 @@ class Taskboard:
         if overrides:
             with_overrides(self.settings, **overrides)
         runner.run_until_signalled(lambda stop: self.worker(stop=stop, **overrides))
+
+
+@dataclass(frozen=True, slots=True)
+class _Done:
+    value: Any
+
+
+def _outcome(job_id: int, job: sql.JobInfo | None) -> _Done | None:
+    """The result of a succeeded job; None while it is unfinished; raises for the rest."""
+    if job is None:
+        raise JobNotFound(job_id)
+    if job.state == "succeeded":
+        return _Done(job.result)
+    if job.state == "dead":
+        raise JobFailed(job_id, job.errors)
+    if job.state == "cancelled":
+        raise JobCancelled(job_id)
+    return None
+
+
+class _Waiting:
+    """The pauses between looks at an unfinished job, and the deadline."""
+
+    def __init__(self, timeout: float | None) -> None:
+        if timeout is not None and not (isinstance(timeout, (int, float)) and timeout >= 0):
+            raise ValueError(f"timeout must be None or seconds >= 0, got {timeout!r}")
+        self.deadline = None if timeout is None else time.monotonic() + timeout
+        self.pause = RESULT_FIRST_PAUSE
+
+    def next_pause(self, job_id: int) -> float:
+        pause, self.pause = self.pause, min(self.pause * 2, RESULT_MAX_PAUSE)
+        if self.deadline is None:
+            return pause
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"job {job_id} did not finish in time")
+        return min(pause, left)
 
 
 class _EnqueuePools:

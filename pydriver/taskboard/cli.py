@@ -3,7 +3,8 @@
 Commands: ``migrate`` (Sqitch on the project shipped as taskboard/db),
 ``sql`` (the install or upgrade as one plain script), ``worker MODULE:APP``,
 ``enqueue TASK [JSON]``, ``status``, ``pause QUEUE``, ``resume QUEUE``,
-``limit QUEUE N|none`` and ``demo``.
+``limit QUEUE N|none``, ``jobs``, ``job ID``, ``cancel ID...``,
+``retry ID...``, ``prune --older-than DURATION`` and ``demo``.
 A command's options and arguments may come in any order. Settings come from
 TASKBOARD_* variables. An expected failure, a usage error included, is one
 line on stderr, ``taskboard: error: ...``; exit status 0 ok, 1 runtime
@@ -18,10 +19,11 @@ import datetime as dt
 import importlib
 import json
 import logging
+import math
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import psycopg
 from psycopg import conninfo
@@ -42,6 +44,7 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 NO_SCHEMA = "the database has no taskboard schema: run `taskboard migrate` first"
 INT4_MIN, INT4_MAX = -(2**31), 2**31 - 1  # PostgreSQL integer: priority, max_attempts
+T = TypeVar("T")
 
 
 class CliError(Exception):
@@ -294,7 +297,136 @@ def cmd_limit(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def with_app(call: Callable[[Taskboard], bool]) -> bool:
+# -- managing jobs ---------------------------------------------------------------
+
+JOB_COLUMNS = ("id", "queue", "task", "state", "attempt", "run_at", "started_at", "finished_at")
+
+
+def when(value: dt.datetime | None) -> str:
+    return "" if value is None else value.isoformat(sep=" ", timespec="seconds")
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    found = with_app(
+        lambda app: app.jobs(
+            queue=args.queue,
+            state=args.state,
+            task=args.task,
+            after_id=args.after,
+            limit=args.limit,
+        )
+    )
+    if args.json:
+        print(json.dumps([job.as_json() for job in found]))
+        return EXIT_OK
+    if not found:
+        print("no jobs")
+        return EXIT_OK
+    rows = [
+        [
+            str(job.job_id),
+            job.queue,
+            job.task,
+            job.state,
+            f"{job.attempt}/{job.max_attempts}",
+            when(job.run_at),
+            when(job.started_at),
+            when(job.finished_at),
+        ]
+        for job in found
+    ]
+    print(format_table(JOB_COLUMNS, rows, numeric={0}))
+    if len(found) == args.limit:
+        print(f"(more: --after {found[-1].job_id})", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_job(args: argparse.Namespace) -> int:
+    job = with_app(lambda app: app.get_job(args.job_id))
+    if job is None:
+        raise CliError(f"job {args.job_id} does not exist")
+    if args.json:
+        print(json.dumps(job.as_json()))
+        return EXIT_OK
+    fields = [
+        ("id", str(job.job_id)),
+        ("queue", job.queue),
+        ("task", job.task),
+        ("state", job.state),
+        ("attempt", f"{job.attempt} of {job.max_attempts}"),
+        ("priority", str(job.priority)),
+        ("created_at", when(job.created_at)),
+        ("run_at", when(job.run_at)),
+        ("started_at", when(job.started_at)),
+        ("finished_at", when(job.finished_at)),
+        ("result", "" if job.result is None else json.dumps(job.result)),
+    ]
+    width = max(len(name) for name, _ in fields)
+    for name, value in fields:
+        print(f"{name:<{width}}  {value}")
+    for error in job.errors:
+        print(
+            f"\nattempt {error.get('attempt')} failed at {error.get('at')} "
+            f"on {error.get('worker')}: {error.get('error')}"
+        )
+        if error.get("traceback"):
+            print("    " + str(error["traceback"]).rstrip().replace("\n", "\n    "))
+    return EXIT_OK
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    return change_jobs(args, "cancelled", lambda app, job_id: app.cancel(job_id))
+
+
+def cmd_retry(args: argparse.Namespace) -> int:
+    return change_jobs(args, "queued again", lambda app, job_id: app.retry(job_id))
+
+
+def change_jobs(
+    args: argparse.Namespace, done: str, change: Callable[[Taskboard, int], bool]
+) -> int:
+    """`change` each job of args.job_ids; one line (or JSON object) each; 1 if any was not."""
+
+    def each(app: Taskboard) -> list[dict[str, Any]]:
+        answers = []
+        for job_id in args.job_ids:
+            changed = change(app, job_id)
+            job = None if changed else app.get_job(job_id)
+            answers.append(
+                {
+                    "job_id": job_id,
+                    "changed": changed,
+                    "state": None if job is None else job.state,
+                    "exists": changed or job is not None,
+                }
+            )
+        return answers
+
+    answers = with_app(each)
+    for answer in answers:
+        job_id = answer["job_id"]
+        if args.json:
+            print(json.dumps(answer))
+        elif answer["changed"]:
+            print(f"job {job_id} {done}")
+        elif not answer["exists"]:
+            print(f"{PROG}: error: job {job_id} does not exist", file=sys.stderr)
+        else:
+            print(f"{PROG}: error: job {job_id} is {answer['state']}: not {done}", file=sys.stderr)
+    return EXIT_OK if all(answer["changed"] for answer in answers) else EXIT_RUNTIME
+
+
+def cmd_prune(args: argparse.Namespace) -> int:
+    deleted = with_app(lambda app: app.prune(args.older_than))
+    report(
+        args,
+        {"deleted": deleted, "older_than_seconds": args.older_than},
+        f"deleted {deleted} finished job{'' if deleted == 1 else 's'}",
+    )
+    return EXIT_OK
+
+
+def with_app(call: Callable[[Taskboard], T]) -> T:
     """`call` on an app of the configured settings, its connections closed after."""
     app = Taskboard(load_settings())
     try:
@@ -386,6 +518,41 @@ def role_prefix(text: str) -> str:
         return install.check_prefix(text)
     except ConfigError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def duration(text: str) -> float:
+    """Seconds from e.g. 90, 90s, 15m, 12h, 7d or 2w (at least 0)."""
+    number, unit = (text[:-1], text[-1]) if text[-1:] in DURATION_UNITS else (text, "s")
+    try:
+        value = float(number) * DURATION_UNITS[unit]
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(
+            f"not a duration: {text!r} (e.g. 90s, 15m, 12h, 7d, 2w; a number is seconds)"
+        )
+    return value
+
+
+def page_size(text: str) -> int:
+    value = integer(text)
+    if not 1 <= value <= 1000:
+        raise argparse.ArgumentTypeError(f"must be between 1 and 1000, got {text!r}")
+    return value
+
+
+def job_id(text: str) -> int:
+    """A job id: a positive bigint."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= sql.INT8_MAX:
+        raise argparse.ArgumentTypeError(f"not a job id: {text!r}")
+    return value
 
 
 def positive_float(text: str) -> float:
@@ -524,6 +691,40 @@ def build_parser() -> argparse.ArgumentParser:
     limit.add_argument("queue", metavar="QUEUE")
     limit.add_argument("max_running", metavar="N|none", type=queue_limit)
     limit.add_argument("--json", action="store_true", help="print the result as JSON")
+    jobs = command(
+        "jobs",
+        cmd_jobs,
+        "List jobs, newest first, filtered by queue, state and task (admin role).",
+    )
+    jobs.add_argument("--queue", metavar="Q")
+    jobs.add_argument(
+        "--state", choices=("queued", "running", "succeeded", "dead", "cancelled"), metavar="S"
+    )
+    jobs.add_argument("--task", metavar="TASK")
+    jobs.add_argument("--after", type=job_id, metavar="ID", help="the jobs older than job ID")
+    jobs.add_argument(
+        "--limit", type=page_size, default=50, metavar="N", help="1..1000, default 50"
+    )
+    jobs.add_argument("--json", action="store_true", help="print a JSON array")
+    job = command("job", cmd_job, "Show one job: its state, times, result and errors.")
+    job.add_argument("job_id", type=job_id, metavar="ID")
+    job.add_argument("--json", action="store_true", help="print the job as JSON")
+    for name, run, text in (
+        ("cancel", cmd_cancel, "Cancel queued or running jobs (admin role)."),
+        ("retry", cmd_retry, "Queue dead or cancelled jobs again, attempts reset (admin role)."),
+    ):
+        sub = command(name, run, text)
+        sub.add_argument("job_ids", type=job_id, nargs="+", metavar="ID")
+        sub.add_argument("--json", action="store_true", help="one JSON object per job")
+    prune = command(
+        "prune",
+        cmd_prune,
+        "Delete finished jobs (succeeded, dead, cancelled) older than DURATION (admin role).",
+    )
+    prune.add_argument(
+        "--older-than", type=duration, required=True, metavar="DURATION", help="e.g. 7d, 12h"
+    )
+    prune.add_argument("--json", action="store_true", help="print the result as JSON")
     command("demo", cmd_demo, "Tell the story of a stalled worker, live (taskboard.demo).")
     return parser
 

@@ -85,6 +85,32 @@ def translate(*, role_needed: str | None = None) -> Iterator[None]:
         raise mapped from exc
 
 
+class JobNotFound(TaskboardError, LookupError):
+    """No job has this id (never created, or pruned)."""
+
+    def __init__(self, job_id: int) -> None:
+        super().__init__(f"job {job_id} does not exist")
+        self.job_id = job_id
+
+
+class JobFailed(TaskboardError):
+    """The job is dead: every attempt failed, or one was aborted; `errors` lists them."""
+
+    def __init__(self, job_id: int, errors: list[dict[str, object]]) -> None:
+        last = errors[-1].get("error") if errors else None
+        super().__init__(f"job {job_id} is dead" + (f": {last}" if last else ""))
+        self.job_id = job_id
+        self.errors = errors
+
+
+class JobCancelled(TaskboardError):
+    """The job was cancelled before it succeeded."""
+
+    def __init__(self, job_id: int) -> None:
+        super().__init__(f"job {job_id} was cancelled")
+        self.job_id = job_id
+
+
 class StartupError(TaskboardError):
     """The worker cannot work on this database; the message is one line naming the fix."""
 

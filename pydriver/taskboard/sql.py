@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -624,6 +625,189 @@ class Queries:
         self, conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID
     ) -> str:
         return await lease_state(conn, job_id, token)
+
+
+# -- managing jobs ---------------------------------------------------------------
+
+FINISHED_STATES = ("succeeded", "dead", "cancelled")
+INT8_MIN, INT8_MAX = -(2**63), 2**63 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class JobInfo:
+    """One taskboard.job_info row: what a person may see of a job, never its token.
+
+    `errors` lists each failed attempt as {error, attempt, worker, at} (and a
+    `traceback` where the worker sent one). `started_at` is when the last
+    claim started the job; None before it was claimed, and on schemas older
+    than 0.3.0.
+    """
+
+    job_id: int
+    queue: str
+    task: str
+    state: str
+    attempt: int
+    max_attempts: int
+    priority: int
+    run_at: dt.datetime
+    created_at: dt.datetime
+    finished_at: dt.datetime | None
+    result: Any
+    errors: list[dict[str, Any]]
+    started_at: dt.datetime | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.state in FINISHED_STATES
+
+    def as_json(self) -> dict[str, Any]:
+        """The job as JSON-ready values: times in ISO 8601."""
+        return {
+            name: value.isoformat() if isinstance(value, dt.datetime) else value
+            for name, value in (
+                (field, getattr(self, field)) for field in self.__dataclass_fields__
+            )
+        }
+
+
+def job_info(row: Mapping[str, Any]) -> JobInfo | None:
+    """A JobInfo from a job_info row read by name; None for get_job's row of NULLs."""
+    if row["job_id"] is None:
+        return None
+    return JobInfo(
+        job_id=row["job_id"],
+        queue=row["queue"],
+        task=row["task"],
+        state=row["state"],
+        attempt=row["attempt"],
+        max_attempts=row["max_attempts"],
+        priority=row["priority"],
+        run_at=row["run_at"],
+        created_at=row["created_at"],
+        finished_at=row["finished_at"],
+        result=row["result"],
+        errors=list(row["errors"] or []),
+        started_at=row.get("started_at"),
+    )
+
+
+def int8(name: str, value: Any) -> int:
+    """`value` when it is a bigint; InvalidArgument naming `name` else."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgument(f"{name} must be an integer, got {value!r}", INVALID_PARAMETER_VALUE)
+    if not INT8_MIN <= value <= INT8_MAX:
+        raise InvalidArgument(f"{name} is out of range, got {value}", INVALID_PARAMETER_VALUE)
+    return value
+
+
+def optional_text(name: str, value: Any) -> str | None:
+    return None if value is None else text(name, value)
+
+
+def job_params(job_id: Any) -> dict[str, Any]:
+    return {"job_id": int8("job_id", job_id)}
+
+
+def find_jobs_params(
+    queue: Any, state: Any, task: Any, after_id: Any, max_rows: Any
+) -> dict[str, Any]:
+    return {
+        "queue": optional_text("queue", queue),
+        "state": optional_text("state", state),
+        "task": optional_text("task", task),
+        "after_id": None if after_id is None else int8("after_id", after_id),
+        "max_rows": int4("max_rows", max_rows),
+    }
+
+
+def prune_params(older_than: Any, batch: Any) -> dict[str, Any]:
+    if isinstance(older_than, dt.timedelta):
+        interval = older_than
+    elif isinstance(older_than, (int, float)) and not isinstance(older_than, bool):
+        if not math.isfinite(older_than):
+            raise InvalidArgument(
+                f"older_than must be a finite number of seconds, got {older_than!r}",
+                INVALID_PARAMETER_VALUE,
+            )
+        interval = seconds(older_than)
+    else:
+        raise InvalidArgument(
+            f"older_than must be seconds or a timedelta, got {older_than!r}",
+            INVALID_PARAMETER_VALUE,
+        )
+    return {"older_than": interval, "batch": int4("batch", batch)}
+
+
+GET_JOB = "SELECT * FROM taskboard.get_job(job_id => %(job_id)s)"
+FIND_JOBS = """
+SELECT * FROM taskboard.find_jobs(queue => %(queue)s, state => %(state)s, task => %(task)s,
+                                  after_id => %(after_id)s, max_rows => %(max_rows)s)
+"""
+CANCEL = "SELECT taskboard.cancel(job_id => %(job_id)s)"
+RETRY = "SELECT taskboard.retry(job_id => %(job_id)s)"
+PRUNE = "SELECT taskboard.prune(older_than => %(older_than)s, batch => %(batch)s)"
+
+
+def get_job(conn: psycopg.Connection[Any], params: dict[str, Any]) -> JobInfo | None:
+    with conn.cursor(row_factory=dict_row) as cur:
+        row = cur.execute(GET_JOB, params).fetchone()
+    return None if row is None else job_info(row)
+
+
+async def aget_job(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> JobInfo | None:
+    async with conn.cursor(row_factory=dict_row) as cur:
+        row = await (await cur.execute(GET_JOB, params)).fetchone()
+    return None if row is None else job_info(row)
+
+
+def find_jobs(conn: psycopg.Connection[Any], params: dict[str, Any]) -> list[JobInfo]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(FIND_JOBS, params).fetchall()
+    return [info for info in map(job_info, rows) if info is not None]
+
+
+async def afind_jobs(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> list[JobInfo]:
+    async with conn.cursor(row_factory=dict_row) as cur:
+        rows = await (await cur.execute(FIND_JOBS, params)).fetchall()
+    return [info for info in map(job_info, rows) if info is not None]
+
+
+def cancel(conn: psycopg.Connection[Any], params: dict[str, Any]) -> bool:
+    return _changed(conn, CANCEL, params)
+
+
+async def acancel(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> bool:
+    return await _achanged(conn, CANCEL, params)
+
+
+def retry(conn: psycopg.Connection[Any], params: dict[str, Any]) -> bool:
+    return _changed(conn, RETRY, params)
+
+
+async def aretry(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> bool:
+    return await _achanged(conn, RETRY, params)
+
+
+def prune(conn: psycopg.Connection[Any], params: dict[str, Any]) -> int:
+    """Batches of prune until one deletes fewer than a batch; how many in all."""
+    total = 0
+    while True:
+        row = conn.execute(PRUNE, params).fetchone()
+        deleted = int(row[0]) if row else 0
+        total += deleted
+        if deleted < params["batch"]:
+            return total
+
+
+async def aprune(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> int:
+    total = 0
+    while True:
+        row = await (await conn.execute(PRUNE, params)).fetchone()
+        deleted = int(row[0]) if row else 0
+        total += deleted
+        if deleted < params["batch"]:
+            return total
 
 
 # -- start-up checks -------------------------------------------------------------

@@ -1,0 +1,7 @@
+-- Revert taskboard:prune from pg
+
+BEGIN;
+
+DROP FUNCTION taskboard.prune(interval, integer);
+
+COMMIT;
