@@ -8,7 +8,6 @@ import asyncio
 import datetime as dt
 import json
 import threading
-import time
 import uuid
 from typing import Any
 
@@ -51,7 +50,7 @@ def test_get_job_shows_a_job_without_its_token_and_none_for_an_unknown_id(
     async def look(ctx: AsyncContext, payload: Any) -> dict[str, Any]:
         return {"seen": payload["n"]}
 
-    before = dt.datetime.now(dt.timezone.utc)
+    before = dt.datetime.now(dt.UTC)
     job_id = app.enqueue("look", {"n": 3}, priority=2, max_attempts=4)
     queued = app.get_job(job_id)
     assert isinstance(queued, JobInfo)
