@@ -23,6 +23,11 @@ DEFAULT_STATS_INTERVAL_SECONDS = 60.0
 # long (no attempt used), for a worker that knows it: rolling deploys.
 DEFAULT_UNKNOWN_TASK_DELAY_SECONDS = 30.0
 MIN_UNKNOWN_TASK_DELAY_SECONDS = 1.0  # shorter, and one such job is claimed and released in a loop
+# Workers delete jobs that finished longer ago than this: a week keeps a
+# weekend's dead jobs for a person to look at and results for late readers;
+# finished rows do not slow claim (its indexes hold unfinished jobs only),
+# they only take disk. `none` keeps every job.
+DEFAULT_RETENTION_SECONDS = 7 * 86400.0
 MAX_LEASE_SECONDS = 12 * 3600.0  # the longest lease the SQL functions will accept
 CONNECT_TIMEOUT_SECONDS = 10
 NO_LISTEN = "none"
@@ -68,6 +73,7 @@ class Settings(BaseSettings):
     unknown_task_delay: float = Field(
         DEFAULT_UNKNOWN_TASK_DELAY_SECONDS, ge=MIN_UNKNOWN_TASK_DELAY_SECONDS, le=MAX_LEASE_SECONDS
     )
+    retention: float | None = Field(DEFAULT_RETENTION_SECONDS, gt=0)
 
     @field_validator("queues", mode="before")
     @classmethod
@@ -85,9 +91,9 @@ class Settings(BaseSettings):
                 raise ValueError(problem)
         return value
 
-    @field_validator("prepare_threshold", mode="before")
+    @field_validator("prepare_threshold", "retention", mode="before")
     @classmethod
-    def _none_threshold(cls, value: Any) -> Any:
+    def _none_means_off(cls, value: Any) -> Any:
         if isinstance(value, str) and value.strip().lower() in ("none", ""):
             return None
         return value

@@ -626,6 +626,11 @@ class Queries:
     ) -> str:
         return await lease_state(conn, job_id, token)
 
+    async def prune(self, conn: psycopg.AsyncConnection[Any], older_than: float, batch: int) -> int:
+        """One prune call: how many finished jobs it deleted (at most `batch`)."""
+        row = await (await conn.execute(PRUNE, prune_params(older_than, batch))).fetchone()
+        return int(row[0]) if row else 0
+
 
 # -- managing jobs ---------------------------------------------------------------
 

@@ -2,8 +2,9 @@
 
 Each pass sends what handlers finished (completions in one complete_many,
 with the next claim in the same statement), then claims for the free
-slots, then waits for a notification, a handler's end or the poll
-interval.
+slots, then does the chores that are due (retention's prune, one batch),
+then waits for a notification, a handler's end, the next chore or the
+poll interval.
 
 An outcome leaves the ledger's outbox only once the database answered it.
 A transient error (lock or statement timeout, a cancelled statement, a
@@ -22,7 +23,7 @@ import datetime as dt
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import psycopg
 
@@ -44,6 +45,16 @@ MAX_CLAIM_BATCH = 1000  # claim's own bound on batch
 RETRY_MAX_SECONDS = 5.0
 
 
+class Chore(Protocol):
+    """Housekeeping the control loop does between claims, when it is due."""
+
+    def due(self) -> bool: ...
+
+    def seconds_until_due(self) -> float: ...
+
+    async def run(self, conn: psycopg.AsyncConnection[Any]) -> None: ...
+
+
 class ReconnectNeeded(Exception):
     """The control connection must be replaced before the next statement."""
 
@@ -63,6 +74,7 @@ class Control:
         stopping: asyncio.Event,
         finished: asyncio.Event,
         on_claimed: Callable[[sql.Claimed, float, dt.datetime | None], None],
+        chores: Sequence[Chore] = (),
     ) -> None:
         self.settings = settings
         self.queries = queries
@@ -73,6 +85,7 @@ class Control:
         self.stopping = stopping
         self.finished = finished
         self.on_claimed = on_claimed
+        self.chores = list(chores)
         self._next_queue = 0
 
     # -- the loop ---------------------------------------------------------------------
@@ -121,6 +134,9 @@ class Control:
                 claimed = await self.flush(conn, order[0] if order else None)
                 for queue in order[1:] if claimed else order:
                     await self._claim(conn, queue)
+                for chore in self._chores():
+                    if chore.due():
+                        await chore.run(conn)
                 errors.reset()
             except psycopg.Error as exc:
                 if needs_new_connection(exc, conn):
@@ -131,6 +147,10 @@ class Control:
                 await sleep_unless_set(self.finished, delay)
                 continue
             await self._idle(conn if listening else None)
+
+    def _chores(self) -> list[Chore]:
+        """The chores while the worker claims: none once shutdown began."""
+        return [] if self.stopping.is_set() else self.chores
 
     def _claim_order(self) -> list[str]:
         """The queues to claim from, starting at a different one each time (no starving)."""
@@ -158,8 +178,11 @@ class Control:
             self.on_claimed(row, sent, sent_at)
 
     async def _idle(self, listener: psycopg.AsyncConnection[Any] | None) -> None:
-        """Wait for a wake-up, a notification for one of our queues, or the poll interval."""
-        timeout = self.settings.poll_interval
+        """Wait for a wake-up, a notification for one of our queues, the next chore, or
+        the poll interval."""
+        timeout = min(
+            [self.settings.poll_interval, *(c.seconds_until_due() for c in self._chores())]
+        )
         retry_at = [h.retry_at for h in self.ledger.outbox() if h.retry_at]
         if retry_at:
             timeout = min(timeout, max(min(retry_at) - time.monotonic(), 0.0))

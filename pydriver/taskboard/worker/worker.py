@@ -29,10 +29,11 @@ from taskboard.context import AsyncContext, BaseContext, SyncContext
 from taskboard.events import EventHook
 from taskboard.settings import Settings
 from taskboard.tasks import Task, worker_queues
-from taskboard.worker.control import Control
+from taskboard.worker.control import Chore, Control
 from taskboard.worker.executor import Executor
 from taskboard.worker.held import Counters, Held, Ledger
 from taskboard.worker.renewal import Renewal
+from taskboard.worker.retention import Pruner
 from taskboard.worker.startup import check_database
 
 log = logging.getLogger("taskboard.worker")
@@ -111,6 +112,7 @@ class Worker:
             stopping=self._stopping,
             finished=self._finished,
             on_claimed=self._claimed,
+            chores=self._chores(),
         )
         renewal = Renewal(
             settings=self.settings,
@@ -156,6 +158,11 @@ class Worker:
         return await psycopg.AsyncConnection.connect(
             url, **self.settings.connection_options(application_name=self.settings.application_name)
         )
+
+    def _chores(self) -> list[Chore]:
+        """What the control loop does between claims: retention's prune, when set."""
+        retention = self.settings.retention
+        return [] if retention is None else [Pruner(retention, self.queries)]
 
     def _claimed(self, row: sql.Claimed, sent: float, sent_at: dt.datetime | None) -> None:
         """Hold a claim the database just handed us and start its handler."""
