@@ -25,7 +25,7 @@ from taskboard_dev.server import drop_database
 DEMO_TIMEOUT_SECONDS = 240  # it takes well under a minute; a loaded machine gets room
 
 
-def test_demo_tells_the_story_with_two_emails_then_one_and_one_ledger_row(
+def test_demo_tells_the_story_with_two_emails_then_one_then_one_ledger_row_then_one_card(
     make_database: MakeDatabase,
 ) -> None:
     url = make_database(deploy=True)
@@ -41,9 +41,27 @@ def test_demo_tells_the_story_with_two_emails_then_one_and_one_ledger_row(
     assert re.search(r"Scenario 1 \(send, then stall\): Maya got 2 messages", output), output
     assert re.search(r"Scenario 2 \(.*\): Maya got 1 message\b", output), output
     assert re.search(r"Scenario 3 \(transactional\): the ledger holds 1 row, worker-B's", output)
+    # Scenario 4: the store kept B's card at B's fence and refused A's write, at A's lower
+    # fence, with HTTP 409.
+    scenario_4 = output.partition("\nScenario 4:")[2]
+    a_fence, b_fence = (
+        int(n)
+        for n in re.findall(r"Worker [AB] \(pid \d+\) \S+ job \d+: .*, fence (\d+)", scenario_4)
+    )
+    assert b_fence > a_fence, output
+    assert re.search(
+        rf'the store answers 409 \{{"accepted": false, .*"fence": {a_fence}, '
+        rf'"highest_fence": {b_fence}\}}',
+        scenario_4,
+    ), output
+    assert re.search(
+        rf"Scenario 4 \(fenced store\): the store holds worker-B's card, fence {b_fence}; "
+        rf"it refused worker-A's write, fence {a_fence}\.",
+        output,
+    ), output
     # B reclaimed each job on attempt 2, and A's token was refused every time.
-    assert len(re.findall(r"Worker B \(pid \d+\) reclaimed job \d+: attempt 2,", output)) == 3
-    assert len(re.findall(r"A's token \S+\) returns false", output)) == 3
+    assert len(re.findall(r"Worker B \(pid \d+\) reclaimed job \d+: attempt 2,", output)) == 4
+    assert len(re.findall(r"A's token \S+\) returns false", output)) == 4
 
 
 def database_name(url: str) -> str:
