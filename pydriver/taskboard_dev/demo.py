@@ -101,6 +101,7 @@ STORE_TIMEOUT_SECONDS = 30
 EMAIL_QUEUE = "email"
 BILLING_QUEUE = "billing"
 CARDS_QUEUE = "cards"
+CARD_TASK = "publish_welcome_card"
 MAYA = "maya@example.com"
 SENDER = "Taskboard demo <welcome@taskboard.example>"
 WELCOME_CREDIT_CENTS = 500
@@ -287,7 +288,7 @@ def build_app(
         journal.write("returned", ctx)
         return {"credited_by": worker}
 
-    @app.task("publish_welcome_card", queue=CARDS_QUEUE)
+    @app.task(CARD_TASK, queue=CARDS_QUEUE)
     def publish_welcome_card(ctx: SyncContext, payload: dict[str, Any]) -> dict[str, Any]:
         """Scenario 4: (A) stall, then write the card to the object store with ctx.fence."""
         journal.write("claimed", ctx)
@@ -391,9 +392,11 @@ class FencedStore:
 
     Per key it keeps the value of the accepted write with the highest fence.
     A write whose fence is lower than that is refused and changes nothing: a
-    later claim of the job has written there. A write with the same fence is
-    accepted: the same claim sending its write again. The comparison and the
-    write happen under one lock, so two writers cannot both pass the check.
+    later claim of the job has written there (a key is one job's object,
+    since fences count the claims of one job). A write with the same fence
+    is accepted: the same claim sending its write again. The comparison and
+    the write happen under one lock, so a lower fence never replaces a
+    higher one, however the writes race.
     """
 
     def __init__(self) -> None:
@@ -796,6 +799,10 @@ class Story:
         )
         if claim["attempt"] != 1:
             raise StoryError(f"A claimed attempt {claim['attempt']}, not 1")
+        if scene.task == CARD_TASK and claim["fence"] is None:
+            raise StoryError(
+                f"claim handed out no fence: scenario {scene.number} needs taskboard schema 0.3.0"
+            )
 
         def stall_point() -> dict[str, Any] | None:
             if self.a_gave_up(a, job_id) is not None:
@@ -854,7 +861,7 @@ class Story:
                 "SIGCONT: A resumes. Its handler asks ctx.still_holder(): false. It does not send."
             )
             self.step(f"A's log: {line}")
-        elif scene.task == "publish_welcome_card":
+        elif scene.task == CARD_TASK:
             stored = self.wait("A's write to the store", lambda: a.first(job_id, "stored"), [a])
             self.step(
                 f"SIGCONT: A resumes. Its handler writes the card with fence {stored['fence']}; "
@@ -991,7 +998,7 @@ class Story:
             Scenario(
                 4,
                 "an object store that compares-and-sets refuses A's write by its fence.",
-                "publish_welcome_card",
+                CARD_TASK,
                 CARDS_QUEUE,
                 {"key": CARD_KEY},
                 f"Maya's welcome card at {CARD_KEY} in the object store",
