@@ -9,10 +9,15 @@ tests' own.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 import uuid
+from typing import Any
 from urllib.parse import urlsplit
 
 import psycopg
@@ -25,7 +30,7 @@ from taskboard_dev.server import drop_database
 DEMO_TIMEOUT_SECONDS = 240  # it takes well under a minute; a loaded machine gets room
 
 
-def test_demo_tells_the_story_with_two_emails_then_one_and_one_ledger_row(
+def test_demo_tells_the_story_with_two_emails_then_one_then_one_ledger_row_then_one_card(
     make_database: MakeDatabase,
 ) -> None:
     url = make_database(deploy=True)
@@ -41,9 +46,57 @@ def test_demo_tells_the_story_with_two_emails_then_one_and_one_ledger_row(
     assert re.search(r"Scenario 1 \(send, then stall\): Maya got 2 messages", output), output
     assert re.search(r"Scenario 2 \(.*\): Maya got 1 message\b", output), output
     assert re.search(r"Scenario 3 \(transactional\): the ledger holds 1 row, worker-B's", output)
+    # Scenario 4: the store kept B's card at B's fence and refused A's write, at A's lower
+    # fence, with HTTP 409.
+    scenario_4 = output.partition("\nScenario 4:")[2]
+    a_fence, b_fence = (
+        int(n)
+        for n in re.findall(r"Worker [AB] \(pid \d+\) \S+ job \d+: .*, fence (\d+)", scenario_4)
+    )
+    assert b_fence > a_fence, output
+    assert re.search(
+        rf'the store answers 409 \{{"accepted": false, .*"fence": {a_fence}, '
+        rf'"highest_fence": {b_fence}\}}',
+        scenario_4,
+    ), output
+    assert re.search(
+        rf"Scenario 4 \(fenced store\): the store holds worker-B's card, fence {b_fence}; "
+        rf"it refused worker-A's write, fence {a_fence}\.",
+        output,
+    ), output
     # B reclaimed each job on attempt 2, and A's token was refused every time.
-    assert len(re.findall(r"Worker B \(pid \d+\) reclaimed job \d+: attempt 2,", output)) == 3
-    assert len(re.findall(r"A's token \S+\) returns false", output)) == 3
+    assert len(re.findall(r"Worker B \(pid \d+\) reclaimed job \d+: attempt 2,", output)) == 4
+    assert len(re.findall(r"A's token \S+\) returns false", output)) == 4
+
+
+def post(port: int, body: object) -> tuple[int, dict[str, Any]]:
+    request = urllib.request.Request(
+        f"http://{demo.STORE_HOST}:{port}{demo.STORE_PATH}",
+        data=json.dumps(body).encode(),
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as refused:
+        with refused:
+            return refused.code, json.loads(refused.read())
+
+
+def test_demo_store_accepts_an_equal_fence_and_refuses_a_lower_one_or_none() -> None:
+    store = demo.FencedStore()
+    with contextlib.ExitStack() as stack:
+        port = demo.start_store(store, stack)
+        assert post(port, {"key": "k", "fence": 2, "value": "B"})[0] == 200
+        assert post(port, {"key": "k", "fence": 2, "value": "B again"})[0] == 200
+        assert post(port, {"key": "k", "fence": 1, "value": "A"}) == (
+            409,
+            {"accepted": False, "key": "k", "fence": 1, "highest_fence": 2},
+        )
+        assert post(port, {"key": "k", "fence": None, "value": "unfenced"})[0] == 400
+        assert post(port, {"key": "other", "fence": 1, "value": "another object"})[0] == 200
+    assert store.get("k") == {"fence": 2, "value": "B again"}
+    assert [r["value"] for r in store.refused("k")] == ["A"]
 
 
 def database_name(url: str) -> str:

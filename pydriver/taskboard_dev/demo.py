@@ -2,8 +2,9 @@
 
 ``python -m taskboard_dev.demo`` (also ``make demo`` and ``taskboard demo``)
 makes a fresh database taskboard_demo, deploys the schema with Sqitch,
-starts an SMTP server on loopback as Maya's mail server, and tells the
-story of DESIGN.md three times with real processes:
+starts an SMTP server on loopback as Maya's mail server and an HTTP object
+store on loopback that checks fences, and tells the story of DESIGN.md
+four times with real processes:
 
 1. A's handler sends the email; then the demo freezes A (SIGSTOP) until its
    lease has expired in the database. B reclaims the job, sends and
@@ -13,6 +14,9 @@ story of DESIGN.md three times with real processes:
    email.
 3. A transactional handler writes a ledger row in ``ctx.conn``. A's row
    vanishes with its attempt; B's commits with its completion.
+4. The handler writes Maya's welcome card to the object store with
+   ``ctx.fence``. A, frozen before the write and thawed after B wrote with
+   its higher fence and completed, is refused by the store itself.
 
 Where taskboard_demo lives: on the dev PostgreSQL 18 (``.taskboard/``,
 development's own server), it is dropped and created again on every run.
@@ -40,6 +44,7 @@ import contextlib
 import ctypes
 import email
 import email.message
+import functools
 import json
 import logging
 import os
@@ -53,8 +58,11 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -87,11 +95,17 @@ SMTP_HOST = "127.0.0.1"
 SMTP_TIMEOUT_SECONDS = 30
 SMTP_READY_TIMEOUT_SECONDS = 30.0
 SMTP_BIND_ATTEMPTS = 5
+STORE_HOST = "127.0.0.1"  # loopback only, like the mail server
+STORE_PATH = "/objects"
+STORE_TIMEOUT_SECONDS = 30
 EMAIL_QUEUE = "email"
 BILLING_QUEUE = "billing"
+CARDS_QUEUE = "cards"
+CARD_TASK = "publish_welcome_card"
 MAYA = "maya@example.com"
 SENDER = "Taskboard demo <welcome@taskboard.example>"
 WELCOME_CREDIT_CENTS = 500
+CARD_KEY = f"welcome-cards/{MAYA}"
 TOKEN_PREFIX_CHARS = 8
 PR_SET_PDEATHSIG = 1  # prctl option (Linux)
 WORKER_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -148,6 +162,7 @@ class Journal:
             "attempt": ctx.attempt,
             "token": str(ctx.token),
             "idempotency_key": str(ctx.idempotency_key),
+            "fence": ctx.fence,
             **details,
         }
         with self._lock, self.path.open("a", encoding="utf-8") as out:
@@ -164,9 +179,15 @@ def frozen_flag(workdir: Path, worker: str) -> Path:
 
 
 def build_app(
-    database_url: str, *, worker: str, stall: bool, smtp_port: int, workdir: Path
+    database_url: str,
+    *,
+    worker: str,
+    stall: bool,
+    smtp_port: int,
+    store_port: int,
+    workdir: Path,
 ) -> Taskboard:
-    """The app both workers run: two email tasks and a transactional ledger task.
+    """The app both workers run: two email tasks, a transactional ledger task, a store task.
 
     With `stall`, each handler stops at its stall point until the demo has
     frozen this process and created the frozen flag, so that the freeze
@@ -180,7 +201,7 @@ def build_app(
         poll_interval=POLL_INTERVAL_SECONDS,
         shutdown_grace=SHUTDOWN_GRACE_SECONDS,
         worker_name=worker,
-        queues=[EMAIL_QUEUE, BILLING_QUEUE],
+        queues=[EMAIL_QUEUE, BILLING_QUEUE, CARDS_QUEUE],
         listen_url="",
     )
     app = Taskboard(settings)
@@ -202,6 +223,21 @@ def build_app(
         with smtplib.SMTP(SMTP_HOST, smtp_port, timeout=SMTP_TIMEOUT_SECONDS) as smtp:
             smtp.send_message(message)
         journal.write("sent", ctx)
+
+    def store_write(ctx: SyncContext, key: str, value: Any) -> tuple[int, dict[str, Any]]:
+        """POST {key, fence, value} to the object store; its HTTP status and answer."""
+        request = urllib.request.Request(
+            f"http://{STORE_HOST}:{store_port}{STORE_PATH}",
+            data=json.dumps({"key": key, "fence": ctx.fence, "value": value}).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=STORE_TIMEOUT_SECONDS) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as refused:  # 409: a higher fence was seen; 400: malformed
+            with refused:
+                return refused.code, json.loads(refused.read())
 
     def stall_here(ctx: SyncContext) -> None:
         if stall:
@@ -252,6 +288,25 @@ def build_app(
         journal.write("returned", ctx)
         return {"credited_by": worker}
 
+    @app.task(CARD_TASK, queue=CARDS_QUEUE)
+    def publish_welcome_card(ctx: SyncContext, payload: dict[str, Any]) -> dict[str, Any]:
+        """Scenario 4: (A) stall, then write the card to the object store with ctx.fence."""
+        journal.write("claimed", ctx)
+        stall_here(ctx)
+        card = {"text": "Welcome, Maya!", "written_by": worker, "attempt": ctx.attempt}
+        status, answer = store_write(ctx, payload["key"], card)
+        journal.write("stored", ctx, status=status, answer=answer)
+        journal.write("returned", ctx)
+        if not answer.get("accepted"):
+            log.warning(
+                "job %s: the store refused the write with fence %s: %s",
+                ctx.job_id,
+                ctx.fence,
+                answer,
+            )
+            return {"stored_by": None}
+        return {"stored_by": worker}
+
     return app
 
 
@@ -265,7 +320,7 @@ def die_with_parent(parent_pid: int) -> None:
 
 
 def run_worker_role(
-    role: str, database_url: str, smtp_port: int, workdir: Path, parent: int
+    role: str, database_url: str, smtp_port: int, store_port: int, workdir: Path, parent: int
 ) -> int:
     die_with_parent(parent)
     worker = ROLES[role]
@@ -275,6 +330,7 @@ def run_worker_role(
         worker=worker,
         stall=role == STALLING_ROLE,
         smtp_port=smtp_port,
+        store_port=store_port,
         workdir=workdir,
     )
     app.run_worker()
@@ -326,6 +382,105 @@ def start_mail_server(inbox: Inbox, stack: contextlib.ExitStack) -> int:
         stack.callback(controller.stop)
         return port
     raise AssertionError("unreachable")
+
+
+# -- the object store that checks fences ------------------------------------------
+
+
+class FencedStore:
+    """An object store that compares-and-sets on the fence a writer presents.
+
+    Per key it keeps the value of the accepted write with the highest fence.
+    A write whose fence is lower than that is refused and changes nothing: a
+    later claim of the job has written there (a key is one job's object,
+    since fences count the claims of one job). A write with the same fence
+    is accepted: the same claim sending its write again. The comparison and
+    the write happen under one lock, so a lower fence never replaces a
+    higher one, however the writes race.
+    """
+
+    def __init__(self) -> None:
+        self._objects: dict[str, dict[str, Any]] = {}  # key -> {"fence": int, "value": ...}
+        self._refused: dict[str, list[dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+
+    def put(self, key: str, fence: int, value: Any) -> dict[str, Any]:
+        """Write `value` at `key` unless a higher fence was accepted there; return the answer."""
+        with self._lock:
+            current = self._objects.get(key)
+            if current is not None and fence < current["fence"]:
+                answer = {
+                    "accepted": False,
+                    "key": key,
+                    "fence": fence,
+                    "highest_fence": current["fence"],
+                }
+                self._refused.setdefault(key, []).append({**answer, "value": value})
+                return answer
+            self._objects[key] = {"fence": fence, "value": value}
+            return {"accepted": True, "key": key, "fence": fence}
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The object at `key`, {"fence", "value"}, or None."""
+        with self._lock:
+            current = self._objects.get(key)
+            return None if current is None else dict(current)
+
+    def refused(self, key: str) -> list[dict[str, Any]]:
+        """The writes to `key` refused so far, oldest first."""
+        with self._lock:
+            return list(self._refused.get(key, []))
+
+
+class StoreRequests(BaseHTTPRequestHandler):
+    """POST /objects with a JSON body {key, fence, value}.
+
+    200 and {"accepted": true, ...}: written. 409 and {"accepted": false,
+    "highest_fence": ...}: refused, a higher fence was accepted for the key.
+    400: the body is not such an object (a fence must be an integer).
+    """
+
+    def __init__(self, *args: Any, store: FencedStore, **kwargs: Any) -> None:
+        self.store = store  # set first: the base class handles the request in __init__
+        super().__init__(*args, **kwargs)
+
+    def do_POST(self) -> None:
+        if self.path != STORE_PATH:
+            self.answer(404, {"error": f"no such path: {self.path}"})
+            return
+        try:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+            key, fence, value = body["key"], body["fence"], body["value"]
+        except (ValueError, KeyError, TypeError) as exc:
+            self.answer(400, {"error": f"expected a JSON object with key, fence and value: {exc}"})
+            return
+        if not isinstance(key, str) or not isinstance(fence, int) or isinstance(fence, bool):
+            self.answer(400, {"error": "key must be a string and fence an integer"})
+            return
+        answer = self.store.put(key, fence, value)
+        self.answer(200 if answer["accepted"] else 409, answer)
+
+    def answer(self, status: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the demo tells what the store answered."""
+
+
+def start_store(store: FencedStore, stack: contextlib.ExitStack) -> int:
+    """Serve `store` over HTTP on a free loopback port (stopped by `stack`); return the port."""
+    server = ThreadingHTTPServer((STORE_HOST, 0), functools.partial(StoreRequests, store=store))
+    thread = threading.Thread(target=server.serve_forever, name="object-store", daemon=True)
+    thread.start()
+    stack.callback(server.server_close)
+    stack.callback(server.shutdown)  # runs first: stop serving, then close the socket
+    port: int = server.server_address[1]
+    return port
 
 
 # -- the database --------------------------------------------------------------
@@ -489,6 +644,11 @@ class WorkerProcess:
             self.process.wait(STOP_TIMEOUT_SECONDS)
 
 
+def fence_of(claim: dict[str, Any]) -> str:
+    """The text ', fence N' for a claim record that has a fence (schema 0.3.0 on), else ''."""
+    return "" if claim.get("fence") is None else f", fence {claim['fence']}"
+
+
 def counts(line: str) -> dict[str, int]:
     return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", line)}
 
@@ -508,15 +668,18 @@ class Scenario:
     what: str  # the job, in words
     b_did: str  # what B's handler did, in words
     a_undone: str = ""  # what else A's giving up undoes, in words
+    stalls_before: str = ""  # what A's handler has yet to do when it is frozen, in words
 
 
 @dataclass
 class Story:
-    """Tells the scenarios in one database, with one mail server, numbering the steps."""
+    """Tells the scenarios in one database, one mail server and one store, numbering the steps."""
 
     url: str
     smtp_port: int
     mail: Inbox
+    store_port: int
+    store: FencedStore
     conn: psycopg.Connection[dict[str, Any]]
     workdir: Path
     stack: contextlib.ExitStack
@@ -560,6 +723,8 @@ class Story:
                     self.url,
                     "--smtp-port",
                     str(self.smtp_port),
+                    "--store-port",
+                    str(self.store_port),
                     "--dir",
                     str(round_dir),
                     "--parent-pid",
@@ -629,11 +794,15 @@ class Story:
         a_token = str(claim["token"])
         self.step(
             f"Worker A (pid {a.pid}) claimed job {job_id}: attempt {claim['attempt']}, "
-            f"token {short(a_token)}, lease {LEASE_SECONDS:g}s renewed every "
+            f"token {short(a_token)}{fence_of(claim)}, lease {LEASE_SECONDS:g}s renewed every "
             f"{RENEW_EVERY_SECONDS:g}s."
         )
         if claim["attempt"] != 1:
             raise StoryError(f"A claimed attempt {claim['attempt']}, not 1")
+        if scene.task == CARD_TASK and claim["fence"] is None:
+            raise StoryError(
+                f"claim handed out no fence: scenario {scene.number} needs taskboard schema 0.3.0"
+            )
 
         def stall_point() -> dict[str, Any] | None:
             if self.a_gave_up(a, job_id) is not None:
@@ -655,9 +824,7 @@ class Story:
                 "SIGSTOP: A is frozen before completing."
             )
         else:
-            self.step(
-                "A's handler started. SIGSTOP: A is frozen before it asks ctx.still_holder()."
-            )
+            self.step(f"A's handler started. SIGSTOP: A is frozen before {scene.stalls_before}.")
 
         self.wait("A's lease to expire", lambda: self.lease_expired(job_id))
         self.step(
@@ -669,10 +836,12 @@ class Story:
         b_claim = self.wait("B to reclaim the job", lambda: b.first(job_id, "claimed"), [b])
         self.step(
             f"Worker B (pid {b.pid}) reclaimed job {job_id}: attempt {b_claim['attempt']}, "
-            f"token {short(b_claim['token'])}"
+            f"token {short(b_claim['token'])}{fence_of(b_claim)}."
         )
         if b_claim["attempt"] != 2:
             raise StoryError(f"B claimed attempt {b_claim['attempt']}, not 2")
+        if None not in (claim["fence"], b_claim["fence"]) and b_claim["fence"] <= claim["fence"]:
+            raise StoryError(f"B's fence {b_claim['fence']} is not above A's {claim['fence']}")
         if b_claim["idempotency_key"] != claim["idempotency_key"]:
             raise StoryError("B's ctx.idempotency_key differs from A's")
         done = self.wait("B to complete the job", lambda: self.finished(job_id), [b])
@@ -691,6 +860,15 @@ class Story:
             self.step(
                 "SIGCONT: A resumes. Its handler asks ctx.still_holder(): false. It does not send."
             )
+            self.step(f"A's log: {line}")
+        elif scene.task == CARD_TASK:
+            stored = self.wait("A's write to the store", lambda: a.first(job_id, "stored"), [a])
+            self.step(
+                f"SIGCONT: A resumes. Its handler writes the card with fence {stored['fence']}; "
+                f"the store answers {stored['status']} {json.dumps(stored['answer'])}."
+            )
+            if stored["answer"].get("accepted"):
+                raise StoryError(f"the store accepted A's write with fence {stored['fence']}")
             self.step(f"A's log: {line}")
         elif kind == "lost":
             self.step(
@@ -759,6 +937,10 @@ class Story:
 
     def tell(self) -> None:
         self.step(f"Maya's mail server (aiosmtpd) listens on {SMTP_HOST}:{self.smtp_port}.")
+        self.step(
+            f"An object store (HTTP) listens on {STORE_HOST}:{self.store_port}: per key, it refuses "
+            "a write whose fence is lower than the highest it has accepted."
+        )
         welcome = {"to": MAYA, "subject": "Welcome to Taskboard, Maya"}
         job = self.scenario(
             Scenario(
@@ -784,6 +966,7 @@ class Story:
                 f"an email to {MAYA}",
                 "B's ctx.still_holder() said true: it sent the email and completed: "
                 "complete returned true.",
+                stalls_before="it asks ctx.still_holder()",
             )
         )
         got = self.inbox(job, 1)
@@ -811,6 +994,55 @@ class Story:
             "Scenario 3 (transactional): the ledger holds 1 row, worker-B's: A's row vanished."
         )
 
+        job = self.scenario(
+            Scenario(
+                4,
+                "an object store that compares-and-sets refuses A's write by its fence.",
+                CARD_TASK,
+                CARDS_QUEUE,
+                {"key": CARD_KEY},
+                f"Maya's welcome card at {CARD_KEY} in the object store",
+                "B wrote the card with its fence (the store accepted it) and completed: "
+                "complete returned true.",
+                stalls_before="it writes the card to the store",
+            )
+        )
+        card, refused = self.stored_card(job)
+        self.outcomes.append(
+            f"Scenario 4 (fenced store): the store holds {card['value']['written_by']}'s card, "
+            f"fence {card['fence']}; it refused {refused[0]['value']['written_by']}'s write, "
+            f"fence {refused[0]['fence']}."
+        )
+
+    def stored_card(self, job_id: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """Show the store's card and refusals; StoryError unless B's write stands and A's fell.
+
+        B's write must be there with the job's fence now in the database (the
+        last claim's), and A's, with a lower fence, refused.
+        """
+        row = self.conn.execute(
+            "SELECT fence FROM taskboard.jobs WHERE id = %s", [job_id]
+        ).fetchone()
+        job_fence = None if row is None else row["fence"]
+        card, refused = self.store.get(CARD_KEY), self.store.refused(CARD_KEY)
+        if card is None:
+            raise StoryError(f"the store holds nothing at {CARD_KEY}")
+        writes = ", ".join(f"fence {r['fence']} from {r['value']['written_by']}" for r in refused)
+        self.step(
+            f"The store's {CARD_KEY}: fence {card['fence']}, written by "
+            f"{card['value']['written_by']} (attempt {card['value']['attempt']}); "
+            f"it refused: {writes or 'nothing'}."
+        )
+        if card["value"]["written_by"] != ROLES["worker-b"] or card["fence"] != job_fence:
+            raise StoryError(
+                f"the store should hold worker-B's card with fence {job_fence}, not {card}"
+            )
+        if len(refused) != 1 or refused[0]["value"]["written_by"] != ROLES["worker-a"]:
+            raise StoryError(f"the store should have refused worker-A's write alone, not {refused}")
+        if refused[0]["fence"] >= card["fence"]:
+            raise StoryError(f"the store refused fence {refused[0]['fence']}, not a lower one")
+        return card, refused
+
 
 CLOSING = """\
 What the fence promises: the database state is fenced. Once B reclaimed a job, A's token
@@ -819,8 +1051,11 @@ completes the job commits only if complete returns true: A's ledger row vanished
 What it cannot fence: SMTP. An email handed over stays sent, so Maya got two (scenario 1).
 ctx.still_holder() right before the effect narrows that window (scenario 2) but cannot close
 it: a worker can stall between the check and the send. ctx.idempotency_key, the same on every
-attempt (the Message-ID above), lets a receiver that honours it drop a repeat. Taskboard runs
-a job at least once; it never promises exactly-once external effects."""
+attempt (the Message-ID above), lets a receiver that honours it drop a repeat.
+Past the database, the fence reaches only a store that checks it: ctx.fence grows with every
+claim, and a store that compares-and-sets refuses a write whose fence is lower than one it has
+accepted, so A's late write was refused by the store itself (scenario 4). Taskboard runs a job
+at least once; it never promises exactly-once external effects."""
 
 
 def tell(database_url: str | None) -> int:
@@ -840,7 +1075,9 @@ def tell(database_url: str | None) -> int:
             workdir = Path(tempfile.mkdtemp(prefix="taskboard-demo-"))
             inbox = Inbox()
             port = start_mail_server(inbox, stack)
-            story = Story(url, port, inbox, conn, workdir, stack)
+            store = FencedStore()
+            store_port = start_store(store, stack)
+            story = Story(url, port, inbox, store_port, store, conn, workdir, stack)
             story.tell()
     except DemoRefused as exc:
         print(f"demo: {exc}", file=sys.stderr, flush=True)
@@ -888,14 +1125,18 @@ def command_line(argv: Sequence[str]) -> int:
     )
     parser.add_argument("--role", choices=sorted(ROLES), help=argparse.SUPPRESS)
     parser.add_argument("--smtp-port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--store-port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--dir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--parent-pid", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.role is not None:
-        if None in (args.database_url, args.smtp_port, args.dir, args.parent_pid):
-            parser.error("--role needs --database-url, --smtp-port, --dir and --parent-pid")
+        needed = (args.database_url, args.smtp_port, args.store_port, args.dir, args.parent_pid)
+        if None in needed:
+            parser.error(
+                "--role needs --database-url, --smtp-port, --store-port, --dir and --parent-pid"
+            )
         return run_worker_role(
-            args.role, args.database_url, args.smtp_port, args.dir, args.parent_pid
+            args.role, args.database_url, args.smtp_port, args.store_port, args.dir, args.parent_pid
         )
     return tell(args.database_url)
 
