@@ -3,7 +3,7 @@
 Commands: ``migrate`` (Sqitch on the project shipped as taskboard/db),
 ``sql`` (the install or upgrade as one plain script), ``worker MODULE:APP``,
 ``enqueue TASK [JSON]``, ``status``, ``pause QUEUE``, ``resume QUEUE``,
-``limit QUEUE N|none`` and ``demo``.
+``limit QUEUE N|none``, ``schedules`` and ``demo``.
 A command's options and arguments may come in any order. Settings come from
 TASKBOARD_* variables. An expected failure, a usage error included, is one
 line on stderr, ``taskboard: error: ...``; exit status 0 ok, 1 runtime
@@ -294,6 +294,31 @@ def cmd_limit(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_schedules(args: argparse.Namespace) -> int:
+    with connect(load_settings()) as conn:
+        rows = sql.schedules(conn)
+    if rows is None:
+        raise CliError(
+            "the database's taskboard schema has no schedules (0.3.0 and later): "
+            "run `taskboard migrate`"
+        )
+    if args.json:
+        print(json.dumps([{**row, "last_slot": row["last_slot"].isoformat()} for row in rows]))
+    elif not rows:
+        print("no schedules")
+    else:
+        cells = [
+            [
+                str(row["schedule"]),
+                row["last_slot"].isoformat(sep=" ", timespec="seconds"),
+                "" if row["last_job_id"] is None else str(row["last_job_id"]),
+            ]
+            for row in rows
+        ]
+        print(format_table(["schedule", "last_slot", "last_job_id"], cells, numeric={2}))
+    return EXIT_OK
+
+
 def with_app(call: Callable[[Taskboard], bool]) -> bool:
     """`call` on an app of the configured settings, its connections closed after."""
     app = Taskboard(load_settings())
@@ -524,6 +549,12 @@ def build_parser() -> argparse.ArgumentParser:
     limit.add_argument("queue", metavar="QUEUE")
     limit.add_argument("max_running", metavar="N|none", type=queue_limit)
     limit.add_argument("--json", action="store_true", help="print the result as JSON")
+    schedules = command(
+        "schedules",
+        cmd_schedules,
+        "Show each periodic schedule's latest enqueued slot and its job.",
+    )
+    schedules.add_argument("--json", action="store_true", help="print the rows as JSON")
     command("demo", cmd_demo, "Tell the story of a stalled worker, live (taskboard.demo).")
     return parser
 

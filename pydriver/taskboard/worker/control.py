@@ -2,8 +2,9 @@
 
 Each pass sends what handlers finished (completions in one complete_many,
 with the next claim in the same statement), then claims for the free
-slots, then waits for a notification, a handler's end or the poll
-interval.
+slots, then enqueues the periodic schedules' due slots when the next one
+has come (see scheduler), then waits for a notification, a handler's end,
+the next slot or the poll interval.
 
 An outcome leaves the ledger's outbox only once the database answered it.
 A transient error (lock or statement timeout, a cancelled statement, a
@@ -33,6 +34,7 @@ from taskboard.worker.executor import Executor
 from taskboard.worker.held import Held, Ledger, Outcome, State, unique_jobs, wall_clock
 from taskboard.worker.outcomes import describe, not_stored
 from taskboard.worker.retry import Backoff, needs_new_connection, sleep_unless_set
+from taskboard.worker.scheduler import Scheduler
 
 log = logging.getLogger("taskboard.worker")
 
@@ -63,6 +65,7 @@ class Control:
         stopping: asyncio.Event,
         finished: asyncio.Event,
         on_claimed: Callable[[sql.Claimed, float, dt.datetime | None], None],
+        scheduler: Scheduler | None = None,
     ) -> None:
         self.settings = settings
         self.queries = queries
@@ -73,6 +76,7 @@ class Control:
         self.stopping = stopping
         self.finished = finished
         self.on_claimed = on_claimed
+        self.scheduler = scheduler
         self._next_queue = 0
 
     # -- the loop ---------------------------------------------------------------------
@@ -121,6 +125,9 @@ class Control:
                 claimed = await self.flush(conn, order[0] if order else None)
                 for queue in order[1:] if claimed else order:
                     await self._claim(conn, queue)
+                scheduler = self._scheduler()
+                if scheduler is not None and scheduler.due():
+                    await scheduler.run(conn)
                 errors.reset()
             except psycopg.Error as exc:
                 if needs_new_connection(exc, conn):
@@ -131,6 +138,10 @@ class Control:
                 await sleep_unless_set(self.finished, delay)
                 continue
             await self._idle(conn if listening else None)
+
+    def _scheduler(self) -> Scheduler | None:
+        """The scheduler while it has work to do: none once shutdown began."""
+        return None if self.stopping.is_set() else self.scheduler
 
     def _claim_order(self) -> list[str]:
         """The queues to claim from, starting at a different one each time (no starving)."""
@@ -158,8 +169,12 @@ class Control:
             self.on_claimed(row, sent, sent_at)
 
     async def _idle(self, listener: psycopg.AsyncConnection[Any] | None) -> None:
-        """Wait for a wake-up, a notification for one of our queues, or the poll interval."""
+        """Wait for a wake-up, a notification for one of our queues, the next periodic
+        slot, or the poll interval."""
         timeout = self.settings.poll_interval
+        scheduler = self._scheduler()
+        if scheduler is not None:
+            timeout = min(timeout, scheduler.seconds_until_due())
         retry_at = [h.retry_at for h in self.ledger.outbox() if h.retry_at]
         if retry_at:
             timeout = min(timeout, max(min(retry_at) - time.monotonic(), 0.0))

@@ -27,12 +27,14 @@ from psycopg_pool import AsyncConnectionPool
 from taskboard import sql
 from taskboard.context import AsyncContext, BaseContext, SyncContext
 from taskboard.events import EventHook
+from taskboard.periodic import Schedule
 from taskboard.settings import Settings
 from taskboard.tasks import Task, worker_queues
 from taskboard.worker.control import Control
 from taskboard.worker.executor import Executor
 from taskboard.worker.held import Counters, Held, Ledger
 from taskboard.worker.renewal import Renewal
+from taskboard.worker.scheduler import Scheduler
 from taskboard.worker.startup import check_database
 
 log = logging.getLogger("taskboard.worker")
@@ -45,7 +47,8 @@ class Worker:
 
     `tasks` maps task names to handlers; `queries` makes the SQL calls (a
     subclass may observe them); `hooks` receive a JobEvent for everything
-    that happens to each claim (see taskboard.events).
+    that happens to each claim (see taskboard.events); `schedules` are the
+    periodic jobs whose due slots it enqueues (see worker.scheduler).
     """
 
     def __init__(
@@ -55,8 +58,10 @@ class Worker:
         *,
         queries: sql.Queries | None = None,
         hooks: Sequence[EventHook] = (),
+        schedules: Sequence[Schedule] = (),
     ) -> None:
         self.tasks = dict(tasks)
+        self.schedules = list(schedules)
         self.settings = settings
         self.queries = queries or sql.Queries()
         self.queues = worker_queues(self.tasks, settings.queues)
@@ -111,6 +116,7 @@ class Worker:
             stopping=self._stopping,
             finished=self._finished,
             on_claimed=self._claimed,
+            scheduler=Scheduler(self.schedules, self.queries) if self.schedules else None,
         )
         renewal = Renewal(
             settings=self.settings,
@@ -127,6 +133,12 @@ class Worker:
             self.settings.lease,
             self.settings.renew_interval,
         )
+        if self.schedules:
+            log.info(
+                "worker %s schedules: %s",
+                self.settings.worker_name,
+                ", ".join(f"{s.name} ({s.cron.expression} UTC)" for s in self.schedules),
+            )
         side = [
             asyncio.create_task(control.run(), name="taskboard-control"),
             asyncio.create_task(renewal.run(), name="taskboard-renewal"),
