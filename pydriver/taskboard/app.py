@@ -18,6 +18,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 from taskboard import runner, sql
 from taskboard.errors import JobCancelled, JobFailed, JobNotFound, TaskError, translate
 from taskboard.events import EventHook
+from taskboard.periodic import Schedule, parse_cron, schedule
 from taskboard.settings import (
     CONNECT_TIMEOUT_SECONDS,
     Settings,
@@ -66,6 +67,7 @@ class Taskboard:
         self._settings = settings
         self.tasks: dict[str, Task] = {}
         self.hooks: list[EventHook] = []
+        self.schedules: dict[str, Schedule] = {}
         self._pools = _EnqueuePools(self)
 
     @property
@@ -107,6 +109,54 @@ class Taskboard:
             if transactional and not task.is_async:
                 raise TaskError(f"task {name!r}: a transactional handler must be `async def`")
             self.tasks[name] = task
+            return handler
+
+        return register
+
+    def periodic(
+        self,
+        cron: str,
+        *,
+        name: str | None = None,
+        queue: str | None = None,
+        payload: Any = None,
+        priority: int = 0,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    ) -> Callable[[F], F]:
+        """Enqueue a job of the decorated task at every slot of `cron`; put it above `@app.task`.
+
+        `cron` has five fields, or six with seconds first, and fires in UTC.
+        Every worker of the app runs the schedule and there is no leader:
+        taskboard.enqueue_periodic makes each slot one job however many
+        workers send it, counted on the database clock. `name` (default: the
+        task's) identifies the schedule in taskboard.schedules; `queue`
+        (default: the task's), `payload`, `priority` and `max_attempts` are
+        the job's. Raises TaskError for a cron or argument that cannot be
+        used, a handler not registered with `@app.task`, and a name taken.
+        """
+        parsed = parse_cron(cron)
+
+        def register(handler: F) -> F:
+            tasks = [t for t in self.tasks.values() if t.handler is handler]
+            what = f"periodic {cron!r}: {getattr(handler, '__name__', handler)!r}"
+            if not tasks:
+                raise TaskError(f"{what} is not a task: put @app.periodic above @app.task")
+            if len(tasks) > 1:
+                names = ", ".join(t.name for t in tasks)
+                raise TaskError(f"{what} is the handler of several tasks ({names}): schedule one")
+            task = tasks[0]
+            declared = schedule(
+                name=task.name if name is None else name,
+                cron=parsed,
+                task=task.name,
+                queue=task.queue if queue is None else queue,
+                payload=payload,
+                priority=priority,
+                max_attempts=max_attempts,
+            )
+            if declared.name in self.schedules:
+                raise TaskError(f"periodic {declared.name!r} is already scheduled: give it a name")
+            self.schedules[declared.name] = declared
             return handler
 
         return register
@@ -437,7 +487,14 @@ class Taskboard:
         `queries` makes its SQL calls (a subclass may observe or delay them).
         """
         settings = with_overrides(self.settings, **overrides) if overrides else self.settings
-        await Worker(self.tasks, settings, queries=queries, hooks=self.hooks).run(stop)
+        worker = Worker(
+            self.tasks,
+            settings,
+            queries=queries,
+            hooks=self.hooks,
+            schedules=list(self.schedules.values()),
+        )
+        await worker.run(stop)
 
     def run_worker(self, **overrides: Any) -> None:
         """Run a worker in a new event loop until SIGTERM or SIGINT (see `taskboard.runner`).

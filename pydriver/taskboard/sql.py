@@ -293,6 +293,24 @@ def queue_stats(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
         return list(cur.execute(QUEUE_STATS).fetchall())
 
 
+# -- periodic jobs -----------------------------------------------------------------
+
+SCHEDULES = """
+SELECT schedule, last_slot, last_job_id
+  FROM taskboard.schedules
+ ORDER BY schedule
+"""
+
+
+def schedules(conn: psycopg.Connection[Any]) -> list[dict[str, Any]] | None:
+    """The rows of taskboard.schedules by column name; None when the schema has no such view."""
+    row = conn.execute("SELECT to_regclass('taskboard.schedules') IS NOT NULL").fetchone()
+    if not (row and row[0]):
+        return None
+    with conn.cursor(row_factory=dict_row) as cur:
+        return list(cur.execute(SCHEDULES).fetchall())
+
+
 def version(conn: psycopg.Connection[Any]) -> str | None:
     """The schema's release, or None when the taskboard schema is not installed."""
     if not schema_present(conn):
@@ -533,6 +551,41 @@ async def set_lock_timeout(conn: psycopg.AsyncConnection[Any], seconds_: float) 
     )
 
 
+CLOCK = "SELECT pg_catalog.clock_timestamp()"
+
+
+async def clock(conn: psycopg.AsyncConnection[Any]) -> dt.datetime:
+    """The database's clock now: where a periodic schedule's slots are counted from."""
+    row = await (await conn.execute(CLOCK)).fetchone()
+    assert row is not None
+    value: dt.datetime = row[0]
+    return value
+
+
+ENQUEUE_PERIODIC = """
+SELECT taskboard.enqueue_periodic(
+    schedule => %s, slot => %s, task => %s, payload => %s::jsonb, queue => %s,
+    priority => %s, max_attempts => %s)
+"""
+
+
+async def enqueue_periodic(
+    conn: psycopg.AsyncConnection[Any],
+    schedule: str,
+    slot: dt.datetime,
+    task: str,
+    payload_json: str,
+    queue: str,
+    priority: int,
+    max_attempts: int,
+) -> int | None:
+    """The id of the job of `schedule`'s `slot`; None when that slot or a later one already
+    has its job."""
+    params = [schedule, slot, task, payload_json, queue, priority, max_attempts]
+    row = await (await conn.execute(ENQUEUE_PERIODIC, params)).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
 class Queries:
     """The SQL calls a worker makes, as one object handed to it.
 
@@ -630,6 +683,25 @@ class Queries:
         """One prune call: how many finished jobs it deleted (at most `batch`)."""
         row = await (await conn.execute(PRUNE, prune_params(older_than, batch))).fetchone()
         return int(row[0]) if row else 0
+
+    async def clock(self, conn: psycopg.AsyncConnection[Any]) -> dt.datetime:
+        """The database's clock_timestamp(), the one clock periodic slots are counted on."""
+        return await clock(conn)
+
+    async def enqueue_periodic(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        schedule: str,
+        slot: dt.datetime,
+        task: str,
+        payload_json: str,
+        queue: str,
+        priority: int,
+        max_attempts: int,
+    ) -> int | None:
+        return await enqueue_periodic(
+            conn, schedule, slot, task, payload_json, queue, priority, max_attempts
+        )
 
 
 # -- managing jobs ---------------------------------------------------------------

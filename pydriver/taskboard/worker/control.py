@@ -2,9 +2,10 @@
 
 Each pass sends what handlers finished (completions in one complete_many,
 with the next claim in the same statement), then claims for the free
-slots, then does the chores that are due (retention's prune, one batch),
-then waits for a notification, a handler's end, the next chore or the
-poll interval.
+slots, then does the chores that are due (the periodic schedules' due
+slots, see scheduler; retention's prune, one batch, see retention), then
+waits for a notification, a handler's end, the next chore or the poll
+interval.
 
 An outcome leaves the ledger's outbox only once the database answered it.
 A transient error (lock or statement timeout, a cancelled statement, a
