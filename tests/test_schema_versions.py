@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import logging
 from typing import Any
 
 import psycopg
 import pytest
 
 from conftest import MakeDatabase, Sqitch
-from taskboard import SchemaVersionError, SyncContext
+from taskboard import Abort, AsyncContext, Retry, SchemaVersionError, SyncContext
 from taskboard.worker.startup import SUPPORTED_SCHEMA_VERSIONS, schema_supported
 from test_worker import FAST, finished, make_app, run_worker_until
 
@@ -85,7 +86,7 @@ def signature_change(old: tuple[Any, ...], new: tuple[Any, ...] | None) -> str |
     """
     if new is None:
         return "dropped"
-    name, result, args, how, roles = old
+    _, result, args, how, roles = old
     _, new_result, new_args, new_how, new_roles = new
     if (new_result, new_how, new_roles) != (result, how, roles):
         return "its result, kind or grants changed"
@@ -123,13 +124,23 @@ def changed_fail(**replace: Any) -> tuple[Any, ...]:
         (changed_fail(args=[*OLD_FAIL[2], ["retry", "boolean", "true"]]), True),
         (
             changed_fail(
-                args=[*OLD_FAIL[2], ["retry", "boolean", "true"], ["traceback", "text", "NULL::text"]]
+                args=[
+                    *OLD_FAIL[2],
+                    ["retry", "boolean", "true"],
+                    ["traceback", "text", "NULL::text"],
+                ]
             ),
             True,
         ),
         (changed_fail(args=[*OLD_FAIL[2], ["retry", "boolean", None]]), False),
-        (changed_fail(args=[*OLD_FAIL[2][:3], ["retry", "boolean", "true"], OLD_FAIL[2][3]]), False),
-        (changed_fail(args=[*OLD_FAIL[2][:3], ["retry_in", "interval", "'00:00:01'::interval"]]), False),
+        (
+            changed_fail(args=[*OLD_FAIL[2][:3], ["retry", "boolean", "true"], OLD_FAIL[2][3]]),
+            False,
+        ),
+        (
+            changed_fail(args=[*OLD_FAIL[2][:3], ["retry_in", "interval", "'00:00:01'::interval"]]),
+            False,
+        ),
         (changed_fail(args=[*OLD_FAIL[2][:3], ["delay", "interval", "NULL::interval"]]), False),
         (changed_fail(args=[*OLD_FAIL[2][:2], ["error", "jsonb", None], OLD_FAIL[2][3]]), False),
         (changed_fail(args=OLD_FAIL[2][:3]), False),
@@ -217,6 +228,48 @@ def test_this_driver_works_on_the_first_release_schema(
     job_id = app.enqueue("note", {"n": 7})
     run_worker_until(app, finished(url, job_id))
     assert ran == [({"n": 7}, None)]  # no fence before 0.3.0
+
+
+def test_on_the_first_release_schema_abort_fails_the_attempt_and_retry_keeps_its_delay(
+    make_database: MakeDatabase, sqitch: Sqitch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """fail takes neither retry nor traceback before 0.3.0: Abort is an ordinary failure
+    there (one warning says so); Retry's delay is fail's retry_in, which 0.1.0 has."""
+    url = at_first_release(make_database, sqitch)
+    app = make_app(url)
+
+    @app.task("abort", max_attempts=2)
+    async def abort(ctx: AsyncContext, payload: Any) -> int:
+        if ctx.attempt == 1:
+            raise Abort("not retryable")
+        return ctx.attempt
+
+    @app.task("retry", max_attempts=2)
+    def retry(ctx: SyncContext, payload: Any) -> int:
+        if ctx.attempt == 1:
+            raise Retry(after=0.01)
+        return ctx.attempt
+
+    ids = [app.enqueue("abort"), app.enqueue("abort"), app.enqueue("retry")]
+    with caplog.at_level(logging.WARNING, logger="taskboard.worker"):
+        run_worker_until(app, finished(url, *ids))
+    with psycopg.connect(url) as conn:
+        rows = [
+            conn.execute(
+                "SELECT state, attempt, result, errors FROM taskboard.jobs WHERE id = %s", [job_id]
+            ).fetchone()
+            for job_id in ids
+        ]
+    errors = ["Abort: not retryable", "Abort: not retryable", "Retry: retry requested after 0.01s"]
+    for row, error in zip(rows, errors, strict=True):
+        assert row is not None
+        state, attempt, result, [entry] = row
+        assert (state, attempt, result) == ("succeeded", 2, 2)
+        assert entry["error"] == error
+        assert "traceback" not in entry  # 0.1.0's fail stores none
+    warned = [r.getMessage() for r in caplog.records if "older than 0.3.0" in r.getMessage()]
+    assert len(warned) == 1, warned
+    assert "Abort fails the attempt as any error does" in warned[0]
 
 
 def test_the_worker_names_the_schema_range_it_accepts(make_database: MakeDatabase) -> None:

@@ -28,16 +28,24 @@ _EXPORTS = {
     "TaskError": "taskboard.errors",
     "Settings": "taskboard.settings",
     "load_settings": "taskboard.settings",
+    "Retry": "taskboard.retries",
+    "Abort": "taskboard.retries",
+    "Snooze": "taskboard.retries",
+    "ExponentialBackoff": "taskboard.retries",
 }
 
 __all__ = [
+    "Abort",
     "AsyncContext",
     "ConfigError",
+    "ExponentialBackoff",
     "InvalidArgument",
     "JobEvent",
     "PermissionDenied",
+    "Retry",
     "SchemaVersionError",
     "Settings",
+    "Snooze",
     "StartupError",
     "SyncContext",
     "Task",
@@ -60,6 +68,7 @@ if TYPE_CHECKING:
         TaskError,
     )
     from taskboard.events import JobEvent
+    from taskboard.retries import Abort, ExponentialBackoff, Retry, Snooze
     from taskboard.settings import Settings, load_settings
     from taskboard.tasks import Task
 
