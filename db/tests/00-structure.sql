@@ -377,13 +377,13 @@ SELECT is(
 );
 
 SELECT has_function('taskboard', 'fail',
-    ARRAY['bigint', 'uuid', 'text', 'interval'],
-    'fail(bigint, uuid, text, interval) exists');
+    ARRAY['bigint', 'uuid', 'text', 'interval', 'boolean', 'text'],
+    'fail(bigint, uuid, text, interval, boolean, text) exists');
 SELECT is(
     (SELECT pg_catalog.string_agg(pg_catalog.pg_get_function_arguments(p.oid) || ' -> ' || pg_catalog.pg_get_function_result(p.oid), '; ')
        FROM pg_catalog.pg_proc AS p WHERE p.pronamespace = 'taskboard'::regnamespace AND p.proname = 'fail'),
-    'job_id bigint, token uuid, error text, retry_in interval DEFAULT NULL::interval -> text',
-    'fail takes job_id, token, error, retry_in NULL and returns text'
+    'job_id bigint, token uuid, error text, retry_in interval DEFAULT NULL::interval, retry boolean DEFAULT true, traceback text DEFAULT NULL::text -> text',
+    'fail takes job_id, token, error, retry_in NULL, retry true, traceback NULL and returns text'
 );
 
 SELECT has_function('taskboard', 'release',

@@ -688,7 +688,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--run-at", metavar="ISO-8601", help="runnable from then (no offset: local time)"
     )
     enqueue.add_argument("--priority", type=integer, default=0, metavar="N", help="higher first")
-    enqueue.add_argument("--max-attempts", type=integer, default=5, metavar="N")
+    enqueue.add_argument(
+        "--max-attempts",
+        type=integer,
+        metavar="N",
+        help="default: the task's max_attempts with --app when it has one, else 5",
+    )
     enqueue.add_argument("--dedupe-key", metavar="K", help="reuse an unfinished job with key K")
     enqueue.add_argument("--json", action="store_true", help="print the job as JSON on stdout")
 

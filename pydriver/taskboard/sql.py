@@ -486,7 +486,14 @@ async def complete_many_then_claim(
     return done, [claimed((row[0], *row[2:])) for row in rows if row[2] is not None]
 
 
+# The schema release from which fail takes retry and traceback.
+FAIL_RETRY_SINCE = (0, 3, 0)
+
 FAIL = "SELECT taskboard.fail(job_id => %s, token => %s, error => %s, retry_in => %s)"
+FAIL_RETRY = (
+    "SELECT taskboard.fail(job_id => %s, token => %s, error => %s, retry_in => %s,"
+    " retry => %s, traceback => %s)"
+)
 
 
 async def fail(
@@ -495,10 +502,22 @@ async def fail(
     token: uuid.UUID,
     error: str,
     retry_in: float | None = None,
+    *,
+    retry: bool = True,
+    traceback: str | None = None,
+    extended: bool = False,
 ) -> str | None:
-    """The job's new state ('queued' or 'dead'), or None when this token no longer holds it."""
+    """The job's new state ('queued' or 'dead'), or None when this token no longer holds it.
+
+    With `extended` (a schema of 0.3.0 on) retry and traceback are sent;
+    without, they are not (the four-argument call of earlier releases).
+    """
     delay = None if retry_in is None else seconds(retry_in)
-    row = await (await conn.execute(FAIL, [job_id, token, error, delay])).fetchone()
+    if extended:
+        params = [job_id, token, error, delay, retry, traceback]
+        row = await (await conn.execute(FAIL_RETRY, params)).fetchone()
+    else:
+        row = await (await conn.execute(FAIL, [job_id, token, error, delay])).fetchone()
     return None if row is None else row[0]
 
 
@@ -609,6 +628,11 @@ class Queries:
         """Whether claim hands out the fence on this schema."""
         return self.schema >= FENCE_SINCE
 
+    @property
+    def fail_takes_retry(self) -> bool:
+        """Whether fail takes retry (false: dead at once) and traceback on this schema."""
+        return self.schema >= FAIL_RETRY_SINCE
+
     async def version(self, conn: psycopg.AsyncConnection[Any]) -> str | None:
         return await aversion(conn)
 
@@ -665,9 +689,27 @@ class Queries:
         )
 
     async def fail(
-        self, conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID, error: str
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        job_id: int,
+        token: uuid.UUID,
+        error: str,
+        retry_in: float | None = None,
+        retry: bool = True,
+        traceback: str | None = None,
     ) -> str | None:
-        return await fail(conn, job_id, token, error)
+        """fail; on a schema older than 0.3.0 without retry and traceback (see
+        fail_takes_retry: the caller decides what a retry of False then means)."""
+        return await fail(
+            conn,
+            job_id,
+            token,
+            error,
+            retry_in,
+            retry=retry,
+            traceback=traceback,
+            extended=self.fail_takes_retry,
+        )
 
     async def release(
         self, conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID, delay: float

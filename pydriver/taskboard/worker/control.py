@@ -307,11 +307,21 @@ class Control:
                 held.in_flight = False
                 self.ledger.resolve(held, State.COMPLETED if completed else State.LOST, completed)
             elif outcome.kind == "fail":
-                state = await self.queries.fail(conn, held.job_id, held.token, outcome.value or "")
+                state = await self.queries.fail(
+                    conn,
+                    held.job_id,
+                    held.token,
+                    outcome.value or "",
+                    outcome.delay,
+                    outcome.retry,
+                    outcome.traceback,
+                )
                 held.in_flight = False
                 self.ledger.resolve(held, State.FAILED if state else State.LOST, state)
             else:
-                released = await self.queries.release(conn, held.job_id, held.token, outcome.delay)
+                released = await self.queries.release(
+                    conn, held.job_id, held.token, outcome.delay or 0.0
+                )
                 held.in_flight = False
                 self.ledger.resolve(held, State.RELEASED, released)
         except psycopg.Error as exc:
@@ -337,8 +347,11 @@ class Control:
             )
             held.outcome = Outcome("complete", not_stored(why))
         elif outcome.kind == "fail":
+            # Without the traceback and the delay, either of which may be what was refused.
             held.outcome = Outcome(
-                "fail", f"the worker could not record the handler's error: {describe(exc)}"
+                "fail",
+                f"the worker could not record the handler's error: {describe(exc)}",
+                retry=outcome.retry,
             )
         self.ledger.wake.set()
 
