@@ -9,8 +9,8 @@ What the history gets, each line fsynced before the worker goes on:
   right before the handler returns success), `skip` when still_holder()
   said no right before an effect;
 - from the worker's per-job event hook (`app.on_event`, taskboard.events):
-  every answer the database gave the worker (claim, renew, complete, fail,
-  release, lease_state) with the wall time the call was sent, each settling
+  every answer the database gave the worker (claim, with its fence; renew,
+  complete, fail, release, lease_state) with the wall time the call was sent, each settling
   call right before it is sent (`complete_sent`, ...) or when it raised
   (`complete_error`, ...), and `lost` when the worker gave a claim up;
 - from the driver's own log records (logger taskboard.worker): `refused_log`
@@ -127,6 +127,13 @@ def build_app(app: Taskboard, history: History) -> Taskboard:
         time.sleep(payload["ms"] / 1000)
         raise PlannedFailure("doomed: every attempt fails on purpose")
 
+    @app.task("partner.call", queue="partner")
+    async def partner_call(ctx: AsyncContext, payload: dict[str, Any]) -> dict[str, Any]:
+        started(ctx)
+        await asyncio.sleep(payload["ms"] / 1000)
+        effect(ctx)
+        return {"called": payload["rid"]}
+
     @app.task("dedupe.sync", queue="email")
     async def dedupe_sync(ctx: AsyncContext, payload: dict[str, Any]) -> dict[str, Any]:
         started(ctx)
@@ -164,6 +171,7 @@ def recorder(history: History) -> Callable[[JobEvent], None]:
                 rid=r.payload.get("rid") if isinstance(r.payload, dict) else None,
                 exp=r.lease_expires_at.timestamp(),
                 ikey=str(r.idempotency_key),
+                fence=r.fence,
             )
         elif e.kind == "renewed":
             history.write(

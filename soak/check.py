@@ -5,7 +5,10 @@ Sources, named in each invariant's `source`:
 - history: the JSON lines the workers, producers and the runner fsynced
   (see soak/app.py, soak/producer.py, soak/runner.py). The workers' lines
   are what their handlers saw and every answer the database gave their SQL
-  calls; the runner's are the faults it injected and the cancels it made.
+  calls; the runner's are the faults it injected and the operations it made
+  through the management API (pauses, resumes, limits, cancels, retries),
+  each with the database clock read right before it was sent and right
+  after its answer.
 - worker log: the driver's own warnings and final counters, as the worker
   process recorded them from its log records.
 - database: the final rows of taskboard.jobs and soak_app.ledger, read as
@@ -19,6 +22,8 @@ history, never taken as evidence of what happened.
 
 from __future__ import annotations
 
+import bisect
+import datetime as dt
 import math
 from collections import defaultdict
 from collections.abc import Iterable
@@ -93,6 +98,7 @@ class Claim:
     exp: float  # the database's deadline from claim (epoch seconds, server clock)
     ikey: str
     task: str
+    fence: int | None = None  # from claim: strictly increasing with every claim of the job
     close: float = INF  # when this process stopped holding it, as far as the history says
     deadline: float = 0.0  # the latest deadline the database granted this token
     touched_by: set[str] = field(default_factory=set)
@@ -112,11 +118,13 @@ class Job:
     finished_at: float | None
     errors: list[dict[str, Any]]
     holds: bool  # a ledger.post that blocks its pool connection past the lease
+    fence: int | None = None  # the final fence: how many times the job was claimed
 
 
 JOBS_SQL = """
 SELECT id, queue, task, state, attempt, max_attempts, dedupe_key, lease_token::text,
-       payload->>'rid', extract(epoch FROM finished_at)::float8, errors, payload ? 'hold'
+       payload->>'rid', extract(epoch FROM finished_at)::float8, errors, payload ? 'hold',
+       fence
   FROM taskboard.jobs
  ORDER BY id
 """
@@ -193,6 +201,7 @@ class Checker:
                 e["exp"],
                 e["ikey"],
                 e["task"],
+                e.get("fence"),
             )
             c.deadline = c.exp
             self.claims[c.token] = c
@@ -236,27 +245,51 @@ class Checker:
         self.releases: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for e in by["release"]:
             self.releases[e["token"]].append(e)
-        # (proc, job, attempt) -> token, to place the worker's log records
-        self.token_of: dict[tuple[str, int, int], str] = {
-            (c.proc, c.job, c.attempt): c.token for c in self.claims.values()
+        self.by_fence: dict[tuple[int, int], Claim] = {
+            (c.job, c.fence): c for c in self.claims.values() if c.fence is not None
         }
+        # Every complete, fail or release a worker sent (or recorded an answer to), by
+        # job: its send time and the deadline of the claim whose token it presented.
+        self.leave_sends: dict[int, list[tuple[float, float]]] = defaultdict(list)
+        for table in (self.sent_calls, self.completes, self.fails, self.releases, self.broke_off):
+            for token, events in table.items():
+                sender = self.claims.get(token)
+                if sender is not None:
+                    self.leave_sends[sender.job] += [(e["sent"], sender.exp) for e in events]
+        # (proc, job, attempt) -> its claims in order, to place the worker's log records
+        # (a retried job counts its attempts from 1 again: the one recorded last before)
+        self.claims_by_attempt: dict[tuple[str, int, int], list[Claim]] = defaultdict(list)
+        for c in sorted(self.claims.values(), key=lambda c: c.t):
+            self.claims_by_attempt[(c.proc, c.job, c.attempt)].append(c)
         self.lost: dict[str, dict[str, Any]] = {}
         for e in by["lost"]:
-            token = self.token_of.get((e["proc"], e["job"], e["attempt"]))
+            token = self.token_of(e["proc"], e["job"], e["attempt"], e["t"])
             if token is not None:
                 self.lost.setdefault(token, e)
         # processes
         self.spawned: dict[str, dict[str, Any]] = {e["name"]: e for e in by["spawn"]}
         self.exits: dict[str, dict[str, Any]] = {e["name"]: e for e in by["exit"]}
-        # faults
-        self.faults = [e for e in by["fault"]]
+        # faults, and the operations made through the management API
+        self.faults = [e for e in by["fault"] if e["kind"] != "cancel"]
+        self.ops = sorted(by["op"], key=lambda e: e["sent"])
+        # Cancels: through app.cancel (an `op`); a run recorded before that made them a `fault`.
+        cancels = [e for e in self.ops if e["kind"] == "cancel"]
+        cancels += [e for e in by["fault"] if e["kind"] == "cancel"]
         self.cancels: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        for e in self.faults:
-            if e["kind"] == "cancel":
-                self.cancels[e["job"]].append(e)
+        for e in cancels:
+            self.cancels[e["job"]].append(e)
+        self.retries: dict[int, list[dict[str, Any]]] = defaultdict(list)
+        for e in self.ops:
+            if e["kind"] == "retry" and e["answer"]:
+                self.retries[e["job"]].append(e)
         self.phase = {e["name"]: e for e in by["phase"]}
         self._close_claims()
         self._touch_claims()
+
+    def token_of(self, proc: str, job: int, attempt: int, at: float) -> str | None:
+        """The token of `proc`'s claim of `job` at `attempt` that it recorded last before `at`."""
+        before = [c for c in self.claims_by_attempt.get((proc, job, attempt), []) if c.t <= at]
+        return before[-1].token if before else None
 
     def _close_claims(self) -> None:
         for c in self.claims.values():
@@ -311,14 +344,14 @@ class Checker:
                 if c.sent <= b and c.close >= a:
                     c.touched_by.add(kind)
             for e in self.cancels.get(c.job, []):
-                if e["answer"] and c.sent <= e["t"] and c.close >= e["sent"]:
+                if _may_have_applied(e) and c.sent <= e["t"] and c.close >= e["sent"]:
                     c.touched_by.add("cancel")
 
     def job_touched(self, job: int) -> set[str]:
         kinds: set[str] = set()
         for c in self.claims_of.get(job, []):
             kinds |= c.touched_by
-        if any(e["answer"] for e in self.cancels.get(job, [])):
+        if any(_may_have_applied(e) for e in self.cancels.get(job, [])):
             kinds.add("cancel")
         return kinds
 
@@ -341,6 +374,9 @@ class Checker:
             self.idempotency_keys(),
             self.leases_kept(),
             self.no_crash(),
+            self.fences(),
+            self.nothing_from_paused(),
+            self.queue_limits(),
         ]
         self.find_stale_pool_connections()
         self.find_dropped_completions()
@@ -352,13 +388,18 @@ class Checker:
     # -- findings: not invariants, but what a reviewer should hear about -----------------
 
     def _attempt_errors(self, c: Claim) -> list[str]:
+        """The errors recorded for this claim's attempt: its attempt number and worker, at
+        or after its claim (a retried job counts its attempts from 1 again)."""
         job = self.jobs.get(c.job)
         if job is None:
             return []
+        claimed_at = c.exp - self.config.lease - CLOCK_SLACK_S
         return [
             str(e.get("error", ""))
             for e in job.errors
-            if e.get("attempt") == c.attempt and e.get("worker") == c.proc
+            if e.get("attempt") == c.attempt
+            and e.get("worker") == c.proc
+            and (_error_at(e) or INF) >= claimed_at
         ]
 
     def find_stale_pool_connections(self) -> None:
@@ -566,8 +607,26 @@ class Checker:
                     if e["answer"] == "dead":
                         end = min(end, e["sent"])
             for e in self.cancels.get(job.id, []):
-                if e["answer"]:
+                if _may_have_applied(e):
                     end = min(end, e["sent"])
+            if self.retries.get(job.id):
+                # Retried: it was finished before, at the first of these at the latest
+                # (finished_at is only its last finish). Every fail that may have made it
+                # dead, every burial, and the retry, which found it finished.
+                ends = [end, *(e["sent"] for e in self.retries[job.id])]
+                for c in claims:
+                    ends += [e["sent"] for e in self.fails.get(c.token, [])]
+                    ends += [
+                        e["sent"]
+                        for e in self.sent_calls.get(c.token, [])
+                        if e["ev"] == "fail_sent"
+                    ]
+                ends += [
+                    at
+                    for e in job.errors
+                    if e.get("error") == "lease expired" and (at := _error_at(e)) is not None
+                ]
+                end = min(ends)
             if start < end:
                 out[job.id] = (start, end)
         return out
@@ -682,7 +741,7 @@ class Checker:
                 b_at = b.exp - lease  # the database's clock when it granted b
                 if b_at >= a.deadline - CLOCK_SLACK_S:
                     continue
-                if self._handed_back(a, before=b.t):
+                if self._handed_back(a, before=b.t) or self._cancelled_between(a, b):
                     continue
                 violations.append(
                     f"job {job}: claimed by {b.proc} (attempt {b.attempt}) {a.deadline - b_at:.3f} s before "
@@ -693,6 +752,13 @@ class Checker:
             "history (claim and renew deadlines, on the server clock)",
             pairs,
             violations,
+        )
+
+    def _cancelled_between(self, a: Claim, b: Claim) -> bool:
+        """Was the job cancelled (then retried) between claim `a` and claim `b`?"""
+        return any(
+            _may_have_applied(e) and a.sent <= e["t"] and e["sent"] <= b.t
+            for e in self.cancels.get(a.job, [])
         )
 
     def _fail_applied(self, c: Claim) -> bool:
@@ -763,7 +829,7 @@ class Checker:
             return "superseded by a later claim"
         if any(r["answer"] for r in self.releases.get(token, [])):
             return "released"
-        if any(x["answer"] and x["sent"] <= e["t"] for x in self.cancels.get(c.job, [])):
+        if any(_may_have_applied(x) and x["sent"] <= e["t"] for x in self.cancels.get(c.job, [])):
             return "cancelled"
         if job.state == "dead" and any(
             err.get("error") == "lease expired" and err.get("attempt") == c.attempt
@@ -847,22 +913,42 @@ class Checker:
         for j in dead:
             if j.attempt < j.max_attempts:
                 violations.append(f"job {j.id} is dead at attempt {j.attempt} of {j.max_attempts}")
+        lives = 0
         for job_id, claims in self.claims_of.items():
             job = self.jobs.get(job_id)
-            released = sum(
-                1 for c in claims if any(r["answer"] for r in self.releases.get(c.token, []))
-            )
-            if job is not None and len(claims) - released > job.max_attempts:
-                violations.append(
-                    f"job {job_id} was claimed {len(claims)} times ({released} released) "
-                    f"with max_attempts {job.max_attempts}"
+            if job is None:
+                continue
+            for life in self._lives(job_id, claims):
+                lives += 1
+                released = sum(
+                    1 for c in life if any(r["answer"] for r in self.releases.get(c.token, []))
                 )
+                if len(life) - released > job.max_attempts:
+                    violations.append(
+                        f"job {job_id} was claimed {len(life)} times ({released} released) "
+                        f"with max_attempts {job.max_attempts}"
+                        + (" since its last retry" if len(life) < len(claims) else "")
+                    )
+        retried = sum(1 for r in self.retries.values() if r)
         return Invariant(
-            "a job is dead only with its attempts used up, and never claimed more often than its attempts",
-            "database (dead jobs) + history (claims, releases)",
-            len(dead) + len(self.claims_of),
+            "a job is dead only with its attempts used up, and never claimed more often than its attempts (a retry resets them)",
+            "database (dead jobs) + history (claims, releases, retries)",
+            len(dead) + lives,
             violations,
+            f"{retried} jobs retried, their attempts counted from each retry on",
         )
+
+    def _lives(self, job_id: int, claims: list[Claim]) -> list[list[Claim]]:
+        """The job's claims split at each retry that queued it again (the retry's database
+        time: every claim before it came before the job finished, every one after it saw
+        run_at = the retry's clock)."""
+        cuts = sorted(
+            e["sent_db"] for e in self.retries.get(job_id, []) if e.get("sent_db") is not None
+        )
+        lives: list[list[Claim]] = [[] for _ in range(len(cuts) + 1)]
+        for c in claims:
+            lives[bisect.bisect_right(cuts, c.exp - self.config.lease)].append(c)
+        return [life for life in lives if life]
 
     def same_token_effects(self) -> Invariant:
         violations = [
@@ -1043,6 +1129,218 @@ class Checker:
             violations,
         )
 
+    # -- fences and queue control ------------------------------------------------------
+
+    def fences(self) -> Invariant:
+        """Per job, in the order of claim, the fences handed out strictly increase."""
+        violations: list[str] = []
+        pairs = 0
+        for job, claims in self.claims_of.items():
+            # claims_of is in the order of the database's claim times (v_now = exp - lease,
+            # every worker's lease being the same), which is the order the claims were
+            # made in: a later claim of a job needs the earlier's lease expired, or the
+            # job queued again at a later run_at.
+            unfenced = [c for c in claims if c.fence is None]
+            if unfenced:
+                violations.append(f"job {job}: {len(unfenced)} claims handed out no fence")
+                continue
+            for a, b in pairwise(claims):
+                pairs += 1
+                assert a.fence is not None and b.fence is not None
+                if b.exp == a.exp:
+                    violations.append(
+                        f"job {job}: two claims at one database time (fences {a.fence} and {b.fence})"
+                    )
+                elif b.fence <= a.fence:
+                    violations.append(
+                        f"job {job}: fence {b.fence} handed to {b.proc} (attempt {b.attempt}) "
+                        f"{b.exp - a.exp:.3f} s after fence {a.fence} went to {a.proc} (attempt {a.attempt})"
+                    )
+            final = self.jobs[job].fence if job in self.jobs else None
+            top = max(c.fence for c in claims if c.fence is not None)
+            if final is not None and (final < top or final < len(claims)):
+                violations.append(
+                    f"job {job}: its final fence {final} is below the {top} handed out "
+                    f"or the {len(claims)} claims recorded"
+                )
+        reclaimed = sum(1 for claims in self.claims_of.values() if len(claims) > 1)
+        return Invariant(
+            "fences strictly increasing per job: in the order of claim, every fence handed out is above the one before (none repeats)",
+            "history (claim answers: fence, claim time on the server clock) + database (final fence)",
+            pairs,
+            violations,
+            f"{pairs} pairs of successive claims of {reclaimed} jobs claimed more than once",
+        )
+
+    def _claim_span(self, c: Claim, *, last_t: float | None = None) -> tuple[float, float]:
+        """The database's clock from the start of the claim call that handed out `c` (its
+        v_now, lease_expires_at - lease) to the latest it could have ended: v_now plus
+        the call's whole time from send to recorded answer (on the worker's clock)."""
+        start = c.exp - self.config.lease
+        t = c.t if last_t is None else last_t
+        return start, (start + (t - c.sent)) if c.sent is not None else INF
+
+    def _settings(self, setting: str) -> dict[str, QueueSetting]:
+        """Each queue's `paused` or `max_running`, as the runner's management calls set it."""
+        kinds = ("pause", "resume") if setting == "paused" else ("limit",)
+        out: dict[str, QueueSetting] = {}
+        for e in self.ops:  # in the order the runner sent them, one at a time
+            if e["kind"] not in kinds:
+                continue
+            value = (e["kind"] == "pause") if setting == "paused" else e["limit"]
+            answered = e.get("answer") is not None and not e.get("error")
+            confirmed = e.get("confirmed_db") if answered else None
+            sent_db = e.get("sent_db")
+            out.setdefault(e["queue"], QueueSetting(False if setting == "paused" else None))
+            out[e["queue"]].calls.append((-INF if sent_db is None else sent_db, confirmed, value))
+        return out
+
+    def nothing_from_paused(self) -> Invariant:
+        """No claim made, from start to end, while its queue was certainly paused."""
+        settings = self._settings("paused")
+        violations: list[str] = []
+        checked = edge = 0
+        for c in self.claims.values():
+            job = self.jobs.get(c.job)
+            if job is None or job.queue not in settings:
+                continue
+            checked += 1
+            start, end = self._claim_span(c)
+            values = settings[job.queue].possible(start, end)
+            if values == {True}:
+                pause = settings[job.queue].confirmed_before(start)
+                violations.append(
+                    f"job {c.job} ({job.queue}) claimed by {c.proc} (attempt {c.attempt}) "
+                    f"{start - pause:.3f} s after the pause of its queue was confirmed, "
+                    "before its resume was sent"
+                )
+            elif True in values:
+                edge += 1
+        windows = {q: s.certain_windows(True) for q, s in settings.items()}
+        count = sum(len(w) for w in windows.values())
+        seconds = sum(b - a for w in windows.values() for a, b in w)
+        return Invariant(
+            "nothing claimed from a paused queue: no claim ran wholly between a pause's confirmed commit and the sending of its resume",
+            "history (the runner's pause and resume calls with the database clock around them; claims on the server clock)",
+            checked,
+            violations,
+            f"{count} pauses confirmed ({seconds:.1f} s paused in all: "
+            + ", ".join(f"{q} {len(w)}" for q, w in sorted(windows.items()))
+            + f"); {checked} claims of those queues judged, {edge} of them overlapped a pause's "
+            "edge (its commit or its resume) and could have seen either state",
+        )
+
+    def _is_start(self, y: Claim) -> bool:
+        """Did claim `y` certainly start a queued job (rather than reclaim an expired one)?"""
+        if y.fence is None:
+            return False
+        if y.fence == 1:
+            return True
+        p = self.by_fence.get((y.job, y.fence - 1))
+        if p is None:
+            return False  # the claim before it is not in the history: unknown
+        # p's fail or release was applied, so it came before y: y took a queued job.
+        if any(e["answer"] is not None for e in self.fails.get(p.token, [])):
+            return True
+        if any(e["answer"] for e in self.releases.get(p.token, [])):
+            return True
+        lease = self.config.lease
+        return any(
+            p.exp - lease < e["sent_db"] < y.exp - lease
+            for e in self.retries.get(y.job, [])
+            if e.get("sent_db") is not None
+        )
+
+    def _may_have_left(self, x: Claim, until: float, db_until: float) -> bool:
+        """Could the job of claim `x` have stopped running after `x` was made and before
+        `until` (wall clock; `db_until` on the database's): a complete, fail or release
+        sent by x's token or a later one, a cancel, or a burial by claim."""
+        for sent, claim_exp in self.leave_sends.get(x.job, []):
+            if claim_exp >= x.exp and sent <= until:
+                return True
+        for e in self.cancels.get(x.job, []):
+            if _may_have_applied(e) and e["sent"] <= until and e["t"] >= x.sent:
+                return True
+        job = self.jobs[x.job]
+        claimed_at = x.exp - self.config.lease
+        for err in job.errors:
+            at = _error_at(err)
+            if (
+                err.get("error") == "lease expired"
+                and at is not None
+                and claimed_at <= at <= db_until
+            ):
+                return True
+        return False
+
+    def queue_limits(self) -> Invariant:
+        """No claim started more jobs than its queue's limit left room for.
+
+        For every claim call that certainly started queued jobs (not reclaims) while
+        every limit it may have read was a number: the jobs certainly running when it
+        counted (each claimed before the call was sent, its lease live at the call's
+        v_now, no complete, fail, release, cancel or burial sent before the call's
+        answer) plus those it started never exceed the largest limit it may have read.
+        """
+        settings = self._settings("limit")
+        lease = self.config.lease
+        calls: dict[tuple[str, float, float], list[Claim]] = defaultdict(list)
+        index: dict[str, dict[int, list[Claim]]] = {q: defaultdict(list) for q in settings}
+        for c in self.claims.values():
+            job = self.jobs.get(c.job)
+            if job is None or job.queue not in settings or c.sent is None:
+                continue
+            calls[(c.proc, c.sent, c.exp)].append(c)
+            for second in range(int(c.exp - lease), int(c.deadline) + 1):
+                index[job.queue][second].append(c)
+        violations: list[str] = []
+        judged = binding = straddled = unlimited = 0
+        starts_judged = 0
+        for (proc, sent, _), rows in sorted(calls.items(), key=lambda kv: kv[0][2]):
+            starts = [y for y in rows if self._is_start(y)]
+            if not starts:
+                continue
+            queue = self.jobs[rows[0].job].queue
+            last_t = max(y.t for y in rows)
+            start, end = self._claim_span(rows[0], last_t=last_t)
+            values = settings[queue].possible(start, end)
+            if None in values:
+                unlimited += 1
+                continue
+            limits = [v for v in values if v is not None]
+            limit = max(limits)
+            judged += 1
+            starts_judged += len(starts)
+            if len(values) > 1:
+                straddled += 1
+            in_call = {y.job for y in rows}
+            latest: dict[int, Claim] = {}
+            for x in index[queue].get(int(start), []):
+                if x.job in in_call or x.t >= sent or x.deadline <= start:
+                    continue
+                if x.job not in latest or x.exp > latest[x.job].exp:
+                    latest[x.job] = x
+            running = [x for x in latest.values() if not self._may_have_left(x, last_t, end)]
+            total = len(running) + len(starts)
+            if total > limit:
+                violations.append(
+                    f"{queue}: {proc}'s claim started {len(starts)} jobs "
+                    f"({', '.join(str(y.job) for y in starts[:4])}) while {len(running)} were certainly "
+                    f"running ({', '.join(str(x.job) for x in running[:4])}): {total} running, limit {limit}"
+                )
+            elif total == limit:
+                binding += 1
+        return Invariant(
+            "never more running than a queue's limit: no claim started a queued job beyond the room its queue's limit left",
+            "history (the runner's limit calls with the database clock around them; claims, fences and settle calls) + database (burials)",
+            judged,
+            violations,
+            f"{judged} claim calls started {starts_judged} jobs under a limit they certainly read "
+            f"({straddled} of them while it changed: judged by the larger); at {binding} the "
+            f"running jobs the history proves plus those started reached the limit exactly; "
+            f"{unlimited} claim calls may have read no limit",
+        )
+
     # -- tables ----------------------------------------------------------------------
 
     def fault_rows(self) -> list[FaultRow]:
@@ -1057,7 +1355,7 @@ class Checker:
                 rows[e["kind"]].injected += 1
         for e in self.by["fault_end"]:
             rows[e["kind"]].injected += 1 if e.get("ok") else 0
-        for e in self.by["fault_skipped"]:
+        for e in self.by["fault_skipped"] + self.by["op_skipped"]:
             if e["kind"] in rows:
                 rows[e["kind"]].skipped += 1
         hit: dict[str, int] = defaultdict(int)
@@ -1066,9 +1364,10 @@ class Checker:
                 hit[kind] += 1
         for kind, row in rows.items():
             row.claims_hit = hit.get(kind, 0)
-        cancels = [e for e in self.faults if e["kind"] == "cancel"]
+        cancels = [e for events in self.cancels.values() for e in events]
+        rows["cancel"].injected = len(cancels)
         rows["cancel"].note = (
-            f"{sum(1 for e in cancels if e['answer'])} cancelled "
+            f"app.cancel: {sum(1 for e in cancels if e['answer'])} cancelled "
             f"({sum(1 for e in cancels if e['answer'] and e['was'] == 'running')} while running)"
         )
         rows["kill"].note = "kill -9 mid-handler, a replacement started"
@@ -1088,6 +1387,7 @@ class Checker:
         hold = [c for c in self.claims.values() if c.task == "ledger.post" and self._holds(c)]
         long = [c for c in self.claims.values() if c.task == "batch.long"]
         out = [rows[k] for k in order]
+        out += self.operation_rows()
         out.append(
             FaultRow(
                 "pool-hold",
@@ -1108,6 +1408,58 @@ class Checker:
         )
         return out
 
+    def operation_rows(self) -> list[FaultRow]:
+        """Pauses, limits and retries: what the runner did through the management API."""
+        rows = {kind: FaultRow(kind) for kind in ("pause", "limit", "retry")}
+        for o in self.plan.operations:
+            if o.kind in rows:
+                rows[o.kind].planned += 1
+        for e in self.ops:
+            if e["kind"] in rows:
+                rows[e["kind"]].injected += 1
+        for e in self.by["op_skipped"]:
+            if e["kind"] in rows:
+                rows[e["kind"]].skipped += 1
+        paused = self._settings("paused")
+        windows = {q: s.certain_windows(True) for q, s in paused.items()}
+        seconds = [b - a for w in windows.values() for a, b in w]
+        # claims hit: claims held across a pause (renewed and settled while it lasted)
+        for c in self.claims.values():
+            job = self.jobs.get(c.job)
+            start = c.exp - self.config.lease
+            held_until = start + (c.close - c.sent) if c.close < INF else INF
+            if job is not None and any(
+                a <= held_until and start <= b for a, b in windows.get(job.queue, [])
+            ):
+                rows["pause"].claims_hit += 1
+        resumes = [e for e in self.ops if e["kind"] == "resume"]
+        rows["pause"].note = (
+            f"app.pause, then app.resume ({len(resumes)} sent); {len(seconds)} confirmed, "
+            + (f"paused {min(seconds):.1f}-{max(seconds):.1f} s" if seconds else "none")
+        )
+        limits = [e for e in self.ops if e["kind"] == "limit"]
+        per_queue: dict[str, list[str]] = defaultdict(list)
+        for e in limits:
+            per_queue[e["queue"]].append("none" if e["limit"] is None else str(e["limit"]))
+        rows["limit"].note = "app.set_queue_limit: " + "; ".join(
+            f"{q} {' > '.join(v)}" for q, v in sorted(per_queue.items())
+        )
+        retried = [e for e in self.ops if e["kind"] == "retry"]
+        again = {e["job"] for e in retried if e["answer"]}
+        rows["retry"].claims_hit = sum(
+            1
+            for job in again
+            for c in self.claims_of.get(job, [])
+            if c.exp - self.config.lease > min(r.get("sent_db") or INF for r in self.retries[job])
+        )
+        rows["retry"].note = (
+            f"app.retry of a dead or cancelled job: {len(again)} queued again "
+            f"({sum(1 for e in retried if e['answer'] and e['was'] == 'dead')} dead, "
+            f"{sum(1 for e in retried if e['answer'] and e['was'] == 'cancelled')} cancelled); "
+            "claims hit: their claims since"
+        )
+        return list(rows.values())
+
     def _holds(self, c: Claim) -> bool:
         job = self.jobs.get(c.job)
         return job is not None and job.holds
@@ -1127,6 +1479,7 @@ class Checker:
         burst_window = max(t95 - steady_end, 0.0)
         burst_done = sum(1 for f in finished if steady_end <= f <= t95)
         fault_times = [e["t"] for e in self.faults if e["kind"] != "cont"]
+        fault_times += [e["t"] for events in self.cancels.values() for e in events]
         fault_times += [e["t"] for e in self.by["fault_begin"]]
         faults_in_burst = sum(1 for t in fault_times if steady_end <= t <= t95)
         effect_jobs = self._effect_jobs()
@@ -1178,6 +1531,67 @@ class Checker:
             "settle_errors": len(self.by["settle_error"]),
             "fail_errors": _count_errors(self.jobs.values()),
         }
+
+
+@dataclass
+class QueueSetting:
+    """One setting of one queue (paused, or max_running) as management calls set it."""
+
+    initial: Any  # before any call: unpaused, unlimited
+    # (database clock read right before the call was sent, read right after its answer
+    # or None when it has none, the value sent), in the order the runner sent them, one
+    # at a time: each commits before the next is sent.
+    calls: list[tuple[float, float | None, Any]] = field(default_factory=list)
+
+    def possible(self, start: float, end: float) -> set[Any]:
+        """Every value the setting may have had at some moment of [start, end] (the
+        database's clock): the last value confirmed by `start`, and every value sent
+        after it and before `end`."""
+        base = self._base(start)
+        values = {self.initial if base < 0 else self.calls[base][2]}
+        values |= {value for sent, _, value in self.calls[base + 1 :] if sent <= end}
+        return values
+
+    def _base(self, at: float) -> int:
+        """The index of the last call whose commit was confirmed by `at`; -1 if none."""
+        base = -1
+        for i, (_, confirmed, _) in enumerate(self.calls):
+            if confirmed is not None and confirmed <= at:
+                base = i
+        return base
+
+    def confirmed_before(self, at: float) -> float:
+        base = self._base(at)
+        confirmed = self.calls[base][1] if base >= 0 else None
+        return -INF if confirmed is None else confirmed
+
+    def certain_windows(self, value: Any) -> list[tuple[float, float]]:
+        """The stretches (database clock) when the setting certainly had `value`: from a
+        confirmed call that set it to the sending of the next call."""
+        out: list[tuple[float, float]] = []
+        for i, (_, confirmed, sent_value) in enumerate(self.calls):
+            if sent_value != value or confirmed is None:
+                continue
+            nxt = self.calls[i + 1][0] if i + 1 < len(self.calls) else INF
+            if confirmed < nxt and nxt < INF:
+                out.append((confirmed, nxt))
+        return out
+
+
+def _may_have_applied(op: dict[str, Any]) -> bool:
+    """A management call answered true, or one whose answer was lost with its connection."""
+    return bool(op.get("answer")) or bool(op.get("error"))
+
+
+def _error_at(error: dict[str, Any]) -> float | None:
+    """When an `errors` entry was recorded, on the database's clock, in epoch seconds."""
+    at = error.get("at")
+    if not isinstance(at, str):
+        return None
+    try:
+        return dt.datetime.fromisoformat(at).timestamp()
+    except ValueError:
+        return None
 
 
 def _count_errors(jobs: Iterable[Job]) -> dict[str, int]:
