@@ -1274,72 +1274,110 @@ class Checker:
         return False
 
     def queue_limits(self) -> Invariant:
-        """No claim started more jobs than its queue's limit left room for.
+        """No claim left more jobs of its queue running than the limit it read.
 
-        For every claim call that certainly started queued jobs (not reclaims) while
-        every limit it may have read was a number: the jobs certainly running when it
-        counted (each claimed before the call was sent, its lease live at the call's
-        v_now, no complete, fail, release, cancel or burial sent before the call's
-        answer) plus those it started never exceed the largest limit it may have read.
+        claim counts the queue's running jobs under a lock on the queue's row, held
+        until it commits, so right after a claim that started queued jobs commits, at
+        most the limit it read are running. Checked for every claim call that
+        certainly started queued jobs (not reclaims), alone and paired with each call
+        of the same queue that ran at the same time (two racing claims that both
+        counted before either committed show only together): the jobs certainly
+        running when the later of them committed (each claimed before that call was
+        sent, its lease live at the call's start, no complete, fail, release, cancel
+        or burial sent before the answers) plus the jobs they started never exceed
+        the largest limit either may have read; a call that may have read no limit
+        is not judged.
         """
         settings = self._settings("limit")
         lease = self.config.lease
-        calls: dict[tuple[str, float, float], list[Claim]] = defaultdict(list)
+        rows_of: dict[tuple[str, float, float], list[Claim]] = defaultdict(list)
         index: dict[str, dict[int, list[Claim]]] = {q: defaultdict(list) for q in settings}
         for c in self.claims.values():
             job = self.jobs.get(c.job)
             if job is None or job.queue not in settings or c.sent is None:
                 continue
-            calls[(c.proc, c.sent, c.exp)].append(c)
+            rows_of[(c.proc, c.sent, c.exp)].append(c)
             for second in range(int(c.exp - lease), int(c.deadline) + 1):
                 index[job.queue][second].append(c)
-        violations: list[str] = []
-        judged = binding = straddled = unlimited = 0
-        starts_judged = 0
-        for (proc, sent, _), rows in sorted(calls.items(), key=lambda kv: kv[0][2]):
+        calls: dict[str, list[StartCall]] = defaultdict(list)
+        unlimited = 0
+        for (proc, sent, _), rows in rows_of.items():
             starts = [y for y in rows if self._is_start(y)]
             if not starts:
                 continue
             queue = self.jobs[rows[0].job].queue
             last_t = max(y.t for y in rows)
             start, end = self._claim_span(rows[0], last_t=last_t)
-            values = settings[queue].possible(start, end)
-            if None in values:
+            limits = settings[queue].possible(start, end)
+            if None in limits:
                 unlimited += 1
                 continue
-            limits = [v for v in values if v is not None]
-            limit = max(limits)
-            judged += 1
-            starts_judged += len(starts)
-            if len(values) > 1:
-                straddled += 1
-            in_call = {y.job for y in rows}
-            latest: dict[int, Claim] = {}
-            for x in index[queue].get(int(start), []):
-                if x.job in in_call or x.t >= sent or x.deadline <= start:
-                    continue
-                if x.job not in latest or x.exp > latest[x.job].exp:
-                    latest[x.job] = x
-            running = [x for x in latest.values() if not self._may_have_left(x, last_t, end)]
-            total = len(running) + len(starts)
-            if total > limit:
-                violations.append(
-                    f"{queue}: {proc}'s claim started {len(starts)} jobs "
-                    f"({', '.join(str(y.job) for y in starts[:4])}) while {len(running)} were certainly "
-                    f"running ({', '.join(str(x.job) for x in running[:4])}): {total} running, limit {limit}"
-                )
-            elif total == limit:
-                binding += 1
+            calls[queue].append(StartCall(proc, sent, last_t, start, end, rows, starts, limits))
+        violations: list[str] = []
+        judged = pairs = binding = straddled = started = 0
+        for queue, queue_calls in calls.items():
+            queue_calls.sort(key=lambda call: call.sent)
+            for i, call in enumerate(queue_calls):
+                judged += 1
+                started += len(call.starts)
+                straddled += len(call.limits) > 1
+                group = [[call]]
+                for other in queue_calls[i + 1 :]:
+                    if other.sent >= call.last_t:
+                        break
+                    group.append([call, other])  # sent before call's answer: they overlap
+                pairs += len(group) - 1
+                for together in group:
+                    total, limit, running, starts = self._running_after(together, index[queue])
+                    if total > limit:
+                        who = " and ".join(f"{c.proc}'s claim" for c in together)
+                        before = (
+                            f"{len(running)} were certainly running "
+                            f"({', '.join(str(x.job) for x in running[:4])})"
+                            if running
+                            else "none was certainly running"
+                        )
+                        violations.append(
+                            f"{queue}: {who} started {len(starts)} jobs "
+                            f"({', '.join(str(y.job) for y in starts[:4])}) while {before}: "
+                            f"{total} running, limit {limit}"
+                        )
+                    elif total == limit and len(together) == 1:
+                        binding += 1
         return Invariant(
-            "never more running than a queue's limit: no claim started a queued job beyond the room its queue's limit left",
+            "never more running than a queue's limit: no claim left more jobs of its queue running than the limit it read, alone or racing another",
             "history (the runner's limit calls with the database clock around them; claims, fences and settle calls) + database (burials)",
-            judged,
+            judged + pairs,
             violations,
-            f"{judged} claim calls started {starts_judged} jobs under a limit they certainly read "
-            f"({straddled} of them while it changed: judged by the larger); at {binding} the "
-            f"running jobs the history proves plus those started reached the limit exactly; "
-            f"{unlimited} claim calls may have read no limit",
+            f"{judged} claim calls started {started} jobs under a limit they certainly read "
+            f"({straddled} of them while it changed: judged by the larger), and {pairs} pairs "
+            f"of them ran at the same time; at {binding} calls the running jobs the history "
+            f"proves plus those started reached the limit exactly; {unlimited} claim calls "
+            "that started jobs may have read no limit",
         )
+
+    def _running_after(
+        self, together: list[StartCall], index: dict[int, list[Claim]]
+    ) -> tuple[int, int, list[Claim], list[Claim]]:
+        """The jobs certainly running when the later of `together` committed (those before
+        it, those it and its partner started), the largest limit either may have read."""
+        sent = max(c.sent for c in together)
+        until = max(c.last_t for c in together)
+        db_from = max(c.db_start for c in together)
+        db_until = max(c.db_end for c in together)
+        limit = max(v for c in together for v in c.limits if v is not None)
+        mine = {y.job for c in together for y in c.rows}
+        latest: dict[int, Claim] = {}
+        for x in index.get(int(db_from), []):
+            if x.job in mine or x.t >= sent or x.deadline <= db_from:
+                continue
+            if x.job not in latest or x.exp > latest[x.job].exp:
+                latest[x.job] = x
+        running = [x for x in latest.values() if not self._may_have_left(x, until, db_until)]
+        starts = [y for c in together for y in c.starts]
+        if len(together) > 1:
+            starts = [y for y in starts if not self._may_have_left(y, until, db_until)]
+        return len(running) + len(starts), limit, running, starts
 
     # -- tables ----------------------------------------------------------------------
 
@@ -1576,6 +1614,20 @@ class QueueSetting:
             if confirmed < nxt and nxt < INF:
                 out.append((confirmed, nxt))
         return out
+
+
+@dataclass
+class StartCall:
+    """One claim call that certainly started queued jobs in a limited queue."""
+
+    proc: str
+    sent: float  # the worker's clock, when the call was sent
+    last_t: float  # ... when its last row was recorded (after the answer)
+    db_start: float  # the database's clock: its v_now
+    db_end: float  # ... the latest it could have ended
+    rows: list[Claim]
+    starts: list[Claim]
+    limits: set[int | None]  # every limit it may have read (no None: it read one)
 
 
 def _may_have_applied(op: dict[str, Any]) -> bool:
