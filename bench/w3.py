@@ -32,7 +32,11 @@ statement mix the database sees from real workers, at the highest rate
 this machine gives, which is what puts autovacuum to work. An operator's
 cron runs prune(older_than => PRUNE_AGE, batch => PRUNE_BATCH) every
 `sample_s` until it deletes less than a batch: without it finished rows
-pile up, which is growth, not bloat. Every `sample_s` the jobs table's
+pile up, which is growth, not bloat. With `prune_by="workers"` there is no
+cron: each consumer prunes as the worker's retention does, on its own
+connection between cycles, one batch of the worker's size when due (about
+every `sample_s`, jittered, again at once while a batch comes back full),
+and that prune's time counts in the cycle it delayed. Every `sample_s` the jobs table's
 statistics are sampled: dead and live tuples, heap and total size,
 autovacuum runs, with the consumers' cycle latencies of that window and
 what the database's active backends waited on (every WAIT_SAMPLE_S).
@@ -43,6 +47,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import random
 import statistics
 import time
 from typing import Any
@@ -219,11 +224,21 @@ async def churn(
     backlog: int,
     consumers: int,
     sample_s: float,
+    prune_by: str = "cron",
 ) -> dict[str, Any]:
-    """Push `jobs` jobs through the API; the time series and a summary."""
+    """Push `jobs` jobs through the API; the time series and a summary.
+
+    `prune_by`: "cron" (an operator's connection) or "workers" (each consumer
+    between its cycles, as the worker's retention does).
+    """
     import psycopg
 
     from taskboard import sql
+    from taskboard.worker.retention import JITTER
+    from taskboard.worker.retention import PRUNE_BATCH as WORKER_PRUNE_BATCH
+
+    if prune_by not in ("cron", "workers"):
+        raise ValueError(f"prune_by must be cron or workers, got {prune_by!r}")
 
     t0 = time.perf_counter()
     enqueued = 0
@@ -267,8 +282,21 @@ async def churn(
             up += 1
             if up == consumers:
                 consumers_up.set()
+            rng = random.Random(k)
+            prune_at = time.perf_counter() + rng.uniform(0, sample_s)
             while not finished.is_set():
                 started = time.perf_counter()
+                if prune_by == "workers" and started >= prune_at:
+                    row = await (
+                        await conn.execute(PRUNE, [PRUNE_AGE, WORKER_PRUNE_BATCH])
+                    ).fetchone()
+                    deleted = int(row[0])
+                    pruned["calls"] += 1
+                    pruned["rows"] += deleted
+                    pruned["seconds"] += time.perf_counter() - started
+                    full = deleted >= WORKER_PRUNE_BATCH
+                    pause = 0.0 if full else sample_s * rng.uniform(1 - JITTER, 1 + JITTER)
+                    prune_at = time.perf_counter() + pause
                 got = await sql.claim(conn, QUEUE, f"{WORKER}-{k}", CHURN_BATCH, LEASE_S)
                 if not got:
                     if producer_done.is_set() and done >= jobs:
@@ -287,6 +315,8 @@ async def churn(
                     finished.set()
 
     async def operator_cron() -> None:
+        if prune_by != "cron":
+            return
         async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
             while not finished.is_set():
                 try:
@@ -373,6 +403,8 @@ async def churn(
         "p50_last_tenth_ms": statistics.median(last),
         "p99_first_tenth_ms": quantile(first, 0.99),
         "p99_last_tenth_ms": quantile(last, 0.99),
+        "p99_ms": quantile([ms for _, ms, _ in cycles], 0.99),
+        "prune_by": prune_by,
         "max_dead_tup": max(p["n_dead_tup"] for p in series),
         "peak_total_bytes": max(p["total_bytes"] for p in series),
         "end_total_bytes": series[-1]["total_bytes"],

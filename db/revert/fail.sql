@@ -1,4 +1,4 @@
--- Revert taskboard:fail to its v0.1.0 definition
+-- Revert taskboard:fail to its v0.2.0 definition
 
 BEGIN;
 
@@ -11,6 +11,8 @@ BEGIN;
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
 
+DROP FUNCTION taskboard.fail(bigint, uuid, text, interval, boolean, text);
+
 -- fail(job_id, token, error, retry_in) -> text
 -- The holder reports a failed attempt. The error is recorded with the
 -- attempt, the worker and the time. With attempts left the job is queued
@@ -18,7 +20,8 @@ SET LOCAL ROLE :"owner_role";
 -- capped at one hour); with none left it becomes dead. Returns the new
 -- state, 'queued' or 'dead'.
 -- NULL: the token is not current; nothing changes.
--- Raises 22023 when job_id or token is NULL, or retry_in is not positive.
+-- Raises 22023 when job_id or token is NULL, or retry_in is not positive or
+-- longer than 12 hours ('infinity' included).
 
 CREATE OR REPLACE FUNCTION taskboard.fail(
     job_id   bigint,
@@ -43,6 +46,10 @@ BEGIN
     END IF;
     IF fail.retry_in <= interval '0' THEN
         RAISE EXCEPTION 'retry_in must be positive, got %', fail.retry_in
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF fail.retry_in > interval '12 hours' THEN
+        RAISE EXCEPTION 'retry_in must be at most 12 hours, got %', fail.retry_in
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 

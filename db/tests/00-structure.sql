@@ -7,15 +7,16 @@
 -- role that writes the table.
 
 BEGIN;
-SELECT plan(101);
+SELECT plan(108);
 
 -- Schema --------------------------------------------------------------------
 
 SELECT has_schema('taskboard', 'the taskboard schema exists');
 
-SELECT tables_are('taskboard', ARRAY['jobs', 'queues'], 'jobs and queues are the only tables in the schema');
+SELECT tables_are('taskboard', ARRAY['jobs', 'queues', 'schedule_slots'],
+    'jobs, queues and schedule_slots are the only tables in the schema');
 
-SELECT views_are('taskboard', ARRAY['queue_stats'], 'queue_stats is the only view in the schema');
+SELECT views_are('taskboard', ARRAY['queue_stats', 'schedules'], 'queue_stats and schedules are the only views in the schema');
 
 -- The jobs table ------------------------------------------------------------
 
@@ -288,7 +289,7 @@ SELECT results_eq(
 SELECT functions_are('taskboard', ARRAY[
     'enqueue', 'enqueue_many', 'claim', 'renew', 'renew_many', 'complete', 'complete_many',
     'fail', 'release', 'lease_state', 'cancel', 'retry', 'prune', 'get_job', 'version',
-    'notify_runnable', 'pause', 'resume', 'set_queue_limit', 'find_jobs'
+    'notify_runnable', 'pause', 'resume', 'set_queue_limit', 'find_jobs', 'enqueue_periodic'
 ], 'the schema has exactly the documented functions');
 
 SELECT is_empty(
@@ -376,13 +377,13 @@ SELECT is(
 );
 
 SELECT has_function('taskboard', 'fail',
-    ARRAY['bigint', 'uuid', 'text', 'interval'],
-    'fail(bigint, uuid, text, interval) exists');
+    ARRAY['bigint', 'uuid', 'text', 'interval', 'boolean', 'text'],
+    'fail(bigint, uuid, text, interval, boolean, text) exists');
 SELECT is(
     (SELECT pg_catalog.string_agg(pg_catalog.pg_get_function_arguments(p.oid) || ' -> ' || pg_catalog.pg_get_function_result(p.oid), '; ')
        FROM pg_catalog.pg_proc AS p WHERE p.pronamespace = 'taskboard'::regnamespace AND p.proname = 'fail'),
-    'job_id bigint, token uuid, error text, retry_in interval DEFAULT NULL::interval -> text',
-    'fail takes job_id, token, error, retry_in NULL and returns text'
+    'job_id bigint, token uuid, error text, retry_in interval DEFAULT NULL::interval, retry boolean DEFAULT true, traceback text DEFAULT NULL::text -> text',
+    'fail takes job_id, token, error, retry_in NULL, retry true, traceback NULL and returns text'
 );
 
 SELECT has_function('taskboard', 'release',
@@ -453,6 +454,41 @@ SELECT columns_are('taskboard', 'queues', ARRAY['queue', 'paused', 'max_running'
 SELECT col_is_pk('taskboard', 'queues', 'queue', 'a queue has one row of settings at most');
 SELECT col_not_null('taskboard', 'queues', 'paused', 'queues.paused is never NULL');
 SELECT col_is_null('taskboard', 'queues', 'max_running', 'queues.max_running may be NULL: no limit');
+
+-- Periodic jobs: enqueue_periodic and the table behind taskboard.schedules.
+SELECT has_function('taskboard', 'enqueue_periodic',
+    ARRAY['text', 'timestamp with time zone', 'text', 'jsonb', 'text', 'integer', 'integer'],
+    'enqueue_periodic(text, timestamptz, text, jsonb, text, integer, integer) exists');
+SELECT is(
+    (SELECT pg_catalog.string_agg(pg_catalog.pg_get_function_arguments(p.oid) || ' -> ' || pg_catalog.pg_get_function_result(p.oid), '; ')
+       FROM pg_catalog.pg_proc AS p WHERE p.pronamespace = 'taskboard'::regnamespace AND p.proname = 'enqueue_periodic'),
+    'schedule text, slot timestamp with time zone, task text, payload jsonb DEFAULT ''{}''::jsonb, queue text DEFAULT ''default''::text, priority integer DEFAULT 0, max_attempts integer DEFAULT 5 -> bigint',
+    'enqueue_periodic takes schedule, slot, task, payload {}, queue default, priority 0, max_attempts 5 and returns bigint'
+);
+SELECT columns_are('taskboard', 'schedule_slots', ARRAY['schedule', 'last_slot', 'last_job_id', 'updated_at'],
+    'schedule_slots has exactly the documented columns');
+SELECT col_is_pk('taskboard', 'schedule_slots', 'schedule', 'a schedule has one row at most');
+SELECT col_not_null('taskboard', 'schedule_slots', 'last_slot', 'schedule_slots.last_slot is never NULL');
+SELECT set_eq(
+    $$SELECT c.conname::text
+        FROM pg_catalog.pg_constraint AS c
+       WHERE c.conrelid = 'taskboard.schedule_slots'::regclass
+         AND c.contype = 'c'$$,
+    ARRAY['schedule_slots_schedule_named', 'schedule_slots_last_slot_finite'],
+    'the invariants of schedule_slots are named CHECK constraints'
+);
+SELECT results_eq(
+    $$SELECT a.attname::text COLLATE "default", pg_catalog.format_type(a.atttypid, a.atttypmod)
+        FROM pg_catalog.pg_attribute AS a
+       WHERE a.attrelid = 'taskboard.schedules'::regclass
+         AND a.attnum > 0
+         AND NOT a.attisdropped
+       ORDER BY a.attnum$$,
+    $$VALUES ('schedule', 'text'),
+             ('last_slot', 'timestamp with time zone'),
+             ('last_job_id', 'bigint')$$,
+    'taskboard.schedules has exactly schedule, last_slot and last_job_id, in order'
+);
 
 SELECT has_function('taskboard', 'prune',
     ARRAY['interval', 'integer'],

@@ -5,10 +5,10 @@
 -- SECURITY DEFINER with search_path = pg_catalog, pg_temp. EXECUTE is
 -- granted per role exactly as the table `api` below lists it, and to nobody
 -- else; no application role touches taskboard.jobs directly, and all three
--- read queue_stats.
+-- read queue_stats and schedules.
 
 BEGIN;
-SELECT plan(220);
+SELECT plan(238);
 
 -- Who may execute what: one row per function of the schema.
 CREATE TEMP TABLE api (
@@ -24,6 +24,8 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
                                                                         true,  true,  true),
     ('enqueue_many',    ARRAY['text', 'jsonb[]', 'text', 'timestamp with time zone', 'integer', 'integer', 'text[]'],
                                                                         true,  true,  true),
+    ('enqueue_periodic', ARRAY['text', 'timestamp with time zone', 'text', 'jsonb', 'text', 'integer', 'integer'],
+                                                                        true,  true,  true),
     ('get_job',         ARRAY['bigint'],                                true,  true,  true),
     ('version',         ARRAY[]::name[],                                true,  true,  true),
     ('claim',           ARRAY['text', 'text', 'integer', 'interval'],   false, true,  true),
@@ -31,7 +33,8 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
     ('renew_many',      ARRAY['bigint[]', 'uuid[]', 'interval'],        false, true,  true),
     ('complete',        ARRAY['bigint', 'uuid', 'jsonb'],               false, true,  true),
     ('complete_many',   ARRAY['bigint[]', 'uuid[]', 'jsonb[]'],         false, true,  true),
-    ('fail',            ARRAY['bigint', 'uuid', 'text', 'interval'],    false, true,  true),
+    ('fail',            ARRAY['bigint', 'uuid', 'text', 'interval', 'boolean', 'text'],
+                                                                        false, true,  true),
     ('release',         ARRAY['bigint', 'uuid', 'interval'],            false, true,  true),
     ('lease_state',     ARRAY['bigint', 'uuid'],                        false, true,  true),
     ('cancel',          ARRAY['bigint'],                                false, false, true),
@@ -76,8 +79,10 @@ SELECT ok(
 SELECT schema_owner_is('taskboard', 'taskboard_owner', 'taskboard_owner owns the schema');
 SELECT table_owner_is('taskboard', 'jobs', 'taskboard_owner', 'taskboard_owner owns taskboard.jobs');
 SELECT table_owner_is('taskboard', 'queues', 'taskboard_owner', 'taskboard_owner owns taskboard.queues');
+SELECT table_owner_is('taskboard', 'schedule_slots', 'taskboard_owner', 'taskboard_owner owns taskboard.schedule_slots');
 SELECT sequence_owner_is('taskboard', 'jobs_id_seq', 'taskboard_owner', 'taskboard_owner owns the job id sequence');
 SELECT view_owner_is('taskboard', 'queue_stats', 'taskboard_owner', 'taskboard_owner owns taskboard.queue_stats');
+SELECT view_owner_is('taskboard', 'schedules', 'taskboard_owner', 'taskboard_owner owns taskboard.schedules');
 SELECT type_owner_is('taskboard', 'claimed', 'taskboard_owner', 'taskboard_owner owns the type taskboard.claimed');
 SELECT type_owner_is('taskboard', 'job_info', 'taskboard_owner', 'taskboard_owner owns the type taskboard.job_info');
 
@@ -136,6 +141,10 @@ SELECT table_privs_are('taskboard', 'queues', r, ARRAY[]::name[],
                        r || ' has no privilege on taskboard.queues: pause, resume and set_queue_limit are the way in')
   FROM unnest(ARRAY['taskboard_producer', 'taskboard_worker', 'taskboard_admin', 'public']::name[]) AS r;
 
+SELECT table_privs_are('taskboard', 'schedule_slots', r, ARRAY[]::name[],
+                       r || ' has no privilege on taskboard.schedule_slots: enqueue_periodic is the way in')
+  FROM unnest(ARRAY['taskboard_producer', 'taskboard_worker', 'taskboard_admin', 'public']::name[]) AS r;
+
 SELECT sequence_privs_are('taskboard', 'jobs_id_seq', r, ARRAY[]::name[],
                           r || ' has no privilege on the job id sequence')
   FROM unnest(ARRAY['taskboard_producer', 'taskboard_worker', 'taskboard_admin', 'public']::name[]) AS r;
@@ -146,6 +155,13 @@ SELECT table_privs_are('taskboard', 'queue_stats', r, ARRAY['SELECT'],
 
 SELECT table_privs_are('taskboard', 'queue_stats', 'public', ARRAY[]::name[],
                        'PUBLIC has no privilege on taskboard.queue_stats');
+
+SELECT table_privs_are('taskboard', 'schedules', r, ARRAY['SELECT'],
+                       r || ' may only read taskboard.schedules')
+  FROM unnest(ARRAY['taskboard_producer', 'taskboard_worker', 'taskboard_admin']::name[]) AS r;
+
+SELECT table_privs_are('taskboard', 'schedules', 'public', ARRAY[]::name[],
+                       'PUBLIC has no privilege on taskboard.schedules');
 
 SELECT schema_privs_are('taskboard', r, ARRAY['USAGE'],
                         r || ' may use the schema but not create objects in it')

@@ -1,11 +1,12 @@
--- fail(job_id, token, error, retry_in): the holder reports a failed
--- attempt. With attempts left the job is queued again at clock + retry_in
--- (NULL: 2^attempt s +/- 25 %, capped at one hour); with none left it is
--- dead. The error is recorded with attempt, worker and time. NULL when the
--- token is not current, and nothing changes.
+-- fail(job_id, token, error, retry_in, retry, traceback): the holder
+-- reports a failed attempt. With attempts left the job is queued again at
+-- clock + retry_in (NULL: 2^attempt s +/- 25 %, capped at one hour); with
+-- none left, or with retry => false, it is dead. The error is recorded with
+-- attempt, worker and time, and the traceback (bounded) when given. NULL
+-- when the token is not current, and nothing changes.
 
 BEGIN;
-SELECT plan(40);
+SELECT plan(60);
 
 SELECT coalesce(max(id), 0) + 1000000 AS unknown_id FROM taskboard.jobs \gset
 
@@ -29,10 +30,19 @@ SELECT throws_ok(format($$SELECT taskboard.fail(job_id => NULL, token => %L, err
                  '22023', NULL, 'fail rejects a NULL job_id');
 SELECT throws_ok(format($$SELECT taskboard.fail(job_id => %s, token => NULL, error => 'x')$$, :a_id),
                  '22023', NULL, 'fail rejects a NULL token');
+SELECT throws_ok(format($$SELECT taskboard.fail(job_id => %s, token => %L, error => 'x', retry => NULL)$$,
+                        :a_id, :'a_token'),
+                 '22023', 'retry must not be NULL (true: retry while attempts are left; false: dead at once)',
+                 'fail rejects a NULL retry, naming it');
+SELECT throws_ok(format($$SELECT taskboard.fail(job_id => %s, token => %L, error => 'x', retry => false, retry_in => '0 seconds')$$,
+                        :a_id, :'a_token'),
+                 '22023', NULL, 'fail rejects a zero retry_in also with retry => false');
 RESET ROLE;
 SET LOCAL ROLE taskboard_producer;
 SELECT throws_ok(format($$SELECT taskboard.fail(job_id => %s, token => %L, error => 'x')$$, :a_id, :'a_token'),
                  '42501', NULL, 'a producer may not fail a job');
+SELECT throws_ok(format($$SELECT taskboard.fail(job_id => %s, token => %L, error => 'x', retry => false)$$, :a_id, :'a_token'),
+                 '42501', NULL, 'a producer may not make a job dead with retry => false');
 RESET ROLE;
 
 -- Tokens that are not current.
@@ -237,6 +247,105 @@ SELECT ok((SELECT run_at BETWEEN :'t0'::timestamptz + interval '50 minutes'
                              AND :'t1'::timestamptz + interval '1 hour'
              FROM taskboard.jobs WHERE id = :h_id),
           'the default backoff of a late attempt is capped at one hour');
+
+-- retry => false: a non-retryable error makes the job dead at once.
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => 'charge_card', queue => 'fail-n', max_attempts => 5) AS n_id \gset
+RESET ROLE;
+SET LOCAL ROLE taskboard_worker;
+SELECT token AS n_token FROM taskboard.claim(queue => 'fail-n', worker => 'worker-a') WHERE job_id = :n_id \gset
+RESET ROLE;
+SELECT run_at AS n_run_at FROM taskboard.jobs WHERE id = :n_id \gset
+SET LOCAL ROLE taskboard_worker;
+SELECT is(taskboard.fail(job_id => :n_id, token => gen_random_uuid(), error => 'card stolen', retry => false),
+          NULL, 'a token that is not current cannot make the job dead');
+RESET ROLE;
+SELECT is((SELECT state FROM taskboard.jobs WHERE id = :n_id), 'running',
+          'a refused retry => false leaves the job running');
+SELECT clock_timestamp() AS t0 \gset
+SET LOCAL ROLE taskboard_worker;
+SELECT is(taskboard.fail(job_id => :n_id, token => :'n_token', error => 'card stolen', retry => false,
+                         retry_in => '1 minute'),
+          'dead', 'retry => false makes the job dead on attempt 1 of 5, whatever retry_in says');
+RESET ROLE;
+SELECT clock_timestamp() AS t1 \gset
+SELECT ok((SELECT state = 'dead' AND finished_at BETWEEN :'t0'::timestamptz AND :'t1'::timestamptz
+                  AND run_at = :'n_run_at'::timestamptz AND attempt = 1
+             FROM taskboard.jobs WHERE id = :n_id),
+          'the job is dead with finished_at from the server clock, its run_at and attempt unchanged');
+SET LOCAL ROLE taskboard_producer;
+SELECT is((SELECT (g.errors->-1) - 'at' FROM taskboard.get_job(job_id => :n_id) AS g),
+          '{"error": "card stolen", "attempt": 1, "worker": "worker-a"}'::jsonb,
+          'the non-retryable error is recorded, with no traceback key when none was given');
+RESET ROLE;
+SET LOCAL ROLE taskboard_worker;
+SELECT is(taskboard.fail(job_id => :n_id, token => :'n_token', error => 'again', retry => false),
+          NULL, 'a token cannot fail the job it made dead');
+SELECT is_empty($$SELECT * FROM taskboard.claim(queue => 'fail-n', worker => 'worker-b')$$,
+                'a job made dead by retry => false is never claimed');
+RESET ROLE;
+
+-- An administrator holding a claim fails it the same way.
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => 'charge_card', queue => 'fail-m') AS m_id \gset
+RESET ROLE;
+SET LOCAL ROLE taskboard_admin;
+SELECT token AS m_token FROM taskboard.claim(queue => 'fail-m', worker => 'admin-1') WHERE job_id = :m_id \gset
+SELECT is(taskboard.fail(job_id => :m_id, token => :'m_token', error => 'bad data', retry => false,
+                         traceback => 'Traceback (most recent call last):' || E'\n' || 'ValueError: bad data'),
+          'dead', 'an administrator may fail with retry => false and a traceback');
+RESET ROLE;
+
+-- The traceback is stored in the error entry, bounded, keeping its end.
+SET LOCAL ROLE taskboard_producer;
+SELECT is((SELECT g.errors->-1->>'traceback' FROM taskboard.get_job(job_id => :m_id) AS g),
+          'Traceback (most recent call last):' || E'\n' || 'ValueError: bad data',
+          'the traceback is stored under the key traceback of the error entry');
+SELECT taskboard.enqueue(task => 'charge_card', queue => 'fail-t') AS t_id \gset
+RESET ROLE;
+SET LOCAL ROLE taskboard_worker;
+SELECT token AS t_token FROM taskboard.claim(queue => 'fail-t', worker => 'worker-a') WHERE job_id = :t_id \gset
+RESET ROLE;
+-- 20021 characters: 'frame NNNNN' lines, the last one naming the exception.
+SELECT string_agg(format('frame %s', lpad(i::text, 5, '0')), E'\n' ORDER BY i) || E'\nKeyError: the end'
+           AS long_tb
+  FROM generate_series(1, 1667) AS i \gset
+SELECT is(length(:'long_tb'), 20021, 'the long traceback of this test is 20021 characters');
+SET LOCAL ROLE taskboard_worker;
+SELECT is(taskboard.fail(job_id => :t_id, token => :'t_token', error => 'KeyError: the end',
+                         retry_in => '1 second', traceback => :'long_tb'),
+          'queued', 'a fail with a long traceback and attempts left queues the job again');
+RESET ROLE;
+SELECT errors->-1->>'traceback' AS stored_tb FROM taskboard.jobs WHERE id = :t_id \gset
+SELECT ok(length(:'stored_tb') <= 16384, 'a traceback is stored in at most 16384 characters');
+SELECT ok(right(:'stored_tb', 16000) = right(:'long_tb', 16000),
+          'a long traceback keeps its last 16000 characters, where the exception is');
+SELECT is(split_part(:'stored_tb', E'\n', 1),
+          '[traceback cut: its first 4021 characters are not stored]',
+          'a cut traceback starts with a line saying how many characters were cut');
+
+-- A traceback of exactly 16384 characters is stored whole.
+SET LOCAL ROLE taskboard_owner;
+UPDATE taskboard.jobs SET run_at = clock_timestamp() - interval '1 second' WHERE id = :t_id;
+RESET ROLE;
+SET LOCAL ROLE taskboard_worker;
+SELECT token AS t_token FROM taskboard.claim(queue => 'fail-t', worker => 'worker-b') WHERE job_id = :t_id \gset
+SELECT is(taskboard.fail(job_id => :t_id, token => :'t_token', error => 'e', retry_in => '1 second',
+                         traceback => repeat('x', 16384)),
+          'queued', 'a fail with a traceback of 16384 characters queues the job again');
+RESET ROLE;
+SELECT is((SELECT errors->-1->>'traceback' FROM taskboard.jobs WHERE id = :t_id), repeat('x', 16384),
+          'a traceback of 16384 characters is stored whole');
+
+-- The four-argument call of 0.1.0 and 0.2.0, by position too, resolves to this fail.
+SET LOCAL ROLE taskboard_owner;
+UPDATE taskboard.jobs SET run_at = clock_timestamp() - interval '1 second' WHERE id = :t_id;
+RESET ROLE;
+SET LOCAL ROLE taskboard_worker;
+SELECT token AS t_token FROM taskboard.claim(queue => 'fail-t', worker => 'worker-c') WHERE job_id = :t_id \gset
+SELECT is(taskboard.fail(:t_id, :'t_token'::uuid, 'positional', '1 second'::interval),
+          'queued', 'fail called by position with four arguments retries as before');
+RESET ROLE;
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -10,8 +10,17 @@ GRANT :"owner_role" TO CURRENT_USER;
 DO $verify$
 DECLARE
     v_prefix text := pg_catalog.current_setting('taskboard.role_prefix');
-    v_fn pg_catalog.regprocedure := 'taskboard.fail(bigint, uuid, text, interval)';
+    v_fn pg_catalog.regprocedure := 'taskboard.fail(bigint, uuid, text, interval, boolean, text)';
 BEGIN
+    IF pg_catalog.to_regprocedure('taskboard.fail(bigint, uuid, text, interval)') IS NOT NULL THEN
+        RAISE EXCEPTION 'taskboard.fail(bigint, uuid, text, interval) must be gone: one signature per function';
+    END IF;
+    IF pg_catalog.pg_get_function_arguments(v_fn) <> 'job_id bigint, token uuid, error text, '
+            'retry_in interval DEFAULT NULL::interval, retry boolean DEFAULT true, '
+            'traceback text DEFAULT NULL::text' THEN
+        RAISE EXCEPTION '% must take job_id, token, error, retry_in NULL, retry true, traceback NULL, not %',
+            v_fn, pg_catalog.pg_get_function_arguments(v_fn);
+    END IF;
     IF NOT (SELECT p.prosecdef
                    AND p.proconfig = ARRAY['search_path=pg_catalog, pg_temp']
                    AND p.proowner = pg_catalog.to_regrole(v_prefix || '_owner')

@@ -32,11 +32,17 @@ _EXPORTS = {
     "TaskError": "taskboard.errors",
     "Settings": "taskboard.settings",
     "load_settings": "taskboard.settings",
+    "Retry": "taskboard.retries",
+    "Abort": "taskboard.retries",
+    "Snooze": "taskboard.retries",
+    "ExponentialBackoff": "taskboard.retries",
 }
 
 __all__ = [
+    "Abort",
     "AsyncContext",
     "ConfigError",
+    "ExponentialBackoff",
     "InvalidArgument",
     "JobCancelled",
     "JobEvent",
@@ -44,8 +50,10 @@ __all__ = [
     "JobInfo",
     "JobNotFound",
     "PermissionDenied",
+    "Retry",
     "SchemaVersionError",
     "Settings",
+    "Snooze",
     "StartupError",
     "SyncContext",
     "Task",
@@ -71,6 +79,7 @@ if TYPE_CHECKING:
         TaskError,
     )
     from taskboard.events import JobEvent
+    from taskboard.retries import Abort, ExponentialBackoff, Retry, Snooze
     from taskboard.settings import Settings, load_settings
     from taskboard.sql import JobInfo
     from taskboard.tasks import Task

@@ -16,8 +16,17 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
 from taskboard import runner, sql
-from taskboard.errors import JobCancelled, JobFailed, JobNotFound, TaskError, translate
+from taskboard.errors import (
+    InvalidArgument,
+    JobCancelled,
+    JobFailed,
+    JobNotFound,
+    TaskError,
+    translate,
+)
 from taskboard.events import EventHook
+from taskboard.periodic import Schedule, parse_cron, schedule
+from taskboard.retries import RetryPolicy, retry_policy
 from taskboard.settings import (
     CONNECT_TIMEOUT_SECONDS,
     Settings,
@@ -66,6 +75,7 @@ class Taskboard:
         self._settings = settings
         self.tasks: dict[str, Task] = {}
         self.hooks: list[EventHook] = []
+        self.schedules: dict[str, Schedule] = {}
         self._pools = _EnqueuePools(self)
 
     @property
@@ -81,6 +91,8 @@ class Taskboard:
         queue: str = DEFAULT_QUEUE,
         timeout: float | None = None,
         transactional: bool = False,
+        max_attempts: int | None = None,
+        retry: RetryPolicy | None = None,
     ) -> Callable[[F], F]:
         """Register the decorated `handler(ctx, payload)` as task `name`.
 
@@ -88,7 +100,12 @@ class Taskboard:
         With `timeout` (seconds) an async handler is cancelled and the job
         failed; a sync one is failed and abandoned. With `transactional`
         the (async) handler gets `ctx.conn`, and its writes commit only
-        together with the job's completion.
+        together with the job's completion. `max_attempts` is the default of
+        enqueue for this task (a caller's own value wins). `retry` gives the
+        delay before the next attempt when the handler raises: an
+        ExponentialBackoff, or a callable (attempt, exception) -> seconds
+        (None: the database's backoff).
+        Raises TaskError for a bad option.
         """
         problem = name_problem("a task's name", name) or name_problem(
             f"task {name!r}: queue", queue
@@ -99,14 +116,75 @@ class Taskboard:
             isinstance(timeout, int | float) and 0 < timeout < math.inf
         ):
             raise TaskError(f"task {name!r}: timeout must be a positive number, got {timeout!r}")
+        if max_attempts is not None and (
+            isinstance(max_attempts, bool)
+            or not isinstance(max_attempts, int)
+            or not 1 <= max_attempts <= sql.INT4_MAX
+        ):
+            raise TaskError(
+                f"task {name!r}: max_attempts must be an integer from 1 to {sql.INT4_MAX}, "
+                f"got {max_attempts!r}"
+            )
+        try:
+            policy = retry_policy("retry", retry)
+        except InvalidArgument as exc:
+            raise TaskError(f"task {name!r}: {exc}") from None
 
         def register(handler: F) -> F:
             if name in self.tasks:
                 raise TaskError(f"task {name!r} is already registered")
-            task = Task(name, handler, queue, timeout, transactional)
+            task = Task(name, handler, queue, timeout, transactional, max_attempts, policy)
             if transactional and not task.is_async:
                 raise TaskError(f"task {name!r}: a transactional handler must be `async def`")
             self.tasks[name] = task
+            return handler
+
+        return register
+
+    def periodic(
+        self,
+        cron: str,
+        *,
+        name: str | None = None,
+        queue: str | None = None,
+        payload: Any = None,
+        priority: int = 0,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    ) -> Callable[[F], F]:
+        """Enqueue a job of the decorated task at every slot of `cron`; put it above `@app.task`.
+
+        `cron` has five fields, or six with seconds first, and fires in UTC.
+        Every worker of the app runs the schedule and there is no leader:
+        taskboard.enqueue_periodic makes each slot one job however many
+        workers send it, counted on the database clock. `name` (default: the
+        task's) identifies the schedule in taskboard.schedules; `queue`
+        (default: the task's), `payload`, `priority` and `max_attempts` are
+        the job's. Raises TaskError for a cron or argument that cannot be
+        used, a handler not registered with `@app.task`, and a name taken.
+        """
+        parsed = parse_cron(cron)
+
+        def register(handler: F) -> F:
+            tasks = [t for t in self.tasks.values() if t.handler is handler]
+            what = f"periodic {cron!r}: {getattr(handler, '__name__', handler)!r}"
+            if not tasks:
+                raise TaskError(f"{what} is not a task: put @app.periodic above @app.task")
+            if len(tasks) > 1:
+                names = ", ".join(t.name for t in tasks)
+                raise TaskError(f"{what} is the handler of several tasks ({names}): schedule one")
+            task = tasks[0]
+            declared = schedule(
+                name=task.name if name is None else name,
+                cron=parsed,
+                task=task.name,
+                queue=task.queue if queue is None else queue,
+                payload=payload,
+                priority=priority,
+                max_attempts=max_attempts,
+            )
+            if declared.name in self.schedules:
+                raise TaskError(f"periodic {declared.name!r} is already scheduled: give it a name")
+            self.schedules[declared.name] = declared
             return handler
 
         return register
@@ -116,6 +194,15 @@ class Taskboard:
             return queue
         registered = self.tasks.get(task) if isinstance(task, str) else None
         return registered.queue if registered else DEFAULT_QUEUE
+
+    def max_attempts_of(self, task: str, max_attempts: int | None) -> int:
+        """`max_attempts` when given, else the task's registered one, else DEFAULT_MAX_ATTEMPTS."""
+        if max_attempts is not None:
+            return max_attempts
+        registered = self.tasks.get(task) if isinstance(task, str) else None
+        if registered is not None and registered.max_attempts is not None:
+            return registered.max_attempts
+        return DEFAULT_MAX_ATTEMPTS
 
     def on_event(self, hook: H) -> H:
         """Register `hook(event)` for every JobEvent of this app's workers (see taskboard.events).
@@ -135,7 +222,7 @@ class Taskboard:
         queue: str | None = None,
         run_at: dt.datetime | None = None,
         priority: int = 0,
-        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        max_attempts: int | None = None,
         dedupe_key: str | None = None,
         conn: psycopg.Connection[Any] | None = None,
     ) -> int:
@@ -145,12 +232,19 @@ class Taskboard:
         transaction and vanishes if it rolls back. Without, a connection of
         the app's pool commits it at once. With `dedupe_key`, an unfinished
         job of the same queue and task holding that key is returned instead
-        of a new one.
+        of a new one. `max_attempts=None` means the task's registered
+        max_attempts, else DEFAULT_MAX_ATTEMPTS (5).
         Raises InvalidArgument when the database refuses an argument, and
         PermissionDenied when the login lacks taskboard_producer.
         """
         params = sql.enqueue_params(
-            task, payload, self.queue_of(task, queue), run_at, priority, max_attempts, dedupe_key
+            task,
+            payload,
+            self.queue_of(task, queue),
+            run_at,
+            priority,
+            self.max_attempts_of(task, max_attempts),
+            dedupe_key,
         )
         return self._produce(sql.enqueue, params, conn)
 
@@ -162,13 +256,19 @@ class Taskboard:
         queue: str | None = None,
         run_at: dt.datetime | None = None,
         priority: int = 0,
-        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        max_attempts: int | None = None,
         dedupe_keys: Iterable[str | None] | None = None,
         conn: psycopg.Connection[Any] | None = None,
     ) -> list[int]:
         """Enqueue one job of `task` per payload in one round trip; ids in payload order."""
         params = sql.enqueue_many_params(
-            task, payloads, self.queue_of(task, queue), run_at, priority, max_attempts, dedupe_keys
+            task,
+            payloads,
+            self.queue_of(task, queue),
+            run_at,
+            priority,
+            self.max_attempts_of(task, max_attempts),
+            dedupe_keys,
         )
         return self._produce(sql.enqueue_many, params, conn)
 
@@ -180,7 +280,7 @@ class Taskboard:
         queue: str | None = None,
         run_at: dt.datetime | None = None,
         priority: int = 0,
-        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        max_attempts: int | None = None,
         dedupe_key: str | None = None,
         conn: psycopg.AsyncConnection[Any] | None = None,
     ) -> int:
@@ -190,7 +290,13 @@ class Taskboard:
         loop commits the job at once.
         """
         params = sql.enqueue_params(
-            task, payload, self.queue_of(task, queue), run_at, priority, max_attempts, dedupe_key
+            task,
+            payload,
+            self.queue_of(task, queue),
+            run_at,
+            priority,
+            self.max_attempts_of(task, max_attempts),
+            dedupe_key,
         )
         return await self._aproduce(sql.aenqueue, params, conn)
 
@@ -202,13 +308,19 @@ class Taskboard:
         queue: str | None = None,
         run_at: dt.datetime | None = None,
         priority: int = 0,
-        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        max_attempts: int | None = None,
         dedupe_keys: Iterable[str | None] | None = None,
         conn: psycopg.AsyncConnection[Any] | None = None,
     ) -> list[int]:
         """`enqueue_many` for asyncio code; `conn` is then an AsyncConnection."""
         params = sql.enqueue_many_params(
-            task, payloads, self.queue_of(task, queue), run_at, priority, max_attempts, dedupe_keys
+            task,
+            payloads,
+            self.queue_of(task, queue),
+            run_at,
+            priority,
+            self.max_attempts_of(task, max_attempts),
+            dedupe_keys,
         )
         return await self._aproduce(sql.aenqueue_many, params, conn)
 
@@ -437,7 +549,14 @@ class Taskboard:
         `queries` makes its SQL calls (a subclass may observe or delay them).
         """
         settings = with_overrides(self.settings, **overrides) if overrides else self.settings
-        await Worker(self.tasks, settings, queries=queries, hooks=self.hooks).run(stop)
+        worker = Worker(
+            self.tasks,
+            settings,
+            queries=queries,
+            hooks=self.hooks,
+            schedules=list(self.schedules.values()),
+        )
+        await worker.run(stop)
 
     def run_worker(self, **overrides: Any) -> None:
         """Run a worker in a new event loop until SIGTERM or SIGINT (see `taskboard.runner`).

@@ -4,7 +4,8 @@ Commands: ``migrate`` (Sqitch on the project shipped as taskboard/db),
 ``sql`` (the install or upgrade as one plain script), ``worker MODULE:APP``,
 ``enqueue TASK [JSON]``, ``status``, ``pause QUEUE``, ``resume QUEUE``,
 ``limit QUEUE N|none``, ``jobs``, ``job ID``, ``cancel ID...``,
-``retry ID...``, ``prune --older-than DURATION`` and ``demo``.
+``retry ID...``, ``prune --older-than DURATION``, ``schedules`` and
+``demo``.
 A command's options and arguments may come in any order. Settings come from
 TASKBOARD_* variables. An expected failure, a usage error included, is one
 line on stderr, ``taskboard: error: ...``; exit status 0 ok, 1 runtime
@@ -426,6 +427,31 @@ def cmd_prune(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_schedules(args: argparse.Namespace) -> int:
+    with connect(load_settings()) as conn:
+        rows = sql.schedules(conn)
+    if rows is None:
+        raise CliError(
+            "the database's taskboard schema has no schedules (0.3.0 and later): "
+            "run `taskboard migrate`"
+        )
+    if args.json:
+        print(json.dumps([{**row, "last_slot": row["last_slot"].isoformat()} for row in rows]))
+    elif not rows:
+        print("no schedules")
+    else:
+        cells = [
+            [
+                str(row["schedule"]),
+                row["last_slot"].isoformat(sep=" ", timespec="seconds"),
+                "" if row["last_job_id"] is None else str(row["last_job_id"]),
+            ]
+            for row in rows
+        ]
+        print(format_table(["schedule", "last_slot", "last_job_id"], cells, numeric={2}))
+    return EXIT_OK
+
+
 def with_app(call: Callable[[Taskboard], T]) -> T:
     """`call` on an app of the configured settings, its connections closed after."""
     app = Taskboard(load_settings())
@@ -662,7 +688,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--run-at", metavar="ISO-8601", help="runnable from then (no offset: local time)"
     )
     enqueue.add_argument("--priority", type=integer, default=0, metavar="N", help="higher first")
-    enqueue.add_argument("--max-attempts", type=integer, default=5, metavar="N")
+    enqueue.add_argument(
+        "--max-attempts",
+        type=integer,
+        metavar="N",
+        help="default: the task's max_attempts with --app when it has one, else 5",
+    )
     enqueue.add_argument("--dedupe-key", metavar="K", help="reuse an unfinished job with key K")
     enqueue.add_argument("--json", action="store_true", help="print the job as JSON on stdout")
 
@@ -725,6 +756,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--older-than", type=duration, required=True, metavar="DURATION", help="e.g. 7d, 12h"
     )
     prune.add_argument("--json", action="store_true", help="print the result as JSON")
+    schedules = command(
+        "schedules",
+        cmd_schedules,
+        "Show each periodic schedule's latest enqueued slot and its job.",
+    )
+    schedules.add_argument("--json", action="store_true", help="print the rows as JSON")
     command("demo", cmd_demo, "Tell the story of a stalled worker, live (taskboard.demo).")
     return parser
 

@@ -6,9 +6,11 @@ import asyncio
 import concurrent.futures
 import uuid
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, NoReturn
 
 import psycopg
+
+from taskboard.retries import Snooze
 
 HolderCheck = Callable[[], Coroutine[Any, Any, bool]]
 HOLDER_CHECK_TIMEOUT_SECONDS = 30.0
@@ -58,6 +60,18 @@ class BaseContext:
 
     def mark_lost(self) -> None:
         self._lost = True
+
+    def snooze(self, seconds: float) -> NoReturn:
+        """Stop the handler here and hand the job back for `seconds`; no attempt is used.
+
+        Raises Snooze, which the worker turns into `release(job_id, token,
+        delay)`: the job is queued again, runnable `seconds` later by the
+        database clock, and its next claim has the same attempt number. Works
+        the same in sync and async handlers (a transactional handler's
+        writes roll back). InvalidArgument for a negative delay or one over
+        12 hours.
+        """
+        raise Snooze(seconds)
 
     def __repr__(self) -> str:
         return (

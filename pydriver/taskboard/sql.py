@@ -293,6 +293,24 @@ def queue_stats(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
         return list(cur.execute(QUEUE_STATS).fetchall())
 
 
+# -- periodic jobs -----------------------------------------------------------------
+
+SCHEDULES = """
+SELECT schedule, last_slot, last_job_id
+  FROM taskboard.schedules
+ ORDER BY schedule
+"""
+
+
+def schedules(conn: psycopg.Connection[Any]) -> list[dict[str, Any]] | None:
+    """The rows of taskboard.schedules by column name; None when the schema has no such view."""
+    row = conn.execute("SELECT to_regclass('taskboard.schedules') IS NOT NULL").fetchone()
+    if not (row and row[0]):
+        return None
+    with conn.cursor(row_factory=dict_row) as cur:
+        return list(cur.execute(SCHEDULES).fetchall())
+
+
 def version(conn: psycopg.Connection[Any]) -> str | None:
     """The schema's release, or None when the taskboard schema is not installed."""
     if not schema_present(conn):
@@ -468,7 +486,14 @@ async def complete_many_then_claim(
     return done, [claimed((row[0], *row[2:])) for row in rows if row[2] is not None]
 
 
+# The schema release from which fail takes retry and traceback.
+FAIL_RETRY_SINCE = (0, 3, 0)
+
 FAIL = "SELECT taskboard.fail(job_id => %s, token => %s, error => %s, retry_in => %s)"
+FAIL_RETRY = (
+    "SELECT taskboard.fail(job_id => %s, token => %s, error => %s, retry_in => %s,"
+    " retry => %s, traceback => %s)"
+)
 
 
 async def fail(
@@ -477,10 +502,22 @@ async def fail(
     token: uuid.UUID,
     error: str,
     retry_in: float | None = None,
+    *,
+    retry: bool = True,
+    traceback: str | None = None,
+    extended: bool = False,
 ) -> str | None:
-    """The job's new state ('queued' or 'dead'), or None when this token no longer holds it."""
+    """The job's new state ('queued' or 'dead'), or None when this token no longer holds it.
+
+    With `extended` (a schema of 0.3.0 on) retry and traceback are sent;
+    without, they are not (the four-argument call of earlier releases).
+    """
     delay = None if retry_in is None else seconds(retry_in)
-    row = await (await conn.execute(FAIL, [job_id, token, error, delay])).fetchone()
+    if extended:
+        params = [job_id, token, error, delay, retry, traceback]
+        row = await (await conn.execute(FAIL_RETRY, params)).fetchone()
+    else:
+        row = await (await conn.execute(FAIL, [job_id, token, error, delay])).fetchone()
     return None if row is None else row[0]
 
 
@@ -533,6 +570,41 @@ async def set_lock_timeout(conn: psycopg.AsyncConnection[Any], seconds_: float) 
     )
 
 
+CLOCK = "SELECT pg_catalog.clock_timestamp()"
+
+
+async def clock(conn: psycopg.AsyncConnection[Any]) -> dt.datetime:
+    """The database's clock now: where a periodic schedule's slots are counted from."""
+    row = await (await conn.execute(CLOCK)).fetchone()
+    assert row is not None
+    value: dt.datetime = row[0]
+    return value
+
+
+ENQUEUE_PERIODIC = """
+SELECT taskboard.enqueue_periodic(
+    schedule => %s, slot => %s, task => %s, payload => %s::jsonb, queue => %s,
+    priority => %s, max_attempts => %s)
+"""
+
+
+async def enqueue_periodic(
+    conn: psycopg.AsyncConnection[Any],
+    schedule: str,
+    slot: dt.datetime,
+    task: str,
+    payload_json: str,
+    queue: str,
+    priority: int,
+    max_attempts: int,
+) -> int | None:
+    """The id of the job of `schedule`'s `slot`; None when that slot or a later one already
+    has its job."""
+    params = [schedule, slot, task, payload_json, queue, priority, max_attempts]
+    row = await (await conn.execute(ENQUEUE_PERIODIC, params)).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
 class Queries:
     """The SQL calls a worker makes, as one object handed to it.
 
@@ -555,6 +627,11 @@ class Queries:
     def fenced(self) -> bool:
         """Whether claim hands out the fence on this schema."""
         return self.schema >= FENCE_SINCE
+
+    @property
+    def fail_takes_retry(self) -> bool:
+        """Whether fail takes retry (false: dead at once) and traceback on this schema."""
+        return self.schema >= FAIL_RETRY_SINCE
 
     async def version(self, conn: psycopg.AsyncConnection[Any]) -> str | None:
         return await aversion(conn)
@@ -612,9 +689,27 @@ class Queries:
         )
 
     async def fail(
-        self, conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID, error: str
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        job_id: int,
+        token: uuid.UUID,
+        error: str,
+        retry_in: float | None = None,
+        retry: bool = True,
+        traceback: str | None = None,
     ) -> str | None:
-        return await fail(conn, job_id, token, error)
+        """fail; on a schema older than 0.3.0 without retry and traceback (see
+        fail_takes_retry: the caller decides what a retry of False then means)."""
+        return await fail(
+            conn,
+            job_id,
+            token,
+            error,
+            retry_in,
+            retry=retry,
+            traceback=traceback,
+            extended=self.fail_takes_retry,
+        )
 
     async def release(
         self, conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID, delay: float
@@ -630,6 +725,25 @@ class Queries:
         """One prune call: how many finished jobs it deleted (at most `batch`)."""
         row = await (await conn.execute(PRUNE, prune_params(older_than, batch))).fetchone()
         return int(row[0]) if row else 0
+
+    async def clock(self, conn: psycopg.AsyncConnection[Any]) -> dt.datetime:
+        """The database's clock_timestamp(), the one clock periodic slots are counted on."""
+        return await clock(conn)
+
+    async def enqueue_periodic(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        schedule: str,
+        slot: dt.datetime,
+        task: str,
+        payload_json: str,
+        queue: str,
+        priority: int,
+        max_attempts: int,
+    ) -> int | None:
+        return await enqueue_periodic(
+            conn, schedule, slot, task, payload_json, queue, priority, max_attempts
+        )
 
 
 # -- managing jobs ---------------------------------------------------------------

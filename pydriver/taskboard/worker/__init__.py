@@ -1,7 +1,7 @@
 """The worker package: held claims, the executor, control, renewal, and the Worker wiring them.
 
 Imports run one way inside it: retry and outcomes at the bottom, then
-held (the state machine), executor, control and renewal, and worker on top.
+held (the state machine), executor and scheduler, control and renewal, and worker on top.
 """
 
 from __future__ import annotations

@@ -2,9 +2,10 @@
 
 Each pass sends what handlers finished (completions in one complete_many,
 with the next claim in the same statement), then claims for the free
-slots, then does the chores that are due (retention's prune, one batch),
-then waits for a notification, a handler's end, the next chore or the
-poll interval.
+slots, then does the chores that are due (the periodic schedules' due
+slots, see scheduler; retention's prune, one batch, see retention), then
+waits for a notification, a handler's end, the next chore or the poll
+interval.
 
 An outcome leaves the ledger's outbox only once the database answered it.
 A transient error (lock or statement timeout, a cancelled statement, a
@@ -306,11 +307,21 @@ class Control:
                 held.in_flight = False
                 self.ledger.resolve(held, State.COMPLETED if completed else State.LOST, completed)
             elif outcome.kind == "fail":
-                state = await self.queries.fail(conn, held.job_id, held.token, outcome.value or "")
+                state = await self.queries.fail(
+                    conn,
+                    held.job_id,
+                    held.token,
+                    outcome.value or "",
+                    outcome.delay,
+                    outcome.retry,
+                    outcome.traceback,
+                )
                 held.in_flight = False
                 self.ledger.resolve(held, State.FAILED if state else State.LOST, state)
             else:
-                released = await self.queries.release(conn, held.job_id, held.token, outcome.delay)
+                released = await self.queries.release(
+                    conn, held.job_id, held.token, outcome.delay or 0.0
+                )
                 held.in_flight = False
                 self.ledger.resolve(held, State.RELEASED, released)
         except psycopg.Error as exc:
@@ -336,8 +347,11 @@ class Control:
             )
             held.outcome = Outcome("complete", not_stored(why))
         elif outcome.kind == "fail":
+            # Without the traceback and the delay, either of which may be what was refused.
             held.outcome = Outcome(
-                "fail", f"the worker could not record the handler's error: {describe(exc)}"
+                "fail",
+                f"the worker could not record the handler's error: {describe(exc)}",
+                retry=outcome.retry,
             )
         self.ledger.wake.set()
 

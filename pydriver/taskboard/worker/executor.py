@@ -2,8 +2,11 @@
 
 Every ending becomes an outcome for the database, and none escapes: a
 return value (complete), an exception of any kind, `SystemExit` and
-`KeyboardInterrupt` included (fail), a timeout (fail), a task this worker
-does not know (release with a delay: no attempt burnt). Only the worker
+`KeyboardInterrupt` included (fail, with its traceback and the delay of
+the task's retry policy), `Retry` (fail after its delay), `Abort` (fail
+for good), `ctx.snooze` (release with its delay: no attempt used), a
+timeout (fail), a task this worker does not know (release with a delay:
+no attempt burnt). Only the worker
 itself cancels a handler, for a lost claim or at shutdown, and whoever
 cancels it settles the claim.
 
@@ -28,6 +31,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from taskboard import sql
 from taskboard.errors import TaskError
+from taskboard.retries import Abort, Retry, Snooze, delay_seconds
 from taskboard.settings import Settings
 from taskboard.sql import Queries
 from taskboard.tasks import Task
@@ -36,6 +40,7 @@ from taskboard.worker.outcomes import (
     ResultNotStored,
     describe,
     encode_result,
+    format_traceback,
     not_stored,
 )
 from taskboard.worker.retry import Backoff, connection_lost
@@ -86,6 +91,7 @@ class Executor:
         self.pool = pool
         self.running = 0  # handlers occupying a slot
         self._unknown_warned: set[str] = set()
+        self._abort_warned = False
 
     @property
     def free_slots(self) -> int:
@@ -147,12 +153,66 @@ class Executor:
         self.ledger.settle(held, outcome)
 
     def _failure(self, held: Held, exc: BaseException) -> Outcome:
+        """The outcome of a handler that raised `exc`.
+
+        Snooze hands the job back (no attempt used); Abort fails it for good
+        (on a schema older than 0.3.0, as any error); Retry fails the attempt
+        with its own delay, else the task's policy's; any other exception
+        fails the attempt with the policy's delay (None: the database's).
+        Every failure but a timeout carries the traceback.
+        """
+        if isinstance(exc, Snooze):
+            log.info("job %s snoozed for %gs", held.job_id, exc.seconds, extra=held.log_extra)
+            return Outcome("release", delay=exc.seconds)
         if isinstance(exc, HandlerTimeout):
             held.ctx.mark_lost()  # tells an abandoned sync handler its outcome no longer counts
             log.warning("job %s: %s", held.job_id, describe(exc), extra=held.log_extra)
-            return Outcome("fail", f"TimeoutError: {describe(exc).split(': ', 1)[-1]}")
+            return Outcome(
+                "fail",
+                f"TimeoutError: {describe(exc).split(': ', 1)[-1]}",
+                delay=self._policy_delay(held, exc),
+            )
+        error, traceback = describe(exc), format_traceback(exc)
+        if isinstance(exc, Retry):
+            log.info("job %s: %s", held.job_id, error, extra=held.log_extra)
+            delay = exc.after if exc.after is not None else self._policy_delay(held, exc)
+            return Outcome("fail", error, delay=delay, traceback=traceback)
         log.warning("job %s failed", held.job_id, exc_info=exc, extra=held.log_extra)
-        return Outcome("fail", describe(exc))
+        if isinstance(exc, Abort):
+            if not self.queries.fail_takes_retry and not self._abort_warned:
+                self._abort_warned = True
+                log.warning(
+                    "the database's taskboard schema is older than 0.3.0: Abort fails the "
+                    "attempt as any error does, and the job is retried while it has attempts "
+                    "left (run `taskboard migrate` to make it dead at once)",
+                    extra=held.log_extra,
+                )
+            return Outcome("fail", error, retry=False, traceback=traceback)
+        return Outcome("fail", error, delay=self._policy_delay(held, exc), traceback=traceback)
+
+    def _policy_delay(self, held: Held, exc: BaseException) -> float | None:
+        """The task's retry policy's delay after this attempt; None for the database's backoff.
+
+        A policy that raises or answers what fail cannot take is logged, and
+        the database's backoff applies.
+        """
+        policy = held.task.retry if held.task is not None else None
+        if policy is None:
+            return None
+        try:
+            delay = policy(held.claimed.attempt, exc)
+            if delay is None:
+                return None
+            return delay_seconds("the delay", delay, zero_allowed=False)
+        except Exception as problem:  # noqa: BLE001 - a policy's bug must not lose the outcome
+            log.warning(
+                "job %s: the retry policy of task %r failed (%s); the database's backoff applies",
+                held.job_id,
+                held.claimed.task,
+                describe(problem),
+                extra=held.log_extra,
+            )
+            return None
 
     def _result_json(self, held: Held, result: Any) -> str | None:
         try:
@@ -252,7 +312,7 @@ class Executor:
         held.in_flight = False
         if held.state is State.SETTLING:
             # complete or COMMIT raised: nothing committed; the attempt failed.
-            held.outcome = Outcome("fail", describe(exc))
+            held.outcome = Outcome("fail", describe(exc), delay=self._policy_delay(held, exc))
             log.warning("job %s failed", held.job_id, exc_info=exc, extra=held.log_extra)
             self.ledger.wake.set()
             return

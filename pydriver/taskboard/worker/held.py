@@ -57,7 +57,10 @@ class Outcome:
 
     kind: str  # "complete", "fail" or "release"
     value: str | None = None  # result JSON for complete, error text for fail
-    delay: float = 0.0  # seconds, for release
+    # Seconds: release's delay (None: 0), or fail's retry_in (None: the database's backoff).
+    delay: float | None = None
+    retry: bool = True  # fail: False makes the job dead at once (schema 0.3.0 on)
+    traceback: str | None = None  # fail: the handler's formatted traceback, bounded
 
 
 @dataclass(eq=False)

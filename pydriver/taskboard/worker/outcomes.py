@@ -8,6 +8,7 @@ cannot hold all become text that PostgreSQL stores.
 from __future__ import annotations
 
 import json
+import traceback
 from typing import Any
 
 from taskboard.sql import NotJSON, json_text
@@ -16,6 +17,9 @@ from taskboard.sql import NotJSON, json_text
 # completes): job rows are read by claim, get_job and the dashboards.
 MAX_RESULT_BYTES = 16 * 1024 * 1024
 MAX_ERROR_CHARS = 2000
+# A longer traceback keeps its last characters, where the exception is. fail
+# stores at most 16384 characters of one, cutting it the same way.
+MAX_TRACEBACK_CHARS = 16000
 # The key of the result recorded instead of one that could not be stored.
 NOT_STORED_KEY = "taskboard_result_not_stored"
 
@@ -45,6 +49,25 @@ def describe(exc: BaseException) -> str:
     name = safe_text(type(exc).__name__)
     described = f"{name}: {text}" if text else name
     return described[:MAX_ERROR_CHARS]
+
+
+def format_traceback(exc: BaseException) -> str | None:
+    """The exception's formatted traceback, bounded and safe to store; None when it has none.
+
+    One longer than MAX_TRACEBACK_CHARS keeps its end, after a first line
+    saying how many characters were cut.
+    """
+    if exc.__traceback__ is None:
+        return None
+    try:
+        text = "".join(traceback.format_exception(exc))
+    except Exception as inner:  # noqa: BLE001 - formatting must not break the worker
+        return f"<the traceback could not be formatted: {type(inner).__name__}>"
+    text = safe_text(text).rstrip("\n")
+    if len(text) > MAX_TRACEBACK_CHARS:
+        cut = len(text) - MAX_TRACEBACK_CHARS
+        text = f"[traceback cut: its first {cut} characters are not stored]\n" + text[cut:]
+    return text
 
 
 def encode_result(result: Any) -> str | None:

@@ -27,6 +27,7 @@ from psycopg_pool import AsyncConnectionPool
 from taskboard import sql
 from taskboard.context import AsyncContext, BaseContext, SyncContext
 from taskboard.events import EventHook
+from taskboard.periodic import Schedule
 from taskboard.settings import Settings
 from taskboard.tasks import Task, worker_queues
 from taskboard.worker.control import Chore, Control
@@ -34,6 +35,7 @@ from taskboard.worker.executor import Executor
 from taskboard.worker.held import Counters, Held, Ledger
 from taskboard.worker.renewal import Renewal
 from taskboard.worker.retention import Pruner
+from taskboard.worker.scheduler import Scheduler
 from taskboard.worker.startup import check_database
 
 log = logging.getLogger("taskboard.worker")
@@ -46,7 +48,8 @@ class Worker:
 
     `tasks` maps task names to handlers; `queries` makes the SQL calls (a
     subclass may observe them); `hooks` receive a JobEvent for everything
-    that happens to each claim (see taskboard.events).
+    that happens to each claim (see taskboard.events); `schedules` are the
+    periodic jobs whose due slots it enqueues (see worker.scheduler).
     """
 
     def __init__(
@@ -56,8 +59,10 @@ class Worker:
         *,
         queries: sql.Queries | None = None,
         hooks: Sequence[EventHook] = (),
+        schedules: Sequence[Schedule] = (),
     ) -> None:
         self.tasks = dict(tasks)
+        self.schedules = list(schedules)
         self.settings = settings
         self.queries = queries or sql.Queries()
         self.queues = worker_queues(self.tasks, settings.queues)
@@ -129,6 +134,12 @@ class Worker:
             self.settings.lease,
             self.settings.renew_interval,
         )
+        if self.schedules:
+            log.info(
+                "worker %s schedules: %s",
+                self.settings.worker_name,
+                ", ".join(f"{s.name} ({s.cron.expression} UTC)" for s in self.schedules),
+            )
         side = [
             asyncio.create_task(control.run(), name="taskboard-control"),
             asyncio.create_task(renewal.run(), name="taskboard-renewal"),
@@ -160,9 +171,14 @@ class Worker:
         )
 
     def _chores(self) -> list[Chore]:
-        """What the control loop does between claims: retention's prune, when set."""
-        retention = self.settings.retention
-        return [] if retention is None else [Pruner(retention, self.queries)]
+        """What the control loop does between claims: the periodic schedules' slots, and
+        retention's prune when it is set."""
+        chores: list[Chore] = []
+        if self.schedules:
+            chores.append(Scheduler(self.schedules, self.queries))
+        if self.settings.retention is not None:
+            chores.append(Pruner(self.settings.retention, self.queries))
+        return chores
 
     def _claimed(self, row: sql.Claimed, sent: float, sent_at: dt.datetime | None) -> None:
         """Hold a claim the database just handed us and start its handler."""

@@ -1,0 +1,17 @@
+-- Revert taskboard:schedules from pg
+
+BEGIN;
+
+\set owner_role :prefix _owner
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
+
+DROP VIEW taskboard.schedules;
+DROP TABLE taskboard.schedule_slots;
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
+
+COMMIT;

@@ -1,0 +1,64 @@
+"""Periodic jobs as the app declares them: a schedule's name, its cron, and the job of each slot."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from taskboard import sql
+from taskboard.cron import Cron, CronError
+from taskboard.errors import InvalidArgument, TaskError
+from taskboard.settings import name_problem
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A periodic job: at every slot of `cron`, one job of `task` (taskboard.enqueue_periodic).
+
+    `name` identifies the schedule in the database (taskboard.schedules);
+    the job's arguments were checked when it was declared, the payload
+    already encoded as JSON text.
+    """
+
+    name: str
+    cron: Cron
+    task: str
+    queue: str
+    payload_json: str
+    priority: int
+    max_attempts: int
+
+
+def parse_cron(cron: str) -> Cron:
+    """`cron` parsed; TaskError saying why when it cannot be used."""
+    try:
+        return Cron(cron)
+    except CronError as exc:
+        raise TaskError(f"periodic: cron {cron!r} is not valid: {exc}") from None
+
+
+def schedule(
+    *,
+    name: str,
+    cron: Cron,
+    task: str,
+    queue: str,
+    payload: Any,
+    priority: int,
+    max_attempts: int,
+) -> Schedule:
+    """A Schedule of checked arguments; TaskError naming the schedule and the argument else."""
+    problem = name_problem(f"periodic {name!r}: name", name) or name_problem(
+        f"periodic {name!r}: queue", queue
+    )
+    if problem:
+        raise TaskError(problem)
+    try:
+        payload_json = sql.payload_json("payload", payload)
+        sql.int4("priority", priority)
+        sql.int4("max_attempts", max_attempts)
+    except InvalidArgument as exc:
+        raise TaskError(f"periodic {name!r}: {exc}") from None
+    if max_attempts < 1:
+        raise TaskError(f"periodic {name!r}: max_attempts must be at least 1, got {max_attempts}")
+    return Schedule(name, cron, task, queue, payload_json, priority, max_attempts)
