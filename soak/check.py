@@ -34,6 +34,7 @@ from typing import Any
 
 import psycopg
 
+from soak.app import PERIODIC_EVERY_S, PERIODIC_SCHEDULE, PERIODIC_TASK
 from soak.history import read_events
 from soak.plan import Config, Plan
 
@@ -48,6 +49,10 @@ CONNECTION_ERRORS = (
     "InterfaceError",
 )
 EXAMPLES = 5
+# A worker whose control connection works from a slot on sends it within this
+# long: its scheduler passes 50 ms after the slot, between claims, and a claim
+# waits at most a second for a row lock (the control connection's lock_timeout).
+SCHEDULER_PASS_S = 1.5
 TERMINAL = ("succeeded", "dead", "cancelled")
 
 
@@ -119,12 +124,13 @@ class Job:
     errors: list[dict[str, Any]]
     holds: bool  # a ledger.post that blocks its pool connection past the lease
     fence: int | None = None  # the final fence: how many times the job was claimed
+    run_at: float | None = None  # a periodic job's: its slot
 
 
 JOBS_SQL = """
 SELECT id, queue, task, state, attempt, max_attempts, dedupe_key, lease_token::text,
        payload->>'rid', extract(epoch FROM finished_at)::float8, errors, payload ? 'hold',
-       fence
+       fence, extract(epoch FROM run_at)::float8
   FROM taskboard.jobs
  ORDER BY id
 """
@@ -148,6 +154,13 @@ def snapshot(admin_url: str) -> dict[str, Any]:
                 for r in conn.execute("SELECT job_id, token::text, rid FROM soak_app.ledger")
             ],
             "dedupe_index": list(index) if index else None,
+            "schedules": [
+                list(r)
+                for r in conn.execute(
+                    "SELECT schedule, extract(epoch FROM last_slot)::float8, last_job_id"
+                    "  FROM taskboard.schedules ORDER BY schedule"
+                ).fetchall()
+            ],
         }
 
 
@@ -183,6 +196,9 @@ class Checker:
         self.ledger: list[tuple[int, str, str]] = [(r[0], r[1], r[2]) for r in final["ledger"]]
         index = final["dedupe_index"]
         self.dedupe_index: tuple[Any, ...] | None = tuple(index) if index else None
+        self.schedules: dict[str, tuple[float, int]] = {
+            r[0]: (r[1], r[2]) for r in final.get("schedules", [])
+        }
 
     def _load_history(self, events: list[dict[str, Any]]) -> None:
         by: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -377,6 +393,7 @@ class Checker:
             self.fences(),
             self.nothing_from_paused(),
             self.queue_limits(),
+            self.periodic_slots(),
         ]
         self.find_stale_pool_connections()
         self.find_dropped_completions()
@@ -553,7 +570,10 @@ class Checker:
         rids_in_db = defaultdict(list)
         for j in self.jobs.values():
             rids_in_db[j.rid].append(j.id)
-        unknown = [j for j in self.jobs.values() if j.rid not in planned]
+        # A periodic job comes from the schedule, not from a producer (invariant 19).
+        unknown = [
+            j for j in self.jobs.values() if j.rid not in planned and j.task != PERIODIC_TASK
+        ]
         violations += [
             f"job {j.id} carries request id {j.rid!r}, which no producer sent" for j in unknown
         ]
@@ -1379,6 +1399,136 @@ class Checker:
             starts = [y for y in starts if not self._may_have_left(y, until, db_until)]
         return len(running) + len(starts), limit, running, starts
 
+    # -- periodic jobs -------------------------------------------------------------------
+
+    def _able(self) -> dict[str, list[tuple[float, float]]]:
+        """When each worker certainly could run its scheduler (the wall clock): from its
+        loop's start to its exit or the stop of every worker, minus its SIGSTOPs, the
+        server's restarts (until its control connection was back) and every other
+        stretch its control connection spent failing."""
+        stopping = min((e["t"] for e in self.by["stopping"]), default=INF)
+        started = {e["proc"]: e["t"] for e in self.by["worker_started"]}
+        gaps: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        stop_begin: dict[str, float] = {}
+        for e in self.faults:
+            if e["kind"] == "stop":
+                stop_begin[e["target"]] = e.get("at", e["t"])
+            elif e["kind"] == "cont":
+                gaps[e["target"]].append((stop_begin.pop(e["target"], e["t"]), e["t"]))
+        for target, begin in stop_begin.items():
+            gaps[target].append((begin, INF))
+        ups: dict[str, list[float]] = defaultdict(list)
+        for e in self.by["control_up"]:
+            ups[e["proc"]].append(e["t"])
+        breaks = sorted(
+            [e["t"] for e in self.by["fault_begin"]]
+            + [e.get("at", e["t"]) for e in self.faults if e["kind"] == "terminate"]
+        )
+        for e in self.by["control_down"]:
+            # Down from the fault that broke it (a restart, a terminate) or its report.
+            before = [t for t in breaks if t <= e["t"]]
+            begin = min(before[-1] if before else e["t"], e["t"])
+            up = min((t for t in ups[e["proc"]] if t >= e["t"]), default=INF)
+            gaps[e["proc"]].append((begin, up))
+        for _, begin, end in self.restart_windows:
+            for proc in started:
+                up = min((t for t in ups[proc] if t >= begin), default=end)
+                gaps[proc].append((begin, max(end, up)))
+        able: dict[str, list[tuple[float, float]]] = {}
+        for proc, t0 in started.items():
+            exit_event = self.exits.get(proc)
+            t1 = min(exit_event["t"] if exit_event else INF, stopping)
+            spans = [(t0, t1)]
+            for a, b in sorted(gaps[proc]):
+                spans = [
+                    piece
+                    for x, y in spans
+                    for piece in ((x, min(y, a)), (max(x, b), y))
+                    if piece[0] < piece[1]
+                ]
+            able[proc] = spans
+        return able
+
+    def periodic_slots(self) -> Invariant:
+        """Every slot of the soak's schedule from its first job to its last has exactly one
+        job, but for slots no worker could have sent: none had a working control connection
+        for SCHEDULER_PASS_S from the slot on (all down, stopped or cut off)."""
+        period = float(PERIODIC_EVERY_S)
+        jobs = sorted(
+            (j for j in self.jobs.values() if j.task == PERIODIC_TASK and j.run_at is not None),
+            key=lambda j: j.run_at or 0.0,
+        )
+        violations: list[str] = []
+        by_slot: dict[float, list[int]] = defaultdict(list)
+        for j in jobs:
+            assert j.run_at is not None
+            slot = round(j.run_at, 3)
+            if abs(slot / period - round(slot / period)) > 1e-6:
+                violations.append(f"job {j.id} is for {slot:.3f}, which is no slot of the schedule")
+            by_slot[slot].append(j.id)
+        for slot, ids in sorted(by_slot.items()):
+            if len(ids) > 1:
+                violations.append(f"slot {_utc(slot)} has {len(ids)} jobs: {ids}")
+        enqueued: dict[str, list[str]] = defaultdict(list)
+        for e in self.by["periodic"]:
+            enqueued[e["slot"]].append(f"{e['proc']} job {e['job']}")
+        for slot_text, who in enqueued.items():
+            if len(who) > 1:
+                violations.append(f"slot {slot_text} enqueued more than once: {', '.join(who)}")
+        missing = excused = 0
+        expected = 0
+        if jobs:
+            able = self._able()
+            first, last = min(by_slot), max(by_slot)
+            slot = first
+            while slot <= last + 1e-6:
+                expected += 1
+                key = round(slot, 3)
+                if key not in by_slot:
+                    # Could some worker run its scheduler from the slot to the next?
+                    up = [
+                        proc
+                        for proc, spans in able.items()
+                        if any(
+                            a <= slot - CLOCK_SLACK_S and slot + SCHEDULER_PASS_S <= b
+                            for a, b in spans
+                        )
+                    ]
+                    if up:
+                        missing += 1
+                        violations.append(
+                            f"slot {_utc(slot)} has no job although {', '.join(sorted(up)[:3])} "
+                            f"could run the scheduler for {SCHEDULER_PASS_S:g} s from it"
+                        )
+                    else:
+                        excused += 1
+                slot += period
+            row = self.schedules.get(PERIODIC_SCHEDULE)
+            if row is None:
+                violations.append(f"taskboard.schedules has no row for {PERIODIC_SCHEDULE}")
+            elif abs(row[0] - last) > CLOCK_SLACK_S or row[1] != by_slot[last][-1]:
+                violations.append(
+                    f"taskboard.schedules says {PERIODIC_SCHEDULE}'s last slot is {_utc(row[0])} "
+                    f"(job {row[1]}); its last job is {by_slot[last][-1]} for {_utc(last)}"
+                )
+            stopping = min((e["t"] for e in self.by["stopping"]), default=INF)
+            if stopping < INF and last < stopping - 2 * period - 1.0:
+                violations.append(
+                    f"the last slot with a job, {_utc(last)}, is {stopping - last:.1f} s before "
+                    "the workers were stopped"
+                )
+        else:
+            violations.append(f"no job of {PERIODIC_SCHEDULE} at all")
+        return Invariant(
+            "exactly one job per schedule slot: every slot from the first to the last has one job, none two; a slot may lack one only when no worker could send it (all down, stopped or cut off)",
+            "database (periodic jobs' run_at, taskboard.schedules) + history (the workers' scheduler log records, their control connection, the runner's faults)",
+            expected,
+            violations,
+            f"{len(jobs)} jobs for {expected} slots ({period:g} s apart) of {PERIODIC_SCHEDULE}; "
+            f"{excused} slots without a job while no worker could send it (by design only "
+            "the latest of the slots missed then is enqueued, when a worker is back)",
+        )
+
     # -- tables ----------------------------------------------------------------------
 
     def fault_rows(self) -> list[FaultRow]:
@@ -1628,6 +1778,10 @@ class StartCall:
     rows: list[Claim]
     starts: list[Claim]
     limits: set[int | None]  # every limit it may have read (no None: it read one)
+
+
+def _utc(epoch: float) -> str:
+    return dt.datetime.fromtimestamp(epoch, dt.UTC).strftime("%H:%M:%S.%f")[:-3]
 
 
 def _may_have_applied(op: dict[str, Any]) -> bool:

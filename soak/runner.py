@@ -691,6 +691,7 @@ class Soak:
             time.sleep(0.2)
 
     def stop_workers(self) -> None:
+        self.history.write("stopping")  # SIGTERM to every worker: they stop claiming
         for proc in self.procs:
             if proc.kind == "worker" and proc.popen.poll() is None:
                 proc.expected_exit = "stopped"
