@@ -569,7 +569,8 @@ class Checker:
         ]
         rids_in_db = defaultdict(list)
         for j in self.jobs.values():
-            rids_in_db[j.rid].append(j.id)
+            if j.task != PERIODIC_TASK:
+                rids_in_db[j.rid].append(j.id)
         # A periodic job comes from the schedule, not from a producer (invariant 19).
         unknown = [
             j for j in self.jobs.values() if j.rid not in planned and j.task != PERIODIC_TASK
