@@ -9,13 +9,16 @@ What the history gets, each line fsynced before the worker goes on:
   right before the handler returns success), `skip` when still_holder()
   said no right before an effect;
 - from the worker's per-job event hook (`app.on_event`, taskboard.events):
-  every answer the database gave the worker (claim, renew, complete, fail,
-  release, lease_state) with the wall time the call was sent, each settling
+  every answer the database gave the worker (claim, with its fence; renew,
+  complete, fail, release, lease_state) with the wall time the call was sent, each settling
   call right before it is sent (`complete_sent`, ...) or when it raised
   (`complete_error`, ...), and `lost` when the worker gave a claim up;
 - from the driver's own log records (logger taskboard.worker): `refused_log`
-  (it logged a refused complete/fail), and `counters` (its final counts, at
-  a graceful exit).
+  (it logged a refused complete/fail), `counters` (its final counts, at a
+  graceful exit), `worker_started` (its loop began), `control_down` and
+  `control_up` (its control connection, which also runs the periodic
+  schedule, failed and came back), and `periodic` (its scheduler enqueued a
+  slot's job).
 """
 
 from __future__ import annotations
@@ -43,6 +46,12 @@ LONG_STEP_S = 0.1
 
 
 TRANSACTIONAL = "ledger.post"
+# A periodic schedule every worker runs: a slot every PERIODIC_EVERY_S seconds
+# (cron with seconds first), so that a quick run passes a dozen.
+PERIODIC_EVERY_S = 2
+PERIODIC_CRON = f"*/{PERIODIC_EVERY_S} * * * * *"
+PERIODIC_SCHEDULE = "soak.tick"
+PERIODIC_TASK = "periodic.tick"
 
 
 class NotHolder(Exception):
@@ -127,6 +136,21 @@ def build_app(app: Taskboard, history: History) -> Taskboard:
         time.sleep(payload["ms"] / 1000)
         raise PlannedFailure("doomed: every attempt fails on purpose")
 
+    @app.task("partner.call", queue="partner")
+    async def partner_call(ctx: AsyncContext, payload: dict[str, Any]) -> dict[str, Any]:
+        started(ctx)
+        await asyncio.sleep(payload["ms"] / 1000)
+        effect(ctx)
+        return {"called": payload["rid"]}
+
+    @app.periodic(PERIODIC_CRON, name=PERIODIC_SCHEDULE, payload={"ms": 5})
+    @app.task(PERIODIC_TASK, queue="email")
+    async def periodic_tick(ctx: AsyncContext, payload: dict[str, Any]) -> dict[str, Any]:
+        started(ctx)
+        await asyncio.sleep(payload["ms"] / 1000)
+        effect(ctx)
+        return {"ticked": ctx.job_id}
+
     @app.task("dedupe.sync", queue="email")
     async def dedupe_sync(ctx: AsyncContext, payload: dict[str, Any]) -> dict[str, Any]:
         started(ctx)
@@ -164,6 +188,7 @@ def recorder(history: History) -> Callable[[JobEvent], None]:
                 rid=r.payload.get("rid") if isinstance(r.payload, dict) else None,
                 exp=r.lease_expires_at.timestamp(),
                 ikey=str(r.idempotency_key),
+                fence=r.fence,
             )
         elif e.kind == "renewed":
             history.write(
@@ -212,6 +237,14 @@ class LogRecorder(logging.Handler):
                 self.history.write("counters", **{k: int(v) for k, v in counts.items()})
             elif msg.startswith("job %s: the worker failed to settle it"):
                 self.history.write("settle_error", job=args[0], error=str(record.exc_info)[:300])
+            elif msg.startswith("schedule %s: enqueued job %s"):
+                self.history.write("periodic", schedule=args[0], job=args[1], slot=str(args[3]))
+            elif msg.startswith("control connection failed"):
+                self.history.write("control_down")
+            elif msg.startswith("control connection back"):
+                self.history.write("control_up")
+            elif msg.startswith("worker %s started: "):
+                self.history.write("worker_started")
         except Exception:  # noqa: BLE001 - a recorder must never break the worker
             self.handleError(record)
 

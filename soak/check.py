@@ -5,7 +5,10 @@ Sources, named in each invariant's `source`:
 - history: the JSON lines the workers, producers and the runner fsynced
   (see soak/app.py, soak/producer.py, soak/runner.py). The workers' lines
   are what their handlers saw and every answer the database gave their SQL
-  calls; the runner's are the faults it injected and the cancels it made.
+  calls; the runner's are the faults it injected and the operations it made
+  through the management API (pauses, resumes, limits, cancels, retries),
+  each with the database clock read right before it was sent and right
+  after its answer.
 - worker log: the driver's own warnings and final counters, as the worker
   process recorded them from its log records.
 - database: the final rows of taskboard.jobs and soak_app.ledger, read as
@@ -19,6 +22,8 @@ history, never taken as evidence of what happened.
 
 from __future__ import annotations
 
+import bisect
+import datetime as dt
 import math
 from collections import defaultdict
 from collections.abc import Iterable
@@ -29,6 +34,7 @@ from typing import Any
 
 import psycopg
 
+from soak.app import PERIODIC_EVERY_S, PERIODIC_SCHEDULE, PERIODIC_TASK
 from soak.history import read_events
 from soak.plan import Config, Plan
 
@@ -43,6 +49,10 @@ CONNECTION_ERRORS = (
     "InterfaceError",
 )
 EXAMPLES = 5
+# A worker whose control connection works from a slot on sends it within this
+# long: its scheduler passes 50 ms after the slot, between claims, and a claim
+# waits at most a second for a row lock (the control connection's lock_timeout).
+SCHEDULER_PASS_S = 1.5
 TERMINAL = ("succeeded", "dead", "cancelled")
 
 
@@ -93,6 +103,7 @@ class Claim:
     exp: float  # the database's deadline from claim (epoch seconds, server clock)
     ikey: str
     task: str
+    fence: int | None = None  # from claim: strictly increasing with every claim of the job
     close: float = INF  # when this process stopped holding it, as far as the history says
     deadline: float = 0.0  # the latest deadline the database granted this token
     touched_by: set[str] = field(default_factory=set)
@@ -112,11 +123,14 @@ class Job:
     finished_at: float | None
     errors: list[dict[str, Any]]
     holds: bool  # a ledger.post that blocks its pool connection past the lease
+    fence: int | None = None  # the final fence: how many times the job was claimed
+    run_at: float | None = None  # a periodic job's: its slot
 
 
 JOBS_SQL = """
 SELECT id, queue, task, state, attempt, max_attempts, dedupe_key, lease_token::text,
-       payload->>'rid', extract(epoch FROM finished_at)::float8, errors, payload ? 'hold'
+       payload->>'rid', extract(epoch FROM finished_at)::float8, errors, payload ? 'hold',
+       fence, extract(epoch FROM run_at)::float8
   FROM taskboard.jobs
  ORDER BY id
 """
@@ -140,6 +154,13 @@ def snapshot(admin_url: str) -> dict[str, Any]:
                 for r in conn.execute("SELECT job_id, token::text, rid FROM soak_app.ledger")
             ],
             "dedupe_index": list(index) if index else None,
+            "schedules": [
+                list(r)
+                for r in conn.execute(
+                    "SELECT schedule, extract(epoch FROM last_slot)::float8, last_job_id"
+                    "  FROM taskboard.schedules ORDER BY schedule"
+                ).fetchall()
+            ],
         }
 
 
@@ -175,6 +196,9 @@ class Checker:
         self.ledger: list[tuple[int, str, str]] = [(r[0], r[1], r[2]) for r in final["ledger"]]
         index = final["dedupe_index"]
         self.dedupe_index: tuple[Any, ...] | None = tuple(index) if index else None
+        self.schedules: dict[str, tuple[float, int]] = {
+            r[0]: (r[1], r[2]) for r in final.get("schedules", [])
+        }
 
     def _load_history(self, events: list[dict[str, Any]]) -> None:
         by: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -193,6 +217,7 @@ class Checker:
                 e["exp"],
                 e["ikey"],
                 e["task"],
+                e.get("fence"),
             )
             c.deadline = c.exp
             self.claims[c.token] = c
@@ -236,27 +261,51 @@ class Checker:
         self.releases: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for e in by["release"]:
             self.releases[e["token"]].append(e)
-        # (proc, job, attempt) -> token, to place the worker's log records
-        self.token_of: dict[tuple[str, int, int], str] = {
-            (c.proc, c.job, c.attempt): c.token for c in self.claims.values()
+        self.by_fence: dict[tuple[int, int], Claim] = {
+            (c.job, c.fence): c for c in self.claims.values() if c.fence is not None
         }
+        # Every complete, fail or release a worker sent (or recorded an answer to), by
+        # job: its send time and the deadline of the claim whose token it presented.
+        self.leave_sends: dict[int, list[tuple[float, float]]] = defaultdict(list)
+        for table in (self.sent_calls, self.completes, self.fails, self.releases, self.broke_off):
+            for token, events in table.items():
+                sender = self.claims.get(token)
+                if sender is not None:
+                    self.leave_sends[sender.job] += [(e["sent"], sender.exp) for e in events]
+        # (proc, job, attempt) -> its claims in order, to place the worker's log records
+        # (a retried job counts its attempts from 1 again: the one recorded last before)
+        self.claims_by_attempt: dict[tuple[str, int, int], list[Claim]] = defaultdict(list)
+        for c in sorted(self.claims.values(), key=lambda c: c.t):
+            self.claims_by_attempt[(c.proc, c.job, c.attempt)].append(c)
         self.lost: dict[str, dict[str, Any]] = {}
         for e in by["lost"]:
-            token = self.token_of.get((e["proc"], e["job"], e["attempt"]))
+            token = self.token_of(e["proc"], e["job"], e["attempt"], e["t"])
             if token is not None:
                 self.lost.setdefault(token, e)
         # processes
         self.spawned: dict[str, dict[str, Any]] = {e["name"]: e for e in by["spawn"]}
         self.exits: dict[str, dict[str, Any]] = {e["name"]: e for e in by["exit"]}
-        # faults
-        self.faults = [e for e in by["fault"]]
+        # faults, and the operations made through the management API
+        self.faults = [e for e in by["fault"] if e["kind"] != "cancel"]
+        self.ops = sorted(by["op"], key=lambda e: e["sent"])
+        # Cancels: through app.cancel (an `op`); a run recorded before that made them a `fault`.
+        cancels = [e for e in self.ops if e["kind"] == "cancel"]
+        cancels += [e for e in by["fault"] if e["kind"] == "cancel"]
         self.cancels: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        for e in self.faults:
-            if e["kind"] == "cancel":
-                self.cancels[e["job"]].append(e)
+        for e in cancels:
+            self.cancels[e["job"]].append(e)
+        self.retries: dict[int, list[dict[str, Any]]] = defaultdict(list)
+        for e in self.ops:
+            if e["kind"] == "retry" and e["answer"]:
+                self.retries[e["job"]].append(e)
         self.phase = {e["name"]: e for e in by["phase"]}
         self._close_claims()
         self._touch_claims()
+
+    def token_of(self, proc: str, job: int, attempt: int, at: float) -> str | None:
+        """The token of `proc`'s claim of `job` at `attempt` that it recorded last before `at`."""
+        before = [c for c in self.claims_by_attempt.get((proc, job, attempt), []) if c.t <= at]
+        return before[-1].token if before else None
 
     def _close_claims(self) -> None:
         for c in self.claims.values():
@@ -311,14 +360,14 @@ class Checker:
                 if c.sent <= b and c.close >= a:
                     c.touched_by.add(kind)
             for e in self.cancels.get(c.job, []):
-                if e["answer"] and c.sent <= e["t"] and c.close >= e["sent"]:
+                if _may_have_applied(e) and c.sent <= e["t"] and c.close >= e["sent"]:
                     c.touched_by.add("cancel")
 
     def job_touched(self, job: int) -> set[str]:
         kinds: set[str] = set()
         for c in self.claims_of.get(job, []):
             kinds |= c.touched_by
-        if any(e["answer"] for e in self.cancels.get(job, [])):
+        if any(_may_have_applied(e) for e in self.cancels.get(job, [])):
             kinds.add("cancel")
         return kinds
 
@@ -341,6 +390,10 @@ class Checker:
             self.idempotency_keys(),
             self.leases_kept(),
             self.no_crash(),
+            self.fences(),
+            self.nothing_from_paused(),
+            self.queue_limits(),
+            self.periodic_slots(),
         ]
         self.find_stale_pool_connections()
         self.find_dropped_completions()
@@ -352,13 +405,18 @@ class Checker:
     # -- findings: not invariants, but what a reviewer should hear about -----------------
 
     def _attempt_errors(self, c: Claim) -> list[str]:
+        """The errors recorded for this claim's attempt: its attempt number and worker, at
+        or after its claim (a retried job counts its attempts from 1 again)."""
         job = self.jobs.get(c.job)
         if job is None:
             return []
+        claimed_at = c.exp - self.config.lease - CLOCK_SLACK_S
         return [
             str(e.get("error", ""))
             for e in job.errors
-            if e.get("attempt") == c.attempt and e.get("worker") == c.proc
+            if e.get("attempt") == c.attempt
+            and e.get("worker") == c.proc
+            and (_error_at(e) or INF) >= claimed_at
         ]
 
     def find_stale_pool_connections(self) -> None:
@@ -511,8 +569,12 @@ class Checker:
         ]
         rids_in_db = defaultdict(list)
         for j in self.jobs.values():
-            rids_in_db[j.rid].append(j.id)
-        unknown = [j for j in self.jobs.values() if j.rid not in planned]
+            if j.task != PERIODIC_TASK:
+                rids_in_db[j.rid].append(j.id)
+        # A periodic job comes from the schedule, not from a producer (invariant 19).
+        unknown = [
+            j for j in self.jobs.values() if j.rid not in planned and j.task != PERIODIC_TASK
+        ]
         violations += [
             f"job {j.id} carries request id {j.rid!r}, which no producer sent" for j in unknown
         ]
@@ -566,8 +628,26 @@ class Checker:
                     if e["answer"] == "dead":
                         end = min(end, e["sent"])
             for e in self.cancels.get(job.id, []):
-                if e["answer"]:
+                if _may_have_applied(e):
                     end = min(end, e["sent"])
+            if self.retries.get(job.id):
+                # Retried: it was finished before, at the first of these at the latest
+                # (finished_at is only its last finish). Every fail that may have made it
+                # dead, every burial, and the retry, which found it finished.
+                ends = [end, *(e["sent"] for e in self.retries[job.id])]
+                for c in claims:
+                    ends += [e["sent"] for e in self.fails.get(c.token, [])]
+                    ends += [
+                        e["sent"]
+                        for e in self.sent_calls.get(c.token, [])
+                        if e["ev"] == "fail_sent"
+                    ]
+                ends += [
+                    at
+                    for e in job.errors
+                    if e.get("error") == "lease expired" and (at := _error_at(e)) is not None
+                ]
+                end = min(ends)
             if start < end:
                 out[job.id] = (start, end)
         return out
@@ -682,7 +762,7 @@ class Checker:
                 b_at = b.exp - lease  # the database's clock when it granted b
                 if b_at >= a.deadline - CLOCK_SLACK_S:
                     continue
-                if self._handed_back(a, before=b.t):
+                if self._handed_back(a, before=b.t) or self._cancelled_between(a, b):
                     continue
                 violations.append(
                     f"job {job}: claimed by {b.proc} (attempt {b.attempt}) {a.deadline - b_at:.3f} s before "
@@ -693,6 +773,13 @@ class Checker:
             "history (claim and renew deadlines, on the server clock)",
             pairs,
             violations,
+        )
+
+    def _cancelled_between(self, a: Claim, b: Claim) -> bool:
+        """Was the job cancelled (then retried) between claim `a` and claim `b`?"""
+        return any(
+            _may_have_applied(e) and a.sent <= e["t"] and e["sent"] <= b.t
+            for e in self.cancels.get(a.job, [])
         )
 
     def _fail_applied(self, c: Claim) -> bool:
@@ -763,7 +850,7 @@ class Checker:
             return "superseded by a later claim"
         if any(r["answer"] for r in self.releases.get(token, [])):
             return "released"
-        if any(x["answer"] and x["sent"] <= e["t"] for x in self.cancels.get(c.job, [])):
+        if any(_may_have_applied(x) and x["sent"] <= e["t"] for x in self.cancels.get(c.job, [])):
             return "cancelled"
         if job.state == "dead" and any(
             err.get("error") == "lease expired" and err.get("attempt") == c.attempt
@@ -847,22 +934,42 @@ class Checker:
         for j in dead:
             if j.attempt < j.max_attempts:
                 violations.append(f"job {j.id} is dead at attempt {j.attempt} of {j.max_attempts}")
+        lives = 0
         for job_id, claims in self.claims_of.items():
             job = self.jobs.get(job_id)
-            released = sum(
-                1 for c in claims if any(r["answer"] for r in self.releases.get(c.token, []))
-            )
-            if job is not None and len(claims) - released > job.max_attempts:
-                violations.append(
-                    f"job {job_id} was claimed {len(claims)} times ({released} released) "
-                    f"with max_attempts {job.max_attempts}"
+            if job is None:
+                continue
+            for life in self._lives(job_id, claims):
+                lives += 1
+                released = sum(
+                    1 for c in life if any(r["answer"] for r in self.releases.get(c.token, []))
                 )
+                if len(life) - released > job.max_attempts:
+                    violations.append(
+                        f"job {job_id} was claimed {len(life)} times ({released} released) "
+                        f"with max_attempts {job.max_attempts}"
+                        + (" since its last retry" if len(life) < len(claims) else "")
+                    )
+        retried = sum(1 for r in self.retries.values() if r)
         return Invariant(
-            "a job is dead only with its attempts used up, and never claimed more often than its attempts",
-            "database (dead jobs) + history (claims, releases)",
-            len(dead) + len(self.claims_of),
+            "a job is dead only with its attempts used up, and never claimed more often than its attempts (a retry resets them)",
+            "database (dead jobs) + history (claims, releases, retries)",
+            len(dead) + lives,
             violations,
+            f"{retried} jobs retried, their attempts counted from each retry on",
         )
+
+    def _lives(self, job_id: int, claims: list[Claim]) -> list[list[Claim]]:
+        """The job's claims split at each retry that queued it again (the retry's database
+        time: every claim before it came before the job finished, every one after it saw
+        run_at = the retry's clock)."""
+        cuts = sorted(
+            e["sent_db"] for e in self.retries.get(job_id, []) if e.get("sent_db") is not None
+        )
+        lives: list[list[Claim]] = [[] for _ in range(len(cuts) + 1)]
+        for c in claims:
+            lives[bisect.bisect_right(cuts, c.exp - self.config.lease)].append(c)
+        return [life for life in lives if life]
 
     def same_token_effects(self) -> Invariant:
         violations = [
@@ -1043,6 +1150,386 @@ class Checker:
             violations,
         )
 
+    # -- fences and queue control ------------------------------------------------------
+
+    def fences(self) -> Invariant:
+        """Per job, in the order of claim, the fences handed out strictly increase."""
+        violations: list[str] = []
+        pairs = 0
+        for job, claims in self.claims_of.items():
+            # claims_of is in the order of the database's claim times (v_now = exp - lease,
+            # every worker's lease being the same), which is the order the claims were
+            # made in: a later claim of a job needs the earlier's lease expired, or the
+            # job queued again at a later run_at.
+            unfenced = [c for c in claims if c.fence is None]
+            if unfenced:
+                violations.append(f"job {job}: {len(unfenced)} claims handed out no fence")
+                continue
+            for a, b in pairwise(claims):
+                pairs += 1
+                assert a.fence is not None and b.fence is not None
+                if b.exp == a.exp:
+                    violations.append(
+                        f"job {job}: two claims at one database time (fences {a.fence} and {b.fence})"
+                    )
+                elif b.fence <= a.fence:
+                    violations.append(
+                        f"job {job}: fence {b.fence} handed to {b.proc} (attempt {b.attempt}) "
+                        f"{b.exp - a.exp:.3f} s after fence {a.fence} went to {a.proc} (attempt {a.attempt})"
+                    )
+            final = self.jobs[job].fence if job in self.jobs else None
+            top = max(c.fence for c in claims if c.fence is not None)
+            if final is not None and (final < top or final < len(claims)):
+                violations.append(
+                    f"job {job}: its final fence {final} is below the {top} handed out "
+                    f"or the {len(claims)} claims recorded"
+                )
+        reclaimed = sum(1 for claims in self.claims_of.values() if len(claims) > 1)
+        return Invariant(
+            "fences strictly increasing per job: in the order of claim, every fence handed out is above the one before (none repeats)",
+            "history (claim answers: fence, claim time on the server clock) + database (final fence)",
+            pairs,
+            violations,
+            f"{pairs} pairs of successive claims of {reclaimed} jobs claimed more than once",
+        )
+
+    def _claim_span(self, c: Claim, *, last_t: float | None = None) -> tuple[float, float]:
+        """The database's clock from the start of the claim call that handed out `c` (its
+        v_now, lease_expires_at - lease) to the latest it could have ended: v_now plus
+        the call's whole time from send to recorded answer (on the worker's clock)."""
+        start = c.exp - self.config.lease
+        t = c.t if last_t is None else last_t
+        return start, (start + (t - c.sent)) if c.sent is not None else INF
+
+    def _settings(self, setting: str) -> dict[str, QueueSetting]:
+        """Each queue's `paused` or `max_running`, as the runner's management calls set it."""
+        kinds = ("pause", "resume") if setting == "paused" else ("limit",)
+        out: dict[str, QueueSetting] = {}
+        for e in self.ops:  # in the order the runner sent them, one at a time
+            if e["kind"] not in kinds:
+                continue
+            value = (e["kind"] == "pause") if setting == "paused" else e["limit"]
+            answered = e.get("answer") is not None and not e.get("error")
+            confirmed = e.get("confirmed_db") if answered else None
+            sent_db = e.get("sent_db")
+            out.setdefault(e["queue"], QueueSetting(False if setting == "paused" else None))
+            out[e["queue"]].calls.append((-INF if sent_db is None else sent_db, confirmed, value))
+        return out
+
+    def nothing_from_paused(self) -> Invariant:
+        """No claim made, from start to end, while its queue was certainly paused."""
+        settings = self._settings("paused")
+        violations: list[str] = []
+        checked = edge = 0
+        for c in self.claims.values():
+            job = self.jobs.get(c.job)
+            if job is None or job.queue not in settings:
+                continue
+            checked += 1
+            start, end = self._claim_span(c)
+            values = settings[job.queue].possible(start, end)
+            if values == {True}:
+                pause = settings[job.queue].confirmed_before(start)
+                violations.append(
+                    f"job {c.job} ({job.queue}) claimed by {c.proc} (attempt {c.attempt}) "
+                    f"{start - pause:.3f} s after the pause of its queue was confirmed, "
+                    "before its resume was sent"
+                )
+            elif True in values:
+                edge += 1
+        windows = {q: s.certain_windows(True) for q, s in settings.items()}
+        count = sum(len(w) for w in windows.values())
+        seconds = sum(b - a for w in windows.values() for a, b in w)
+        return Invariant(
+            "nothing claimed from a paused queue: no claim ran wholly between a pause's confirmed commit and the sending of its resume",
+            "history (the runner's pause and resume calls with the database clock around them; claims on the server clock)",
+            checked,
+            violations,
+            f"{count} pauses confirmed ({seconds:.1f} s paused in all: "
+            + ", ".join(f"{q} {len(w)}" for q, w in sorted(windows.items()))
+            + f"); {checked} claims of those queues judged, {edge} of them overlapped a pause's "
+            "edge (its commit or its resume) and could have seen either state",
+        )
+
+    def _is_start(self, y: Claim) -> bool:
+        """Did claim `y` certainly start a queued job (rather than reclaim an expired one)?"""
+        if y.fence is None:
+            return False
+        if y.fence == 1:
+            return True
+        p = self.by_fence.get((y.job, y.fence - 1))
+        if p is None:
+            return False  # the claim before it is not in the history: unknown
+        # p's fail or release was applied, so it came before y: y took a queued job.
+        if any(e["answer"] is not None for e in self.fails.get(p.token, [])):
+            return True
+        if any(e["answer"] for e in self.releases.get(p.token, [])):
+            return True
+        lease = self.config.lease
+        return any(
+            p.exp - lease < e["sent_db"] < y.exp - lease
+            for e in self.retries.get(y.job, [])
+            if e.get("sent_db") is not None
+        )
+
+    def _may_have_left(self, x: Claim, until: float, db_until: float) -> bool:
+        """Could the job of claim `x` have stopped running after `x` was made and before
+        `until` (wall clock; `db_until` on the database's): a complete, fail or release
+        sent by x's token or a later one, a cancel, or a burial by claim."""
+        for sent, claim_exp in self.leave_sends.get(x.job, []):
+            if claim_exp >= x.exp and sent <= until:
+                return True
+        for e in self.cancels.get(x.job, []):
+            if _may_have_applied(e) and e["sent"] <= until and e["t"] >= x.sent:
+                return True
+        job = self.jobs[x.job]
+        claimed_at = x.exp - self.config.lease
+        for err in job.errors:
+            at = _error_at(err)
+            if (
+                err.get("error") == "lease expired"
+                and at is not None
+                and claimed_at <= at <= db_until
+            ):
+                return True
+        return False
+
+    def queue_limits(self) -> Invariant:
+        """No claim left more jobs of its queue running than the limit it read.
+
+        claim counts the queue's running jobs under a lock on the queue's row, held
+        until it commits, so right after a claim that started queued jobs commits, at
+        most the limit it read are running. Checked for every claim call that
+        certainly started queued jobs (not reclaims), alone and paired with each call
+        of the same queue that ran at the same time (two racing claims that both
+        counted before either committed show only together): the jobs certainly
+        running when the later of them committed (each claimed before that call was
+        sent, its lease live at the call's start, no complete, fail, release, cancel
+        or burial sent before the answers) plus the jobs they started never exceed
+        the largest limit either may have read; a call that may have read no limit
+        is not judged.
+        """
+        settings = self._settings("limit")
+        lease = self.config.lease
+        rows_of: dict[tuple[str, float, float], list[Claim]] = defaultdict(list)
+        index: dict[str, dict[int, list[Claim]]] = {q: defaultdict(list) for q in settings}
+        for c in self.claims.values():
+            job = self.jobs.get(c.job)
+            if job is None or job.queue not in settings or c.sent is None:
+                continue
+            rows_of[(c.proc, c.sent, c.exp)].append(c)
+            for second in range(int(c.exp - lease), int(c.deadline) + 1):
+                index[job.queue][second].append(c)
+        calls: dict[str, list[StartCall]] = defaultdict(list)
+        unlimited = 0
+        for (proc, sent, _), rows in rows_of.items():
+            starts = [y for y in rows if self._is_start(y)]
+            if not starts:
+                continue
+            queue = self.jobs[rows[0].job].queue
+            last_t = max(y.t for y in rows)
+            start, end = self._claim_span(rows[0], last_t=last_t)
+            limits = settings[queue].possible(start, end)
+            if None in limits:
+                unlimited += 1
+                continue
+            calls[queue].append(StartCall(proc, sent, last_t, start, end, rows, starts, limits))
+        violations: list[str] = []
+        judged = pairs = binding = straddled = started = 0
+        for queue, queue_calls in calls.items():
+            queue_calls.sort(key=lambda call: call.sent)
+            for i, call in enumerate(queue_calls):
+                judged += 1
+                started += len(call.starts)
+                straddled += len(call.limits) > 1
+                group = [[call]]
+                for other in queue_calls[i + 1 :]:
+                    if other.sent >= call.last_t:
+                        break
+                    group.append([call, other])  # sent before call's answer: they overlap
+                pairs += len(group) - 1
+                for together in group:
+                    total, limit, running, starts = self._running_after(together, index[queue])
+                    if total > limit:
+                        who = " and ".join(f"{c.proc}'s claim" for c in together)
+                        before = (
+                            f"{len(running)} were certainly running "
+                            f"({', '.join(str(x.job) for x in running[:4])})"
+                            if running
+                            else "none was certainly running"
+                        )
+                        violations.append(
+                            f"{queue}: {who} started {len(starts)} jobs "
+                            f"({', '.join(str(y.job) for y in starts[:4])}) while {before}: "
+                            f"{total} running, limit {limit}"
+                        )
+                    elif total == limit and len(together) == 1:
+                        binding += 1
+        return Invariant(
+            "never more running than a queue's limit: no claim left more jobs of its queue running than the limit it read, alone or racing another",
+            "history (the runner's limit calls with the database clock around them; claims, fences and settle calls) + database (burials)",
+            judged + pairs,
+            violations,
+            f"{judged} claim calls started {started} jobs under a limit they certainly read "
+            f"({straddled} of them while it changed: judged by the larger), and {pairs} pairs "
+            f"of them ran at the same time; at {binding} calls the running jobs the history "
+            f"proves plus those started reached the limit exactly; {unlimited} claim calls "
+            "that started jobs may have read no limit",
+        )
+
+    def _running_after(
+        self, together: list[StartCall], index: dict[int, list[Claim]]
+    ) -> tuple[int, int, list[Claim], list[Claim]]:
+        """The jobs certainly running when the later of `together` committed (those before
+        it, those it and its partner started), the largest limit either may have read."""
+        sent = max(c.sent for c in together)
+        until = max(c.last_t for c in together)
+        db_from = max(c.db_start for c in together)
+        db_until = max(c.db_end for c in together)
+        limit = max(v for c in together for v in c.limits if v is not None)
+        mine = {y.job for c in together for y in c.rows}
+        latest: dict[int, Claim] = {}
+        for x in index.get(int(db_from), []):
+            if x.job in mine or x.t >= sent or x.deadline <= db_from:
+                continue
+            if x.job not in latest or x.exp > latest[x.job].exp:
+                latest[x.job] = x
+        running = [x for x in latest.values() if not self._may_have_left(x, until, db_until)]
+        starts = [y for c in together for y in c.starts]
+        if len(together) > 1:
+            starts = [y for y in starts if not self._may_have_left(y, until, db_until)]
+        return len(running) + len(starts), limit, running, starts
+
+    # -- periodic jobs -------------------------------------------------------------------
+
+    def _able(self) -> dict[str, list[tuple[float, float]]]:
+        """When each worker certainly could run its scheduler (the wall clock): from its
+        loop's start to its exit or the stop of every worker, minus its SIGSTOPs, the
+        server's restarts (until its control connection was back) and every other
+        stretch its control connection spent failing."""
+        stopping = min((e["t"] for e in self.by["stopping"]), default=INF)
+        started = {e["proc"]: e["t"] for e in self.by["worker_started"]}
+        gaps: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        stop_begin: dict[str, float] = {}
+        for e in self.faults:
+            if e["kind"] == "stop":
+                stop_begin[e["target"]] = e.get("at", e["t"])
+            elif e["kind"] == "cont":
+                gaps[e["target"]].append((stop_begin.pop(e["target"], e["t"]), e["t"]))
+        for target, begin in stop_begin.items():
+            gaps[target].append((begin, INF))
+        ups: dict[str, list[float]] = defaultdict(list)
+        for e in self.by["control_up"]:
+            ups[e["proc"]].append(e["t"])
+        breaks = sorted(
+            [e["t"] for e in self.by["fault_begin"]]
+            + [e.get("at", e["t"]) for e in self.faults if e["kind"] == "terminate"]
+        )
+        for e in self.by["control_down"]:
+            # Down from the fault that broke it (a restart, a terminate) or its report.
+            before = [t for t in breaks if t <= e["t"]]
+            begin = min(before[-1] if before else e["t"], e["t"])
+            up = min((t for t in ups[e["proc"]] if t >= e["t"]), default=INF)
+            gaps[e["proc"]].append((begin, up))
+        for _, begin, end in self.restart_windows:
+            for proc in started:
+                up = min((t for t in ups[proc] if t >= begin), default=end)
+                gaps[proc].append((begin, max(end, up)))
+        able: dict[str, list[tuple[float, float]]] = {}
+        for proc, t0 in started.items():
+            exit_event = self.exits.get(proc)
+            t1 = min(exit_event["t"] if exit_event else INF, stopping)
+            spans = [(t0, t1)]
+            for a, b in sorted(gaps[proc]):
+                spans = [
+                    piece
+                    for x, y in spans
+                    for piece in ((x, min(y, a)), (max(x, b), y))
+                    if piece[0] < piece[1]
+                ]
+            able[proc] = spans
+        return able
+
+    def periodic_slots(self) -> Invariant:
+        """Every slot of the soak's schedule from its first job to its last has exactly one
+        job, but for slots no worker could have sent: none had a working control connection
+        for SCHEDULER_PASS_S from the slot on (all down, stopped or cut off)."""
+        period = float(PERIODIC_EVERY_S)
+        jobs = sorted(
+            (j for j in self.jobs.values() if j.task == PERIODIC_TASK and j.run_at is not None),
+            key=lambda j: j.run_at or 0.0,
+        )
+        violations: list[str] = []
+        by_slot: dict[float, list[int]] = defaultdict(list)
+        for j in jobs:
+            assert j.run_at is not None
+            slot = round(j.run_at, 3)
+            if abs(slot / period - round(slot / period)) > 1e-6:
+                violations.append(f"job {j.id} is for {slot:.3f}, which is no slot of the schedule")
+            by_slot[slot].append(j.id)
+        for slot, ids in sorted(by_slot.items()):
+            if len(ids) > 1:
+                violations.append(f"slot {_utc(slot)} has {len(ids)} jobs: {ids}")
+        enqueued: dict[str, list[str]] = defaultdict(list)
+        for e in self.by["periodic"]:
+            enqueued[e["slot"]].append(f"{e['proc']} job {e['job']}")
+        for slot_text, who in enqueued.items():
+            if len(who) > 1:
+                violations.append(f"slot {slot_text} enqueued more than once: {', '.join(who)}")
+        missing = excused = 0
+        expected = 0
+        if jobs:
+            able = self._able()
+            first, last = min(by_slot), max(by_slot)
+            slot = first
+            while slot <= last + 1e-6:
+                expected += 1
+                key = round(slot, 3)
+                if key not in by_slot:
+                    # Could some worker run its scheduler from the slot to the next?
+                    up = [
+                        proc
+                        for proc, spans in able.items()
+                        if any(
+                            a <= slot - CLOCK_SLACK_S and slot + SCHEDULER_PASS_S <= b
+                            for a, b in spans
+                        )
+                    ]
+                    if up:
+                        missing += 1
+                        violations.append(
+                            f"slot {_utc(slot)} has no job although {', '.join(sorted(up)[:3])} "
+                            f"could run the scheduler for {SCHEDULER_PASS_S:g} s from it"
+                        )
+                    else:
+                        excused += 1
+                slot += period
+            row = self.schedules.get(PERIODIC_SCHEDULE)
+            if row is None:
+                violations.append(f"taskboard.schedules has no row for {PERIODIC_SCHEDULE}")
+            elif abs(row[0] - last) > CLOCK_SLACK_S or row[1] != by_slot[last][-1]:
+                violations.append(
+                    f"taskboard.schedules says {PERIODIC_SCHEDULE}'s last slot is {_utc(row[0])} "
+                    f"(job {row[1]}); its last job is {by_slot[last][-1]} for {_utc(last)}"
+                )
+            stopping = min((e["t"] for e in self.by["stopping"]), default=INF)
+            if stopping < INF and last < stopping - 2 * period - 1.0:
+                violations.append(
+                    f"the last slot with a job, {_utc(last)}, is {stopping - last:.1f} s before "
+                    "the workers were stopped"
+                )
+        else:
+            violations.append(f"no job of {PERIODIC_SCHEDULE} at all")
+        return Invariant(
+            "exactly one job per schedule slot: every slot from the first to the last has one job, none two; a slot may lack one only when no worker could send it (all down, stopped or cut off)",
+            "database (periodic jobs' run_at, taskboard.schedules) + history (the workers' scheduler log records, their control connection, the runner's faults)",
+            expected,
+            violations,
+            f"{len(jobs)} jobs for {expected} slots ({period:g} s apart) of {PERIODIC_SCHEDULE}; "
+            f"{excused} slots without a job while no worker could send it (by design only "
+            "the latest of the slots missed then is enqueued, when a worker is back)",
+        )
+
     # -- tables ----------------------------------------------------------------------
 
     def fault_rows(self) -> list[FaultRow]:
@@ -1057,7 +1544,7 @@ class Checker:
                 rows[e["kind"]].injected += 1
         for e in self.by["fault_end"]:
             rows[e["kind"]].injected += 1 if e.get("ok") else 0
-        for e in self.by["fault_skipped"]:
+        for e in self.by["fault_skipped"] + self.by["op_skipped"]:
             if e["kind"] in rows:
                 rows[e["kind"]].skipped += 1
         hit: dict[str, int] = defaultdict(int)
@@ -1066,9 +1553,10 @@ class Checker:
                 hit[kind] += 1
         for kind, row in rows.items():
             row.claims_hit = hit.get(kind, 0)
-        cancels = [e for e in self.faults if e["kind"] == "cancel"]
+        cancels = [e for events in self.cancels.values() for e in events]
+        rows["cancel"].injected = len(cancels)
         rows["cancel"].note = (
-            f"{sum(1 for e in cancels if e['answer'])} cancelled "
+            f"app.cancel: {sum(1 for e in cancels if e['answer'])} cancelled "
             f"({sum(1 for e in cancels if e['answer'] and e['was'] == 'running')} while running)"
         )
         rows["kill"].note = "kill -9 mid-handler, a replacement started"
@@ -1088,6 +1576,7 @@ class Checker:
         hold = [c for c in self.claims.values() if c.task == "ledger.post" and self._holds(c)]
         long = [c for c in self.claims.values() if c.task == "batch.long"]
         out = [rows[k] for k in order]
+        out += self.operation_rows()
         out.append(
             FaultRow(
                 "pool-hold",
@@ -1108,6 +1597,58 @@ class Checker:
         )
         return out
 
+    def operation_rows(self) -> list[FaultRow]:
+        """Pauses, limits and retries: what the runner did through the management API."""
+        rows = {kind: FaultRow(kind) for kind in ("pause", "limit", "retry")}
+        for o in self.plan.operations:
+            if o.kind in rows:
+                rows[o.kind].planned += 1
+        for e in self.ops:
+            if e["kind"] in rows:
+                rows[e["kind"]].injected += 1
+        for e in self.by["op_skipped"]:
+            if e["kind"] in rows:
+                rows[e["kind"]].skipped += 1
+        paused = self._settings("paused")
+        windows = {q: s.certain_windows(True) for q, s in paused.items()}
+        seconds = [b - a for w in windows.values() for a, b in w]
+        # claims hit: claims held across a pause (renewed and settled while it lasted)
+        for c in self.claims.values():
+            job = self.jobs.get(c.job)
+            start = c.exp - self.config.lease
+            held_until = start + (c.close - c.sent) if c.close < INF else INF
+            if job is not None and any(
+                a <= held_until and start <= b for a, b in windows.get(job.queue, [])
+            ):
+                rows["pause"].claims_hit += 1
+        resumes = [e for e in self.ops if e["kind"] == "resume"]
+        rows["pause"].note = (
+            f"app.pause, then app.resume ({len(resumes)} sent); {len(seconds)} confirmed, "
+            + (f"paused {min(seconds):.1f}-{max(seconds):.1f} s" if seconds else "none")
+        )
+        limits = [e for e in self.ops if e["kind"] == "limit"]
+        per_queue: dict[str, list[str]] = defaultdict(list)
+        for e in limits:
+            per_queue[e["queue"]].append("none" if e["limit"] is None else str(e["limit"]))
+        rows["limit"].note = "app.set_queue_limit: " + "; ".join(
+            f"{q} {' > '.join(v)}" for q, v in sorted(per_queue.items())
+        )
+        retried = [e for e in self.ops if e["kind"] == "retry"]
+        again = {e["job"] for e in retried if e["answer"]}
+        rows["retry"].claims_hit = sum(
+            1
+            for job in again
+            for c in self.claims_of.get(job, [])
+            if c.exp - self.config.lease > min(r.get("sent_db") or INF for r in self.retries[job])
+        )
+        rows["retry"].note = (
+            f"app.retry of a dead or cancelled job: {len(again)} queued again "
+            f"({sum(1 for e in retried if e['answer'] and e['was'] == 'dead')} dead, "
+            f"{sum(1 for e in retried if e['answer'] and e['was'] == 'cancelled')} cancelled); "
+            "claims hit: their claims since"
+        )
+        return list(rows.values())
+
     def _holds(self, c: Claim) -> bool:
         job = self.jobs.get(c.job)
         return job is not None and job.holds
@@ -1127,6 +1668,7 @@ class Checker:
         burst_window = max(t95 - steady_end, 0.0)
         burst_done = sum(1 for f in finished if steady_end <= f <= t95)
         fault_times = [e["t"] for e in self.faults if e["kind"] != "cont"]
+        fault_times += [e["t"] for events in self.cancels.values() for e in events]
         fault_times += [e["t"] for e in self.by["fault_begin"]]
         faults_in_burst = sum(1 for t in fault_times if steady_end <= t <= t95)
         effect_jobs = self._effect_jobs()
@@ -1178,6 +1720,85 @@ class Checker:
             "settle_errors": len(self.by["settle_error"]),
             "fail_errors": _count_errors(self.jobs.values()),
         }
+
+
+@dataclass
+class QueueSetting:
+    """One setting of one queue (paused, or max_running) as management calls set it."""
+
+    initial: Any  # before any call: unpaused, unlimited
+    # (database clock read right before the call was sent, read right after its answer
+    # or None when it has none, the value sent), in the order the runner sent them, one
+    # at a time: each commits before the next is sent.
+    calls: list[tuple[float, float | None, Any]] = field(default_factory=list)
+
+    def possible(self, start: float, end: float) -> set[Any]:
+        """Every value the setting may have had at some moment of [start, end] (the
+        database's clock): the last value confirmed by `start`, and every value sent
+        after it and before `end`."""
+        base = self._base(start)
+        values = {self.initial if base < 0 else self.calls[base][2]}
+        values |= {value for sent, _, value in self.calls[base + 1 :] if sent <= end}
+        return values
+
+    def _base(self, at: float) -> int:
+        """The index of the last call whose commit was confirmed by `at`; -1 if none."""
+        base = -1
+        for i, (_, confirmed, _) in enumerate(self.calls):
+            if confirmed is not None and confirmed <= at:
+                base = i
+        return base
+
+    def confirmed_before(self, at: float) -> float:
+        base = self._base(at)
+        confirmed = self.calls[base][1] if base >= 0 else None
+        return -INF if confirmed is None else confirmed
+
+    def certain_windows(self, value: Any) -> list[tuple[float, float]]:
+        """The stretches (database clock) when the setting certainly had `value`: from a
+        confirmed call that set it to the sending of the next call."""
+        out: list[tuple[float, float]] = []
+        for i, (_, confirmed, sent_value) in enumerate(self.calls):
+            if sent_value != value or confirmed is None:
+                continue
+            nxt = self.calls[i + 1][0] if i + 1 < len(self.calls) else INF
+            if confirmed < nxt and nxt < INF:
+                out.append((confirmed, nxt))
+        return out
+
+
+@dataclass
+class StartCall:
+    """One claim call that certainly started queued jobs in a limited queue."""
+
+    proc: str
+    sent: float  # the worker's clock, when the call was sent
+    last_t: float  # ... when its last row was recorded (after the answer)
+    db_start: float  # the database's clock: its v_now
+    db_end: float  # ... the latest it could have ended
+    rows: list[Claim]
+    starts: list[Claim]
+    limits: set[int | None]  # every limit it may have read (no None: it read one)
+
+
+def _utc(epoch: float) -> str:
+    return dt.datetime.fromtimestamp(epoch, dt.UTC).strftime("%H:%M:%S.%f")[:-3]
+
+
+def _may_have_applied(op: dict[str, Any]) -> bool:
+    """A management call answered true, or one whose answer was lost with its connection."""
+    return bool(op.get("answer")) or bool(op.get("error"))
+
+
+def _error_at(error: dict[str, Any]) -> float | None:
+    """When an `errors` entry was recorded, on the database's clock, in epoch seconds."""
+    at = error.get("at")
+    if not isinstance(at, str):
+        return None
+    try:
+        return dt.datetime.fromisoformat(at).timestamp()
+    except ValueError:
+        return None
 
 
 def _count_errors(jobs: Iterable[Job]) -> dict[str, int]:

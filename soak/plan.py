@@ -1,10 +1,12 @@
-"""What a soak run does, drawn up front from its seed: the jobs and the faults.
+"""What a soak run does, drawn up front from its seed: the jobs, the faults, the operations.
 
 The same seed gives the same job mix (tasks, payloads, priorities, schedules,
-dedupe keys, batches and when each is sent) and the same fault schedule
-(kind, time, target worker slot, duration). What the operating system and
-the server make of it (which job a killed worker held, which claim a
-restart cut off) differs from run to run.
+dedupe keys, batches and when each is sent), the same fault schedule (kind,
+time, target worker slot, duration) and the same operations an administrator
+makes under load (pauses and resumes, queue limits, retries: kind, time,
+queue, value). What the operating system and the server make of it (which
+job a killed worker held, which claim a restart cut off, which job a cancel
+or a retry finds) differs from run to run.
 """
 
 from __future__ import annotations
@@ -43,22 +45,44 @@ QUICK_RESTART_CLEARANCE_S = 1.5
 DEFAULT_MAX_ATTEMPTS = 5
 DOOMED_MAX_ATTEMPTS = 3
 
-QUEUES = ("email", "ledger")
+QUEUES = ("email", "ledger", "partner")
 
 # task name: (queue, share of requests). The handlers are in soak/app.py.
 TASK_MIX: dict[str, tuple[str, float]] = {
-    "email.send": ("email", 0.44),  # async; asks still_holder() right before its effect
+    "email.send": ("email", 0.38),  # async; asks still_holder() right before its effect
     "report.render": ("email", 0.25),  # sync, in a thread; no holder check
     "ledger.post": ("ledger", 0.10),  # transactional: a fenced row in the same database
     "batch.long": ("ledger", 0.01),  # runs 1.5 to 3 leases: renewal must carry it
     "flaky": ("email", 0.04),  # fails its first attempt on purpose
     "doomed": ("ledger", 0.01),  # always fails: dead after DOOMED_MAX_ATTEMPTS
     "dedupe.sync": ("email", 0.15),  # carries dedupe keys; every producer sends it
+    "partner.call": ("partner", 0.06),  # a call to a partner's API, its queue limited
 }
 HOLD_SHARE = 0.05  # of ledger.post: hold the pool connection past the lease (pg_sleep)
 MIN_BATCHES_PER_TASK = 3
 SCHEDULED_SHARE = 0.08  # of batches: run_at a little in the future
 PRIORITIES = (-5, 0, 0, 0, 0, 10)
+PARTNER_MS = (50, 300)  # partner.call: how long the partner's API takes
+
+# Operations under load, made by the runner through the driver's management
+# API as the admin role, from FAULTS_FROM_S until the faults end.
+PAUSE_MEAN_GAP_S = 12.0  # between two pauses (of any queue)
+QUICK_PAUSE_MEAN_GAP_S = 3.0
+PAUSE_S = (1.0, 6.0)  # how long a queue stays paused
+QUICK_PAUSE_S = (0.5, 2.5)
+PAUSE_WEIGHTS = {"email": 0.4, "ledger": 0.3, "partner": 0.3}
+LIMIT_MEAN_GAP_S = 8.0  # between two limit changes of one queue
+QUICK_LIMIT_MEAN_GAP_S = 2.0
+# The limits each limited queue gets (None: the limit removed). Every
+# limited queue starts limited, and its limit is removed when the
+# operations end, so that the drain runs free.
+LIMITS: dict[str, tuple[int | None, ...]] = {
+    "partner": (1, 2, 2, 3, 5, None),
+    "ledger": (3, 6, 10, None),
+}
+RETRY_EVERY_JOBS = 600  # one retry of a dead or cancelled job per this many requests
+MIN_RETRIES = 4
+RETRIES_FROM_SHARE = 0.3  # of the operations' window: dead and cancelled jobs exist by then
 
 
 @dataclass(frozen=True)
@@ -109,10 +133,21 @@ class Fault:
 
 
 @dataclass
+class Operation:
+    """What an administrator does under load, through the driver's management API."""
+
+    at: float  # seconds after the start of the fault phase
+    kind: str  # pause, resume, limit, retry (cancels are faults: they hit a holder)
+    queue: str = ""  # pause, resume, limit
+    limit: int | None = None  # limit: the new max_running (None: no limit)
+
+
+@dataclass
 class Plan:
     config: Config
     batches: list[Batch] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
+    operations: list[Operation] = field(default_factory=list)
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), indent=1)
@@ -127,17 +162,23 @@ class Plan:
             Config(**raw["config"]),
             [Batch(**b) for b in raw["batches"]],
             [Fault(**f) for f in raw["faults"]],
+            [Operation(**o) for o in raw.get("operations", [])],
         )
 
 
 def make_plan(config: Config, *, restarts: bool, faults: bool = True) -> Plan:
     """Draw the run from `config.seed`. Without `restarts` (a server that is
-    not ours) no restart faults are planned; without `faults`, none at all
-    (a baseline)."""
+    not ours) no restart faults are planned; without `faults`, no fault and
+    no operation at all (a baseline)."""
     rng = random.Random(config.seed)
     plan = Plan(config)
     plan.batches = _batches(config, rng)
     plan.faults = _faults(config, rng, restarts=restarts) if faults else []
+    # Operations draw from a stream of their own: the jobs and faults of a
+    # seed stay what they were without them.
+    plan.operations = (
+        _operations(config, random.Random(f"operations-{config.seed}")) if faults else []
+    )
     return plan
 
 
@@ -218,6 +259,8 @@ def _payload(task: str, config: Config, rng: random.Random) -> dict[str, Any]:
         payload["ms"] = rng.randint(50, 400)
     elif task == "batch.long":
         payload["run"] = round(config.lease * rng.uniform(1.5, 3.0), 3)
+    elif task == "partner.call":
+        payload["ms"] = rng.randint(*PARTNER_MS)
     elif task == "ledger.post" and rng.random() < HOLD_SHARE:
         payload["hold"] = round(config.lease * rng.uniform(1.2, 2.0), 3)
     return payload
@@ -267,3 +310,46 @@ def _faults(config: Config, rng: random.Random, *, restarts: bool) -> list[Fault
         faults.append(Fault(at=round(rng.uniform(start, end), 3), kind="cancel"))
     faults.sort(key=lambda f: f.at)
     return faults
+
+
+def _operations(config: Config, rng: random.Random) -> list[Operation]:
+    start = FAULTS_FROM_S
+    end = config.seconds * (QUICK_FAULTS_UNTIL_SHARE if config.quick else FAULTS_UNTIL_SHARE)
+    ops: list[Operation] = []
+    # Limits: each limited queue is limited from the start, changed now and
+    # then (lowered below what runs, raised, removed), and freed at the end.
+    gap = QUICK_LIMIT_MEAN_GAP_S if config.quick else LIMIT_MEAN_GAP_S
+    for queue, values in LIMITS.items():
+        at = start
+        ops.append(Operation(at=at, kind="limit", queue=queue, limit=values[0]))
+        while True:
+            at += rng.expovariate(1.0 / gap)
+            if at >= end:
+                break
+            ops.append(
+                Operation(at=round(at, 3), kind="limit", queue=queue, limit=rng.choice(values))
+            )
+        ops.append(Operation(at=round(end, 3), kind="limit", queue=queue, limit=None))
+    # Pauses: a stream over every queue; a queue is paused again only once resumed.
+    gap = QUICK_PAUSE_MEAN_GAP_S if config.quick else PAUSE_MEAN_GAP_S
+    shortest, longest = QUICK_PAUSE_S if config.quick else PAUSE_S
+    queues = list(PAUSE_WEIGHTS)
+    paused_until = dict.fromkeys(queues, 0.0)
+    at = start
+    while True:
+        at += rng.expovariate(1.0 / gap)
+        if at >= end:
+            break
+        queue = rng.choices(queues, [PAUSE_WEIGHTS[q] for q in queues])[0]
+        until = min(at + rng.uniform(shortest, longest), end)
+        if at < paused_until[queue]:
+            continue
+        paused_until[queue] = until
+        ops.append(Operation(at=round(at, 3), kind="pause", queue=queue))
+        ops.append(Operation(at=round(until, 3), kind="resume", queue=queue))
+    # Retries of dead or cancelled jobs, once some exist.
+    first = start + (end - start) * RETRIES_FROM_SHARE
+    for _ in range(max(MIN_RETRIES, config.jobs // RETRY_EVERY_JOBS)):
+        ops.append(Operation(at=round(rng.uniform(first, end), 3), kind="retry"))
+    ops.sort(key=lambda o: o.at)
+    return ops

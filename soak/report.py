@@ -9,8 +9,11 @@ from soak.plan import Config
 
 HIT = (
     "A claim is *hit* when the fault happened while its worker held it (from the claim's send "
-    "until its complete/fail/release answer, its loss, or its worker's exit). For pool-hold and "
-    "long-handler, *injected* counts the claims of such jobs (retries included)."
+    "until its complete/fail/release answer, its loss, or its worker's exit); for pause, when it "
+    "was held across a confirmed pause of its queue; for retry, the claims of retried jobs since "
+    "their retry. Cancels, pauses, limits and retries are made through the driver's management "
+    "API (app.cancel, app.pause, app.resume, app.set_queue_limit, app.retry) as the admin role. "
+    "For pool-hold and long-handler, *injected* counts the claims of such jobs (retries included)."
 )
 WHY_DUPLICATES = (
     "Why duplicates exist: the fence stops at the database. A worker that is "
@@ -57,7 +60,7 @@ def render(
         + (f"; whole run {_duration(total_seconds)}" if total_seconds is not None else ""),
         f"- history, logs and plan: {run_dir}",
         "",
-        "## Faults injected",
+        "## Faults and operations injected",
         "",
         "| fault | planned | injected | skipped | claims hit | what |",
         "|---|---:|---:|---:|---:|---|",

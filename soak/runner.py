@@ -24,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -42,15 +43,19 @@ from soak.plan import (
     QUICK_WORKERS,
     Config,
     Fault,
+    Operation,
     Plan,
     make_plan,
 )
+from taskboard.app import Taskboard
+from taskboard.settings import load_settings
 from taskboard_dev import devdb
 from taskboard_dev.server import Server, ServerError, drop_database, recreate_database
 
 DATABASE = "taskboard_soak"
 WORKER_ROLE = "soak_worker"
 PRODUCER_ROLE = "soak_producer"
+OPERATOR_ROLE = "soak_operator"  # pauses, limits, cancels and retries, as an administrator
 TICK_S = 0.02
 PROGRESS_EVERY_S = 10.0
 PRODUCER_START_DELAY_S = 1.0
@@ -63,6 +68,11 @@ OWN_SERVER_PREFIX = "taskboard-soak-pg-"
 # out (an immediate shutdown is a crash, and committed work must survive it).
 OWN_SERVER_SETTINGS = {"max_connections": "200"}
 MID_HANDLER_WAIT_S = 2.0  # how long a kill or stop waits for its worker to hold a job
+OPERATION_RETRY_S = 0.3  # a resume or limit that could not be sent is sent again after this
+OPERATION_GIVE_UP_S = 30.0  # ... for this long at most
+PICK_FROM = 50  # a cancel or retry picks its job among the newest this many in a state
+DB_CLOCK_SQL = "SELECT extract(epoch FROM clock_timestamp())::float8"
+Conn = psycopg.Connection[Any]
 
 SETUP_SQL = f"""
 DO $$
@@ -73,10 +83,14 @@ BEGIN
     IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{PRODUCER_ROLE}') THEN
         CREATE ROLE {PRODUCER_ROLE} LOGIN;
     END IF;
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{OPERATOR_ROLE}') THEN
+        CREATE ROLE {OPERATOR_ROLE} LOGIN;
+    END IF;
 END
 $$;
 GRANT taskboard_worker TO {WORKER_ROLE};
 GRANT taskboard_producer TO {PRODUCER_ROLE};
+GRANT taskboard_admin TO {OPERATOR_ROLE};
 -- What ledger.post writes in the transaction that completes its job: the
 -- fenced database effect. No unique constraint: duplicates must show.
 CREATE SCHEMA soak_app;
@@ -117,6 +131,7 @@ class Urls:
     admin: str  # superuser, the soak database
     worker: str
     producer: str
+    operator: str  # the admin role: queue control and job management through the driver
 
 
 @dataclass
@@ -135,6 +150,10 @@ class Soak:
     restarting: threading.Event = field(default_factory=threading.Event)
     restart_thread: threading.Thread | None = None
     admin_conn: psycopg.Connection[Any] | None = None
+    operator_conn: psycopg.Connection[Any] | None = None
+    operator_app: Taskboard | None = None
+    paused: set[str] = field(default_factory=set)  # queues a confirmed pause left paused
+    limited: set[str] = field(default_factory=set)  # queues whose limit may be set
     t0: float = 0.0
     phase_end: float = 0.0
     drained_at: float | None = None
@@ -279,8 +298,11 @@ class Soak:
             return -1
         return int(row[0]) if row else 0
 
-    def inject(self, fault: Fault, due: float) -> bool:
-        """Inject `fault`; False to be asked again (a kill or stop waits for a busy worker)."""
+    def inject(self, fault: Fault | Operation, due: float) -> bool:
+        """Inject `fault` or make the operation; False to be asked again (a kill or stop
+        waits for a busy worker, a resume or limit for the server to answer)."""
+        if isinstance(fault, Operation):
+            return self.operate(fault, due)
         kind = fault.kind
         if kind in ("kill", "stop"):
             proc = self.slots[fault.slot]
@@ -385,32 +407,163 @@ class Soak:
             terminated=len(ended),
         )
 
+    # -- operations, through the driver's management API as the admin role ----------
+
+    def operator(self) -> tuple[Taskboard, psycopg.Connection[Any]]:
+        """The management API and the autocommit connection its calls are made on (so
+        that the database clock can be read right before and right after each)."""
+        if self.operator_app is None:
+            self.operator_app = Taskboard(load_settings(database_url=self.urls.operator))
+        conn = self.operator_conn
+        if conn is None or conn.closed or conn.broken:
+            conn = self.operator_conn = psycopg.connect(
+                self.urls.operator,
+                autocommit=True,
+                connect_timeout=5,
+                application_name="soak operator",
+            )
+        return self.operator_app, conn
+
+    def _clock(self) -> tuple[Taskboard, psycopg.Connection[Any], float | None]:
+        """The management API, its connection, and the database clock read on it now. A
+        connection that a restart broke is opened again, once: nothing was sent on it."""
+        try:
+            app, conn = self.operator()
+            row = conn.execute(DB_CLOCK_SQL).fetchone()
+        except psycopg.OperationalError:
+            if self.operator_conn is not None:
+                self.operator_conn.close()
+            app, conn = self.operator()
+            row = conn.execute(DB_CLOCK_SQL).fetchone()
+        return app, conn, float(row[0]) if row else None
+
+    def _call(self, kind: str, call: Callable[[Taskboard, Conn], Any], **fields: Any) -> bool:
+        """Make one management call and record it as an `op`: the database clock read
+        right before it was sent (sent_db) and right after its answer (confirmed_db), the
+        wall clock around it, its answer. A call whose connection broke is recorded with
+        its error: its outcome is unknown. False when it could not be made or answered."""
+        try:
+            app, conn, sent_db = self._clock()
+        except psycopg.OperationalError as exc:
+            self.history.write("op_skipped", kind=kind, why=str(exc)[:200], **fields)
+            return False
+        sent = time.time()
+        try:
+            answer = call(app, conn)
+        except psycopg.OperationalError as exc:
+            error = f"{type(exc).__name__}: {exc}"[:200]
+            self.history.write(
+                "op", kind=kind, sent=sent, sent_db=sent_db, answer=None, error=error, **fields
+            )
+            return False
+        answered = time.time()
+        try:
+            row = conn.execute(DB_CLOCK_SQL).fetchone()
+            confirmed_db = float(row[0]) if row else None
+        except psycopg.OperationalError:
+            confirmed_db = None  # committed, but not known when by the database's clock
+        self.history.write(
+            "op",
+            kind=kind,
+            sent=sent,
+            sent_db=sent_db,
+            answered=answered,
+            confirmed_db=confirmed_db,
+            answer=answer,
+            **fields,
+        )
+        return True
+
+    def operate(self, op: Operation, due: float) -> bool:
+        """Make a planned operation; False to be asked again (a resume or limit change
+        is sent again until the server answers it, for OPERATION_GIVE_UP_S)."""
+        if op.kind == "retry":
+            self._retry()
+            return True
+        must_happen = op.kind in ("resume", "limit")
+        if self.restarting.is_set():
+            if must_happen and time.time() < due + OPERATION_GIVE_UP_S:
+                return False
+            self.history.write("op_skipped", kind=op.kind, queue=op.queue, why="server restarting")
+            return True
+        if op.kind == "pause":
+            done = self._call("pause", lambda app, c: app.pause(op.queue, conn=c), queue=op.queue)
+            if done:
+                self.paused.add(op.queue)
+            return True
+        if op.kind == "resume":
+            done = self._call("resume", lambda app, c: app.resume(op.queue, conn=c), queue=op.queue)
+            if done:
+                self.paused.discard(op.queue)
+        else:
+            self.limited.add(op.queue)
+            done = self._call(
+                "limit",
+                lambda app, c: app.set_queue_limit(op.queue, op.limit, conn=c),
+                queue=op.queue,
+                limit=op.limit,
+            )
+            if done and op.limit is None:
+                self.limited.discard(op.queue)
+        if not done and time.time() < due + OPERATION_GIVE_UP_S:
+            time.sleep(OPERATION_RETRY_S)
+            return False
+        return True
+
+    def free_queues(self) -> None:
+        """Resume every queue a pause may have left paused and remove every limit that
+        may be left, until the server answers: the drain must run free."""
+        deadline = time.time() + OPERATION_GIVE_UP_S
+        while (self.paused or self.limited) and time.time() < deadline:
+            for queue in sorted(self.paused):
+                if self._call("resume", lambda app, c, q=queue: app.resume(q, conn=c), queue=queue):
+                    self.paused.discard(queue)
+            for queue in sorted(self.limited):
+                if self._call(
+                    "limit",
+                    lambda app, c, q=queue: app.set_queue_limit(q, None, conn=c),
+                    queue=queue,
+                    limit=None,
+                ):
+                    self.limited.discard(queue)
+            if self.paused or self.limited:
+                time.sleep(OPERATION_RETRY_S)
+
+    def _pick(self, kind: str, states: tuple[str, ...]) -> tuple[int, str] | None:
+        """A random job among the newest PICK_FROM in one of `states`, found with app.jobs."""
+        try:
+            app, conn, _ = self._clock()
+            found = [
+                (j.job_id, j.state)
+                for s in states
+                for j in app.jobs(state=s, limit=PICK_FROM, conn=conn)
+            ]
+        except psycopg.OperationalError as exc:
+            self.history.write("op_skipped", kind=kind, why=str(exc)[:200])
+            return None
+        if not found:
+            self.history.write("op_skipped", kind=kind, why=f"no {' or '.join(states)} job")
+            return None
+        return self.rng.choice(found)
+
     def _cancel(self) -> None:
         if self.restarting.is_set():
-            self.history.write("fault_skipped", kind="cancel", why="server restarting")
+            self.history.write("op_skipped", kind="cancel", why="server restarting")
             return
         want = "running" if self.rng.random() < 0.75 else "queued"
-        try:
-            conn = self.admin()
-            row = conn.execute(
-                "SELECT id FROM taskboard.jobs WHERE state = %s ORDER BY random() LIMIT 1", [want]
-            ).fetchone()
-            if row is None:
-                self.history.write("fault_skipped", kind="cancel", why=f"no {want} job")
-                return
-            sent = time.time()
-            answer = conn.execute("SELECT taskboard.cancel(job_id => %s)", [row[0]]).fetchone()
-        except psycopg.OperationalError as exc:
-            self.history.write("fault_skipped", kind="cancel", why=str(exc)[:200])
+        picked = self._pick("cancel", (want,))
+        if picked is not None:
+            job = picked[0]
+            self._call("cancel", lambda app, c: app.cancel(job, conn=c), job=job, was=want)
+
+    def _retry(self) -> None:
+        if self.restarting.is_set():
+            self.history.write("op_skipped", kind="retry", why="server restarting")
             return
-        self.history.write(
-            "fault",
-            kind="cancel",
-            job=row[0],
-            sent=sent,
-            was=want,
-            answer=bool(answer and answer[0]),
-        )
+        picked = self._pick("retry", ("dead", "cancelled"))
+        if picked is not None:
+            job, was = picked
+            self._call("retry", lambda app, c: app.retry(job, conn=c), job=job, was=was)
 
     def _restart(self, server: Server, fault: Fault) -> None:
         mode = fault.kind.removeprefix("restart-")
@@ -448,7 +601,9 @@ class Soak:
         self.phase_end = self.t0 + cfg.seconds
         self.history.write("phase", name="faults", start=self.t0, end=self.phase_end)
         producers = [self.spawn_producer(i) for i in range(cfg.producers)]
-        pending = list(self.plan.faults)
+        pending: list[Fault | Operation] = sorted(
+            [*self.plan.faults, *self.plan.operations], key=lambda f: f.at
+        )
         next_progress = self.t0 + PROGRESS_EVERY_S
         print(f"soak: fault phase {cfg.seconds:g} s, {len(pending)} faults planned", flush=True)
         while time.time() < self.phase_end or any(p.popen.poll() is None for p in producers):
@@ -465,10 +620,12 @@ class Soak:
                 next_progress += PROGRESS_EVERY_S
             time.sleep(TICK_S)
         for fault in pending:
-            self.history.write("fault_skipped", kind=fault.kind, why="the fault phase ended")
+            skipped = "op_skipped" if isinstance(fault, Operation) else "fault_skipped"
+            self.history.write(skipped, kind=fault.kind, why="the fault phase ended")
         self.resume_due(all_now=True)
         if self.restart_thread is not None:
             self.restart_thread.join()
+        self.free_queues()
         self.history.write("phase", name="drain", start=time.time())
         self.drain()
         self.stop_workers()
@@ -534,6 +691,7 @@ class Soak:
             time.sleep(0.2)
 
     def stop_workers(self) -> None:
+        self.history.write("stopping")  # SIGTERM to every worker: they stop claiming
         for proc in self.procs:
             if proc.kind == "worker" and proc.popen.poll() is None:
                 proc.expected_exit = "stopped"
@@ -580,10 +738,11 @@ def prepare(server_url: str, *, own: bool) -> Urls:
             admin=url,
             worker=conninfo.make_conninfo(url, user=WORKER_ROLE),
             producer=conninfo.make_conninfo(url, user=PRODUCER_ROLE),
+            operator=conninfo.make_conninfo(url, user=OPERATOR_ROLE),
         )
     # An external server's login roles may need passwords we do not have:
     # everything runs as the URL's role there.
-    return Urls(admin=url, worker=url, producer=url)
+    return Urls(admin=url, worker=url, producer=url, operator=url)
 
 
 def _env_number(name: str, kind: type[int | float]) -> Any:
@@ -741,6 +900,10 @@ def main(argv: list[str] | None = None) -> int:
             soak.kill_all()
             if soak.admin_conn is not None:
                 soak.admin_conn.close()
+            if soak.operator_conn is not None:
+                soak.operator_conn.close()
+            if soak.operator_app is not None:
+                soak.operator_app.close()
         if server is not None:
             if server.log_path.exists():
                 (run_dir / "logs" / "server.log").write_bytes(server.log_path.read_bytes())
