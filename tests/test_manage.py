@@ -250,12 +250,18 @@ def test_the_cli_lists_shows_cancels_retries_and_prunes(make_database: MakeDatab
         "taskboard: error: job 999999999 does not exist",
     ]
     retried = run(url, "retry", str(a), "--json")
-    assert json.loads(retried.stdout) == {
-        "job_id": a,
-        "changed": True,
-        "state": None,
-        "exists": True,
-    }
+    assert json.loads(retried.stdout) == [
+        {"job_id": a, "changed": True, "state": "queued", "exists": True}
+    ]
+    # Several ids: still one JSON document, the state of each job after the call.
+    both = run(url, "cancel", str(a), "999999999", str(b), "--json")
+    assert both.returncode == 1
+    assert json.loads(both.stdout) == [
+        {"job_id": a, "changed": True, "state": "cancelled", "exists": True},
+        {"job_id": 999999999, "changed": False, "state": None, "exists": False},
+        {"job_id": b, "changed": False, "state": "cancelled", "exists": True},
+    ]
+    assert run(url, "retry", str(a)).returncode == 0
 
     shown = run(url, "job", str(a))
     assert shown.returncode == 0

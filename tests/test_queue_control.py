@@ -253,3 +253,44 @@ def test_the_cli_refuses_bad_queue_control_in_one_line(
     done = run(url, *args)
     assert done.returncode == 2
     assert says in error_line(done)
+
+
+def test_a_repeatable_read_claimer_cannot_pass_a_queue_limit(make_database: MakeDatabase) -> None:
+    """A claimer whose snapshot predates the claim it waited for must not count without it.
+
+    In REPEATABLE READ (a role's or database's default_transaction_isolation
+    is enough) the snapshot is taken when the statement starts, before claim
+    waits for the queue's row: the running jobs counted after the wait would
+    miss the claim that held the row, and a limit of 1 would run 2.
+    """
+    url = make_database(deploy=True)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SELECT taskboard.set_queue_limit('rr', 1)")
+        conn.execute("SELECT taskboard.enqueue('t', queue => 'rr')")
+        # Not due yet for the first claimer; due, and first in order, for the second.
+        conn.execute(
+            "SELECT taskboard.enqueue('t', queue => 'rr', priority => 10,"
+            " run_at => clock_timestamp() + interval '1 second')"
+        )
+    outcome: list[object] = []
+    with psycopg.connect(url) as first, psycopg.connect(url, autocommit=True) as second:
+        assert len(first.execute("SELECT * FROM taskboard.claim('rr', 'a')").fetchall()) == 1
+        time.sleep(1.2)
+        second.execute("SET default_transaction_isolation = 'repeatable read'")
+
+        def claim() -> None:
+            try:
+                outcome.append(
+                    second.execute("SELECT * FROM taskboard.claim('rr', 'b')").fetchall()
+                )
+            except psycopg.Error as exc:
+                outcome.append(exc)
+
+        thread = threading.Thread(target=claim)
+        thread.start()
+        time.sleep(0.5)  # the second claim waits for the queue's row
+        first.commit()
+        thread.join(timeout=30)
+    assert running(url, "rr") <= 1, f"a queue limited to 1 runs {running(url, 'rr')}: {outcome}"
+    assert len(outcome) == 1
+    assert isinstance(outcome[0], psycopg.Error) and outcome[0].sqlstate == "40001", outcome

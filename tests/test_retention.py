@@ -132,3 +132,46 @@ def test_a_login_that_may_not_prune_is_told_once_and_the_worker_goes_on(
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(f"DROP OWNED BY {login}")
             conn.execute(f"DROP ROLE {login}")
+
+
+RECENT_FINISHED = 50_000
+
+
+def test_a_prune_with_nothing_old_enough_reads_none_of_the_recent_finished_jobs(
+    make_database: MakeDatabase,
+) -> None:
+    """Every worker prunes about once a minute on its control connection; in the steady state
+    of a retention nothing is old enough, and a week of finished jobs is all recent. The
+    cutoff must bound the index scan (a local, not clock_timestamp() per row, which no index
+    can use): otherwise each call reads every finished job the retention keeps."""
+    url = make_database(deploy=True)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO taskboard.jobs (queue, task, state, attempt, max_attempts, run_at,"
+            " finished_at) SELECT 'bulk', 't', 'succeeded', 1, 5, clock_timestamp(),"
+            " clock_timestamp() - interval '1 day' + g * interval '1 ms'"
+            " FROM generate_series(1, %s) AS g",
+            [RECENT_FINISHED],
+        )
+        conn.execute("ANALYZE taskboard.jobs")
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT taskboard.prune('7 days', 1000)").fetchone() == (0,)
+        row = conn.execute(
+            "SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)"
+            "  FROM pg_stat_xact_user_tables WHERE relid = 'taskboard.jobs'::regclass"
+        ).fetchone()
+    assert row is not None
+    assert row[0] < RECENT_FINISHED / 100, f"a prune that deleted nothing read {row[0]} jobs"
+
+
+def test_a_retention_past_the_calendar_is_refused_by_name(make_database: MakeDatabase) -> None:
+    """clock - older_than must be a time PostgreSQL can hold (4713 BC at the earliest)."""
+    url = make_database(deploy=True)
+    with psycopg.connect(url, autocommit=True) as conn:
+        job_id = conn.execute("SELECT taskboard.enqueue('t')").fetchone()
+        assert job_id is not None
+        conn.execute("SELECT taskboard.cancel(%s)", job_id)
+        with pytest.raises(psycopg.errors.InvalidParameterValue, match="older_than"):
+            conn.execute("SELECT taskboard.prune(interval '10000 years')")
+    with pytest.raises(ConfigError, match="TASKBOARD_RETENTION"):
+        load_settings(database_url="postgresql://x", retention="1e14")

@@ -33,7 +33,9 @@ SET LOCAL ROLE :"owner_role";
 -- transaction ends: claim in a transaction of its own.
 -- A paused queue (taskboard.pause) hands out nothing. A limited one
 -- (taskboard.set_queue_limit) starts queued jobs only while fewer than
--- max_running of its jobs are running, however many workers claim at once.
+-- max_running of its jobs are running, however many workers claim at once;
+-- in REPEATABLE READ or SERIALIZABLE a claim of a limited queue that raced
+-- another one raises 40001 (serialization_failure) rather than count without it.
 -- Raises 22023 when queue or worker is NULL, empty or longer than 200
 -- characters, batch is outside 1..1000, or lease is NULL, not positive or
 -- longer than 12 hours ('infinity' included).
@@ -100,10 +102,14 @@ BEGIN
         -- caller's transaction ends: the count below sees every claim made
         -- before, so together they never pass the limit. Reclaiming an
         -- expired job does not add a running one; starting a queued job does.
-        SELECT q.paused, q.max_running INTO v_paused, v_limit
-          FROM taskboard.queues AS q
+        -- Each writes the row (the same values) rather than only locking it:
+        -- in REPEATABLE READ or SERIALIZABLE the snapshot was taken before
+        -- the wait and would miss the claim it waited for, and a row updated
+        -- since the snapshot makes PostgreSQL raise 40001 instead.
+        UPDATE taskboard.queues AS q
+           SET paused = q.paused
          WHERE q.queue = claim.queue
-           FOR UPDATE;
+        RETURNING q.paused, q.max_running INTO v_paused, v_limit;
         SELECT GREATEST(0, v_limit - pg_catalog.count(*))::integer INTO v_room
           FROM taskboard.jobs AS j
          WHERE j.queue = claim.queue

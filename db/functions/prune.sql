@@ -5,7 +5,11 @@
 -- transaction short; concurrent callers skip each other's rows.
 -- Workers call it too, for their retention setting; only finished jobs are
 -- ever deleted.
--- Raises 22023 when older_than is NULL or negative, or batch is NULL or < 1.
+-- The cutoff is read from the clock once, so the scan of finished jobs
+-- stops at it: a call that finds nothing old enough reads next to nothing,
+-- however many recent finished jobs the table keeps.
+-- Raises 22023 when older_than is NULL, negative or longer than 36500 days
+-- (100 years), or batch is NULL or < 1.
 
 CREATE OR REPLACE FUNCTION taskboard.prune(
     older_than interval,
@@ -17,10 +21,15 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
+    v_cutoff  timestamptz;
     v_deleted bigint;
 BEGIN
     IF prune.older_than IS NULL OR prune.older_than < interval '0' THEN
         RAISE EXCEPTION 'older_than must not be NULL or negative, got %', prune.older_than
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF prune.older_than > interval '36500 days' THEN
+        RAISE EXCEPTION 'older_than must be at most 36500 days (100 years), got %', prune.older_than
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF prune.batch IS NULL OR prune.batch < 1 THEN
@@ -28,10 +37,13 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
+    -- A value, not clock_timestamp() in the query: an index scan can stop at it.
+    v_cutoff := pg_catalog.clock_timestamp() - prune.older_than;
+
     WITH doomed AS (
         SELECT j.id
           FROM taskboard.jobs AS j
-         WHERE j.finished_at < pg_catalog.clock_timestamp() - prune.older_than
+         WHERE j.finished_at < v_cutoff
            AND j.state IN ('succeeded', 'cancelled', 'dead')
          ORDER BY j.finished_at
          LIMIT prune.batch

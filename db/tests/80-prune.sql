@@ -8,7 +8,7 @@
 -- jobs someone else left in the database cannot change the counts.
 
 BEGIN;
-SELECT plan(22);
+SELECT plan(24);
 
 SET LOCAL ROLE taskboard_producer;
 SELECT taskboard.enqueue(task => 'cleanup', queue => 'prune-s') AS s_id \gset
@@ -61,6 +61,10 @@ SELECT throws_ok($$SELECT taskboard.prune(older_than => NULL)$$,
                  '22023', NULL, 'prune rejects a NULL older_than');
 SELECT throws_ok($$SELECT taskboard.prune(older_than => '-1 day')$$,
                  '22023', NULL, 'prune rejects a negative older_than');
+SELECT throws_ok($$SELECT taskboard.prune(older_than => '36501 days')$$,
+                 '22023', NULL, 'prune rejects an older_than over 100 years, past which clock - older_than leaves the calendar');
+SELECT lives_ok($$SELECT taskboard.prune(older_than => '36500 days')$$,
+                'prune takes an older_than of 100 years');
 SELECT throws_ok($$SELECT taskboard.prune(older_than => '3650 days', batch => 0)$$,
                  '22023', NULL, 'prune rejects a batch of 0');
 SELECT throws_ok($$SELECT taskboard.prune(older_than => '3650 days', batch => -5)$$,

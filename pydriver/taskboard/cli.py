@@ -376,17 +376,22 @@ def cmd_job(args: argparse.Namespace) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    return change_jobs(args, "cancelled", lambda app, job_id: app.cancel(job_id))
+    return change_jobs(args, "cancelled", "cancelled", lambda app, job_id: app.cancel(job_id))
 
 
 def cmd_retry(args: argparse.Namespace) -> int:
-    return change_jobs(args, "queued again", lambda app, job_id: app.retry(job_id))
+    return change_jobs(args, "queued again", "queued", lambda app, job_id: app.retry(job_id))
 
 
 def change_jobs(
-    args: argparse.Namespace, done: str, change: Callable[[Taskboard, int], bool]
+    args: argparse.Namespace,
+    done: str,
+    changed_state: str,
+    change: Callable[[Taskboard, int], bool],
 ) -> int:
-    """`change` each job of args.job_ids; one line (or JSON object) each; 1 if any was not."""
+    """`change` each job of args.job_ids; one line each, or with --json one array of an
+    object per job (its state after the call, null when it does not exist); 1 if any was
+    not changed."""
 
     def each(app: Taskboard) -> list[dict[str, Any]]:
         answers = []
@@ -397,18 +402,20 @@ def change_jobs(
                 {
                     "job_id": job_id,
                     "changed": changed,
-                    "state": None if job is None else job.state,
+                    "state": changed_state if changed else (None if job is None else job.state),
                     "exists": changed or job is not None,
                 }
             )
         return answers
 
     answers = with_app(each)
+    if args.json:
+        print(json.dumps(answers))
     for answer in answers:
         job_id = answer["job_id"]
         if args.json:
-            print(json.dumps(answer))
-        elif answer["changed"]:
+            continue
+        if answer["changed"]:
             print(f"job {job_id} {done}")
         elif not answer["exists"]:
             print(f"{PROG}: error: job {job_id} does not exist", file=sys.stderr)

@@ -28,6 +28,8 @@ MIN_UNKNOWN_TASK_DELAY_SECONDS = 1.0  # shorter, and one such job is claimed and
 # finished rows do not slow claim (its indexes hold unfinished jobs only),
 # they only take disk. `none` keeps every job.
 DEFAULT_RETENTION_SECONDS = 7 * 86400.0
+# prune's own bound on older_than: clock - retention must be a time PostgreSQL holds.
+MAX_RETENTION_SECONDS = 36500 * 86400.0  # 100 years
 MAX_LEASE_SECONDS = 12 * 3600.0  # the longest lease the SQL functions will accept
 CONNECT_TIMEOUT_SECONDS = 10
 NO_LISTEN = "none"
@@ -73,7 +75,7 @@ class Settings(BaseSettings):
     unknown_task_delay: float = Field(
         DEFAULT_UNKNOWN_TASK_DELAY_SECONDS, ge=MIN_UNKNOWN_TASK_DELAY_SECONDS, le=MAX_LEASE_SECONDS
     )
-    retention: float | None = Field(DEFAULT_RETENTION_SECONDS, gt=0)
+    retention: float | None = Field(DEFAULT_RETENTION_SECONDS, gt=0, le=MAX_RETENTION_SECONDS)
 
     @field_validator("queues", mode="before")
     @classmethod
