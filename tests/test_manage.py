@@ -101,8 +101,10 @@ def test_jobs_filters_pages_and_refuses_bad_input(make_database: MakeDatabase) -
 
     with pytest.raises(InvalidArgument, match="state must be queued, running"):
         app.jobs(state="done")
-    with pytest.raises(InvalidArgument, match="max_rows must be between 1 and 1000"):
+    with pytest.raises(InvalidArgument, match="limit must be between 1 and 1000, got 0"):
         app.jobs(limit=0)
+    with pytest.raises(InvalidArgument, match="limit must be between 1 and 1000, got 5000"):
+        app.jobs(limit=5000)
     with pytest.raises(InvalidArgument, match="queue must not be empty"):
         app.jobs(queue="")
     app.close()

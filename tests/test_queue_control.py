@@ -242,6 +242,7 @@ def test_the_cli_pauses_limits_resumes_and_shows_it(make_database: MakeDatabase)
     [
         (["limit", "mail", "0"], "a limit must be at least 1, got 0: pause the queue to stop it"),
         (["limit", "mail", "many"], "'many' is not a whole number or none"),
+        (["limit", "mail", "99999999999"], "a limit must be at most 2147483647, got 99999999999"),
         (["pause"], "the following arguments are required: QUEUE"),
         (["pause", "x" * 201], "queue must be at most 200 characters, got 201"),
     ],

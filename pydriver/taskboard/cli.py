@@ -543,6 +543,8 @@ def queue_limit(text: str) -> int | None:
         raise argparse.ArgumentTypeError(
             f"a limit must be at least 1, got {value}: pause the queue to stop it"
         )
+    if value > INT4_MAX:
+        raise argparse.ArgumentTypeError(f"a limit must be at most {INT4_MAX}, got {value}")
     return value
 
 

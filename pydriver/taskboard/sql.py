@@ -828,15 +828,24 @@ def job_params(job_id: Any) -> dict[str, Any]:
     return {"job_id": int8("job_id", job_id)}
 
 
+MAX_PAGE = 1000  # find_jobs's bound on max_rows
+
+
 def find_jobs_params(
-    queue: Any, state: Any, task: Any, after_id: Any, max_rows: Any
+    queue: Any, state: Any, task: Any, after_id: Any, limit: Any
 ) -> dict[str, Any]:
+    """find_jobs's arguments; InvalidArgument naming `limit` outside 1..MAX_PAGE."""
+    max_rows = int4("limit", limit)
+    if not 1 <= max_rows <= MAX_PAGE:
+        raise InvalidArgument(
+            f"limit must be between 1 and {MAX_PAGE}, got {max_rows}", INVALID_PARAMETER_VALUE
+        )
     return {
         "queue": optional_text("queue", queue),
         "state": optional_text("state", state),
         "task": optional_text("task", task),
         "after_id": None if after_id is None else int8("after_id", after_id),
-        "max_rows": int4("max_rows", max_rows),
+        "max_rows": max_rows,
     }
 
 
