@@ -430,16 +430,16 @@ def test_sql_without_transaction_runs_inside_a_migration_tools_transaction(
     assert catalog(url, domain.prefix) == catalog(by_sqitch)
 
 
+@pytest.mark.parametrize("since", install.releases(DB_DIR)[:-1])
 def test_sql_from_a_release_upgrades_to_the_same_catalog(
-    make_database: MakeDatabase, domain: Domain
+    make_database: MakeDatabase, domain: Domain, since: str
 ) -> None:
     by_sqitch = make_database(deploy=True)
     url = domain.database()
-    first = install.releases(DB_DIR)[0]
-    deployed = run_sqitch(url, "deploy", "--to", f"@v{first}")
+    deployed = run_sqitch(url, "deploy", "--to", f"@v{since}")
     assert deployed.returncode == 0, deployed.stderr
 
-    script = run(None, "sql", "--from", first)
+    script = run(None, "sql", "--from", since)
     assert script.returncode == 0, script.stderr
     piped = psql(url, script.stdout)
     assert piped.returncode == 0, piped.stderr
