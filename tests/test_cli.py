@@ -491,3 +491,49 @@ def test_worker_runs_a_job_of_the_queue_given_and_stops_on_sigterm_with_its_coun
     assert any(f"worker cli-test started: queues={queue} " in line for line in lines), log
     assert any(" INFO taskboard.runner: SIGTERM: shutting down" in line for line in lines), log
     assert "worker cli-test stopped: claimed=1 succeeded=1 failed=0 dead=0" in lines[-1], log
+
+
+def test_worker_logs_one_json_object_a_line_with_the_job_it_is_about(deployed: str) -> None:
+    """TASKBOARD_LOG_FORMAT=json: every line parses; a record about a job names it."""
+    job_id = enqueue(deployed, "cli-boom", "--queue=cli", "--max-attempts=1")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TASKBOARD_")}
+    env.update(TASKBOARD_DATABASE_URL=deployed, TASKBOARD_LOG_FORMAT="json")
+    worker = subprocess.Popen(
+        [str(TASKBOARD), "worker", APP, "--pool-size=3", "--worker-name=json-test"],
+        cwd=TESTS_DIR,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + WORKER_DEADLINE_SECONDS
+        while get_job(deployed, job_id)["state"] != "dead":
+            assert worker.poll() is None, worker.communicate()[1]
+            assert time.monotonic() < deadline, "the worker did not fail the job"
+            time.sleep(0.1)
+        worker.send_signal(signal.SIGTERM)
+        _, log = worker.communicate(timeout=TIMEOUT_SECONDS)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.communicate()
+    assert worker.returncode == 0, log
+    records = [json.loads(line) for line in log.splitlines()]  # every line is one object
+    assert all({"ts", "level", "logger", "message"} <= set(r) for r in records), records
+    about_job = [r for r in records if r.get("job_id") == job_id]
+    assert about_job, records
+    failed = about_job[0]
+    assert (failed["attempt"], failed["queue"], failed["task"]) == (1, "cli", "cli-boom")
+    assert "RuntimeError: boom for the log" in failed["exception"]
+    assert any(r["message"].startswith("worker json-test stopped:") for r in records)
+
+
+def test_an_unknown_log_format_is_one_line_and_exit_2(deployed: str) -> None:
+    done = run(deployed, "worker", APP, settings={"log_format": "yaml"})
+    assert (
+        error_line(done)
+        == "taskboard: error: TASKBOARD_LOG_FORMAT must be text or json, got 'yaml'"
+    )
+    assert done.returncode == 2

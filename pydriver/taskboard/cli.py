@@ -29,7 +29,7 @@ from typing import Any, NoReturn, TypeVar
 import psycopg
 from psycopg import conninfo
 
-from taskboard import __version__, install, migrate, sql
+from taskboard import __version__, install, logs, migrate, sql
 from taskboard.app import PRODUCER_ROLE, Taskboard
 from taskboard.errors import ConfigError, InvalidArgument, TaskboardError, translate
 from taskboard.runner import EXIT_AT_ONCE
@@ -41,7 +41,6 @@ PROG = "taskboard"
 EXIT_OK = 0
 EXIT_RUNTIME = 1
 EXIT_USAGE = 2
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 NO_SCHEMA = "the database has no taskboard schema: run `taskboard migrate` first"
 INT4_MIN, INT4_MAX = -(2**31), 2**31 - 1  # PostgreSQL integer: priority, max_attempts
@@ -65,7 +64,12 @@ def one_line(text: str) -> str:
 
 
 def configure_logging(level: str) -> None:
-    logging.basicConfig(level=level, format=LOG_FORMAT, stream=sys.stderr)
+    """Log to stderr at `level`, as text or JSON (TASKBOARD_LOG_FORMAT)."""
+    try:
+        fmt = logs.log_format()
+    except ValueError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+    logs.configure(level, fmt)
 
 
 @contextlib.contextmanager

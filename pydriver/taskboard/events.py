@@ -52,6 +52,7 @@ class JobEvent:
     attempt: int
     task: str
     worker: str
+    queue: str
     at: dt.datetime  # wall clock, for logs and histories; never compared with the database's
     sent_at: dt.datetime | None = None  # wall clock: when the call this answers was sent
     outcome: str | None = None

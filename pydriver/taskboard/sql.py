@@ -42,10 +42,12 @@ class Claimed:
     idempotency_key: uuid.UUID
     fence: int | None = None
     payload_error: str | None = None
+    queue: str = ""  # the queue it was claimed from (claim's argument)
 
 
-def claimed(row: Sequence[Any]) -> Claimed:
-    """A Claimed from a claim row whose payload comes as text (decoded here, per job).
+def claimed(row: Sequence[Any], queue: str = "") -> Claimed:
+    """A Claimed from a claim row of `queue` whose payload comes as text (decoded here,
+    per job).
 
     The row ends with the fence on schemas that have one (0.3.0 on).
     """
@@ -58,7 +60,7 @@ def claimed(row: Sequence[Any]) -> Claimed:
         why = f"the payload cannot be decoded: {type(exc).__name__}: {str(exc)[:200]}"
         payload = None
     return Claimed(
-        job_id, token, task, payload, attempt, lease_expires_at, idempotency_key, fence, why
+        job_id, token, task, payload, attempt, lease_expires_at, idempotency_key, fence, why, queue
     )
 
 
@@ -366,7 +368,7 @@ async def claim(
 ) -> list[Claimed]:
     query = CLAIM_FENCED if fenced else CLAIM
     cur = await conn.execute(query, [queue, worker, batch, seconds(lease)])
-    return [claimed(row) for row in await cur.fetchall()]
+    return [claimed(row, queue) for row in await cur.fetchall()]
 
 
 RENEW_MANY = """
@@ -483,7 +485,7 @@ async def complete_many_then_claim(
     rows = await (await conn.execute(query, params)).fetchall()
     completed = {row[0]: bool(row[1]) for row in rows if row[2] is None}
     done = [(job_id, completed[job_id]) for job_id in job_ids]
-    return done, [claimed((row[0], *row[2:])) for row in rows if row[2] is not None]
+    return done, [claimed((row[0], *row[2:]), queue) for row in rows if row[2] is not None]
 
 
 # The schema release from which fail takes retry and traceback.

@@ -17,3 +17,9 @@ not_an_app = "a string"
 def echo(ctx: BaseContext, payload: Any) -> dict[str, Any]:
     """Return the payload, so the job's result shows it went through the handler."""
     return {"echo": payload, "attempt": ctx.attempt}
+
+
+@app.task("cli-boom", queue=QUEUE, max_attempts=1)
+def boom(ctx: BaseContext, payload: Any) -> None:
+    """Fail, so the worker logs a record about the job, with its traceback."""
+    raise RuntimeError("boom for the log")

@@ -89,7 +89,12 @@ class Held:
 
     @property
     def log_extra(self) -> dict[str, Any]:
-        return {"job_id": self.claimed.job_id, "attempt": self.claimed.attempt}
+        return {
+            "job_id": self.claimed.job_id,
+            "attempt": self.claimed.attempt,
+            "queue": self.claimed.queue,
+            "task": self.claimed.task,
+        }
 
 
 def unique_jobs(items: Sequence[Held]) -> tuple[list[Held], list[Held]]:
@@ -280,6 +285,7 @@ class Ledger:
                 attempt=held.claimed.attempt,
                 task=held.claimed.task,
                 worker=self.worker,
+                queue=held.claimed.queue,
                 at=wall_clock(),
                 **fields,
             ),
