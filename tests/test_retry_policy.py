@@ -200,13 +200,22 @@ def test_a_policy_that_raises_leaves_the_delay_to_the_database(
     def too_long(attempt: int, exception: BaseException) -> float:
         return MAX_DELAY_SECONDS + 1
 
+    def exits(attempt: int, exception: BaseException) -> float:
+        raise SystemExit("a policy must not stop the worker")
+
+    @app.task("exits", retry=exits)
     @app.task("broken", retry=broken)
     @app.task("too-long", retry=too_long)
     @app.task("database", retry=lambda attempt, exception: None)
     def fails(ctx: SyncContext, payload: Any) -> None:
         raise RuntimeError("handler error")
 
-    ids = [app.enqueue("broken"), app.enqueue("too-long"), app.enqueue("database")]
+    ids = [
+        app.enqueue("broken"),
+        app.enqueue("too-long"),
+        app.enqueue("database"),
+        app.enqueue("exits"),
+    ]
     waiting, delays = delays_after(url, 1, *ids)
     with caplog.at_level(logging.WARNING, logger="taskboard.worker"):
         run_worker_until(app, waiting)
@@ -217,6 +226,7 @@ def test_a_policy_that_raises_leaves_the_delay_to_the_database(
         assert job(url, job_id)["errors"][0]["error"] == "RuntimeError: handler error"
     warned = {r.getMessage() for r in caplog.records if "retry policy" in r.getMessage()}
     assert any("task 'broken' failed (ZeroDivisionError: policy bug)" in w for w in warned)
+    assert any("task 'exits' failed (SystemExit: a policy must not stop" in w for w in warned)
     assert any(
         "task 'too-long' failed (InvalidArgument: the delay must be between 0 and 43200 seconds"
         in w

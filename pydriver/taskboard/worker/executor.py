@@ -204,7 +204,8 @@ class Executor:
             if delay is None:
                 return None
             return delay_seconds("the delay", delay, zero_allowed=False)
-        except Exception as problem:  # noqa: BLE001 - a policy's bug must not lose the outcome
+        except BaseException as problem:  # noqa: BLE001 - a policy must not lose the outcome
+            # nor stop the worker, whatever it raises (SystemExit included).
             log.warning(
                 "job %s: the retry policy of task %r failed (%s); the database's backoff applies",
                 held.job_id,
