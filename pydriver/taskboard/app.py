@@ -15,7 +15,7 @@ from typing import Any, NoReturn, TypeVar
 import psycopg
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
-from taskboard import runner, sql
+from taskboard import metrics, runner, sql
 from taskboard.errors import (
     InvalidArgument,
     JobCancelled,
@@ -549,14 +549,28 @@ class Taskboard:
         `queries` makes its SQL calls (a subclass may observe or delay them).
         """
         settings = with_overrides(self.settings, **overrides) if overrides else self.settings
+        observed = None if settings.metrics_port is None else metrics.WorkerMetrics()
         worker = Worker(
             self.tasks,
             settings,
             queries=queries,
-            hooks=self.hooks,
+            hooks=self.hooks if observed is None else [*self.hooks, observed.hook],
             schedules=list(self.schedules.values()),
         )
-        await worker.run(stop)
+        if observed is None or settings.metrics_port is None:
+            await worker.run(stop)
+            return
+        observed.watch(
+            running=lambda: worker.running_handlers,
+            free=lambda: worker.free_slots,
+            held=lambda: len(worker.ledger),
+        )
+        server = metrics.Server(observed.registry, settings.metrics_host, settings.metrics_port)
+        log.info("worker metrics on http://%s:%d/metrics", server.host, server.port)
+        try:
+            await worker.run(stop)
+        finally:
+            await asyncio.to_thread(server.close)
 
     def run_worker(self, **overrides: Any) -> None:
         """Run a worker in a new event loop until SIGTERM or SIGINT (see `taskboard.runner`).

@@ -4,8 +4,8 @@ Commands: ``migrate`` (Sqitch on the project shipped as taskboard/db),
 ``sql`` (the install or upgrade as one plain script), ``worker MODULE:APP``,
 ``enqueue TASK [JSON]``, ``status``, ``pause QUEUE``, ``resume QUEUE``,
 ``limit QUEUE N|none``, ``jobs``, ``job ID``, ``cancel ID...``,
-``retry ID...``, ``prune --older-than DURATION``, ``schedules`` and
-``demo``.
+``retry ID...``, ``prune --older-than DURATION``, ``schedules``,
+``metrics`` (the queue exporter) and ``demo``.
 A command's options and arguments may come in any order. Settings come from
 TASKBOARD_* variables. An expected failure, a usage error included, is one
 line on stderr, ``taskboard: error: ...``; exit status 0 ok, 1 runtime
@@ -15,6 +15,7 @@ error, 2 usage error.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import datetime as dt
 import importlib
@@ -29,7 +30,7 @@ from typing import Any, NoReturn, TypeVar
 import psycopg
 from psycopg import conninfo
 
-from taskboard import __version__, install, logs, migrate, sql
+from taskboard import __version__, install, logs, metrics, migrate, runner, sql
 from taskboard.app import PRODUCER_ROLE, Taskboard
 from taskboard.errors import ConfigError, InvalidArgument, TaskboardError, translate
 from taskboard.runner import EXIT_AT_ONCE
@@ -208,6 +209,35 @@ def cmd_worker(args: argparse.Namespace) -> int:
     }
     overrides = {name: value for name, value in given.items() if value is not None}
     app.run_worker(**overrides)  # bad settings fail before the loop starts
+    return EXIT_OK
+
+
+def cmd_metrics(args: argparse.Namespace) -> int:
+    configure_logging(args.log_level)
+    settings = load_settings()
+    port = args.port if args.port is not None else settings.metrics_port
+    if port is None:
+        raise CliError("give --port N (or set TASKBOARD_METRICS_PORT)", EXIT_USAGE)
+    host = args.host or settings.metrics_host
+    with connect(settings):
+        pass  # the schema is there and this login may read it: fail now, not at the first scrape
+
+    def open_connection() -> psycopg.Connection[Any]:
+        return psycopg.connect(
+            settings.database_url,
+            **settings.connection_options(application_name=metrics.EXPORTER_APPLICATION_NAME),
+        )
+
+    server = metrics.Server(metrics.exporter_registry(open_connection), host, port)
+    log.info("queue metrics on http://%s:%d/metrics", server.host, server.port)
+
+    async def serve(stop: asyncio.Event) -> None:
+        await stop.wait()
+
+    try:
+        runner.run_until_signalled(serve)
+    finally:
+        server.close()
     return EXIT_OK
 
 
@@ -583,6 +613,13 @@ def page_size(text: str) -> int:
     return value
 
 
+def tcp_port(text: str) -> int:
+    value = integer(text)
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a TCP port, 1..65535, got {text}")
+    return value
+
+
 def job_id(text: str) -> int:
     """A job id: a positive bigint."""
     try:
@@ -775,6 +812,19 @@ def build_parser() -> argparse.ArgumentParser:
         "Show each periodic schedule's latest enqueued slot and its job.",
     )
     schedules.add_argument("--json", action="store_true", help="print the rows as JSON")
+    exporter = command(
+        "metrics",
+        cmd_metrics,
+        "Serve /metrics with every queue's depth, runnable jobs and oldest due job, read from "
+        "taskboard.queue_stats on each scrape; run one per database, not one per worker.",
+        parents=[logging_options],
+    )
+    exporter.add_argument(
+        "--port", type=tcp_port, metavar="N", help="default: TASKBOARD_METRICS_PORT"
+    )
+    exporter.add_argument(
+        "--host", metavar="H", help="default: TASKBOARD_METRICS_HOST, else 127.0.0.1"
+    )
     command("demo", cmd_demo, "Tell the story of a stalled worker, live (taskboard.demo).")
     return parser
 

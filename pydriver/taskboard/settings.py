@@ -34,6 +34,7 @@ MAX_LEASE_SECONDS = 12 * 3600.0  # the longest lease the SQL functions will acce
 CONNECT_TIMEOUT_SECONDS = 10
 NO_LISTEN = "none"
 MAX_NAME_CHARS = 200  # the SQL functions' bound on queue and task names
+DEFAULT_METRICS_HOST = "127.0.0.1"  # /metrics is served on loopback unless told otherwise
 
 
 def name_problem(what: str, value: object) -> str | None:
@@ -76,6 +77,9 @@ class Settings(BaseSettings):
         DEFAULT_UNKNOWN_TASK_DELAY_SECONDS, ge=MIN_UNKNOWN_TASK_DELAY_SECONDS, le=MAX_LEASE_SECONDS
     )
     retention: float | None = Field(DEFAULT_RETENTION_SECONDS, gt=0, le=MAX_RETENTION_SECONDS)
+    # The worker serves /metrics on this TCP port (extra taskboard[metrics]); None: off.
+    metrics_port: int | None = Field(None, ge=1, le=65535)
+    metrics_host: str = Field(DEFAULT_METRICS_HOST, min_length=1)
 
     @field_validator("queues", mode="before")
     @classmethod
@@ -93,7 +97,7 @@ class Settings(BaseSettings):
                 raise ValueError(problem)
         return value
 
-    @field_validator("prepare_threshold", "retention", mode="before")
+    @field_validator("prepare_threshold", "retention", "metrics_port", mode="before")
     @classmethod
     def _none_means_off(cls, value: Any) -> Any:
         if isinstance(value, str) and value.strip().lower() in ("none", ""):

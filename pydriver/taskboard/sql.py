@@ -295,6 +295,20 @@ def queue_stats(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
         return list(cur.execute(QUEUE_STATS).fetchall())
 
 
+# The same rows, each with the database's clock as it read them (for ages).
+QUEUE_STATS_READ_AT = """
+SELECT s.*, pg_catalog.clock_timestamp() AS read_at
+  FROM taskboard.queue_stats AS s
+ ORDER BY s.queue, s.state
+"""
+
+
+def queue_stats_read_at(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
+    """queue_stats' rows by column name, each with `read_at`, the database's clock."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return list(cur.execute(QUEUE_STATS_READ_AT).fetchall())
+
+
 # -- periodic jobs -----------------------------------------------------------------
 
 SCHEDULES = """

@@ -75,6 +75,16 @@ class Worker:
     def counts(self) -> Counters:
         return self.ledger.counts
 
+    @property
+    def running_handlers(self) -> int:
+        """Handlers occupying a slot now."""
+        return 0 if self._executor is None else self._executor.running
+
+    @property
+    def free_slots(self) -> int:
+        """Handler slots free for the next claim."""
+        return self.settings.handler_slots - self.running_handlers
+
     # -- lifecycle ---------------------------------------------------------------
 
     async def run(self, stop: asyncio.Event | None = None) -> None:
