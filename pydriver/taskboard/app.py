@@ -547,9 +547,12 @@ class Taskboard:
 
         `overrides` replace settings for this worker (e.g. queues, pool_size).
         `queries` makes its SQL calls (a subclass may observe or delay them).
+        With `metrics_port` set, the worker serves Prometheus /metrics meanwhile
+        (see taskboard.metrics); ConfigError when it cannot.
         """
         settings = with_overrides(self.settings, **overrides) if overrides else self.settings
-        observed = None if settings.metrics_port is None else metrics.WorkerMetrics()
+        port = settings.metrics_port
+        observed = None if port is None else metrics.WorkerMetrics()
         worker = Worker(
             self.tasks,
             settings,
@@ -557,7 +560,7 @@ class Taskboard:
             hooks=self.hooks if observed is None else [*self.hooks, observed.hook],
             schedules=list(self.schedules.values()),
         )
-        if observed is None or settings.metrics_port is None:
+        if observed is None or port is None:
             await worker.run(stop)
             return
         observed.watch(
@@ -565,12 +568,12 @@ class Taskboard:
             free=lambda: worker.free_slots,
             held=lambda: len(worker.ledger),
         )
-        server = metrics.Server(observed.registry, settings.metrics_host, settings.metrics_port)
+        server = metrics.Server(observed.registry, settings.metrics_host, port)
         log.info("worker metrics on http://%s:%d/metrics", server.host, server.port)
         try:
             await worker.run(stop)
         finally:
-            await asyncio.to_thread(server.close)
+            await asyncio.to_thread(server.close)  # shutdown() waits for the serving thread
 
     def run_worker(self, **overrides: Any) -> None:
         """Run a worker in a new event loop until SIGTERM or SIGINT (see `taskboard.runner`).

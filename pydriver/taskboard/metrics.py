@@ -201,11 +201,8 @@ class Server:
         try:
             self._httpd, self._thread = client.start_http_server(port, addr=host, registry=registry)
         except (OSError, ValueError) as exc:
-            raise ConfigError(
-                f"cannot serve /metrics on {host}:{port}: {exc.strerror or exc}"
-                if isinstance(exc, OSError)
-                else f"cannot serve /metrics on {host}:{port}: {exc}"
-            ) from None
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise ConfigError(f"cannot serve /metrics on {host}:{port}: {why}") from None
         self.host = host
         self.port = int(self._httpd.server_address[1])
 
