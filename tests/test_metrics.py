@@ -178,6 +178,78 @@ def test_worker_metrics_count_what_ran(make_database: MakeDatabase) -> None:
     app.close()
 
 
+def test_worker_metrics_count_released_lost_and_refused(make_database: MakeDatabase) -> None:
+    url = make_database(deploy=True)
+    port = free_port()
+    app = Taskboard(load_settings(database_url=url, worker_name="metrics"))
+
+    def cancel(job_id: int) -> None:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("SELECT taskboard.cancel(%s)", [job_id])
+
+    @app.task("vanish", queue="mail")
+    async def vanish(ctx: AsyncContext, payload: Any) -> None:
+        # Cancelled under its handler: the next renewal is refused and the claim is lost.
+        await asyncio.to_thread(cancel, ctx.job_id)
+        await asyncio.sleep(DEADLINE_SECONDS)
+
+    @app.task("stale", queue="mail")
+    async def stale(ctx: AsyncContext, payload: Any) -> str:
+        # Cancelled, then returns at once: its completion presents a token no longer current.
+        await asyncio.to_thread(cancel, ctx.job_id)
+        return "too late"
+
+    vanished = app.enqueue("vanish", {}, queue="mail")
+    staled = app.enqueue("stale", {}, queue="mail")
+    unknown = app.enqueue("ghost", {}, queue="mail")  # no worker of this app knows it
+
+    # Renewals 3 s apart leave "stale" no chance to be renewed (and lost) between its
+    # cancellation and its completion, milliseconds later.
+    settings = {**FAST, "lease": 9, "renew_every": 3}
+
+    async def main() -> Samples:
+        stop = asyncio.Event()
+        worker = asyncio.create_task(app.worker(stop=stop, metrics_port=port, **settings))
+        deadline = time.monotonic() + DEADLINE_SECONDS
+        try:
+            while True:
+                if await asyncio.to_thread(listening, port):
+                    samples = await asyncio.to_thread(scrape, port)
+                    jobs = "taskboard_jobs_total"
+                    if (
+                        value(samples, jobs, queue="mail", task="vanish", outcome="lost")
+                        + value(samples, jobs, queue="mail", task="stale", outcome="refused")
+                        + value(samples, jobs, queue="mail", task="ghost", outcome="released")
+                        == 3
+                    ):
+                        return samples
+                assert not worker.done(), worker.result()
+                assert time.monotonic() < deadline
+                await asyncio.sleep(0.1)
+        finally:
+            stop.set()
+            await asyncio.wait_for(worker, DEADLINE_SECONDS)
+
+    samples = asyncio.run(main())
+    for task in ("vanish", "stale", "ghost"):
+        assert (
+            value(samples, "taskboard_jobs_total", queue="mail", task=task, outcome="claimed") == 1
+        )
+    for outcome in ("succeeded", "failed", "dead"):
+        for task in ("vanish", "stale", "ghost"):
+            assert (
+                value(samples, "taskboard_jobs_total", queue="mail", task=task, outcome=outcome)
+                == 0
+            )
+    # Only the handler that ended by itself is timed: the lost one was cancelled.
+    duration = "taskboard_handler_duration_seconds_count"
+    assert value(samples, duration, queue="mail", task="stale") == 1
+    assert value(samples, duration, queue="mail", task="vanish") == 0
+    assert value(samples, duration, queue="mail", task="ghost") == 0
+    assert states(url) == {vanished: "cancelled", staled: "cancelled", unknown: "queued"}
+    app.close()
+
+
 def test_metrics_are_off_by_default(make_database: MakeDatabase) -> None:
     url = make_database(deploy=True)
     app = Taskboard(load_settings(database_url=url, worker_name="quiet"))
