@@ -147,9 +147,9 @@ bench: tools $(BENCH_VENV)/.installed $(PGBOSS_STAMP) ## Benchmark against Procr
 bench-quick: tools $(BENCH_VENV)/.installed $(PGBOSS_STAMP) ## The benchmark's first look: fewer jobs, one run (about 2 min)
 	@$(BENCH_VENV)/bin/python bench/run.py --quick $(BENCH_ARGS)
 
-$(BENCH_VENV)/.installed: bench/requirements.txt pyproject.toml
+$(BENCH_VENV)/.installed: bench/requirements.txt pyproject.toml Makefile
 	$(PYTHON) -m venv $(BENCH_VENV)
-	$(BENCH_VENV)/bin/pip install --quiet --disable-pip-version-check -r bench/requirements.txt -e .
+	$(BENCH_VENV)/bin/pip install --quiet --disable-pip-version-check -r bench/requirements.txt -e '.[metrics]'
 	touch $@
 
 # Never fails: without pg-boss the bench runs the other systems (the stamp is not made,

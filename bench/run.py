@@ -62,6 +62,7 @@ OURS = "taskboard"
 # Taskboard under other conditions, measured beside it (not peers).
 VARIANTS = {
     "taskboard-limited": "a queue limit it never reaches runs at",
+    "taskboard-metrics": "the worker with Prometheus metrics on (scraped every 5 s) runs at",
     "taskboard-0.2.0": "the 0.2.0 schema (claim without queue control) runs at",
 }
 NODE_PEER = "pgboss"  # not a Python peer: its own target line
@@ -810,7 +811,7 @@ def targets(samples: Samples, plan: Plan) -> list[str]:
         for variant, what in VARIANTS.items():
             other = median(f"W1 drain c={c}", variant)
             if ours and other:
-                out.append(f"W1 c={c}: {what} x{other / ours:.2f} of Taskboard's unlimited queue")
+                out.append(f"W1 c={c}: {what} x{other / ours:.2f} of plain Taskboard")
     for c in plan.concurrencies:
         ours = median(f"W1 drain c={c}", OURS)
         best = max((v for p in python_peers if (v := median(f"W1 drain c={c}", p))), default=None)

@@ -115,10 +115,17 @@ class Taskboard:
 
     @staticmethod
     async def run_worker(url: str, concurrency: int, on_job: OnJob, stop: asyncio.Event) -> None:
+        await Taskboard.run_app(url, concurrency, on_job, stop)
+
+    @staticmethod
+    async def run_app(
+        url: str, concurrency: int, on_job: OnJob, stop: asyncio.Event, **settings: Any
+    ) -> None:
+        """A worker of the no-op task; `settings` beyond the pool size, for a variant."""
         from taskboard import Taskboard as App
         from taskboard.settings import load_settings
 
-        app = App(load_settings(database_url=url, pool_size=concurrency + 2))
+        app = App(load_settings(database_url=url, pool_size=concurrency + 2, **settings))
 
         @app.task(TASK)
         async def noop(ctx: Any, payload: Any) -> None:
@@ -463,6 +470,36 @@ class TaskboardLimited(Taskboard):
             await conn.execute("SELECT taskboard.set_queue_limit('default', 1000000)")
 
 
+class TaskboardMetrics(Taskboard):
+    """Taskboard's worker serving Prometheus /metrics (a free port, scraped every 5 s,
+    by the worker process itself): what the event hook and the gauges cost."""
+
+    name = "taskboard-metrics"
+    label = "Taskboard, metrics on"
+    SCRAPE_EVERY_S = 5.0  # a busy Prometheus scrapes every 15 s or more
+
+    @staticmethod
+    async def run_worker(url: str, concurrency: int, on_job: OnJob, stop: asyncio.Event) -> None:
+        import socket
+        import urllib.request
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        worker = asyncio.create_task(
+            Taskboard.run_app(url, concurrency, on_job, stop, metrics_port=port)
+        )
+
+        def scrape() -> None:
+            with contextlib.suppress(OSError):  # not up yet, or already down
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read()
+
+        while not worker.done():
+            await asyncio.to_thread(scrape)
+            await asyncio.wait([worker], timeout=TaskboardMetrics.SCRAPE_EVERY_S)
+        await worker
+
+
 class TaskboardPrevious(Taskboard):
     """Taskboard's driver on the schema of release 0.2.0, whose claim has no queue control:
     the unlimited path beside it shows what the pause and limit check cost."""
@@ -477,7 +514,15 @@ class TaskboardPrevious(Taskboard):
 
 SYSTEMS: dict[str, Any] = {
     s.name: s
-    for s in (Taskboard, TaskboardLimited, TaskboardPrevious, Procrastinate, PgQueuer, PgBoss)
+    for s in (
+        Taskboard,
+        TaskboardLimited,
+        TaskboardMetrics,
+        TaskboardPrevious,
+        Procrastinate,
+        PgQueuer,
+        PgBoss,
+    )
 }
 
 

@@ -119,6 +119,8 @@ class WorkerMetrics:
         self._confirmed: dict[uuid.UUID, float] = {}  # token -> monotonic time of last confirmation
         self._started: dict[uuid.UUID, float] = {}  # token -> monotonic time its handler started
         self._claim_sent: dict[uuid.UUID, dt.datetime] = {}  # token -> wall time its claim was sent
+        # (metric, label values) -> its child: labels() takes a lock and a lookup each call.
+        self._children: dict[tuple[Any, ...], Any] = {}
 
     def watch(
         self,
@@ -158,11 +160,11 @@ class WorkerMetrics:
             sent = self._claim_sent.pop(event.token, None)
             if sent is not None:
                 lag = (event.at - sent).total_seconds()
-                self.claim_to_start.labels(event.queue, event.task).observe(max(lag, 0.0))
+                self._child(self.claim_to_start, event.queue, event.task).observe(max(lag, 0.0))
         elif kind == "finished":
             began = self._started.pop(event.token, None)
             if began is not None and event.outcome in ("complete", "fail"):
-                self.handler_duration.labels(event.queue, event.task).observe(now - began)
+                self._child(self.handler_duration, event.queue, event.task).observe(now - began)
         elif kind == "settled":
             self._count(event, settled_outcome(event))
             self._forget(event.token)
@@ -176,7 +178,15 @@ class WorkerMetrics:
             self._forget(event.token)
 
     def _count(self, event: JobEvent, outcome: str) -> None:
-        self.jobs.labels(event.queue, event.task, outcome).inc()
+        self._child(self.jobs, event.queue, event.task, outcome).inc()
+
+    def _child(self, metric: Any, *values: str) -> Any:
+        """`metric.labels(*values)`, looked up once per label set (the sets are bounded)."""
+        key = (id(metric), *values)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*values)
+        return child
 
     def _forget(self, token: uuid.UUID) -> None:
         self._claim_sent.pop(token, None)
