@@ -50,7 +50,7 @@ def test_a_v0_2_0_database_upgrades_to_0_3_0_with_its_jobs_and_tokens_and_revert
     before = states(url, jobs)
     assert before == {name: name for name in jobs}
 
-    upgraded = sqitch(url, "deploy", "--verify")
+    upgraded = sqitch(url, "deploy", "--verify", "--to", "@v0.3.0")
     assert upgraded.returncode == 0, upgraded.stdout + upgraded.stderr
     assert states(url, jobs) == before
     with connect(url, "taskboard_worker") as worker:

@@ -1,8 +1,13 @@
 -- Deploy taskboard:enqueue to pg
 -- requires: jobs
 -- requires: notify_runnable
+-- requires: trace_context
 --
 -- The same text as functions/enqueue.sql, where the current definition reads.
+-- enqueue gains a trailing argument with a default (trace_context): one
+-- signature per function, so the seven-argument form is dropped and the new
+-- one created with the same grants, in one transaction. Calls of the old
+-- form, by position or by name, resolve to the new one.
 -- Its ON CONFLICT names the index jobs_unfinished_task_dedupe_key, which
 -- dedupe_scope creates later in the plan (last, so that a revert to v0.1.0
 -- checks for blocking keys before anything is undone). Between the two
@@ -19,8 +24,13 @@ BEGIN;
 -- The deploying role holds the owner for this transaction only.
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
--- enqueue(task, payload, queue, run_at, priority, max_attempts, dedupe_key) -> bigint
+
+DROP FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text);
+
+-- enqueue(task, payload, queue, run_at, priority, max_attempts, dedupe_key, trace_context) -> bigint
 -- Inserts a queued job, runnable from run_at (NULL = now), and returns its id.
+-- trace_context (the caller's W3C trace context, e.g. {"traceparent": ...})
+-- is stored with the job and handed to its holder by claim; NULL: none.
 -- With dedupe_key: when an unfinished (queued or running) job of the same
 -- queue and the same task holds that key, returns that job's id and inserts
 -- nothing. A key is scoped to (queue, task, key): an unfinished job of
@@ -33,19 +43,23 @@ SET LOCAL ROLE :"owner_role";
 -- Raises 22023 when task or queue is NULL, empty or longer than 200
 -- characters, payload, priority or max_attempts is NULL, max_attempts < 1,
 -- dedupe_key is empty or longer than 400 characters, or run_at is
--- 'infinity' or '-infinity'.
+-- 'infinity' or '-infinity', or trace_context is not a JSON object of
+-- strings or is longer than 8192 bytes as text.
 -- Raises 23505 when an unfinished job of the queue and task holds a
 -- different key with the same SHA-256 as dedupe_key (no such pair is known):
 -- the index cannot tell the two apart, and the other job is not the answer.
+-- Calls of the seven-argument form of 0.1.0 to 0.3.0 resolve to this one:
+-- the argument it gained comes last, with a default.
 
 CREATE OR REPLACE FUNCTION taskboard.enqueue(
-    task         text,
-    payload      jsonb       DEFAULT '{}',
-    queue        text        DEFAULT 'default',
-    run_at       timestamptz DEFAULT NULL,
-    priority     integer     DEFAULT 0,
-    max_attempts integer     DEFAULT 5,
-    dedupe_key   text        DEFAULT NULL
+    task          text,
+    payload       jsonb       DEFAULT '{}',
+    queue         text        DEFAULT 'default',
+    run_at        timestamptz DEFAULT NULL,
+    priority      integer     DEFAULT 0,
+    max_attempts  integer     DEFAULT 5,
+    dedupe_key    text        DEFAULT NULL,
+    trace_context jsonb       DEFAULT NULL
 )
 RETURNS bigint
 LANGUAGE plpgsql
@@ -96,6 +110,17 @@ BEGIN
         RAISE EXCEPTION 'dedupe_key must be at most 400 characters, got %', pg_catalog.char_length(enqueue.dedupe_key)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF pg_catalog.jsonb_typeof(enqueue.trace_context) <> 'object'
+       OR EXISTS (SELECT FROM pg_catalog.jsonb_each(enqueue.trace_context) AS e(key, value)
+                   WHERE pg_catalog.jsonb_typeof(e.value) <> 'string') THEN
+        RAISE EXCEPTION 'trace_context must be a JSON object of strings, got %', enqueue.trace_context
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.octet_length(enqueue.trace_context::text) > 8192 THEN
+        RAISE EXCEPTION 'trace_context must be at most 8192 bytes as text, got %',
+            pg_catalog.octet_length(enqueue.trace_context::text)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
 
     -- The index holds the key's SHA-256, not the key (queue, task and key
     -- at their limits are too long for one btree entry): ON CONFLICT names
@@ -104,9 +129,10 @@ BEGIN
     v_hash := pg_catalog.sha256(pg_catalog.decode(pg_catalog.replace(enqueue.dedupe_key, E'\\', E'\\\\'), 'escape'));
 
     LOOP
-        INSERT INTO taskboard.jobs AS j (queue, task, payload, priority, run_at, max_attempts, dedupe_key)
+        INSERT INTO taskboard.jobs AS j (queue, task, payload, priority, run_at, max_attempts, dedupe_key,
+                                         trace_context)
         VALUES (enqueue.queue, enqueue.task, enqueue.payload, enqueue.priority, v_run_at,
-                enqueue.max_attempts, enqueue.dedupe_key)
+                enqueue.max_attempts, enqueue.dedupe_key, enqueue.trace_context)
         ON CONFLICT (queue, task,
                      pg_catalog.sha256(pg_catalog.decode(pg_catalog.replace(dedupe_key, E'\\', E'\\\\'), 'escape')))
            WHERE dedupe_key IS NOT NULL AND state IN ('queued', 'running')
@@ -144,8 +170,8 @@ BEGIN
 END
 $function$;
 
-REVOKE ALL ON FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text)
+REVOKE ALL ON FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb)
     TO :"producer_role", :"worker_role", :"admin_role";
 
 RESET ROLE;

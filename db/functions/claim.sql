@@ -5,8 +5,9 @@
 -- clock + lease, attempt + 1, fence + 1, started_at = clock and
 -- claimed_by = worker; the token is returned here and nowhere else, with
 -- the fence (strictly increasing with every claim of the job, releases and
--- reclaims included). Concurrent claimers never receive the same job
--- (FOR UPDATE SKIP LOCKED). An expired job that has used up its attempts
+-- reclaims included), and with the job's trace_context (the W3C trace
+-- context its enqueuer stored, NULL when none), last. Concurrent claimers
+-- never receive the same job (FOR UPDATE SKIP LOCKED). An expired job that has used up its attempts
 -- becomes dead (error 'lease expired') in the same call, is not returned and
 -- does not count against `batch`. Fewer rows than `batch` means nothing else
 -- is runnable for this caller now. Up to `batch` rows it looked at but did
@@ -173,10 +174,10 @@ BEGIN
          WHERE j.id = c.id
            AND j.state IN ('queued', 'running')
         RETURNING j.id, j.lease_token, j.task, j.payload, j.attempt, j.lease_expires_at,
-                  j.idempotency_key, j.fence, j.priority, j.run_at
+                  j.idempotency_key, j.fence, j.trace_context, j.priority, j.run_at
     )
     SELECT c.id, c.lease_token, c.task, c.payload, c.attempt, c.lease_expires_at, c.idempotency_key,
-           c.fence
+           c.fence, c.trace_context
       FROM claimed AS c
      ORDER BY c.priority DESC, c.run_at, c.id;
 END

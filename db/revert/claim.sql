@@ -1,4 +1,4 @@
--- Revert taskboard:claim to its v0.2.0 definition
+-- Revert taskboard:claim to its v0.3.0 definition
 
 BEGIN;
 
@@ -15,14 +15,21 @@ SET LOCAL ROLE :"owner_role";
 -- Takes up to `batch` runnable jobs of `queue`: queued with run_at due, or
 -- running with an expired lease, in order of priority (higher first), run_at,
 -- then id. Each claimed job gets a fresh lease token, lease_expires_at =
--- clock + lease, attempt + 1 and claimed_by = worker; the token is returned
--- here and nowhere else. Concurrent claimers never receive the same job
+-- clock + lease, attempt + 1, fence + 1, started_at = clock and
+-- claimed_by = worker; the token is returned here and nowhere else, with
+-- the fence (strictly increasing with every claim of the job, releases and
+-- reclaims included). Concurrent claimers never receive the same job
 -- (FOR UPDATE SKIP LOCKED). An expired job that has used up its attempts
 -- becomes dead (error 'lease expired') in the same call, is not returned and
 -- does not count against `batch`. Fewer rows than `batch` means nothing else
 -- is runnable for this caller now. Up to `batch` rows it looked at but did
 -- not take stay locked, and skipped by other claimers, until the caller's
 -- transaction ends: claim in a transaction of its own.
+-- A paused queue (taskboard.pause) hands out nothing. A limited one
+-- (taskboard.set_queue_limit) starts queued jobs only while fewer than
+-- max_running of its jobs are running, however many workers claim at once;
+-- in REPEATABLE READ or SERIALIZABLE a claim of a limited queue that raced
+-- another one raises 40001 (serialization_failure) rather than count without it.
 -- Raises 22023 when queue or worker is NULL, empty or longer than 200
 -- characters, batch is outside 1..1000, or lease is NULL, not positive or
 -- longer than 12 hours ('infinity' included).
@@ -47,6 +54,10 @@ SET plan_cache_mode = force_custom_plan
 AS $function$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
+    v_paused boolean;
+    v_limit integer;
+    -- How many queued jobs this call may start: batch, or less under a limit.
+    v_room integer := claim.batch;
 BEGIN
     IF claim.queue IS NULL OR claim.queue = '' THEN
         RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
@@ -73,6 +84,35 @@ BEGIN
     IF claim.lease > interval '12 hours' THEN
         RAISE EXCEPTION 'lease must be at most 12 hours, got %', claim.lease
             USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    -- Queue control. A queue without a row in taskboard.queues is unpaused
+    -- and unlimited: one primary-key probe, no lock.
+    SELECT q.paused, q.max_running INTO v_paused, v_limit
+      FROM taskboard.queues AS q
+     WHERE q.queue = claim.queue;
+    IF v_limit IS NOT NULL THEN
+        -- Claimers of a limited queue take turns on its row, held until the
+        -- caller's transaction ends: the count below sees every claim made
+        -- before, so together they never pass the limit. Reclaiming an
+        -- expired job does not add a running one; starting a queued job does.
+        -- Each writes the row (the same values) rather than only locking it:
+        -- in REPEATABLE READ or SERIALIZABLE the snapshot was taken before
+        -- the wait and would miss the claim it waited for, and a row updated
+        -- since the snapshot makes PostgreSQL raise 40001 instead.
+        UPDATE taskboard.queues AS q
+           SET paused = q.paused
+         WHERE q.queue = claim.queue
+        RETURNING q.paused, q.max_running INTO v_paused, v_limit;
+        SELECT GREATEST(0, v_limit - pg_catalog.count(*))::integer INTO v_room
+          FROM taskboard.jobs AS j
+         WHERE j.queue = claim.queue
+           AND j.state = 'running'
+           AND NOT (j.lease_expires_at <= v_now AND j.attempt >= j.max_attempts);
+        v_room := LEAST(v_room, claim.batch);
+    END IF;
+    IF v_paused THEN
+        RETURN;
     END IF;
 
     RETURN QUERY
@@ -120,7 +160,7 @@ BEGIN
            AND j.state = 'queued'
            AND j.run_at <= v_now
          ORDER BY j.priority DESC, j.run_at, j.id
-         LIMIT claim.batch
+         LIMIT v_room
            FOR UPDATE SKIP LOCKED
     ),
     chosen AS (
@@ -139,14 +179,17 @@ BEGIN
                lease_token = pg_catalog.gen_random_uuid(),
                lease_expires_at = v_now + claim.lease,
                attempt = j.attempt + 1,
+               fence = j.fence + 1,
+               started_at = v_now,
                claimed_by = claim.worker
           FROM chosen AS c
          WHERE j.id = c.id
            AND j.state IN ('queued', 'running')
         RETURNING j.id, j.lease_token, j.task, j.payload, j.attempt, j.lease_expires_at,
-                  j.idempotency_key, j.priority, j.run_at
+                  j.idempotency_key, j.fence, j.priority, j.run_at
     )
-    SELECT c.id, c.lease_token, c.task, c.payload, c.attempt, c.lease_expires_at, c.idempotency_key
+    SELECT c.id, c.lease_token, c.task, c.payload, c.attempt, c.lease_expires_at, c.idempotency_key,
+           c.fence
       FROM claimed AS c
      ORDER BY c.priority DESC, c.run_at, c.id;
 END

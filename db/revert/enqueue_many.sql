@@ -1,5 +1,4 @@
--- Revert taskboard:enqueue_many to its v0.1.0 definition
--- The same text as functions/enqueue_many.sql, where the current definition reads.
+-- Revert taskboard:enqueue_many to its v0.3.0 definition
 
 BEGIN;
 
@@ -12,18 +11,28 @@ BEGIN;
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
 
+DROP FUNCTION taskboard.enqueue_many(text, jsonb[], text, timestamptz, integer, integer, text[], jsonb);
+
 -- enqueue_many(task, payloads, queue, run_at, priority, max_attempts, dedupe_keys) -> setof bigint
 -- Enqueues one job of `task` per element of `payloads` in one round trip and
 -- returns their ids in payload order. dedupe_keys pairs with payloads element
--- by element (a NULL element means no key) and behaves as in enqueue: a key
--- held by an unfinished job of the queue yields that job's id, and a key
--- repeated inside the array yields the id of its first occurrence's job.
+-- by element (a NULL element means no key) and behaves as in enqueue, scoped
+-- to (queue, task, key): a key held by an unfinished job of the queue and
+-- this task yields that job's id (a job of another task holding it does not
+-- count), and a key repeated inside the array yields the id of its first
+-- occurrence's job. Keys are inserted in key order, so concurrent calls with
+-- overlapping keys wait for each other instead of deadlocking.
 -- An empty array returns no rows. At most one NOTIFY per call, and only when
 -- a new job is runnable now. Joins the caller's transaction.
 -- Raises 22023 when task or queue is NULL, empty or longer than 200
 -- characters, payloads is NULL, multidimensional or holds a NULL, dedupe_keys
 -- has a different length or holds an empty string or a key longer than 400
--- characters, priority or max_attempts is NULL, or max_attempts < 1.
+-- characters, priority or max_attempts is NULL, max_attempts < 1, or run_at
+-- is 'infinity' or '-infinity'.
+-- Raises 23505, writing nothing, when a key of dedupe_keys has the same
+-- SHA-256 as a different key held by an unfinished job of the queue and task,
+-- or as a different key of the same call (no such pair is known): the index
+-- cannot tell the two apart, and the other job is not the answer.
 
 CREATE OR REPLACE FUNCTION taskboard.enqueue_many(
     task         text,
@@ -47,7 +56,14 @@ DECLARE
     v_inserted bigint;
     v_id       bigint;
     v_first    integer;
+    v_ord      integer;
+    v_hash     bytea;
+    v_held     text;
 BEGIN
+    IF NOT pg_catalog.isfinite(v_run_at) THEN
+        RAISE EXCEPTION 'run_at must be a finite time, got %', enqueue_many.run_at
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     IF enqueue_many.task IS NULL OR enqueue_many.task = '' THEN
         RAISE EXCEPTION 'task must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -138,8 +154,9 @@ BEGIN
                    v_run_at, enqueue_many.max_attempts, n.dedupe_key
               FROM numbered AS n
              WHERE n.first_of_key
-             ORDER BY n.ord
-            ON CONFLICT (queue, dedupe_key)
+             ORDER BY n.dedupe_key NULLS FIRST, n.ord
+            ON CONFLICT (queue, task,
+                         pg_catalog.sha256(pg_catalog.decode(pg_catalog.replace(dedupe_key, E'\\', E'\\\\'), 'escape')))
                WHERE dedupe_key IS NOT NULL AND state IN ('queued', 'running')
                DO NOTHING
             RETURNING j.id
@@ -153,25 +170,44 @@ BEGIN
         -- Elements left without an id carry a key: a later occurrence takes its
         -- first occurrence's id; a first occurrence takes the id of the job that
         -- holds the key, or inserts again if that job finished meanwhile.
-        FOR v_ord IN 1 .. pg_catalog.cardinality(v_ids) LOOP
-            CONTINUE WHEN v_ids[v_ord] IS NOT NULL;
+        -- In key order, as the insert above: no two calls wait on each other in a cycle.
+        -- The holder is found as in enqueue, through the index's expression;
+        -- a different key with the same SHA-256 (one key to the index) raises.
+        FOR v_ord IN
+            SELECT u.ord
+              FROM unnest(enqueue_many.dedupe_keys) WITH ORDINALITY AS u(dedupe_key, ord)
+             WHERE v_ids[u.ord] IS NULL
+             ORDER BY u.dedupe_key, u.ord
+        LOOP
             v_first := pg_catalog.array_position(enqueue_many.dedupe_keys, enqueue_many.dedupe_keys[v_ord]);
             IF v_first < v_ord THEN
                 v_ids[v_ord] := v_ids[v_first];
                 CONTINUE;
             END IF;
+            v_hash := pg_catalog.sha256(pg_catalog.decode(
+                          pg_catalog.replace(enqueue_many.dedupe_keys[v_ord], E'\\', E'\\\\'), 'escape'));
             LOOP
-                SELECT j.id
-                  INTO v_id
+                SELECT j.id, j.dedupe_key
+                  INTO v_id, v_held
                   FROM taskboard.jobs AS j
                  WHERE j.queue = enqueue_many.queue
-                   AND j.dedupe_key = enqueue_many.dedupe_keys[v_ord]
+                   AND j.task = enqueue_many.task
+                   AND pg_catalog.sha256(pg_catalog.decode(pg_catalog.replace(j.dedupe_key, E'\\', E'\\\\'), 'escape')) = v_hash
+                   AND j.dedupe_key IS NOT NULL
                    AND j.state IN ('queued', 'running');
-                EXIT WHEN FOUND;
+                IF FOUND THEN
+                    IF v_held <> enqueue_many.dedupe_keys[v_ord] THEN
+                        RAISE EXCEPTION 'dedupe_keys element % (counting from 1) has the same SHA-256 as the different key of unfinished job % of this queue and task',
+                            v_ord, v_id
+                            USING ERRCODE = 'unique_violation';
+                    END IF;
+                    EXIT;
+                END IF;
                 INSERT INTO taskboard.jobs AS j (queue, task, payload, priority, run_at, max_attempts, dedupe_key)
                 VALUES (enqueue_many.queue, enqueue_many.task, enqueue_many.payloads[v_ord], enqueue_many.priority,
                         v_run_at, enqueue_many.max_attempts, enqueue_many.dedupe_keys[v_ord])
-                ON CONFLICT (queue, dedupe_key)
+                ON CONFLICT (queue, task,
+                             pg_catalog.sha256(pg_catalog.decode(pg_catalog.replace(dedupe_key, E'\\', E'\\\\'), 'escape')))
                    WHERE dedupe_key IS NOT NULL AND state IN ('queued', 'running')
                    DO NOTHING
                 RETURNING j.id INTO v_id;

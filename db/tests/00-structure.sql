@@ -7,7 +7,7 @@
 -- role that writes the table.
 
 BEGIN;
-SELECT plan(108);
+SELECT plan(109);
 
 -- Schema --------------------------------------------------------------------
 
@@ -23,7 +23,8 @@ SELECT views_are('taskboard', ARRAY['queue_stats', 'schedules'], 'queue_stats an
 SELECT columns_are('taskboard', 'jobs', ARRAY[
     'id', 'queue', 'task', 'payload', 'state', 'priority', 'run_at', 'attempt',
     'max_attempts', 'dedupe_key', 'lease_token', 'lease_expires_at', 'claimed_by',
-    'idempotency_key', 'result', 'errors', 'created_at', 'finished_at', 'fence', 'started_at'
+    'idempotency_key', 'result', 'errors', 'created_at', 'finished_at', 'fence', 'started_at',
+    'trace_context'
 ], 'jobs has exactly the documented columns');
 
 SELECT col_type_is('taskboard', 'jobs', 'id',               'bigint',                   'jobs.id is a bigint');
@@ -46,6 +47,7 @@ SELECT col_type_is('taskboard', 'jobs', 'created_at',       'timestamp with time
 SELECT col_type_is('taskboard', 'jobs', 'finished_at',      'timestamp with time zone', 'jobs.finished_at is a timestamptz');
 SELECT col_type_is('taskboard', 'jobs', 'fence',            'bigint',                   'jobs.fence is a bigint');
 SELECT col_type_is('taskboard', 'jobs', 'started_at',       'timestamp with time zone', 'jobs.started_at is a timestamptz');
+SELECT col_type_is('taskboard', 'jobs', 'trace_context',    'jsonb',                    'jobs.trace_context is jsonb');
 
 SELECT set_eq(
     $$SELECT a.attname::text
@@ -55,8 +57,8 @@ SELECT set_eq(
          AND NOT a.attisdropped
          AND NOT a.attnotnull$$,
     ARRAY['dedupe_key', 'lease_token', 'lease_expires_at', 'claimed_by', 'result', 'finished_at',
-          'started_at'],
-    'only the key, the lease, the result, finished_at and started_at may be NULL; every other column is NOT NULL'
+          'started_at', 'trace_context'],
+    'only the key, the lease, the result, finished_at, started_at and trace_context may be NULL; every other column is NOT NULL'
 );
 
 SELECT col_is_pk('taskboard', 'jobs', 'id', 'jobs.id is the primary key');
@@ -255,8 +257,9 @@ SELECT results_eq(
              ('attempt', 'integer'),
              ('lease_expires_at', 'timestamp with time zone'),
              ('idempotency_key', 'uuid'),
-             ('fence', 'bigint')$$,
-    'taskboard.claimed has exactly eight columns in order, fence last'
+             ('fence', 'bigint'),
+             ('trace_context', 'jsonb')$$,
+    'taskboard.claimed has exactly nine columns in order, fence then trace_context last'
 );
 
 SELECT has_composite('taskboard', 'job_info', 'taskboard.job_info is a composite type');
@@ -307,23 +310,23 @@ SELECT is_empty(
 -- assertion instead of aborting the file.
 
 SELECT has_function('taskboard', 'enqueue',
-    ARRAY['text', 'jsonb', 'text', 'timestamp with time zone', 'integer', 'integer', 'text'],
-    'enqueue(text, jsonb, text, timestamptz, integer, integer, text) exists');
+    ARRAY['text', 'jsonb', 'text', 'timestamp with time zone', 'integer', 'integer', 'text', 'jsonb'],
+    'enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb) exists');
 SELECT is(
     (SELECT pg_catalog.string_agg(pg_catalog.pg_get_function_arguments(p.oid) || ' -> ' || pg_catalog.pg_get_function_result(p.oid), '; ')
        FROM pg_catalog.pg_proc AS p WHERE p.pronamespace = 'taskboard'::regnamespace AND p.proname = 'enqueue'),
-    'task text, payload jsonb DEFAULT ''{}''::jsonb, queue text DEFAULT ''default''::text, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 5, dedupe_key text DEFAULT NULL::text -> bigint',
-    'enqueue takes task, payload {}, queue default, run_at NULL, priority 0, max_attempts 5, dedupe_key NULL and returns bigint'
+    'task text, payload jsonb DEFAULT ''{}''::jsonb, queue text DEFAULT ''default''::text, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 5, dedupe_key text DEFAULT NULL::text, trace_context jsonb DEFAULT NULL::jsonb -> bigint',
+    'enqueue takes task, payload {}, queue default, run_at NULL, priority 0, max_attempts 5, dedupe_key NULL, trace_context NULL and returns bigint'
 );
 
 SELECT has_function('taskboard', 'enqueue_many',
-    ARRAY['text', 'jsonb[]', 'text', 'timestamp with time zone', 'integer', 'integer', 'text[]'],
-    'enqueue_many(text, jsonb[], text, timestamptz, integer, integer, text[]) exists');
+    ARRAY['text', 'jsonb[]', 'text', 'timestamp with time zone', 'integer', 'integer', 'text[]', 'jsonb'],
+    'enqueue_many(text, jsonb[], text, timestamptz, integer, integer, text[], jsonb) exists');
 SELECT is(
     (SELECT pg_catalog.string_agg(pg_catalog.pg_get_function_arguments(p.oid) || ' -> ' || pg_catalog.pg_get_function_result(p.oid), '; ')
        FROM pg_catalog.pg_proc AS p WHERE p.pronamespace = 'taskboard'::regnamespace AND p.proname = 'enqueue_many'),
-    'task text, payloads jsonb[], queue text DEFAULT ''default''::text, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 5, dedupe_keys text[] DEFAULT NULL::text[] -> SETOF bigint',
-    'enqueue_many takes task, payloads, queue default, run_at NULL, priority 0, max_attempts 5, dedupe_keys NULL and returns setof bigint'
+    'task text, payloads jsonb[], queue text DEFAULT ''default''::text, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 5, dedupe_keys text[] DEFAULT NULL::text[], trace_context jsonb DEFAULT NULL::jsonb -> SETOF bigint',
+    'enqueue_many takes task, payloads, queue default, run_at NULL, priority 0, max_attempts 5, dedupe_keys NULL, trace_context NULL and returns setof bigint'
 );
 
 SELECT has_function('taskboard', 'claim',

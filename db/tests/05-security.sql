@@ -20,9 +20,9 @@ CREATE TEMP TABLE api (
 ) ON COMMIT DROP;
 
 INSERT INTO api (fn, args, producer, worker, admin) VALUES
-    ('enqueue',         ARRAY['text', 'jsonb', 'text', 'timestamp with time zone', 'integer', 'integer', 'text'],
+    ('enqueue',         ARRAY['text', 'jsonb', 'text', 'timestamp with time zone', 'integer', 'integer', 'text', 'jsonb'],
                                                                         true,  true,  true),
-    ('enqueue_many',    ARRAY['text', 'jsonb[]', 'text', 'timestamp with time zone', 'integer', 'integer', 'text[]'],
+    ('enqueue_many',    ARRAY['text', 'jsonb[]', 'text', 'timestamp with time zone', 'integer', 'integer', 'text[]', 'jsonb'],
                                                                         true,  true,  true),
     ('enqueue_periodic', ARRAY['text', 'timestamp with time zone', 'text', 'jsonb', 'text', 'integer', 'integer'],
                                                                         true,  true,  true),

@@ -10,7 +10,7 @@
 -- stored.
 
 BEGIN;
-SELECT plan(69);
+SELECT plan(75);
 
 -- Defaults ------------------------------------------------------------------
 
@@ -494,6 +494,40 @@ SELECT is(
     '{"a": 1}'::jsonb,
     'positional arguments land in task, payload, queue order'
 );
+
+-- The trace context ---------------------------------------------------------
+
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => 'traced', queue => 'enqueue-trace',
+    trace_context => '{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "tracestate": "a=1"}')
+    AS traced_id \gset
+SELECT taskboard.enqueue(task => 'untraced', queue => 'enqueue-trace') AS untraced_id \gset
+RESET ROLE;
+
+SELECT is(
+    (SELECT trace_context FROM taskboard.jobs WHERE id = :traced_id),
+    '{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "tracestate": "a=1"}'::jsonb,
+    'enqueue stores the trace context it is given with the job'
+);
+SELECT is(
+    (SELECT trace_context FROM taskboard.jobs WHERE id = :untraced_id),
+    NULL,
+    'without a trace context the job stores none'
+);
+
+SET LOCAL ROLE taskboard_producer;
+SELECT throws_ok($$SELECT taskboard.enqueue(task => 't', trace_context => '["00-x"]')$$,
+    '22023', NULL, 'a trace context that is not a JSON object is refused');
+SELECT throws_ok($$SELECT taskboard.enqueue(task => 't', trace_context => '{"traceparent": 1}')$$,
+    '22023', NULL, 'a trace context with a value that is not a string is refused');
+SELECT throws_ok(
+    $$SELECT taskboard.enqueue(task => 't',
+        trace_context => pg_catalog.jsonb_build_object('tracestate', pg_catalog.repeat('x', 8200)))$$,
+    '22023', NULL, 'a trace context longer than 8192 bytes is refused');
+SELECT lives_ok(
+    $$SELECT taskboard.enqueue('t', '{}', 'enqueue-trace', NULL, 0, 5, NULL, '{"traceparent": "x"}')$$,
+    'the trace context can be passed by position, last');
+RESET ROLE;
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -10,7 +10,7 @@
 -- the session user to see what was stored.
 
 BEGIN;
-SELECT plan(56);
+SELECT plan(60);
 
 -- Ids in payload order, defaults --------------------------------------------
 
@@ -486,6 +486,39 @@ SELECT results_eq(
     $$VALUES (1::bigint, true, false), (2, true, false)$$,
     'another 200-character task with the same queue and 400-character key gets one job of its own'
 );
+
+-- The trace context ---------------------------------------------------------
+
+SET LOCAL ROLE taskboard_producer;
+SELECT pg_catalog.count(*) FROM taskboard.enqueue_many(task => 'traced', queue => 'many-trace',
+    payloads => ARRAY['{"n": 1}', '{"n": 2}']::jsonb[],
+    trace_context => '{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}');
+SELECT pg_catalog.count(*) FROM taskboard.enqueue_many(task => 'traced', queue => 'many-trace',
+    payloads => ARRAY['{"n": 3}']::jsonb[], dedupe_keys => ARRAY['k'],
+    trace_context => '{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}');
+SELECT pg_catalog.count(*) FROM taskboard.enqueue_many(task => 'untraced', queue => 'many-trace',
+    payloads => ARRAY['{"n": 4}']::jsonb[]);
+RESET ROLE;
+
+SELECT results_eq(
+    $$SELECT payload->>'n', trace_context->>'traceparent' FROM taskboard.jobs WHERE queue = 'many-trace' ORDER BY payload->>'n'$$,
+    $$VALUES ('1', '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'),
+             ('2', '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'),
+             ('3', '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'),
+             ('4', NULL)$$,
+    'every job of a call stores its trace context, with keys or without; a call without one stores none'
+);
+
+SET LOCAL ROLE taskboard_producer;
+SELECT throws_ok($$SELECT * FROM taskboard.enqueue_many(task => 't', payloads => ARRAY['{}']::jsonb[], trace_context => '"x"')$$,
+    '22023', NULL, 'enqueue_many refuses a trace context that is not a JSON object');
+SELECT throws_ok($$SELECT * FROM taskboard.enqueue_many(task => 't', payloads => ARRAY['{}']::jsonb[], trace_context => '{"a": null}')$$,
+    '22023', NULL, 'enqueue_many refuses a trace context with a value that is not a string');
+SELECT throws_ok(
+    $$SELECT * FROM taskboard.enqueue_many(task => 't', payloads => ARRAY['{}']::jsonb[],
+        trace_context => pg_catalog.jsonb_build_object('tracestate', pg_catalog.repeat('x', 8200)))$$,
+    '22023', NULL, 'enqueue_many refuses a trace context longer than 8192 bytes');
+RESET ROLE;
 
 SELECT * FROM finish();
 ROLLBACK;

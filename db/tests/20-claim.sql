@@ -11,7 +11,7 @@
 -- as the session user.
 
 BEGIN;
-SELECT plan(54);
+SELECT plan(55);
 
 -- Defaults: one job, a 60-second lease ---------------------------------------
 
@@ -438,6 +438,21 @@ SELECT results_eq(
     $$SELECT job_id FROM taskboard.claim(queue => 'claim-bad', worker => 'w', batch => 1000)$$,
     format($$VALUES (%s::bigint)$$, :bad_id),
     'batch 1000 is accepted'
+);
+RESET ROLE;
+
+-- The trace context ---------------------------------------------------------
+
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => 'traced', queue => 'claim-trace',
+    trace_context => '{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}');
+RESET ROLE;
+
+SET LOCAL ROLE taskboard_worker;
+SELECT results_eq(
+    $$SELECT trace_context FROM taskboard.claim(queue => 'claim-trace', worker => 'w')$$,
+    $$VALUES ('{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}'::jsonb)$$,
+    'claim hands the holder the trace context its enqueuer stored'
 );
 RESET ROLE;
 
