@@ -15,7 +15,7 @@ from typing import Any, NoReturn, TypeVar
 import psycopg
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
-from taskboard import metrics, runner, sql
+from taskboard import metrics, runner, sql, tracing
 from taskboard.errors import (
     InvalidArgument,
     JobCancelled,
@@ -77,6 +77,8 @@ class Taskboard:
         self.hooks: list[EventHook] = []
         self.schedules: dict[str, Schedule] = {}
         self._pools = _EnqueuePools(self)
+        # Whether the schema stores the trace context: learnt at the first enqueue that has one.
+        self._schema_traces: bool | None = None
 
     @property
     def settings(self) -> Settings:
@@ -246,7 +248,7 @@ class Taskboard:
             self.max_attempts_of(task, max_attempts),
             dedupe_key,
         )
-        return self._produce(sql.enqueue, params, conn)
+        return self._produce(self._traced(sql.enqueue), self._with_trace(params), conn)
 
     def enqueue_many(
         self,
@@ -270,7 +272,7 @@ class Taskboard:
             self.max_attempts_of(task, max_attempts),
             dedupe_keys,
         )
-        return self._produce(sql.enqueue_many, params, conn)
+        return self._produce(self._traced(sql.enqueue_many), self._with_trace(params), conn)
 
     async def aenqueue(
         self,
@@ -298,7 +300,7 @@ class Taskboard:
             self.max_attempts_of(task, max_attempts),
             dedupe_key,
         )
-        return await self._aproduce(sql.aenqueue, params, conn)
+        return await self._aproduce(self._atraced(sql.aenqueue), self._with_trace(params), conn)
 
     async def aenqueue_many(
         self,
@@ -322,7 +324,9 @@ class Taskboard:
             self.max_attempts_of(task, max_attempts),
             dedupe_keys,
         )
-        return await self._aproduce(sql.aenqueue_many, params, conn)
+        return await self._aproduce(
+            self._atraced(sql.aenqueue_many), self._with_trace(params), conn
+        )
 
     # -- queue control (the admin role) -------------------------------------------
 
@@ -482,6 +486,41 @@ class Taskboard:
             if (done := _outcome(job_id, job)) is not None:
                 return done.value
             await asyncio.sleep(waiting.next_pause(job_id))
+
+    # -- the trace context -------------------------------------------------------
+
+    @staticmethod
+    def _with_trace(params: dict[str, Any]) -> dict[str, Any]:
+        """`params` with the caller's trace context (taskboard.tracing), when there is one."""
+        return {**params, "trace_context": sql.trace_context_json(tracing.current_context())}
+
+    def _traced(
+        self, call: Callable[[psycopg.Connection[Any], dict[str, Any]], R]
+    ) -> Callable[[psycopg.Connection[Any], dict[str, Any]], R]:
+        """`call`, sending the trace context only where the schema stores it (0.4.0 on)."""
+
+        def traced(conn: psycopg.Connection[Any], params: dict[str, Any]) -> R:
+            if params.get("trace_context") is not None and self._schema_traces is None:
+                self._schema_traces = sql.stores_trace_context(conn)
+            if not self._schema_traces:
+                params = {**params, "trace_context": None}
+            return call(conn, params)
+
+        return traced
+
+    def _atraced(
+        self, call: Callable[[psycopg.AsyncConnection[Any], dict[str, Any]], Awaitable[R]]
+    ) -> Callable[[psycopg.AsyncConnection[Any], dict[str, Any]], Awaitable[R]]:
+        """`_traced` for asyncio."""
+
+        async def traced(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> R:
+            if params.get("trace_context") is not None and self._schema_traces is None:
+                self._schema_traces = await sql.astores_trace_context(conn)
+            if not self._schema_traces:
+                params = {**params, "trace_context": None}
+            return await call(conn, params)
+
+        return traced
 
     def _produce(
         self,

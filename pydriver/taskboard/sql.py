@@ -43,16 +43,20 @@ class Claimed:
     fence: int | None = None
     payload_error: str | None = None
     queue: str = ""  # the queue it was claimed from (claim's argument)
+    # The W3C trace context its enqueuer stored (schema 0.4.0 on); None when none.
+    trace_context: dict[str, str] | None = None
 
 
 def claimed(row: Sequence[Any], queue: str = "") -> Claimed:
     """A Claimed from a claim row of `queue` whose payload comes as text (decoded here,
     per job).
 
-    The row ends with the fence on schemas that have one (0.3.0 on).
+    The row ends with the fence on schemas that have one (0.3.0 on), then
+    the trace context on schemas that have it (0.4.0 on).
     """
     job_id, token, task, payload_text, attempt, lease_expires_at, idempotency_key = row[:7]
     fence = row[7] if len(row) > 7 else None
+    trace_context = row[8] if len(row) > 8 else None
     why: str | None = None
     try:
         payload = json.loads(payload_text)
@@ -60,7 +64,17 @@ def claimed(row: Sequence[Any], queue: str = "") -> Claimed:
         why = f"the payload cannot be decoded: {type(exc).__name__}: {str(exc)[:200]}"
         payload = None
     return Claimed(
-        job_id, token, task, payload, attempt, lease_expires_at, idempotency_key, fence, why, queue
+        job_id,
+        token,
+        task,
+        payload,
+        attempt,
+        lease_expires_at,
+        idempotency_key,
+        fence,
+        why,
+        queue,
+        trace_context if isinstance(trace_context, dict) else None,
     )
 
 
@@ -113,6 +127,34 @@ SELECT * FROM taskboard.enqueue_many(
     task => %(task)s, payloads => %(payloads)s::jsonb[], queue => %(queue)s, run_at => %(run_at)s,
     priority => %(priority)s, max_attempts => %(max_attempts)s, dedupe_keys => %(dedupe_keys)s::text[])
 """
+
+# The schema release from which enqueue and enqueue_many take the trace
+# context and claim hands it back. The forms with it are used only when
+# there is a context to send: the ones without work on every schema.
+TRACE_CONTEXT_SINCE = (0, 4, 0)
+
+ENQUEUE_TRACED = """
+SELECT taskboard.enqueue(
+    task => %(task)s, payload => %(payload)s::jsonb, queue => %(queue)s, run_at => %(run_at)s,
+    priority => %(priority)s, max_attempts => %(max_attempts)s, dedupe_key => %(dedupe_key)s,
+    trace_context => %(trace_context)s::jsonb)
+"""
+
+ENQUEUE_MANY_TRACED = """
+SELECT * FROM taskboard.enqueue_many(
+    task => %(task)s, payloads => %(payloads)s::jsonb[], queue => %(queue)s, run_at => %(run_at)s,
+    priority => %(priority)s, max_attempts => %(max_attempts)s, dedupe_keys => %(dedupe_keys)s::text[],
+    trace_context => %(trace_context)s::jsonb)
+"""
+
+
+def trace_context_json(trace_context: Mapping[str, str] | None) -> str | None:
+    """A trace context as JSON text for enqueue's trace_context; None for none."""
+    return None if not trace_context else json.dumps(dict(trace_context))
+
+
+def _enqueue_query(params: dict[str, Any], plain: str, traced: str) -> str:
+    return plain if params.get("trace_context") is None else traced
 
 
 INT4_MIN, INT4_MAX = -(2**31), 2**31 - 1
@@ -209,28 +251,57 @@ def enqueue_many_params(
 # connection may have any row factory (dict_row, class_row, ...).
 
 
+# With params["trace_context"] set (JSON text, see trace_context_json), the
+# calls take the form that stores it: the caller has made sure the schema
+# has it (TRACE_CONTEXT_SINCE).
+
+
 def enqueue(conn: psycopg.Connection[Any], params: dict[str, Any]) -> int:
+    query = _enqueue_query(params, ENQUEUE, ENQUEUE_TRACED)
     with conn.cursor(row_factory=tuple_row) as cur:
-        row = cur.execute(ENQUEUE, params).fetchone()
+        row = cur.execute(query, params).fetchone()
     assert row is not None
     return int(row[0])
 
 
 async def aenqueue(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> int:
+    query = _enqueue_query(params, ENQUEUE, ENQUEUE_TRACED)
     async with conn.cursor(row_factory=tuple_row) as cur:
-        row = await (await cur.execute(ENQUEUE, params)).fetchone()
+        row = await (await cur.execute(query, params)).fetchone()
     assert row is not None
     return int(row[0])
 
 
 def enqueue_many(conn: psycopg.Connection[Any], params: dict[str, Any]) -> list[int]:
+    query = _enqueue_query(params, ENQUEUE_MANY, ENQUEUE_MANY_TRACED)
     with conn.cursor(row_factory=tuple_row) as cur:
-        return [int(r[0]) for r in cur.execute(ENQUEUE_MANY, params).fetchall()]
+        return [int(r[0]) for r in cur.execute(query, params).fetchall()]
 
 
 async def aenqueue_many(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> list[int]:
+    query = _enqueue_query(params, ENQUEUE_MANY, ENQUEUE_MANY_TRACED)
     async with conn.cursor(row_factory=tuple_row) as cur:
-        return [int(r[0]) for r in await (await cur.execute(ENQUEUE_MANY, params)).fetchall()]
+        return [int(r[0]) for r in await (await cur.execute(query, params)).fetchall()]
+
+
+def release_of(version: str | None) -> tuple[int, ...] | None:
+    """(X, Y, Z) of release X.Y.Z; None for None or anything else."""
+    parts = (version or "").split(".")
+    if len(parts) != 3 or not all(part.isdigit() for part in parts):
+        return None
+    return tuple(int(part) for part in parts)
+
+
+def stores_trace_context(conn: psycopg.Connection[Any]) -> bool:
+    """Whether the schema on `conn` takes the trace context (TRACE_CONTEXT_SINCE on)."""
+    release = release_of(version(conn))
+    return release is not None and release >= TRACE_CONTEXT_SINCE
+
+
+async def astores_trace_context(conn: psycopg.AsyncConnection[Any]) -> bool:
+    """`stores_trace_context` for asyncio."""
+    release = release_of(await aversion(conn))
+    return release is not None and release >= TRACE_CONTEXT_SINCE
 
 
 # -- queue control (the admin role) --------------------------------------------
@@ -369,6 +440,7 @@ CLAIMED_COLUMNS = "job_id, token, task, payload::text, attempt, lease_expires_at
 CLAIM_CALL = "taskboard.claim(queue => %s, worker => %s, batch => %s, lease => %s)"
 CLAIM = f"SELECT {CLAIMED_COLUMNS} FROM {CLAIM_CALL}"
 CLAIM_FENCED = f"SELECT {CLAIMED_COLUMNS}, fence FROM {CLAIM_CALL}"
+CLAIM_TRACED = f"SELECT {CLAIMED_COLUMNS}, fence, trace_context FROM {CLAIM_CALL}"
 
 
 async def claim(
@@ -379,8 +451,9 @@ async def claim(
     lease: float,
     *,
     fenced: bool = False,
+    traced: bool = False,
 ) -> list[Claimed]:
-    query = CLAIM_FENCED if fenced else CLAIM
+    query = CLAIM_TRACED if traced else CLAIM_FENCED if fenced else CLAIM
     cur = await conn.execute(query, [queue, worker, batch, seconds(lease)])
     return [claimed(row, queue) for row in await cur.fetchall()]
 
@@ -471,6 +544,15 @@ SELECT k.job_id, NULL, k.token, k.task, k.payload::text, k.attempt, k.lease_expi
        k.idempotency_key, k.fence
   FROM taskboard.claim(queue => %s, worker => %s, batch => %s, lease => %s) AS k
 """
+COMPLETE_MANY_THEN_CLAIM_TRACED = """
+SELECT c.job_id, c.completed, NULL::uuid, NULL::text, NULL::text, NULL::integer,
+       NULL::timestamptz, NULL::uuid, NULL::bigint, NULL::jsonb
+  FROM taskboard.complete_many(job_ids => %s::bigint[], tokens => %s::uuid[], results => %s::jsonb[]) AS c
+UNION ALL
+SELECT k.job_id, NULL, k.token, k.task, k.payload::text, k.attempt, k.lease_expires_at,
+       k.idempotency_key, k.fence, k.trace_context
+  FROM taskboard.claim(queue => %s, worker => %s, batch => %s, lease => %s) AS k
+"""
 
 
 async def complete_many_then_claim(
@@ -481,6 +563,7 @@ async def complete_many_then_claim(
     claim_args: tuple[str, str, int, float],
     *,
     fenced: bool = False,
+    traced: bool = False,
 ) -> tuple[list[tuple[int, bool]], list[Claimed]]:
     """complete_many, and claim(queue, worker, batch, lease), in one statement.
 
@@ -495,7 +578,10 @@ async def complete_many_then_claim(
         batch,
         seconds(lease),
     ]
-    query = COMPLETE_MANY_THEN_CLAIM_FENCED if fenced else COMPLETE_MANY_THEN_CLAIM
+    if traced:
+        query = COMPLETE_MANY_THEN_CLAIM_TRACED
+    else:
+        query = COMPLETE_MANY_THEN_CLAIM_FENCED if fenced else COMPLETE_MANY_THEN_CLAIM
     rows = await (await conn.execute(query, params)).fetchall()
     completed = {row[0]: bool(row[1]) for row in rows if row[2] is None}
     done = [(job_id, completed[job_id]) for job_id in job_ids]
@@ -645,6 +731,11 @@ class Queries:
         return self.schema >= FENCE_SINCE
 
     @property
+    def traced(self) -> bool:
+        """Whether claim hands out the trace context on this schema."""
+        return self.schema >= TRACE_CONTEXT_SINCE
+
+    @property
     def fail_takes_retry(self) -> bool:
         """Whether fail takes retry (false: dead at once) and traceback on this schema."""
         return self.schema >= FAIL_RETRY_SINCE
@@ -658,7 +749,9 @@ class Queries:
     async def claim(
         self, conn: psycopg.AsyncConnection[Any], queue: str, worker: str, batch: int, lease: float
     ) -> list[Claimed]:
-        return await claim(conn, queue, worker, batch, lease, fenced=self.fenced)
+        return await claim(
+            conn, queue, worker, batch, lease, fenced=self.fenced, traced=self.traced
+        )
 
     async def renew_many(
         self,
@@ -701,7 +794,13 @@ class Queries:
         claim_args: tuple[str, str, int, float],
     ) -> tuple[list[tuple[int, bool]], list[Claimed]]:
         return await complete_many_then_claim(
-            conn, job_ids, tokens, results_json, claim_args, fenced=self.fenced
+            conn,
+            job_ids,
+            tokens,
+            results_json,
+            claim_args,
+            fenced=self.fenced,
+            traced=self.traced,
         )
 
     async def fail(

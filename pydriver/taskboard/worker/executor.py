@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import threading
 import time
@@ -29,7 +30,7 @@ import psycopg
 from psycopg import pq
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from taskboard import sql
+from taskboard import sql, tracing
 from taskboard.errors import TaskError
 from taskboard.retries import Abort, Retry, Snooze, delay_seconds
 from taskboard.settings import Settings
@@ -103,6 +104,22 @@ class Executor:
         held.runner = asyncio.create_task(self._run(held), name=f"taskboard-job-{held.job_id}")
 
     async def _run(self, held: Held) -> None:
+        claimed = held.claimed
+        with tracing.attempt_span(
+            job_id=claimed.job_id,
+            attempt=claimed.attempt,
+            queue=claimed.queue,
+            task=claimed.task,
+            trace_context=claimed.trace_context,
+        ) as span:
+            held.span = span
+            try:
+                await self._run_traced(held)
+            finally:
+                held.span = None
+                self._trace_outcome(span, held)
+
+    async def _run_traced(self, held: Held) -> None:
         try:
             await self._handle(held)
         except asyncio.CancelledError:
@@ -122,6 +139,20 @@ class Executor:
             if held.state is State.RUNNING and self.ledger.holds(held):
                 # A handler can end no way that leaves its job running and renewed forever.
                 self._settle_error(held, "the handler ended without an outcome")
+
+    @staticmethod
+    def _trace_outcome(span: Any, held: Held) -> None:
+        """Tell the attempt's span how the handler ended (the outcome sent to the database)."""
+        outcome = held.outcome
+        if held.state in (State.RUNNING, State.LOST):
+            tracing.set_outcome(span, "lost")
+            return
+        # No outcome: a transactional handler's complete, sent inside its transaction.
+        tracing.set_outcome(span, "complete" if outcome is None else outcome.kind)
+        if outcome is None:
+            return
+        if outcome.kind == "fail":
+            tracing.record_failure(span, outcome.value or "failed", held.exception)
 
     def _settle_error(self, held: Held, error: str) -> None:
         self.ledger.settle(held, Outcome("fail", error))
@@ -161,6 +192,8 @@ class Executor:
         fails the attempt with the policy's delay (None: the database's).
         Every failure but a timeout carries the traceback.
         """
+        if not isinstance(exc, Snooze):
+            held.exception = exc
         if isinstance(exc, Snooze):
             log.info("job %s snoozed for %gs", held.job_id, exc.seconds, extra=held.log_extra)
             return Outcome("release", delay=exc.seconds)
@@ -270,7 +303,11 @@ class Executor:
             with contextlib.suppress(RuntimeError):  # the loop closed: the worker has exited
                 loop.call_soon_threadsafe(deliver, ok, value)
 
-        threading.Thread(target=body, name=f"taskboard-job-{held.job_id}", daemon=True).start()
+        # The handler sees the caller's context variables (the attempt's span among them).
+        context = contextvars.copy_context()
+        threading.Thread(
+            target=context.run, args=(body,), name=f"taskboard-job-{held.job_id}", daemon=True
+        ).start()
         return future
 
     # -- transactional tasks ---------------------------------------------------------
@@ -314,6 +351,7 @@ class Executor:
         if held.state is State.SETTLING:
             # complete or COMMIT raised: nothing committed; the attempt failed.
             held.outcome = Outcome("fail", describe(exc), delay=self._policy_delay(held, exc))
+            held.exception = exc
             log.warning("job %s failed", held.job_id, exc_info=exc, extra=held.log_extra)
             self.ledger.wake.set()
             return

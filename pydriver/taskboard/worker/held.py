@@ -78,6 +78,8 @@ class Held:
     retry_at: float = 0.0  # monotonic: when a failed send may be tried again
     failures: int = 0  # sends of its outcome that raised
     sent_at: dt.datetime | None = None  # wall clock: when its claim, then its outcome, was sent
+    span: Any = None  # the attempt's tracing span, while its handler runs (taskboard.tracing)
+    exception: BaseException | None = None  # what the handler raised, when it failed
 
     @property
     def job_id(self) -> int:
