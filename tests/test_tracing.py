@@ -4,6 +4,8 @@ attempt runs in a span of its own, recorded here by the SDK's in-memory exporter
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -251,3 +253,26 @@ def test_enqueue_inside_a_span_works_on_a_schema_without_the_trace_context(
     span = only_attempt_span(spans, job_id)
     assert span.parent is None
     assert span.attributes is not None and span.attributes["taskboard.job.outcome"] == "complete"
+
+
+def test_without_opentelemetry_nothing_is_traced_and_nothing_imported() -> None:
+    # A fresh interpreter in which `import opentelemetry` fails, as without the extra.
+    script = "\n".join(
+        [
+            "import sys",
+            "sys.modules['opentelemetry'] = None",
+            "import taskboard, taskboard.app, taskboard.worker",
+            "from taskboard import tracing",
+            "assert tracing.ENABLED is False",
+            "assert tracing.current_context() is None",
+            "with tracing.attempt_span(job_id=1, attempt=1, queue='q', task='t',"
+            " trace_context={'traceparent': 'x'}) as span:",
+            "    assert span is None",
+            "tracing.set_outcome(span, 'complete')",
+            "tracing.record_failure(span, 'boom', ValueError('boom'))",
+            "loaded = [m for m in sys.modules if m.startswith('opentelemetry.')]",
+            "assert not loaded, loaded",
+        ]
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
