@@ -10,13 +10,14 @@ SELECT fence FROM taskboard.jobs WHERE false;
 
 DO $verify$
 BEGIN
-    IF (SELECT a.attname
+    IF NOT EXISTS (
+        SELECT
           FROM pg_catalog.pg_attribute AS a
          WHERE a.attrelid = 'taskboard.claimed'::pg_catalog.regclass
-           AND a.attnum > 0 AND NOT a.attisdropped
-         ORDER BY a.attnum DESC
-         LIMIT 1) IS DISTINCT FROM 'fence' THEN
-        RAISE EXCEPTION 'taskboard.claimed must end with fence';
+           AND a.attname = 'fence'
+           AND a.atttypid = 'bigint'::pg_catalog.regtype
+           AND NOT a.attisdropped) THEN
+        RAISE EXCEPTION 'taskboard.claimed must have fence bigint';
     END IF;
 END
 $verify$;

@@ -1,0 +1,17 @@
+-- Revert taskboard:fence from pg
+
+BEGIN;
+
+\set owner_role :prefix _owner
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
+
+ALTER TYPE taskboard.claimed DROP ATTRIBUTE fence;
+ALTER TABLE taskboard.jobs DROP COLUMN fence;
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
+
+COMMIT;
