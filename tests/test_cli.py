@@ -448,23 +448,19 @@ def test_worker_without_the_schema_says_to_migrate(empty: str) -> None:
     assert done.returncode == 1
 
 
-@pytest.mark.parametrize("queue", ["cli", "elsewhere"])
-def test_worker_runs_a_job_of_the_queue_given_and_stops_on_sigterm_with_its_counters(
-    deployed: str, queue: str
-) -> None:
-    """--queue is honoured, also for a queue no task of the app is registered on."""
-    job_id = enqueue(deployed, "cli-echo", '{"n": 1}', f"--queue={queue}")
+def run_worker_until(
+    url: str,
+    job_id: int,
+    state: str,
+    args: list[str],
+    settings: dict[str, str] | None = None,
+) -> tuple[subprocess.Popen[str], str]:
+    """Run `taskboard worker APP ARGS...` until job `job_id` is in `state`, then SIGTERM
+    it; the finished process and its stderr."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TASKBOARD_")}
-    env["TASKBOARD_DATABASE_URL"] = deployed
+    env.update(TASKBOARD_DATABASE_URL=url, **(settings or {}))
     worker = subprocess.Popen(
-        [
-            str(TASKBOARD),
-            "worker",
-            APP,
-            f"--queue={queue}",
-            "--pool-size=3",
-            "--worker-name=cli-test",
-        ],
+        [str(TASKBOARD), "worker", APP, *args],
         cwd=TESTS_DIR,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -474,9 +470,9 @@ def test_worker_runs_a_job_of_the_queue_given_and_stops_on_sigterm_with_its_coun
     )
     try:
         deadline = time.monotonic() + WORKER_DEADLINE_SECONDS
-        while get_job(deployed, job_id)["state"] != "succeeded":
+        while get_job(url, job_id)["state"] != state:
             assert worker.poll() is None, worker.communicate()[1]
-            assert time.monotonic() < deadline, "the worker did not finish the job"
+            assert time.monotonic() < deadline, f"job {job_id} did not become {state}"
             time.sleep(0.1)
         worker.send_signal(signal.SIGTERM)
         _, log = worker.communicate(timeout=TIMEOUT_SECONDS)
@@ -484,6 +480,21 @@ def test_worker_runs_a_job_of_the_queue_given_and_stops_on_sigterm_with_its_coun
         if worker.poll() is None:
             worker.kill()
             worker.communicate()
+    return worker, log
+
+
+@pytest.mark.parametrize("queue", ["cli", "elsewhere"])
+def test_worker_runs_a_job_of_the_queue_given_and_stops_on_sigterm_with_its_counters(
+    deployed: str, queue: str
+) -> None:
+    """--queue is honoured, also for a queue no task of the app is registered on."""
+    job_id = enqueue(deployed, "cli-echo", '{"n": 1}', f"--queue={queue}")
+    worker, log = run_worker_until(
+        deployed,
+        job_id,
+        "succeeded",
+        [f"--queue={queue}", "--pool-size=3", "--worker-name=cli-test"],
+    )
     assert worker.returncode == 0, log
     assert get_job(deployed, job_id)["result"] == {"echo": {"n": 1}, "attempt": 1}
     lines = log.splitlines()
@@ -496,29 +507,13 @@ def test_worker_runs_a_job_of_the_queue_given_and_stops_on_sigterm_with_its_coun
 def test_worker_logs_one_json_object_a_line_with_the_job_it_is_about(deployed: str) -> None:
     """TASKBOARD_LOG_FORMAT=json: every line parses; a record about a job names it."""
     job_id = enqueue(deployed, "cli-boom", "--queue=cli", "--max-attempts=1")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TASKBOARD_")}
-    env.update(TASKBOARD_DATABASE_URL=deployed, TASKBOARD_LOG_FORMAT="json")
-    worker = subprocess.Popen(
-        [str(TASKBOARD), "worker", APP, "--pool-size=3", "--worker-name=json-test"],
-        cwd=TESTS_DIR,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    worker, log = run_worker_until(
+        deployed,
+        job_id,
+        "dead",
+        ["--pool-size=3", "--worker-name=json-test"],
+        settings={"TASKBOARD_LOG_FORMAT": "json"},
     )
-    try:
-        deadline = time.monotonic() + WORKER_DEADLINE_SECONDS
-        while get_job(deployed, job_id)["state"] != "dead":
-            assert worker.poll() is None, worker.communicate()[1]
-            assert time.monotonic() < deadline, "the worker did not fail the job"
-            time.sleep(0.1)
-        worker.send_signal(signal.SIGTERM)
-        _, log = worker.communicate(timeout=TIMEOUT_SECONDS)
-    finally:
-        if worker.poll() is None:
-            worker.kill()
-            worker.communicate()
     assert worker.returncode == 0, log
     records = [json.loads(line) for line in log.splitlines()]  # every line is one object
     assert all({"ts", "level", "logger", "message"} <= set(r) for r in records), records
