@@ -431,16 +431,28 @@ async def listen(conn: psycopg.AsyncConnection[Any]) -> None:
 
 # The schema release from which claim hands out the fence.
 FENCE_SINCE = (0, 3, 0)
+# The columns later releases added to taskboard.claimed, in order: (since, name, type).
+CLAIMED_EXTRAS = ((FENCE_SINCE, "fence", "bigint"), (TRACE_CONTEXT_SINCE, "trace_context", "jsonb"))
 
 # The payload comes as text and is decoded per job (sql.claimed): one that
-# Python cannot decode fails its own job, not the whole claim. Each claim
-# query comes in two forms, without and with the fence, for the schema the
-# worker found at start-up.
+# Python cannot decode fails its own job, not the whole claim. The claim
+# queries read the columns of the schema the worker found at start-up
+# (claimed_extras), made once per worker.
 CLAIMED_COLUMNS = "job_id, token, task, payload::text, attempt, lease_expires_at, idempotency_key"
 CLAIM_CALL = "taskboard.claim(queue => %s, worker => %s, batch => %s, lease => %s)"
-CLAIM = f"SELECT {CLAIMED_COLUMNS} FROM {CLAIM_CALL}"
-CLAIM_FENCED = f"SELECT {CLAIMED_COLUMNS}, fence FROM {CLAIM_CALL}"
-CLAIM_TRACED = f"SELECT {CLAIMED_COLUMNS}, fence, trace_context FROM {CLAIM_CALL}"
+
+
+def claimed_extras(release: tuple[int, ...]) -> list[tuple[str, str]]:
+    """(name, type) of each column after CLAIMED_COLUMNS that `release`'s claim returns."""
+    return [(name, type_) for since, name, type_ in CLAIMED_EXTRAS if release >= since]
+
+
+def claim_query(extras: Sequence[tuple[str, str]]) -> str:
+    columns = "".join(f", {name}" for name, _ in extras)
+    return f"SELECT {CLAIMED_COLUMNS}{columns} FROM {CLAIM_CALL}"
+
+
+CLAIM = claim_query([])
 
 
 async def claim(
@@ -450,10 +462,9 @@ async def claim(
     batch: int,
     lease: float,
     *,
-    fenced: bool = False,
-    traced: bool = False,
+    query: str = CLAIM,
 ) -> list[Claimed]:
-    query = CLAIM_TRACED if traced else CLAIM_FENCED if fenced else CLAIM
+    """claim's rows as Claimed; `query` is claim_query of the schema's columns."""
     cur = await conn.execute(query, [queue, worker, batch, seconds(lease)])
     return [claimed(row, queue) for row in await cur.fetchall()]
 
@@ -526,33 +537,21 @@ async def complete_many(
 # Both calls in one statement: complete_many's rows first (token NULL), then
 # claim's. One statement is one round trip and one transaction: if
 # complete_many raises, no claim is made and nothing commits.
-COMPLETE_MANY_THEN_CLAIM = """
+def complete_many_then_claim_query(extras: Sequence[tuple[str, str]]) -> str:
+    nulls = "".join(f", NULL::{type_}" for _, type_ in extras)
+    columns = "".join(f", k.{name}" for name, _ in extras)
+    return f"""
 SELECT c.job_id, c.completed, NULL::uuid, NULL::text, NULL::text, NULL::integer,
-       NULL::timestamptz, NULL::uuid
+       NULL::timestamptz, NULL::uuid{nulls}
   FROM taskboard.complete_many(job_ids => %s::bigint[], tokens => %s::uuid[], results => %s::jsonb[]) AS c
 UNION ALL
 SELECT k.job_id, NULL, k.token, k.task, k.payload::text, k.attempt, k.lease_expires_at,
-       k.idempotency_key
+       k.idempotency_key{columns}
   FROM taskboard.claim(queue => %s, worker => %s, batch => %s, lease => %s) AS k
 """
-COMPLETE_MANY_THEN_CLAIM_FENCED = """
-SELECT c.job_id, c.completed, NULL::uuid, NULL::text, NULL::text, NULL::integer,
-       NULL::timestamptz, NULL::uuid, NULL::bigint
-  FROM taskboard.complete_many(job_ids => %s::bigint[], tokens => %s::uuid[], results => %s::jsonb[]) AS c
-UNION ALL
-SELECT k.job_id, NULL, k.token, k.task, k.payload::text, k.attempt, k.lease_expires_at,
-       k.idempotency_key, k.fence
-  FROM taskboard.claim(queue => %s, worker => %s, batch => %s, lease => %s) AS k
-"""
-COMPLETE_MANY_THEN_CLAIM_TRACED = """
-SELECT c.job_id, c.completed, NULL::uuid, NULL::text, NULL::text, NULL::integer,
-       NULL::timestamptz, NULL::uuid, NULL::bigint, NULL::jsonb
-  FROM taskboard.complete_many(job_ids => %s::bigint[], tokens => %s::uuid[], results => %s::jsonb[]) AS c
-UNION ALL
-SELECT k.job_id, NULL, k.token, k.task, k.payload::text, k.attempt, k.lease_expires_at,
-       k.idempotency_key, k.fence, k.trace_context
-  FROM taskboard.claim(queue => %s, worker => %s, batch => %s, lease => %s) AS k
-"""
+
+
+COMPLETE_MANY_THEN_CLAIM = complete_many_then_claim_query([])
 
 
 async def complete_many_then_claim(
@@ -562,8 +561,7 @@ async def complete_many_then_claim(
     results_json: Sequence[str | None],
     claim_args: tuple[str, str, int, float],
     *,
-    fenced: bool = False,
-    traced: bool = False,
+    query: str = COMPLETE_MANY_THEN_CLAIM,
 ) -> tuple[list[tuple[int, bool]], list[Claimed]]:
     """complete_many, and claim(queue, worker, batch, lease), in one statement.
 
@@ -578,10 +576,6 @@ async def complete_many_then_claim(
         batch,
         seconds(lease),
     ]
-    if traced:
-        query = COMPLETE_MANY_THEN_CLAIM_TRACED
-    else:
-        query = COMPLETE_MANY_THEN_CLAIM_FENCED if fenced else COMPLETE_MANY_THEN_CLAIM
     rows = await (await conn.execute(query, params)).fetchall()
     completed = {row[0]: bool(row[1]) for row in rows if row[2] is None}
     done = [(job_id, completed[job_id]) for job_id in job_ids]
@@ -722,18 +716,14 @@ class Queries:
 
     schema: tuple[int, ...] = (0, 1, 0)
 
+    claim_query: str = CLAIM
+    complete_many_then_claim_query: str = COMPLETE_MANY_THEN_CLAIM
+
     def use_schema(self, release: tuple[int, ...]) -> None:
         self.schema = release
-
-    @property
-    def fenced(self) -> bool:
-        """Whether claim hands out the fence on this schema."""
-        return self.schema >= FENCE_SINCE
-
-    @property
-    def traced(self) -> bool:
-        """Whether claim hands out the trace context on this schema."""
-        return self.schema >= TRACE_CONTEXT_SINCE
+        extras = claimed_extras(release)
+        self.claim_query = claim_query(extras)
+        self.complete_many_then_claim_query = complete_many_then_claim_query(extras)
 
     @property
     def fail_takes_retry(self) -> bool:
@@ -749,9 +739,7 @@ class Queries:
     async def claim(
         self, conn: psycopg.AsyncConnection[Any], queue: str, worker: str, batch: int, lease: float
     ) -> list[Claimed]:
-        return await claim(
-            conn, queue, worker, batch, lease, fenced=self.fenced, traced=self.traced
-        )
+        return await claim(conn, queue, worker, batch, lease, query=self.claim_query)
 
     async def renew_many(
         self,
@@ -799,8 +787,7 @@ class Queries:
             tokens,
             results_json,
             claim_args,
-            fenced=self.fenced,
-            traced=self.traced,
+            query=self.complete_many_then_claim_query,
         )
 
     async def fail(

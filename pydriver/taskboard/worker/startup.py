@@ -100,10 +100,10 @@ def schema_supported(version: str) -> bool:
 
 def release_key(version: str) -> tuple[int, ...]:
     """(X, Y, Z) of release X.Y.Z; ValueError for anything else."""
-    parts = version.split(".")
-    if len(parts) != 3 or not all(part.isdigit() for part in parts):
+    release = sql.release_of(version)
+    if release is None:
         raise ValueError(f"not a release: {version!r}")
-    return tuple(int(part) for part in parts)
+    return release
 
 
 async def _check(
