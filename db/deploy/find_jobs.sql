@@ -1,5 +1,7 @@
 -- Deploy taskboard:find_jobs to pg
--- requires: started_at
+-- requires: find_jobs@v0.3.0
+-- requires: job_info_more
+-- requires: jobs_failed_index
 --
 -- The same text as functions/find_jobs.sql, where the current definition reads.
 
@@ -18,7 +20,8 @@ SET LOCAL ROLE :"owner_role";
 -- Jobs for people and dashboards: those matching every filter given (NULL:
 -- any), newest first by id, at most max_rows of them. Keyset paging: pass
 -- the last job_id of a page as after_id to get the jobs older than it.
--- Never a token. For the admin role.
+-- Never a token. For every role: get_job already shows any job to each of
+-- them, and ids are consecutive.
 -- Raises 22023 when queue or task is empty, state is not one of queued,
 -- running, succeeded, dead or cancelled, or max_rows is NULL or outside
 -- 1..1000.
@@ -60,7 +63,8 @@ BEGIN
 
     RETURN QUERY
     SELECT j.id, j.queue, j.task, j.state, j.attempt, j.max_attempts, j.priority,
-           j.run_at, j.created_at, j.finished_at, j.result, j.errors, j.started_at
+           j.run_at, j.created_at, j.finished_at, j.result, j.errors, j.started_at,
+           j.payload, j.fence
       FROM taskboard.jobs AS j
      WHERE (find_jobs.queue IS NULL OR j.queue = find_jobs.queue)
        AND (find_jobs.state IS NULL OR j.state = find_jobs.state)
@@ -73,7 +77,7 @@ $function$;
 
 REVOKE ALL ON FUNCTION taskboard.find_jobs(text, text, text, bigint, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.find_jobs(text, text, text, bigint, integer)
-    TO :"admin_role";
+    TO :"producer_role", :"worker_role", :"admin_role";
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

@@ -1,24 +1,12 @@
 -- Deploy taskboard:started_at to pg
--- requires: jobs
+-- requires: started_at@v0.3.0
+-- requires: job_info_more
 --
--- jobs.started_at: when the job's last claim started it (NULL until a
--- claim), shown by get_job and find_jobs through taskboard.job_info, which
--- gains it last. claim sets it; nothing else changes it.
+-- Nothing in the schema changes: jobs.started_at and job_info.started_at are
+-- as started_at@v0.3.0 made them. Its verify asked that started_at be the
+-- last attribute of taskboard.job_info; payload and fence follow it now, and
+-- this change's verify asks for started_at wherever it is.
 
 BEGIN;
-
-\set owner_role :prefix _owner
-
--- The deploying role holds the owner for this transaction only.
-GRANT :"owner_role" TO CURRENT_USER;
-SET LOCAL ROLE :"owner_role";
-
--- No default: PostgreSQL adds the column without rewriting the table.
-ALTER TABLE taskboard.jobs ADD COLUMN started_at timestamptz;
-
-ALTER TYPE taskboard.job_info ADD ATTRIBUTE started_at timestamptz;
-
-RESET ROLE;
-REVOKE :"owner_role" FROM CURRENT_USER;
 
 COMMIT;

@@ -2,7 +2,9 @@
 -- What a producer may see of a job: everything but the lease token.
 -- started_at is when its last claim started it (NULL until claimed).
 -- errors lists each failed attempt as {error, attempt, worker, at}, with a
--- traceback when the worker sent one (fail bounds it).
+-- traceback when the worker sent one (fail bounds it). payload is what the
+-- job was enqueued with; fence is the number of its latest claim (0 before
+-- the first).
 -- A row of NULLs for an unknown id.
 -- Raises 22023 when job_id is NULL.
 
@@ -21,7 +23,8 @@ BEGIN
     END IF;
 
     SELECT j.id, j.queue, j.task, j.state, j.attempt, j.max_attempts, j.priority,
-           j.run_at, j.created_at, j.finished_at, j.result, j.errors, j.started_at
+           j.run_at, j.created_at, j.finished_at, j.result, j.errors, j.started_at,
+           j.payload, j.fence
       INTO v_job
       FROM taskboard.jobs AS j
      WHERE j.id = get_job.job_id;

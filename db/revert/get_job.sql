@@ -1,4 +1,4 @@
--- Revert taskboard:get_job to its v0.1.0 definition
+-- Revert taskboard:get_job to its v0.3.0 definition
 
 BEGIN;
 
@@ -13,7 +13,9 @@ SET LOCAL ROLE :"owner_role";
 
 -- get_job(job_id) -> taskboard.job_info
 -- What a producer may see of a job: everything but the lease token.
--- errors lists each failed attempt as {error, attempt, worker, at}.
+-- started_at is when its last claim started it (NULL until claimed).
+-- errors lists each failed attempt as {error, attempt, worker, at}, with a
+-- traceback when the worker sent one (fail bounds it).
 -- A row of NULLs for an unknown id.
 -- Raises 22023 when job_id is NULL.
 
@@ -32,7 +34,7 @@ BEGIN
     END IF;
 
     SELECT j.id, j.queue, j.task, j.state, j.attempt, j.max_attempts, j.priority,
-           j.run_at, j.created_at, j.finished_at, j.result, j.errors
+           j.run_at, j.created_at, j.finished_at, j.result, j.errors, j.started_at
       INTO v_job
       FROM taskboard.jobs AS j
      WHERE j.id = get_job.job_id;

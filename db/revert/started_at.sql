@@ -1,17 +1,7 @@
--- Revert taskboard:started_at from pg
+-- Revert taskboard:started_at to its v0.3.0 definition
+--
+-- Nothing in the schema changes (see deploy/started_at.sql).
 
 BEGIN;
-
-\set owner_role :prefix _owner
-
--- The deploying role holds the owner for this transaction only.
-GRANT :"owner_role" TO CURRENT_USER;
-SET LOCAL ROLE :"owner_role";
-
-ALTER TYPE taskboard.job_info DROP ATTRIBUTE started_at;
-ALTER TABLE taskboard.jobs DROP COLUMN started_at;
-
-RESET ROLE;
-REVOKE :"owner_role" FROM CURRENT_USER;
 
 COMMIT;

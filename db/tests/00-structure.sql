@@ -7,7 +7,7 @@
 -- role that writes the table.
 
 BEGIN;
-SELECT plan(109);
+SELECT plan(114);
 
 -- Schema --------------------------------------------------------------------
 
@@ -172,8 +172,8 @@ RESET ROLE;
 
 SELECT indexes_are('taskboard', 'jobs', ARRAY[
     'jobs_pkey', 'jobs_queued_claim_order', 'jobs_running_by_queue',
-    'jobs_unfinished_task_dedupe_key', 'jobs_finished_at'
-], 'jobs has exactly the primary key and the four documented indexes');
+    'jobs_unfinished_task_dedupe_key', 'jobs_finished_at', 'jobs_failed_by_queue'
+], 'jobs has exactly the primary key and the five documented indexes');
 
 SELECT is(
     pg_catalog.pg_get_indexdef('taskboard.jobs_queued_claim_order'::regclass),
@@ -220,6 +220,12 @@ SELECT is(
     pg_catalog.pg_get_indexdef('taskboard.jobs_finished_at'::regclass),
     'CREATE INDEX jobs_finished_at ON taskboard.jobs USING btree (finished_at) WHERE (finished_at IS NOT NULL)',
     'the prune index holds only finished jobs, by finish time'
+);
+
+SELECT is(
+    pg_catalog.pg_get_indexdef('taskboard.jobs_failed_by_queue'::regclass),
+    'CREATE INDEX jobs_failed_by_queue ON taskboard.jobs USING btree (state, queue, id) WHERE (state = ANY (ARRAY[''dead''::text, ''cancelled''::text]))',
+    'the failed index holds only dead and cancelled jobs, by state, queue and id: succeeded jobs write nothing to it'
 );
 
 SELECT ok(
@@ -283,8 +289,10 @@ SELECT results_eq(
              ('finished_at', 'timestamp with time zone'),
              ('result', 'jsonb'),
              ('errors', 'jsonb'),
-             ('started_at', 'timestamp with time zone')$$,
-    'taskboard.job_info has the documented thirteen columns in order, started_at last, and no lease column'
+             ('started_at', 'timestamp with time zone'),
+             ('payload', 'jsonb'),
+             ('fence', 'bigint')$$,
+    'taskboard.job_info has the documented fifteen columns in order, payload and fence last, and no lease column'
 );
 
 -- Functions -----------------------------------------------------------------
@@ -292,7 +300,8 @@ SELECT results_eq(
 SELECT functions_are('taskboard', ARRAY[
     'enqueue', 'enqueue_many', 'claim', 'renew', 'renew_many', 'complete', 'complete_many',
     'fail', 'release', 'lease_state', 'cancel', 'retry', 'prune', 'get_job', 'version',
-    'notify_runnable', 'pause', 'resume', 'set_queue_limit', 'find_jobs', 'enqueue_periodic'
+    'notify_runnable', 'pause', 'resume', 'set_queue_limit', 'find_jobs', 'enqueue_periodic',
+    'queue_overview', 'job_activity'
 ], 'the schema has exactly the documented functions');
 
 SELECT is_empty(
@@ -522,6 +531,25 @@ SELECT is(
     'queue text DEFAULT NULL::text, state text DEFAULT NULL::text, task text DEFAULT NULL::text, '
     'after_id bigint DEFAULT NULL::bigint, max_rows integer DEFAULT 50 -> SETOF taskboard.job_info',
     'find_jobs takes queue, state, task, after_id, max_rows 50 and returns a set of taskboard.job_info'
+);
+
+SELECT has_function('taskboard', 'queue_overview', ARRAY['interval'], 'queue_overview(interval) exists');
+SELECT is(
+    (SELECT pg_catalog.string_agg(pg_catalog.pg_get_function_arguments(p.oid) || ' -> ' || pg_catalog.pg_get_function_result(p.oid), '; ')
+       FROM pg_catalog.pg_proc AS p WHERE p.pronamespace = 'taskboard'::regnamespace AND p.proname = 'queue_overview'),
+    'recent interval DEFAULT ''01:00:00''::interval -> TABLE(queue text, queued bigint, running bigint, runnable bigint, '
+    'oldest_runnable_at timestamp with time zone, dead bigint, cancelled bigint, succeeded_recent bigint, '
+    'dead_recent bigint, cancelled_recent bigint, paused boolean, max_running integer)',
+    'queue_overview takes recent, one hour by default, and returns one documented row per queue'
+);
+
+SELECT has_function('taskboard', 'job_activity', ARRAY['interval'], 'job_activity(interval) exists');
+SELECT is(
+    (SELECT pg_catalog.string_agg(pg_catalog.pg_get_function_arguments(p.oid) || ' -> ' || pg_catalog.pg_get_function_result(p.oid), '; ')
+       FROM pg_catalog.pg_proc AS p WHERE p.pronamespace = 'taskboard'::regnamespace AND p.proname = 'job_activity'),
+    'recent interval DEFAULT ''01:00:00''::interval -> TABLE(minute_start timestamp with time zone, queue text, '
+    'succeeded bigint, failed bigint, dead bigint, cancelled bigint)',
+    'job_activity takes recent, one hour by default, and returns minute_start, queue and four counts'
 );
 
 SELECT has_function('taskboard', 'version',

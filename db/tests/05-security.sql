@@ -8,7 +8,7 @@
 -- read queue_stats and schedules.
 
 BEGIN;
-SELECT plan(238);
+SELECT plan(254);
 
 -- Who may execute what: one row per function of the schema.
 CREATE TEMP TABLE api (
@@ -44,7 +44,9 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
     ('resume',          ARRAY['text'],                                  false, false, true),
     ('set_queue_limit', ARRAY['text', 'integer'],                       false, false, true),
     ('find_jobs',       ARRAY['text', 'text', 'text', 'bigint', 'integer'],
-                                                                        false, false, true),
+                                                                        true,  true,  true),
+    ('queue_overview',  ARRAY['interval'],                              true,  true,  true),
+    ('job_activity',    ARRAY['interval'],                              true,  true,  true),
     ('notify_runnable', ARRAY['text'],                                  false, false, false);
 
 SELECT set_eq(

@@ -10,7 +10,7 @@
 -- admin cancels.
 
 BEGIN;
-SELECT plan(23);
+SELECT plan(25);
 
 SELECT coalesce(max(id), 0) + 1000000 AS unknown_id FROM taskboard.jobs \gset
 
@@ -76,9 +76,14 @@ SELECT is_empty(
 SELECT set_eq(
     format($$SELECT pg_catalog.jsonb_object_keys(pg_catalog.to_jsonb(j)) FROM taskboard.get_job(job_id => %s) AS j$$, :job_id),
     ARRAY['job_id', 'queue', 'task', 'state', 'attempt', 'max_attempts', 'priority', 'run_at',
-          'created_at', 'finished_at', 'result', 'errors', 'started_at'],
+          'created_at', 'finished_at', 'result', 'errors', 'started_at', 'payload', 'fence'],
     'get_job returns exactly the documented fields'
 );
+
+SELECT is((SELECT payload FROM taskboard.get_job(job_id => :job_id)), '{"invoice": 7}'::jsonb,
+    'get_job shows the payload the job was enqueued with');
+SELECT is((SELECT fence FROM taskboard.get_job(job_id => :job_id)), 1::bigint,
+    'get_job shows the fence of the latest claim: 1 after the first');
 
 SELECT unalike(
     (SELECT pg_catalog.to_jsonb(j)::text FROM taskboard.get_job(job_id => :job_id) AS j),

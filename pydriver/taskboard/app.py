@@ -397,7 +397,8 @@ class Taskboard:
     ) -> list[sql.JobInfo]:
         """Jobs matching every filter given, newest first, at most `limit` (1..1000).
 
-        The next page: pass the last job's id as `after_id`. Needs the admin role.
+        The next page: pass the last job's id as `after_id`. Any Taskboard role
+        may (from 0.4.0; the admin role before).
         """
         params = sql.find_jobs_params(queue, state, task, after_id, limit)
         return self._produce(sql.find_jobs, params, conn, role=ADMIN_ROLE)

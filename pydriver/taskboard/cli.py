@@ -390,10 +390,12 @@ def cmd_job(args: argparse.Namespace) -> int:
         ("state", job.state),
         ("attempt", f"{job.attempt} of {job.max_attempts}"),
         ("priority", str(job.priority)),
+        ("fence", "" if job.fence is None else str(job.fence)),
         ("created_at", when(job.created_at)),
         ("run_at", when(job.run_at)),
         ("started_at", when(job.started_at)),
         ("finished_at", when(job.finished_at)),
+        ("payload", "" if job.payload is None else json.dumps(job.payload)),
         ("result", "" if job.result is None else json.dumps(job.result)),
     ]
     width = max(len(name) for name, _ in fields)

@@ -861,7 +861,9 @@ class JobInfo:
     `errors` lists each failed attempt as {error, attempt, worker, at} (and a
     `traceback` where the worker sent one). `started_at` is when the last
     claim started the job; None before it was claimed, and on schemas older
-    than 0.3.0.
+    than 0.3.0. `payload` is what the job was enqueued with and `fence` the
+    number of its latest claim (0 before the first); both None on schemas
+    older than 0.4.0.
     """
 
     job_id: int
@@ -877,6 +879,8 @@ class JobInfo:
     result: Any
     errors: list[dict[str, Any]]
     started_at: dt.datetime | None = None
+    payload: Any = None
+    fence: int | None = None
 
     @property
     def finished(self) -> bool:
@@ -910,6 +914,8 @@ def job_info(row: Mapping[str, Any]) -> JobInfo | None:
         result=row["result"],
         errors=list(row["errors"] or []),
         started_at=row.get("started_at"),
+        payload=row.get("payload"),
+        fence=row.get("fence"),
     )
 
 

@@ -1,0 +1,17 @@
+-- Verify taskboard:jobs_failed_index on pg
+
+BEGIN;
+
+\set owner_role :prefix _owner
+-- Reading the schema needs the owner's USAGE: held until the ROLLBACK.
+GRANT :"owner_role" TO CURRENT_USER;
+
+DO $verify$
+BEGIN
+    IF pg_catalog.to_regclass('taskboard.jobs_failed_by_queue') IS NULL THEN
+        RAISE EXCEPTION 'index taskboard.jobs_failed_by_queue is missing';
+    END IF;
+END
+$verify$;
+
+ROLLBACK;
