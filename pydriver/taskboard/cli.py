@@ -5,7 +5,7 @@ Commands: ``migrate`` (Sqitch on the project shipped as taskboard/db),
 ``enqueue TASK [JSON]``, ``status``, ``pause QUEUE``, ``resume QUEUE``,
 ``limit QUEUE N|none``, ``jobs``, ``job ID``, ``cancel ID...``,
 ``retry ID...``, ``prune --older-than DURATION``, ``schedules``,
-``metrics`` (the queue exporter) and ``demo``.
+``metrics`` (the queue exporter), ``dashboard`` and ``demo``.
 A command's options and arguments may come in any order. Settings come from
 TASKBOARD_* variables. An expected failure, a usage error included, is one
 line on stderr, ``taskboard: error: ...``; exit status 0 ok, 1 runtime
@@ -509,6 +509,28 @@ def report(args: argparse.Namespace, data: dict[str, Any], line: str) -> None:
     print(json.dumps(data) if args.json else line)
 
 
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    configure_logging(args.log_level)
+    # The web extra (Starlette, Jinja2, uvicorn) is optional: the core install
+    # stays without it.
+    try:
+        from taskboard.web import server
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] not in ("starlette", "jinja2", "uvicorn", "markupsafe"):
+            raise
+        raise CliError(
+            "taskboard dashboard needs the web extra: pip install 'taskboard[web]'"
+        ) from exc
+    settings = load_settings()
+    schedules = load_app(args.app).schedules if args.app else None
+    host = args.host or settings.dashboard_host
+    port = args.port if args.port is not None else settings.dashboard_port
+    with connect(settings):
+        pass  # the schema is there and this login may read it: fail now, not at the first page
+    server.serve(settings, host=host, port=port, schedules=schedules)
+    return EXIT_OK
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     # The demo tells its story on stdout and sets up its own workers' logging.
     # It is development tooling (taskboard_dev), installed with the dev extra.
@@ -826,6 +848,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     exporter.add_argument(
         "--host", metavar="H", help="default: TASKBOARD_METRICS_HOST, else 127.0.0.1"
+    )
+    dashboard = command(
+        "dashboard",
+        cmd_dashboard,
+        "Serve the web dashboard: queues, jobs, schedules; actions when this login has the "
+        "admin role (extra taskboard[web]).",
+        parents=[logging_options],
+    )
+    dashboard.add_argument(
+        "--port", type=tcp_port, metavar="N", help="default: TASKBOARD_DASHBOARD_PORT, else 8080"
+    )
+    dashboard.add_argument(
+        "--host", metavar="H", help="default: TASKBOARD_DASHBOARD_HOST, else 127.0.0.1"
+    )
+    dashboard.add_argument(
+        "--app",
+        metavar="MODULE:APP",
+        help="the app whose periodic schedules to show with next slots",
     )
     command("demo", cmd_demo, "Tell the story of a stalled worker, live (taskboard.demo).")
     return parser

@@ -35,6 +35,9 @@ CONNECT_TIMEOUT_SECONDS = 10
 NO_LISTEN = "none"
 MAX_NAME_CHARS = 200  # the SQL functions' bound on queue and task names
 DEFAULT_METRICS_HOST = "127.0.0.1"  # /metrics is served on loopback unless told otherwise
+DEFAULT_DASHBOARD_HOST = "127.0.0.1"  # the dashboard too
+DEFAULT_DASHBOARD_PORT = 8080
+DEFAULT_DASHBOARD_USER = "taskboard"
 
 
 def name_problem(what: str, value: object) -> str | None:
@@ -80,6 +83,13 @@ class Settings(BaseSettings):
     # The worker serves /metrics on this TCP port (extra taskboard[metrics]); None: off.
     metrics_port: int | None = Field(None, ge=1, le=65535)
     metrics_host: str = Field(DEFAULT_METRICS_HOST, min_length=1)
+    # `taskboard dashboard` (extra taskboard[web]). With a password set, every
+    # request must give it (HTTP Basic, as dashboard_user); without one, the
+    # dashboard warns when it listens beyond loopback.
+    dashboard_host: str = Field(DEFAULT_DASHBOARD_HOST, min_length=1)
+    dashboard_port: int = Field(DEFAULT_DASHBOARD_PORT, ge=0, le=65535)
+    dashboard_user: str = Field(DEFAULT_DASHBOARD_USER, min_length=1, max_length=200)
+    dashboard_password: str | None = Field(None, min_length=8, repr=False)
 
     @field_validator("queues", mode="before")
     @classmethod

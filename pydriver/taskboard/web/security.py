@@ -1,0 +1,87 @@
+"""Who may use the dashboard (optional HTTP Basic) and that a form came from its own page (CSRF)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+import ipaddress
+import secrets
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+CSRF_COOKIE = "taskboard_csrf"
+CSRF_FIELD = "csrf"
+
+
+def csrf_token(request: Request) -> str:
+    """The browser's CSRF token: its cookie's, or a new one that `remember_csrf` sets."""
+    token = request.cookies.get(CSRF_COOKIE)
+    if not token:
+        token = getattr(request.state, "new_csrf", None) or secrets.token_urlsafe(32)
+        request.state.new_csrf = token
+    return token
+
+
+def remember_csrf(request: Request, response: Response) -> None:
+    """Set the cookie of a token made for this request (Strict: never sent by another site)."""
+    token = getattr(request.state, "new_csrf", None)
+    if token:
+        response.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict", path="/")
+
+
+def csrf_problem(request: Request, form_token: str | None) -> str | None:
+    """Why a POST must be refused, or None: the form's token must be the cookie's, and
+    the request must come from this dashboard's own pages."""
+    cookie = request.cookies.get(CSRF_COOKIE)
+    if not cookie or not form_token or not hmac.compare_digest(cookie, form_token):
+        return (
+            "the form is stale or did not come from this dashboard: reload the page and try again"
+        )
+    origin = request.headers.get("origin")
+    if origin is not None and origin != f"{request.url.scheme}://{request.url.netloc}":
+        return f"the form came from another site ({origin})"
+    if request.headers.get("sec-fetch-site") not in (None, "same-origin", "none"):
+        return "the form came from another site"
+    return None
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class BasicAuth:
+    """HTTP Basic on every request, against one user and password (compared in constant time)."""
+
+    def __init__(self, app: ASGIApp, user: str, password: str) -> None:
+        self.app = app
+        self._expected = f"{user}:{password}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or self._allowed(Request(scope)):
+            await self.app(scope, receive, send)
+            return
+        response = Response(
+            "Taskboard: this dashboard needs a user and password.\n",
+            status_code=401,
+            headers={"WWW-Authenticate": 'Basic realm="Taskboard", charset="UTF-8"'},
+            media_type="text/plain",
+        )
+        await response(scope, receive, send)
+
+    def _allowed(self, request: Request) -> bool:
+        scheme, _, encoded = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "basic":
+            return False
+        try:
+            given = base64.b64decode(encoded, validate=True)
+        except (binascii.Error, ValueError):
+            return False
+        return hmac.compare_digest(given, self._expected)

@@ -1,0 +1,456 @@
+"""The dashboard's pages and actions, and `serve` for `taskboard dashboard`.
+
+Reads go through the SQL API only: queue_overview, job_activity,
+find_jobs, get_job and the schedules view. An action is offered when the
+login has EXECUTE on its function (the admin role's grants) and runs that
+function; the database decides, the page only hides what would be refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import importlib
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+import jinja2
+import psycopg
+import uvicorn
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from taskboard import metrics, sql
+from taskboard.errors import InvalidArgument, PermissionDenied, TaskboardError, translated
+from taskboard.periodic import Schedule
+from taskboard.settings import Settings
+from taskboard.web import chart, security
+
+log = logging.getLogger("taskboard.dashboard")
+
+APPLICATION_NAME = "taskboard dashboard"
+ADMIN_ROLE = "taskboard_admin (PREFIX_admin if installed with another prefix)"
+RECENT = dt.timedelta(hours=1)
+CHART_MINUTES = 60
+PAGE = 50
+REFRESH_SECONDS = 5
+PARTIAL_HEADER = "x-taskboard-partial"
+STATES = ("queued", "running", "succeeded", "dead", "cancelled")
+
+Page = Callable[[Request, psycopg.AsyncConnection[Any]], Awaitable[Response]]
+
+
+class Problem(Exception):
+    """A request the dashboard answers with an error page: status and one line."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def create_app(
+    settings: Settings,
+    *,
+    schedules: Mapping[str, Schedule] | None = None,
+    pool: AsyncConnectionPool[Any] | None = None,
+) -> Starlette:
+    """The dashboard as an ASGI app over `settings.database_url`.
+
+    `schedules` (an app's, from `--app`) give the schedules page each one's
+    cron and next slot; without them it shows what the database knows.
+    """
+    dashboard = Dashboard(settings, schedules or {}, pool)
+    routes = [
+        Route("/", dashboard.page(dashboard.overview)),
+        Route("/jobs", dashboard.page(dashboard.jobs)),
+        Route("/jobs/{job_id}", dashboard.page(dashboard.job)),
+        Route("/schedules", dashboard.page(dashboard.schedules)),
+        Route("/metrics", dashboard.metrics),
+        Route(
+            "/jobs/{job_id}/{action:str}", dashboard.action(dashboard.job_action), methods=["POST"]
+        ),
+        Route(
+            "/queues/{queue:str}/{action:str}",
+            dashboard.action(dashboard.queue_action),
+            methods=["POST"],
+        ),
+    ]
+    app = Starlette(routes=routes, lifespan=dashboard.lifespan)
+    if settings.dashboard_password is not None:
+        app.add_middleware(
+            security.BasicAuth, user=settings.dashboard_user, password=settings.dashboard_password
+        )
+    return app
+
+
+class Dashboard:
+    def __init__(
+        self,
+        settings: Settings,
+        schedules: Mapping[str, Schedule],
+        pool: AsyncConnectionPool[Any] | None,
+    ) -> None:
+        self.settings = settings
+        self.declared = schedules
+        self._pool = pool
+        self._owns_pool = pool is None
+        self.templates = jinja2.Environment(
+            loader=jinja2.PackageLoader("taskboard.web", "templates"),
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+        )
+        self.templates.filters["when"] = when
+        self.templates.filters["ago"] = ago
+        self.templates.filters["as_json"] = as_json
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        if self._pool is None:
+            self._pool = AsyncConnectionPool(
+                self.settings.database_url,
+                min_size=1,
+                max_size=4,
+                kwargs=self.settings.connection_options(application_name=APPLICATION_NAME),
+                open=False,
+                timeout=10,
+            )
+        if self._owns_pool:
+            await self._pool.open()
+        try:
+            yield
+        finally:
+            if self._owns_pool:
+                await self._pool.close()
+
+    @property
+    def pool(self) -> AsyncConnectionPool[Any]:
+        assert self._pool is not None, "the dashboard's lifespan opens its pool"
+        return self._pool
+
+    # -- pages -------------------------------------------------------------------
+
+    def page(self, read: Page) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            try:
+                async with self.pool.connection() as conn:
+                    response = await read(request, conn)
+            except Problem as problem:
+                response = self.error(request, problem.status, problem.message)
+            except (psycopg.Error, PoolTimeout, OSError) as exc:
+                response = self.failure(request, exc)
+            security.remember_csrf(request, response)
+            return response
+
+        return endpoint
+
+    def render(
+        self, request: Request, name: str, status: int = 200, **context: Any
+    ) -> HTMLResponse:
+        template = self.templates.get_template(name)
+        values = {
+            "request": request,
+            "csrf": security.csrf_token(request),
+            "csrf_field": security.CSRF_FIELD,
+            "refresh_seconds": REFRESH_SECONDS,
+            "notice": request.query_params.get("notice", ""),
+            "path": request.url.path,
+            "here": str(request.url.path) + (f"?{request.url.query}" if request.url.query else ""),
+            **context,
+        }
+        if request.headers.get(PARTIAL_HEADER):
+            # Live refresh: only what is inside <main>.
+            body = "".join(template.blocks["main"](template.new_context(values)))
+        else:
+            body = template.render(values)
+        return HTMLResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
+
+    def error(self, request: Request, status: int, message: str) -> HTMLResponse:
+        return self.render(request, "error.html", status=status, message=message)
+
+    def failure(self, request: Request, exc: BaseException) -> HTMLResponse:
+        if isinstance(exc, PoolTimeout):
+            message = "the database did not answer in time; this page will try again"
+        else:
+            error = translated(exc) if isinstance(exc, psycopg.Error) else exc
+            message = f"cannot read the database: {one_line(str(error))}"
+        log.warning("dashboard: %s", message)
+        return self.error(request, 503, message)
+
+    async def overview(self, request: Request, conn: psycopg.AsyncConnection[Any]) -> Response:
+        queues = await sql.aqueue_overview(conn, RECENT)
+        activity = await sql.ajob_activity(conn, RECENT)
+        allowed = await sql.aallowed_actions(conn)
+        now = queues[0]["read_at"] if queues else await database_now(conn)
+        buckets = chart.per_minute(activity, now, CHART_MINUTES)
+        totals = {
+            "succeeded": sum(s for _, s, _ in buckets),
+            "failed": sum(f for _, _, f in buckets),
+            "dead": sum(int(row["dead"]) for row in activity),
+        }
+        return self.render(
+            request,
+            "overview.html",
+            queues=queues,
+            now=now,
+            chart=chart.activity_svg(buckets),
+            totals=totals,
+            allowed=allowed,
+        )
+
+    async def jobs(self, request: Request, conn: psycopg.AsyncConnection[Any]) -> Response:
+        query = request.query_params
+        if query.get("id", "").strip():
+            job_id = parse_id(query["id"])
+            return RedirectResponse(f"/jobs/{job_id}", status_code=303)
+        filters = {
+            "queue": query.get("queue", "").strip() or None,
+            "state": query.get("state", "").strip() or None,
+            "task": query.get("task", "").strip() or None,
+        }
+        if filters["state"] is not None and filters["state"] not in STATES:
+            raise Problem(
+                400, f"state must be one of {', '.join(STATES)}, got {filters['state']!r}"
+            )
+        after = parse_id(query["after"], "after") if query.get("after", "").strip() else None
+        try:
+            params = sql.find_jobs_params(
+                filters["queue"], filters["state"], filters["task"], after, PAGE + 1
+            )
+        except InvalidArgument as exc:
+            raise Problem(400, str(exc)) from None
+        found = await sql.afind_jobs(conn, params)
+        page, more = found[:PAGE], len(found) > PAGE
+        next_url = None
+        if more:
+            given = {k: v for k, v in filters.items() if v}
+            next_url = "/jobs?" + urlencode({**given, "after": page[-1].job_id})
+        return self.render(
+            request,
+            "jobs.html",
+            jobs=page,
+            filters=filters,
+            after=after,
+            next_url=next_url,
+            states=STATES,
+            now=await database_now(conn),
+        )
+
+    async def job(self, request: Request, conn: psycopg.AsyncConnection[Any]) -> Response:
+        job_id = parse_id(request.path_params["job_id"])
+        job = await sql.aget_job(conn, sql.job_params(job_id))
+        if job is None:
+            raise Problem(404, f"job {job_id} does not exist (or was pruned)")
+        allowed = await sql.aallowed_actions(conn)
+        return self.render(request, "job.html", job=job, allowed=allowed)
+
+    async def schedules(self, request: Request, conn: psycopg.AsyncConnection[Any]) -> Response:
+        rows = {row["schedule"]: row for row in await sql.aschedules(conn)}
+        now = await database_now(conn)
+        names = sorted(set(rows) | set(self.declared))
+        shown = []
+        for name in names:
+            row = rows.get(name, {})
+            declared = self.declared.get(name)
+            shown.append(
+                {
+                    "name": name,
+                    "cron": declared.cron.expression if declared else None,
+                    "task": declared.task if declared else None,
+                    "queue": declared.queue if declared else None,
+                    "last_slot": row.get("last_slot"),
+                    "last_job_id": row.get("last_job_id"),
+                    "last_job_state": row.get("last_job_state"),
+                    "next_slot": declared.cron.after(now) if declared else None,
+                }
+            )
+        return self.render(
+            request, "schedules.html", schedules=shown, now=now, knows_crons=bool(self.declared)
+        )
+
+    async def metrics(self, request: Request) -> Response:
+        """The queue exporter's gauges (as `taskboard metrics` serves them)."""
+        try:
+            client = importlib.import_module("prometheus_client")
+        except ImportError:
+            return PlainTextResponse(
+                "/metrics needs prometheus-client: pip install 'taskboard[metrics]'\n",
+                status_code=404,
+            )
+
+        def scrape() -> bytes:
+            registry = metrics.exporter_registry(self._connect)
+            return bytes(client.generate_latest(registry))
+
+        body = await asyncio.to_thread(scrape)
+        return Response(body, media_type=client.CONTENT_TYPE_LATEST)
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        return psycopg.connect(
+            self.settings.database_url,
+            **self.settings.connection_options(application_name=APPLICATION_NAME),
+        )
+
+    # -- actions -------------------------------------------------------------------
+
+    def action(self, act: Page) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            form = dict(parse_qsl((await request.body()).decode("utf-8", "replace")))
+            problem = security.csrf_problem(request, form.get(security.CSRF_FIELD))
+            if problem is not None:
+                return self.error(request, 403, problem)
+            request.state.form = form
+            try:
+                async with self.pool.connection() as conn:
+                    return await act(request, conn)
+            except Problem as failed:
+                return self.error(request, failed.status, failed.message)
+            except psycopg.Error as exc:
+                error = translated(exc, role_needed=ADMIN_ROLE)
+                if isinstance(error, PermissionDenied):
+                    return self.error(request, 403, one_line(str(error)))
+                if isinstance(error, InvalidArgument):
+                    return self.error(request, 400, one_line(str(error)))
+                return self.failure(request, exc)
+            except TaskboardError as exc:
+                return self.error(request, 400, one_line(str(exc)))
+            except (PoolTimeout, OSError) as exc:
+                return self.failure(request, exc)
+
+        return endpoint
+
+    async def job_action(self, request: Request, conn: psycopg.AsyncConnection[Any]) -> Response:
+        job_id = parse_id(request.path_params["job_id"])
+        action = request.path_params["action"]
+        params = sql.job_params(job_id)
+        if action == "cancel":
+            done = await sql.acancel(conn, params)
+            notice = f"job {job_id} cancelled" if done else f"job {job_id} was already finished"
+        elif action == "retry":
+            done = await sql.aretry(conn, params)
+            notice = f"job {job_id} queued again" if done else f"job {job_id} cannot be retried now"
+        else:
+            raise Problem(404, f"no action {action!r} on a job: cancel or retry")
+        log.info("dashboard: %s", notice)
+        return self.back(request, f"/jobs/{job_id}", notice)
+
+    async def queue_action(self, request: Request, conn: psycopg.AsyncConnection[Any]) -> Response:
+        queue = request.path_params["queue"]
+        action = request.path_params["action"]
+        params = sql.queue_params(queue)
+        if action == "pause":
+            done = await sql.apause(conn, params)
+            notice = f"queue {queue} paused" if done else f"queue {queue} was already paused"
+        elif action == "resume":
+            done = await sql.aresume(conn, params)
+            notice = f"queue {queue} resumed" if done else f"queue {queue} was not paused"
+        elif action == "limit":
+            limit = parse_limit(request.state.form.get("max_running", ""))
+            await sql.aset_queue_limit(conn, sql.queue_limit_params(queue, limit))
+            notice = f"queue {queue}: " + (
+                "no limit" if limit is None else f"at most {limit} running"
+            )
+        else:
+            raise Problem(404, f"no action {action!r} on a queue: pause, resume or limit")
+        log.info("dashboard: %s", notice)
+        return self.back(request, "/", notice)
+
+    def back(self, request: Request, default: str, notice: str) -> Response:
+        """303 to the page the form was on (a path of this site only), with a notice."""
+        target = request.state.form.get("next", "") or default
+        if not target.startswith("/") or target.startswith("//"):
+            target = default
+        path, _, query = target.partition("?")
+        kept = [(k, v) for k, v in parse_qsl(query) if k != "notice"]
+        return RedirectResponse(f"{path}?{urlencode([*kept, ('notice', notice)])}", status_code=303)
+
+
+# -- values --------------------------------------------------------------------------
+
+
+async def database_now(conn: psycopg.AsyncConnection[Any]) -> dt.datetime:
+    row = await (await conn.execute("SELECT pg_catalog.clock_timestamp()")).fetchone()
+    assert row is not None
+    return row[0]  # type: ignore[no-any-return]
+
+
+def parse_id(value: str, name: str = "job id") -> int:
+    try:
+        job_id = int(value.strip())
+    except ValueError:
+        raise Problem(400, f"{name} must be a whole number, got {value!r}") from None
+    try:
+        return sql.int8(name, job_id)
+    except InvalidArgument as exc:
+        raise Problem(400, str(exc)) from None
+
+
+def parse_limit(value: str) -> int | None:
+    text = value.strip().lower()
+    if text in ("", "none"):
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise Problem(400, f"the limit must be a whole number or none, got {value!r}") from None
+
+
+def when(value: dt.datetime | None) -> str:
+    if value is None:
+        return ""
+    return value.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def ago(value: dt.datetime | None, now: dt.datetime) -> str:
+    """How long before `now`, short: 42s, 3m 5s, 2h 10m, 4d 3h."""
+    if value is None:
+        return ""
+    seconds = int((now - value).total_seconds())
+    if seconds < 0:
+        return "in " + ago(now, value)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m {seconds % 60}s"
+    if seconds < 86400:
+        return f"{seconds // 3600}h {seconds % 3600 // 60}m"
+    return f"{seconds // 86400}d {seconds % 86400 // 3600}h"
+
+
+def as_json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+# -- serving -------------------------------------------------------------------------
+
+
+def serve(
+    settings: Settings,
+    *,
+    host: str,
+    port: int,
+    schedules: Mapping[str, Schedule] | None = None,
+) -> None:
+    """Serve the dashboard until SIGINT or SIGTERM (uvicorn's handlers)."""
+    if settings.dashboard_password is None and not security.is_loopback(host):
+        log.warning(
+            "dashboard: listening on %s without a password: anyone who can reach it reads "
+            "every job and takes every action this login may. Set "
+            "TASKBOARD_DASHBOARD_PASSWORD, or listen on 127.0.0.1.",
+            host,
+        )
+    app = create_app(settings, schedules=schedules)
+    shown = f"[{host}]" if ":" in host else host
+    log.info("dashboard on http://%s:%d/", shown, port)
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
