@@ -19,9 +19,11 @@ TEST_DB := taskboard_test
 # What pytest runs, e.g. make test-pg18 PYTEST_ARGS='-x tests/test_devdb.py'
 PYTEST_ARGS ?= tests/
 DEMO_DB := taskboard_demo
-TOOL_PACKAGES := sqitch libdbd-pg-perl libtap-parser-sourcehandler-pgtap-perl postgresql-client pgbouncer
+# chromium: the dashboard's browser tests drive it with Playwright (no browser download).
+TOOL_PACKAGES := sqitch libdbd-pg-perl libtap-parser-sourcehandler-pgtap-perl postgresql-client pgbouncer chromium fonts-liberation
 # pgbouncer lives in /usr/sbin on Debian.
 PGBOUNCER := $(or $(shell command -v pgbouncer 2>/dev/null),/usr/sbin/pgbouncer)
+CHROMIUM := /usr/bin/chromium
 
 .PHONY: help venv tools db db-stop test test-pg18 test-pg15 lint demo demo-sql clean
 
@@ -36,13 +38,13 @@ $(VENV)/.installed: pyproject.toml
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $@
 
-tools: ## Install sqitch, pg_prove, psql and pgbouncer when missing (apt-get, as root)
+tools: ## Install sqitch, pg_prove, psql, pgbouncer and chromium when missing (apt-get, as root)
 	@if command -v sqitch >/dev/null && command -v pg_prove >/dev/null && command -v psql >/dev/null \
-	    && [ -x $(PGBOUNCER) ]; then \
+	    && [ -x $(PGBOUNCER) ] && [ -x $(CHROMIUM) ]; then \
 	  exit 0; \
 	fi; \
 	if [ "$$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then \
-	  echo "Taskboard needs sqitch, pg_prove, psql and pgbouncer: install them (on Debian: apt-get install $(TOOL_PACKAGES))." >&2; \
+	  echo "Taskboard needs sqitch, pg_prove, psql, pgbouncer and chromium: install them (on Debian: apt-get install $(TOOL_PACKAGES))." >&2; \
 	  exit 1; \
 	fi; \
 	echo "== apt-get install $(TOOL_PACKAGES)"; \

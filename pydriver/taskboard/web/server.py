@@ -14,7 +14,8 @@ import datetime as dt
 import importlib
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -27,8 +28,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from taskboard import metrics, sql
-from taskboard.errors import InvalidArgument, PermissionDenied, TaskboardError, translated
+from taskboard import metrics, runner, sql
+from taskboard.errors import (
+    ConfigError,
+    InvalidArgument,
+    PermissionDenied,
+    TaskboardError,
+    translated,
+)
 from taskboard.periodic import Schedule
 from taskboard.settings import Settings
 from taskboard.web import chart, security
@@ -442,7 +449,7 @@ def serve(
     port: int,
     schedules: Mapping[str, Schedule] | None = None,
 ) -> None:
-    """Serve the dashboard until SIGINT or SIGTERM (uvicorn's handlers)."""
+    """Serve the dashboard until SIGTERM or SIGINT; ConfigError when it cannot listen."""
     if settings.dashboard_password is None and not security.is_loopback(host):
         log.warning(
             "dashboard: listening on %s without a password: anyone who can reach it reads "
@@ -450,7 +457,48 @@ def serve(
             "TASKBOARD_DASHBOARD_PASSWORD, or listen on 127.0.0.1.",
             host,
         )
-    app = create_app(settings, schedules=schedules)
+    sock = listen(host, port)
+    config = uvicorn.Config(
+        create_app(settings, schedules=schedules),
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+    )
+    web = _Server(config)
     shown = f"[{host}]" if ":" in host else host
-    log.info("dashboard on http://%s:%d/", shown, port)
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    log.info("dashboard on http://%s:%d/", shown, sock.getsockname()[1])
+
+    async def work(stop: asyncio.Event) -> None:
+        serving = asyncio.create_task(web.serve(sockets=[sock]))
+        stopping = asyncio.create_task(stop.wait())
+        await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        web.should_exit = True
+        stopping.cancel()
+        await serving
+
+    try:
+        runner.run_until_signalled(work)
+    finally:
+        sock.close()
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to host:port; ConfigError naming them when it cannot be."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        raise ConfigError(f"cannot listen on {host}:{port}: {why}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server without its own signal handling: taskboard.runner's is used."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
