@@ -25,7 +25,7 @@ TOOL_PACKAGES := sqitch libdbd-pg-perl libtap-parser-sourcehandler-pgtap-perl po
 PGBOUNCER := $(or $(shell command -v pgbouncer 2>/dev/null),/usr/sbin/pgbouncer)
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: help venv tools db db-stop test test-pg18 test-pg15 lint demo demo-sql clean
+.PHONY: help venv tools db db-stop test test-pg18 test-pg15 lint demo demo-sql dashboard clean
 
 help: ## List the targets
 	@echo "usage: make TARGET"
@@ -109,6 +109,11 @@ lint: venv ## ruff (rules and format), mypy --strict and the import contracts (i
 
 demo: venv tools ## Tell the stalled-worker story live: two worker processes, a real SMTP server (database taskboard_demo)
 	@$(PY) -m taskboard_dev.demo
+
+dashboard: venv ## After make demo: serve the dashboard of its database (taskboard_demo) on http://127.0.0.1:8080/
+	@db_url=$$($(DEVDB) db-url $(DEMO_DB) --pg 18); \
+	echo "== taskboard dashboard for $$db_url (Ctrl-C stops it)"; \
+	TASKBOARD_DATABASE_URL="$$db_url" $(VENV)/bin/taskboard dashboard
 
 demo-sql: venv tools ## Deploy Taskboard into database taskboard_demo and run db/demo.sql in psql
 	@db_url=$$($(DEVDB) recreate-db $(DEMO_DB) --pg 18 --no-pgtap); \

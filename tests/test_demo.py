@@ -67,6 +67,11 @@ def test_demo_tells_the_story_with_two_emails_then_one_then_one_ledger_row_then_
     # B reclaimed each job on attempt 2, and A's token was refused every time.
     assert len(re.findall(r"Worker B \(pid \d+\) reclaimed job \d+: attempt 2,", output)) == 4
     assert len(re.findall(r"A's token \S+\) returns false", output)) == 4
+    # It ends with where to see it all on the dashboard.
+    assert done.stdout.rstrip().splitlines()[-1] == (
+        f"See it on the dashboard: `make dashboard` (or TASKBOARD_DATABASE_URL='{url}' "
+        "taskboard dashboard), then open http://127.0.0.1:8080/"
+    ), done.stdout
 
 
 def post(port: int, body: object) -> tuple[int, dict[str, Any]]:

@@ -75,7 +75,7 @@ from taskboard import migrate
 from taskboard.app import Taskboard
 from taskboard.context import AsyncContext, SyncContext
 from taskboard.errors import TaskboardError
-from taskboard.settings import load_settings
+from taskboard.settings import DEFAULT_DASHBOARD_HOST, DEFAULT_DASHBOARD_PORT, load_settings
 from taskboard_dev import devdb
 from taskboard_dev.server import log_to_stderr
 
@@ -1058,6 +1058,9 @@ accepted, so A's late write was refused by the store itself (scenario 4). Taskbo
 at least once; it never promises exactly-once external effects."""
 
 
+DASHBOARD_URL = f"http://{DEFAULT_DASHBOARD_HOST}:{DEFAULT_DASHBOARD_PORT}/"
+
+
 def tell(database_url: str | None) -> int:
     """Tell the story; 0 when it unfolded as it should."""
     started = time.monotonic()
@@ -1103,6 +1106,11 @@ def tell(database_url: str | None) -> int:
         print(f"  {outcome}")
     print(f"\n{CLOSING}")
     print(f"\nDone in {time.monotonic() - started:.1f}s. Look around: psql '{url}'", flush=True)
+    print(
+        f"See it on the dashboard: `make dashboard` (or TASKBOARD_DATABASE_URL='{url}' "
+        f"taskboard dashboard), then open {DASHBOARD_URL}",
+        flush=True,
+    )
     return 0
 
 

@@ -285,6 +285,11 @@ def main(argv: list[str] | None = None) -> int:
     ):
         sub = commands.add_parser(command, help=text)
         sub.add_argument("--pg", choices=VERSIONS, default=argparse.SUPPRESS)
+    named = commands.add_parser(
+        "db-url", help="start the dev server if needed and print the URL of database NAME on it"
+    )
+    named.add_argument("name")
+    named.add_argument("--pg", choices=VERSIONS, default=argparse.SUPPRESS)
     recreate = commands.add_parser("recreate-db", help="drop and create a database, print its URL")
     recreate.add_argument("name")
     recreate.add_argument("--pg", choices=VERSIONS, default=argparse.SUPPRESS)
@@ -312,6 +317,8 @@ def main(argv: list[str] | None = None) -> int:
                 log.error("PostgreSQL %s is not running (start it with `make db`)", args.pg)
                 return 1
             print(url)
+        elif args.command == "db-url":
+            print(database_url(start(args.pg), args.name))
         elif args.command == "recreate-db":
             print(recreate_database(args.name, args.pg, pgtap=args.pgtap))
         elif args.command == "deployer":
