@@ -156,7 +156,7 @@ bench-quick: tools $(BENCH_VENV)/.installed $(PGBOSS_STAMP) ## The benchmark's f
 
 $(BENCH_VENV)/.installed: bench/requirements.txt pyproject.toml Makefile
 	$(PYTHON) -m venv $(BENCH_VENV)
-	$(BENCH_VENV)/bin/pip install --quiet --disable-pip-version-check -r bench/requirements.txt -e '.[metrics]'
+	$(BENCH_VENV)/bin/pip install --quiet --disable-pip-version-check -r bench/requirements.txt -e '.[metrics,web]'
 	touch $@
 
 # Never fails: without pg-boss the bench runs the other systems (the stamp is not made,

@@ -473,11 +473,58 @@ class Bench:
                 f"+ indexes {grown['index_bytes'] / 2**20:,.0f} MB; claim+complete p50 "
                 f"{', '.join(f'{v:.3f}' for v in medians)} ms ({sample_s:.1f} s)"
             )
+            await self.dashboard_pages(url, rows)
         drop_database(self.server.url(), f"w3_{OURS}")
+        await self.dashboard_busy(max(plan.w3_sizes))
         if plan.w3_churn <= 0:
             return
         for prune_by in ("cron", "workers"):
             await self.w3_churn(plan.w3_churn, prune_by)
+
+    async def dashboard_busy(self, rows: int) -> None:
+        """W3's dashboard on a busy table: a tenth of `rows` finished within the last hour."""
+        import dashboard
+        import w3
+
+        capped = min(rows, 1_000_000)
+        url = self.fresh(OURS, "w3dash")
+        log(f"W3 dashboard: {capped:,} finished jobs, a tenth of them within the last hour")
+        await asyncio.to_thread(dashboard.grow_busy, url, capped)
+        checkpoint(self.server)
+        await self.dashboard_pages(url, capped, f"{w3.human(capped)} finished, busy hour")
+        drop_database(self.server.url(), f"w3dash_{OURS}")
+
+    async def dashboard_pages(self, url: str, rows: int, label: str | None = None) -> None:
+        """W3's dashboard: each page's fetch time on the table as grown (bench/dashboard.py)."""
+        import dashboard
+        import w3
+
+        label = label or f"{w3.human(rows)} finished"
+        got = await asyncio.to_thread(dashboard.measure, url, max(1, rows // 2))
+        for page, times in got.items():
+            line = Line("W3", f"dashboard {page}, {label}", "ms", False)
+            for value in times:
+                self.samples.add(line, OURS, value)
+        self.record(
+            {
+                "workload": "W3",
+                "part": "dashboard",
+                "rows": rows,
+                "table": label,
+                "pages_ms": {
+                    page: {
+                        "p50": statistics.median(times),
+                        "p95": w3.quantile(times, 0.95),
+                        "max": max(times),
+                    }
+                    for page, times in got.items()
+                },
+            }
+        )
+        log(
+            f"W3 {label} dashboard p50: "
+            + ", ".join(f"{page} {statistics.median(t):.1f} ms" for page, t in got.items())
+        )
 
     async def w3_churn(self, n: int, prune_by: str) -> None:
         """One churn run; prune_by "workers" is the retention setting's way."""

@@ -28,7 +28,7 @@ from psycopg import conninfo
 from starlette.testclient import TestClient
 
 from conftest import MakeDatabase
-from sqlhelpers import connect, login_role
+from sqlhelpers import connect, expire, login_role
 from taskboard.app import Taskboard
 from taskboard.settings import load_settings
 from taskboard.web import chart, security, server
@@ -111,6 +111,29 @@ def test_every_page_answers_and_shows_the_job(deployed: str, admin_url: str) -> 
         # The id box jumps to the job.
         jump = tb.get(f"/jobs?id={job_id}")
         assert (jump.status_code, jump.headers["location"]) == (303, f"/jobs/{job_id}")
+
+
+def test_a_job_whose_lease_expired_on_its_last_attempt_shows_it(
+    deployed: str, admin_url: str
+) -> None:
+    """claim's own error entry, 'lease expired', has no traceback."""
+    app = Taskboard(load_settings(database_url=deployed))
+    try:
+        job_id = app.enqueue("send", {}, queue="mail", max_attempts=1)
+    finally:
+        app.close()
+    with connect(deployed, "taskboard_worker") as conn:
+        conn.execute("SELECT taskboard.claim('mail', 'w', 1)")
+    expire(deployed, job_id)
+    with connect(deployed, "taskboard_worker") as conn:
+        conn.execute("SELECT taskboard.claim('mail', 'w', 1)")  # buries it
+    assert state_of(deployed, job_id) == "dead"
+    with client(admin_url) as tb:
+        page = tb.get(f"/jobs/{job_id}")
+        listed = tb.get("/jobs?state=dead")
+    assert page.status_code == 200
+    assert "lease expired" in page.text and 'class="traceback"' not in page.text
+    assert listed.status_code == 200 and "lease expired" in listed.text
 
 
 def test_the_token_is_never_on_a_page(deployed: str, admin_url: str) -> None:
