@@ -94,7 +94,8 @@ def test_worker_metrics_count_what_ran(make_database: MakeDatabase) -> None:
     async def boom(ctx: AsyncContext, payload: Any) -> None:
         raise RuntimeError("always fails")
 
-    held_id = app.enqueue("hold", {})
+    # Due two minutes before the worker starts: its start lag counts them.
+    held_id = app.enqueue("hold", {}, run_at=dt.datetime.now(dt.UTC) - dt.timedelta(minutes=2))
 
     async def wait_for(check: Callable[[Samples], bool]) -> Samples:
         deadline = time.monotonic() + DEADLINE_SECONDS
@@ -167,6 +168,11 @@ def test_worker_metrics_count_what_ran(make_database: MakeDatabase) -> None:
             FAST["renew_every"] * 2
         )
         assert value(after, "taskboard_claim_to_start_seconds_count", queue="mail", task="ok") == 3
+        lag = "taskboard_start_lag_seconds"
+        assert value(after, f"{lag}_count", queue="mail", task="hold") == 1
+        assert 120 <= value(after, f"{lag}_sum", queue="mail", task="hold") < 120 + DEADLINE_SECONDS
+        assert value(after, f"{lag}_count", queue="mail", task="ok") == 3
+        assert value(after, f"{lag}_sum", queue="mail", task="ok") < DEADLINE_SECONDS
         assert value(after, "taskboard_running_handlers") == 0
         assert value(after, "taskboard_held_leases") == 0
         assert value(after, "taskboard_free_slots") == SLOTS

@@ -264,8 +264,9 @@ SELECT results_eq(
              ('lease_expires_at', 'timestamp with time zone'),
              ('idempotency_key', 'uuid'),
              ('fence', 'bigint'),
-             ('trace_context', 'jsonb')$$,
-    'taskboard.claimed has exactly nine columns in order, fence then trace_context last'
+             ('trace_context', 'jsonb'),
+             ('waited', 'interval')$$,
+    'taskboard.claimed has exactly ten columns in order: fence, trace_context, then waited last'
 );
 
 SELECT has_composite('taskboard', 'job_info', 'taskboard.job_info is a composite type');

@@ -11,7 +11,7 @@
 -- as the session user.
 
 BEGIN;
-SELECT plan(55);
+SELECT plan(57);
 
 -- Defaults: one job, a 60-second lease ---------------------------------------
 
@@ -453,6 +453,36 @@ SELECT results_eq(
     $$SELECT trace_context FROM taskboard.claim(queue => 'claim-trace', worker => 'w')$$,
     $$VALUES ('{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}'::jsonb)$$,
     'claim hands the holder the trace context its enqueuer stored'
+);
+RESET ROLE;
+
+-- How long a job waited -------------------------------------------------------
+
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => 'waited', queue => 'claim-wait') AS waited_job \gset
+RESET ROLE;
+-- Due ten minutes ago.
+SET LOCAL ROLE taskboard_owner;
+UPDATE taskboard.jobs SET run_at = clock_timestamp() - interval '10 minutes' WHERE id = :waited_job;
+RESET ROLE;
+
+SET LOCAL ROLE taskboard_worker;
+SELECT ok(
+    (SELECT waited BETWEEN interval '10 minutes' AND interval '11 minutes'
+       FROM taskboard.claim(queue => 'claim-wait', worker => 'w', lease => '1 second')),
+    'waited: a job due ten minutes ago had waited ten minutes when claimed'
+);
+RESET ROLE;
+-- Its lease expired two minutes ago: a reclaim counts from the expiry, not from run_at.
+SET LOCAL ROLE taskboard_owner;
+UPDATE taskboard.jobs SET lease_expires_at = clock_timestamp() - interval '2 minutes'
+ WHERE id = :waited_job;
+RESET ROLE;
+SET LOCAL ROLE taskboard_worker;
+SELECT ok(
+    (SELECT waited BETWEEN interval '2 minutes' AND interval '3 minutes'
+       FROM taskboard.claim(queue => 'claim-wait', worker => 'w')),
+    'waited: a reclaimed expired lease had waited since its deadline'
 );
 RESET ROLE;
 

@@ -46,6 +46,12 @@ HANDLER_BUCKETS_SECONDS = (
 )  # fmt: skip
 # Claim to handler start: normally milliseconds; seconds mean a starved event loop.
 START_BUCKETS_SECONDS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+# Start lag, from a job becoming due to its handler starting: milliseconds when
+# workers keep up, up to hours for a backlog.
+LAG_BUCKETS_SECONDS = (
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+    60.0, 300.0, 900.0, 3600.0, 14400.0,
+)  # fmt: skip
 JOB_STATES = ("queued", "running", "succeeded", "dead", "cancelled")
 EXPORTER_APPLICATION_NAME = "taskboard metrics"
 
@@ -93,6 +99,15 @@ class WorkerMetrics:
             buckets=START_BUCKETS_SECONDS,
             registry=self.registry,
         )
+        self.start_lag = client.Histogram(
+            "taskboard_start_lag_seconds",
+            "Seconds from a job becoming due (its run_at, or an expired lease's deadline) to its "
+            "handler starting: the database's count at the claim plus this worker's from the "
+            "claim's answer to the start (schema 0.4.0 on).",
+            ["queue", "task"],
+            buckets=LAG_BUCKETS_SECONDS,
+            registry=self.registry,
+        )
         self.running = client.Gauge(
             "taskboard_running_handlers",
             "Handlers occupying a slot of this worker.",
@@ -119,6 +134,8 @@ class WorkerMetrics:
         self._confirmed: dict[uuid.UUID, float] = {}  # token -> monotonic time of last confirmation
         self._started: dict[uuid.UUID, float] = {}  # token -> monotonic time its handler started
         self._claim_sent: dict[uuid.UUID, dt.datetime] = {}  # token -> wall time its claim was sent
+        # token -> (wall time the claim answered, how long the job had waited by then)
+        self._waited: dict[uuid.UUID, tuple[dt.datetime, dt.timedelta]] = {}
         # (metric, label values) -> its child: labels() takes a lock and a lookup each call.
         self._children: dict[tuple[Any, ...], Any] = {}
 
@@ -148,6 +165,9 @@ class WorkerMetrics:
             self._count(event, "claimed")
             if event.sent_at is not None:
                 self._claim_sent[event.token] = event.sent_at
+            waited = getattr(event.claimed, "waited", None)
+            if waited is not None:
+                self._waited[event.token] = (event.at, waited)
             with self._lock:
                 self._confirmed[event.token] = now
         elif kind == "renewed":
@@ -161,6 +181,11 @@ class WorkerMetrics:
             if sent is not None:
                 lag = (event.at - sent).total_seconds()
                 self._child(self.claim_to_start, event.queue, event.task).observe(max(lag, 0.0))
+            due = self._waited.pop(event.token, None)
+            if due is not None:
+                answered, waited = due
+                total = waited.total_seconds() + max((event.at - answered).total_seconds(), 0.0)
+                self._child(self.start_lag, event.queue, event.task).observe(max(total, 0.0))
         elif kind == "finished":
             began = self._started.pop(event.token, None)
             if began is not None and event.outcome in ("complete", "fail"):
@@ -190,6 +215,7 @@ class WorkerMetrics:
 
     def _forget(self, token: uuid.UUID) -> None:
         self._claim_sent.pop(token, None)
+        self._waited.pop(token, None)
         with self._lock:
             self._confirmed.pop(token, None)
 

@@ -45,6 +45,8 @@ class Claimed:
     queue: str = ""  # the queue it was claimed from (claim's argument)
     # The W3C trace context its enqueuer stored (schema 0.4.0 on); None when none.
     trace_context: dict[str, str] | None = None
+    # How long the job had been runnable when claimed, database clock (schema 0.4.0 on).
+    waited: dt.timedelta | None = None
 
 
 def claimed(row: Sequence[Any], queue: str = "") -> Claimed:
@@ -52,11 +54,13 @@ def claimed(row: Sequence[Any], queue: str = "") -> Claimed:
     per job).
 
     The row ends with the fence on schemas that have one (0.3.0 on), then
-    the trace context on schemas that have it (0.4.0 on).
+    the trace context and how long the job waited on schemas that have them
+    (0.4.0 on).
     """
     job_id, token, task, payload_text, attempt, lease_expires_at, idempotency_key = row[:7]
     fence = row[7] if len(row) > 7 else None
     trace_context = row[8] if len(row) > 8 else None
+    waited = row[9] if len(row) > 9 else None
     why: str | None = None
     try:
         payload = json.loads(payload_text)
@@ -75,6 +79,7 @@ def claimed(row: Sequence[Any], queue: str = "") -> Claimed:
         why,
         queue,
         trace_context if isinstance(trace_context, dict) else None,
+        waited,
     )
 
 
@@ -432,7 +437,11 @@ async def listen(conn: psycopg.AsyncConnection[Any]) -> None:
 # The schema release from which claim hands out the fence.
 FENCE_SINCE = (0, 3, 0)
 # The columns later releases added to taskboard.claimed, in order: (since, name, type).
-CLAIMED_EXTRAS = ((FENCE_SINCE, "fence", "bigint"), (TRACE_CONTEXT_SINCE, "trace_context", "jsonb"))
+CLAIMED_EXTRAS = (
+    (FENCE_SINCE, "fence", "bigint"),
+    (TRACE_CONTEXT_SINCE, "trace_context", "jsonb"),
+    (TRACE_CONTEXT_SINCE, "waited", "interval"),
+)
 
 # The payload comes as text and is decoded per job (sql.claimed): one that
 # Python cannot decode fails its own job, not the whole claim. The claim
