@@ -210,14 +210,14 @@ def test_an_admin_pauses_resumes_and_limits_a_queue(deployed: str, admin_url: st
     enqueue(deployed)
     with client(admin_url) as tb:
         token = csrf_of(tb)
-        done = tb.post("/queues/mail/pause", data={"csrf": token, "next": "/"})
+        done = tb.post("/queues/pause", data={"csrf": token, "queue": "mail", "next": "/"})
         assert done.status_code == 303
         assert "notice=queue+mail+paused" in done.headers["location"]
         assert paused(deployed, "mail")
         assert ">paused<" in tb.get("/").text
-        tb.post("/queues/mail/resume", data={"csrf": token})
+        tb.post("/queues/resume", data={"csrf": token, "queue": "mail"})
         assert not paused(deployed, "mail")
-        tb.post("/queues/mail/limit", data={"csrf": token, "max_running": "3"})
+        tb.post("/queues/limit", data={"csrf": token, "queue": "mail", "max_running": "3"})
         assert re.search(r'data-queue="mail"[\s\S]*?<td class="num">3</td>', tb.get("/").text)
 
 
@@ -249,7 +249,7 @@ def test_a_post_without_the_cookies_token_changes_nothing(
     enqueue(deployed)
     with client(admin_url) as tb:
         csrf_of(tb)
-        response = tb.post("/queues/mail/pause", data=form)
+        response = tb.post("/queues/pause", data={"queue": "mail", **form})
     assert response.status_code == 403
     assert "reload the page" in response.text
     assert not paused(deployed, "mail")
@@ -260,7 +260,9 @@ def test_a_post_from_another_site_changes_nothing(deployed: str, admin_url: str)
     with client(admin_url) as tb:
         token = csrf_of(tb)
         response = tb.post(
-            "/queues/mail/pause", data={"csrf": token}, headers={"Origin": "http://evil.example"}
+            "/queues/pause",
+            data={"csrf": token, "queue": "mail"},
+            headers={"Origin": "http://evil.example"},
         )
     assert response.status_code == 403
     assert "another site" in response.text
@@ -277,9 +279,14 @@ def test_the_csrf_cookie_is_strict_and_http_only(admin_url: str) -> None:
 @pytest.mark.parametrize(
     ("path", "form", "says"),
     [
-        ("/queues/mail/limit", {"max_running": "many"}, "must be a whole number or none"),
-        ("/queues/mail/limit", {"max_running": "0"}, "max_running"),
-        ("/queues/mail/explode", {}, "no action 'explode' on a queue"),
+        (
+            "/queues/limit",
+            {"queue": "mail", "max_running": "many"},
+            "must be a whole number or none",
+        ),
+        ("/queues/limit", {"queue": "mail", "max_running": "0"}, "max_running"),
+        ("/queues/explode", {"queue": "mail"}, "no action 'explode' on a queue"),
+        ("/queues/pause", {}, "queue must not be"),
         ("/jobs/1/explode", {}, "no action 'explode' on a job"),
     ],
 )
@@ -305,13 +312,93 @@ def test_a_read_only_login_sees_no_action_and_cannot_take_one(
         assert 'id="read-only"' in tb.get("/").text
         # A hand-made form with a valid token still meets the database's refusal.
         cookie = tb.cookies.get(security.CSRF_COOKIE)
-        response = tb.post("/queues/mail/pause", data={"csrf": cookie})
+        response = tb.post("/queues/pause", data={"csrf": cookie, "queue": "mail"})
         assert response.status_code == 403
         assert "grant taskboard_admin" in response.text
         response = tb.post(f"/jobs/{job_id}/cancel", data={"csrf": cookie})
         assert response.status_code == 403
     assert not paused(deployed, "mail")
     assert state_of(deployed, job_id) == "queued"
+
+
+@pytest.mark.parametrize("queue", ["reports/2024", "..", "./billing", "x/../billing", "trailing/"])
+def test_a_queue_with_any_name_is_paused_from_its_own_row(
+    deployed: str, admin_url: str, queue: str
+) -> None:
+    enqueue(deployed, queue="billing")
+    enqueue(deployed, queue=queue)
+    with client(admin_url) as tb:
+        token = csrf_of(tb)
+        row = tb.get("/").text.split(f'data-queue="{html.escape(queue)}"')[1]
+        form = re.search(r'<form[^>]*action="([^"]+)"[\s\S]*?name="queue" value="([^"]+)"', row)
+        assert form, row[:500]
+        action, named = form.group(1), html.unescape(form.group(2))
+        assert (action, named) == ("/queues/pause", queue)
+        done = tb.post(action, data={"csrf": token, "queue": named, "next": "/"})
+        assert done.status_code == 303
+    assert paused(deployed, queue)
+    assert not paused(deployed, "billing")
+
+
+def test_a_job_that_failed_without_a_traceback_shows(deployed: str, admin_url: str) -> None:
+    job_id = enqueue(deployed)
+    with connect(deployed, "taskboard_worker") as conn:
+        conn.execute(
+            "SELECT taskboard.fail(c.job_id, c.token, 'boom', retry => false)"
+            " FROM taskboard.claim('mail', 'w') AS c"
+        )
+    with client(admin_url) as tb:
+        page = tb.get(f"/jobs/{job_id}")
+    assert page.status_code == 200 and "boom" in page.text
+
+
+def test_a_page_named_by_a_foreign_host_is_refused(admin_url: str) -> None:
+    """DNS rebinding: a site whose name resolves to 127.0.0.1 must not script the dashboard."""
+    with client(admin_url) as tb:
+        for host in ("127.0.0.1:8080", "localhost:8080", "[::1]:8080"):
+            assert tb.get("/", headers={"host": host}).status_code == 200, host
+        refused = tb.get("/", headers={"host": "rebind.evil.example:8080"})
+        assert refused.status_code == 421
+        assert "TASKBOARD_DASHBOARD_ALLOWED_HOSTS" in refused.text
+        post = tb.post(
+            "/queues/pause",
+            data={"queue": "mail", "csrf": "x"},
+            headers={"host": "rebind.evil.example:8080"},
+        )
+        assert post.status_code == 421
+    with client(admin_url, dashboard_allowed_hosts="tasks.internal") as tb:
+        assert tb.get("/", headers={"host": "tasks.internal:8080"}).status_code == 200
+        assert tb.get("/", headers={"host": "other.internal"}).status_code == 421
+
+
+def test_a_lock_held_elsewhere_makes_a_page_say_so_instead_of_hanging(
+    deployed: str, admin_url: str
+) -> None:
+    enqueue(deployed)
+    with psycopg.connect(deployed) as locker, client(admin_url) as tb:
+        locker.execute("LOCK TABLE taskboard.queues IN ACCESS EXCLUSIVE MODE")
+        started = time.monotonic()
+        response = tb.get("/")
+        waited = time.monotonic() - started
+        locker.rollback()
+        assert response.status_code == 503
+        assert "did not answer in time" in response.text
+        assert waited < 30  # the lock wait ran out; it did not wait for the lock
+        assert tb.get("/").status_code == 200
+
+
+def test_a_nul_in_a_filter_is_bad_input(admin_url: str) -> None:
+    with client(admin_url) as tb:
+        response = tb.get("/jobs?queue=%00")
+    assert response.status_code == 400
+    assert "queue must not contain a NUL character" in response.text
+
+
+def test_pages_may_not_be_framed_by_another_site(admin_url: str) -> None:
+    with client(admin_url) as tb:
+        headers = tb.get("/").headers
+    assert headers["x-frame-options"] == "DENY"
+    assert "frame-ancestors 'none'" in headers["content-security-policy"]
 
 
 # -- authentication ------------------------------------------------------------------
@@ -333,7 +420,8 @@ def test_schedules_show_the_next_slot_of_the_apps_crons(deployed: str, admin_url
     finally:
         sys.path.remove(str(TESTS_DIR))
     with TestClient(
-        server.create_app(load_settings(database_url=admin_url), schedules=app.schedules)
+        server.create_app(load_settings(database_url=admin_url), schedules=app.schedules),
+        base_url="http://127.0.0.1:8080",
     ) as tb:
         page = tb.get("/schedules").text
     assert "nightly-report" in page and "0 3 * * *" in page
@@ -415,6 +503,26 @@ def test_beyond_loopback_without_a_password_it_warns(admin_url: str) -> None:
             dashboard.kill()
             dashboard.communicate()
     assert "listening on 0.0.0.0 without a password" in log
+
+
+def test_the_command_refuses_a_schema_older_than_0_4_0(
+    make_database: MakeDatabase, sqitch: Any
+) -> None:
+    old = make_database()
+    assert sqitch(old, "deploy", "--to", "@v0.3.0").returncode == 0
+    done = subprocess.run(
+        [str(TASKBOARD), "dashboard", "--port", str(free_port())],
+        env={"TASKBOARD_DATABASE_URL": old, "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        "taskboard: error: the dashboard needs the taskboard schema 0.4.0 or later, and this "
+        "database has 0.3.0: run `taskboard migrate`"
+    )
 
 
 def test_the_command_refuses_a_database_without_the_schema(make_database: MakeDatabase) -> None:

@@ -37,6 +37,7 @@ QUEUE = "dash"
 MAX_ATTEMPTS = {"flaky": 1, "echo": 3}  # as tests/apps/dashboard_app.py declares them
 # Live refresh runs every 5 s: a change shows within two rounds.
 SEEN_WITHIN_MS = 20_000
+REFRESH_MS = 5_000
 
 
 class Processes:
@@ -218,6 +219,21 @@ def test_a_queue_limit_is_set_from_the_page(site: Site, page: Page) -> None:
     row.get_by_label(f"limit of {QUEUE}").fill("")
     row.get_by_role("button", name="Set limit").click()
     expect(page.locator(".notice")).to_contain_text(f"queue {QUEUE}: no limit")
+
+
+def test_the_live_refresh_keeps_what_a_person_typed(site: Site, page: Page) -> None:
+    site.wait_for(site.enqueue("echo", {"n": 2}), "succeeded")  # the queue is listed
+    page.goto(site.admin)
+    box = page.locator(f'tr[data-queue="{QUEUE}"]').get_by_label(f"limit of {QUEUE}")
+    box.fill("7")
+    page.locator("h1").click()  # the box loses the focus, its value edited
+    status = page.locator("#live-status")
+    page.wait_for_timeout(REFRESH_MS * 2)
+    expect(box).to_have_value("7")
+    expect(status).not_to_contain_text("updated")  # it skipped the refreshes
+    box.fill("")  # back as the page gave it
+    page.locator("h1").click()
+    expect(status).to_contain_text("updated", timeout=SEEN_WITHIN_MS)
 
 
 def test_a_read_only_login_sees_no_action(site: Site, page: Page) -> None:

@@ -58,14 +58,15 @@ BEGIN
           FROM taskboard.jobs AS j
          WHERE j.finished_at >= v_since
         UNION ALL
-        -- A job that failed and waits for its next attempt, or runs it.
+        -- A job that failed and waits for its next attempt, or runs it; or
+        -- one an admin retried (its attempts reset, its errors kept).
         SELECT j.queue, j.state, j.finished_at, j.errors
           FROM taskboard.jobs AS j
-         WHERE j.state = 'queued' AND j.attempt > 0
+         WHERE j.state = 'queued' AND j.errors <> '[]'::jsonb
         UNION ALL
         SELECT j.queue, j.state, j.finished_at, j.errors
           FROM taskboard.jobs AS j
-         WHERE j.state = 'running' AND j.attempt > 1
+         WHERE j.state = 'running' AND j.errors <> '[]'::jsonb
     ), events AS (
         SELECT r.queue, r.state AS what, r.finished_at AS at
           FROM recent_jobs AS r

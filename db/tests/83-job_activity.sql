@@ -43,6 +43,9 @@ VALUES
     -- Runs its second attempt after failing at m3.
     ('act', 't', 'running', :'m3', 2, 3, gen_random_uuid(), :'m1'::timestamptz + interval '1 hour', 'w', NULL,
      pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('error', 'e', 'attempt', 1, 'worker', 'w', 'at', :'m3'::timestamptz))),
+    -- Died at m2, then retried by an admin: queued, attempts reset, errors kept.
+    ('act', 't', 'queued', :'m1', 0, 1, NULL, NULL, NULL, NULL,
+     pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('error', 'e', 'attempt', 1, 'worker', 'w', 'at', :'m2'::timestamptz))),
     -- Cancelled at m2 in another queue; and a job that succeeded long ago.
     ('act-b', 't', 'cancelled', :'m3', 0, 3, NULL, NULL, NULL, :'m2', '[]'),
     ('act', 't', 'succeeded', :'m3', 1, 3, NULL, NULL, NULL, :'m3'::timestamptz - interval '2 hours', '[]');
@@ -53,19 +56,19 @@ SELECT results_eq(
     $$SELECT minute_start, queue, succeeded, failed, dead, cancelled
         FROM taskboard.job_activity() WHERE queue LIKE 'act%'$$,
     format($$VALUES (%L::timestamptz, 'act'::text,   0::bigint, 2::bigint, 0::bigint, 0::bigint),
-                    (%L::timestamptz, 'act'::text,   0::bigint, 2::bigint, 0::bigint, 0::bigint),
+                    (%L::timestamptz, 'act'::text,   0::bigint, 3::bigint, 0::bigint, 0::bigint),
                     (%L::timestamptz, 'act-b'::text, 0::bigint, 0::bigint, 0::bigint, 1::bigint),
                     (%L::timestamptz, 'act'::text,   1::bigint, 1::bigint, 1::bigint, 0::bigint)$$,
            pg_catalog.date_trunc('minute', :'m3'::timestamptz),
            pg_catalog.date_trunc('minute', :'m2'::timestamptz),
            pg_catalog.date_trunc('minute', :'m2'::timestamptz),
            pg_catalog.date_trunc('minute', :'m1'::timestamptz)),
-    'per minute and queue, oldest first: failed attempts of finished, queued and running jobs, and each finish; nothing older than an hour'
+    'per minute and queue, oldest first: failed attempts of finished, queued, retried and running jobs, and each finish; nothing older than an hour'
 );
 SELECT results_eq(
     $$SELECT pg_catalog.sum(succeeded)::bigint, pg_catalog.sum(failed)::bigint
         FROM taskboard.job_activity(interval '1 day') WHERE queue = 'act'$$,
-    $$VALUES (2::bigint, 6::bigint)$$,
+    $$VALUES (2::bigint, 7::bigint)$$,
     'a longer `recent` takes the older success and failure in'
 );
 SELECT is_empty(

@@ -525,8 +525,14 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     schedules = load_app(args.app).schedules if args.app else None
     host = args.host or settings.dashboard_host
     port = args.port if args.port is not None else settings.dashboard_port
-    with connect(settings):
-        pass  # the schema is there and this login may read it: fail now, not at the first page
+    with connect(settings) as conn:
+        found = sql.version(conn)
+    if found is None or (sql.release_of(found) or (0,)) < server.SCHEMA_SINCE:
+        since = ".".join(map(str, server.SCHEMA_SINCE))
+        raise CliError(
+            f"the dashboard needs the taskboard schema {since} or later, and this database has "
+            f"{found or 'none'}: run `taskboard migrate`"
+        )
     server.serve(settings, host=host, port=port, schedules=schedules)
     return EXIT_OK
 
@@ -853,7 +859,9 @@ def build_parser() -> argparse.ArgumentParser:
         "dashboard",
         cmd_dashboard,
         "Serve the web dashboard: queues, jobs, schedules; actions when this login has the "
-        "admin role (extra taskboard[web]).",
+        "admin role (extra taskboard[web]). Set TASKBOARD_DASHBOARD_PASSWORD to ask for a "
+        "password (HTTP Basic), and TASKBOARD_DASHBOARD_ALLOWED_HOSTS for the names it is "
+        "opened by beyond loopback.",
         parents=[logging_options],
     )
     dashboard.add_argument(

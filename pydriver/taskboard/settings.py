@@ -87,11 +87,15 @@ class Settings(BaseSettings):
     # request must give it (HTTP Basic, as dashboard_user); without one, the
     # dashboard warns when it listens beyond loopback.
     dashboard_host: str = Field(DEFAULT_DASHBOARD_HOST, min_length=1)
-    dashboard_port: int = Field(DEFAULT_DASHBOARD_PORT, ge=0, le=65535)
+    dashboard_port: int = Field(DEFAULT_DASHBOARD_PORT, ge=1, le=65535)
+    # Host names the dashboard answers to besides loopback's (the Host header):
+    # a page served under any other name is refused, so that a site whose name
+    # resolves to this machine cannot script the dashboard (DNS rebinding).
+    dashboard_allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
     dashboard_user: str = Field(DEFAULT_DASHBOARD_USER, min_length=1, max_length=200)
     dashboard_password: str | None = Field(None, min_length=8, repr=False)
 
-    @field_validator("queues", mode="before")
+    @field_validator("queues", "dashboard_allowed_hosts", mode="before")
     @classmethod
     def _split_queues(cls, value: Any) -> Any:
         if isinstance(value, str):

@@ -57,6 +57,48 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+
+
+def host_name(header: str) -> str:
+    """The host of a Host header, without its port; IPv6 without brackets; lower case."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1 : header.find("]")] if "]" in header else header
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
+class AllowedHosts:
+    """Refuse (421) a request whose Host header names a host not allowed.
+
+    Allowed: loopback's names, the address the dashboard listens on, and
+    `extra`. Listening beyond loopback with no `extra`, any host is allowed
+    (the dashboard cannot know the names it is reached by; it warns then).
+    """
+
+    def __init__(self, app: ASGIApp, listen_host: str, extra: list[str]) -> None:
+        self.app = app
+        names = {n.lower() for n in (*LOOPBACK_NAMES, listen_host, *extra)}
+        self._any = not extra and not is_loopback(listen_host)
+        self._names = {host_name(n) if n.startswith("[") else n for n in names}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or self._any:
+            await self.app(scope, receive, send)
+            return
+        host = host_name(Request(scope).headers.get("host", ""))
+        if host in self._names:
+            await self.app(scope, receive, send)
+            return
+        response = Response(
+            f"Taskboard: this dashboard does not answer to the host {host!r}; add it to "
+            "TASKBOARD_DASHBOARD_ALLOWED_HOSTS to open it by that name.\n",
+            status_code=421,
+            media_type="text/plain",
+        )
+        await response(scope, receive, send)
+
+
 class BasicAuth:
     """HTTP Basic on every request, against one user and password (compared in constant time)."""
 

@@ -48,7 +48,19 @@ RECENT = dt.timedelta(hours=1)
 CHART_MINUTES = 60
 PAGE = 50
 REFRESH_SECONDS = 5
+# A page waits this long for a statement, and for a lock, then says so:
+# a session holding a lock on a Taskboard table must not hang every page.
+STATEMENT_TIMEOUT = "5s"
+LOCK_TIMEOUT = "2s"
 PARTIAL_HEADER = "x-taskboard-partial"
+PAGE_HEADERS = {
+    "Cache-Control": "no-store",
+    # No other site may frame the pages (clickjacking the actions).
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": "frame-ancestors 'none'",
+    "Referrer-Policy": "same-origin",
+}
+SCHEMA_SINCE = (0, 4, 0)  # queue_overview, job_activity, job_info's payload and fence
 STATES = ("queued", "running", "succeeded", "dead", "cancelled")
 
 Page = Callable[[Request, psycopg.AsyncConnection[Any]], Awaitable[Response]]
@@ -68,11 +80,14 @@ def create_app(
     *,
     schedules: Mapping[str, Schedule] | None = None,
     pool: AsyncConnectionPool[Any] | None = None,
+    listen_host: str | None = None,
 ) -> Starlette:
     """The dashboard as an ASGI app over `settings.database_url`.
 
     `schedules` (an app's, from `--app`) give the schedules page each one's
     cron and next slot; without them it shows what the database knows.
+    `listen_host` (default: `settings.dashboard_host`) is the address it is
+    served on, which requests may name in their Host header.
     """
     dashboard = Dashboard(settings, schedules or {}, pool)
     routes = [
@@ -84,17 +99,21 @@ def create_app(
         Route(
             "/jobs/{job_id}/{action:str}", dashboard.action(dashboard.job_action), methods=["POST"]
         ),
-        Route(
-            "/queues/{queue:str}/{action:str}",
-            dashboard.action(dashboard.queue_action),
-            methods=["POST"],
-        ),
+        # The queue goes in the form, not the path: a queue name may hold "/" or
+        # be "..", which a path would route elsewhere or a browser would rewrite.
+        Route("/queues/{action:str}", dashboard.action(dashboard.queue_action), methods=["POST"]),
     ]
     app = Starlette(routes=routes, lifespan=dashboard.lifespan)
     if settings.dashboard_password is not None:
         app.add_middleware(
             security.BasicAuth, user=settings.dashboard_user, password=settings.dashboard_password
         )
+    # Added last, so it runs first: a foreign Host is refused before anything else.
+    app.add_middleware(
+        security.AllowedHosts,
+        listen_host=listen_host or settings.dashboard_host,
+        extra=settings.dashboard_allowed_hosts,
+    )
     return app
 
 
@@ -126,6 +145,7 @@ class Dashboard:
                 min_size=1,
                 max_size=4,
                 kwargs=self.settings.connection_options(application_name=APPLICATION_NAME),
+                configure=bounded_waits,
                 open=False,
                 timeout=10,
             )
@@ -177,14 +197,21 @@ class Dashboard:
             body = "".join(template.blocks["main"](template.new_context(values)))
         else:
             body = template.render(values)
-        return HTMLResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
+        return HTMLResponse(body, status_code=status, headers=PAGE_HEADERS)
 
     def error(self, request: Request, status: int, message: str) -> HTMLResponse:
         return self.render(request, "error.html", status=status, message=message)
 
     def failure(self, request: Request, exc: BaseException) -> HTMLResponse:
         if isinstance(exc, PoolTimeout):
-            message = "the database did not answer in time; this page will try again"
+            message = (
+                "no database connection in time (is the database up?); this page will try again"
+            )
+        elif isinstance(exc, psycopg.errors.QueryCanceled | psycopg.errors.LockNotAvailable):
+            message = (
+                "the database did not answer in time (a statement or a lock wait ran out); "
+                "this page will try again"
+            )
         else:
             error = translated(exc) if isinstance(exc, psycopg.Error) else exc
             message = f"cannot read the database: {one_line(str(error))}"
@@ -197,10 +224,11 @@ class Dashboard:
         allowed = await sql.aallowed_actions(conn)
         now = queues[0]["read_at"] if queues else await database_now(conn)
         buckets = chart.per_minute(activity, now, CHART_MINUTES)
+        # The cards count the same hour as the table (job_activity's); the
+        # chart shows whole minutes, the oldest partial one left out.
         totals = {
-            "succeeded": sum(s for _, s, _ in buckets),
-            "failed": sum(f for _, _, f in buckets),
-            "dead": sum(int(row["dead"]) for row in activity),
+            name: sum(int(row[name]) for row in activity)
+            for name in ("succeeded", "failed", "dead")
         }
         return self.render(
             request,
@@ -222,6 +250,9 @@ class Dashboard:
             "state": query.get("state", "").strip() or None,
             "task": query.get("task", "").strip() or None,
         }
+        for name, text in filters.items():
+            if text is not None and "\x00" in text:
+                raise Problem(400, f"{name} must not contain a NUL character")
         if filters["state"] is not None and filters["state"] not in STATES:
             raise Problem(
                 400, f"state must be one of {', '.join(STATES)}, got {filters['state']!r}"
@@ -349,7 +380,7 @@ class Dashboard:
         return self.back(request, f"/jobs/{job_id}", notice)
 
     async def queue_action(self, request: Request, conn: psycopg.AsyncConnection[Any]) -> Response:
-        queue = request.path_params["queue"]
+        queue = request.state.form.get("queue", "")
         action = request.path_params["action"]
         params = sql.queue_params(queue)
         if action == "pause":
@@ -380,6 +411,12 @@ class Dashboard:
 
 
 # -- values --------------------------------------------------------------------------
+
+
+async def bounded_waits(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Bound how long the dashboard's statements may run and wait for locks."""
+    await conn.execute(f"SET statement_timeout = '{STATEMENT_TIMEOUT}'")
+    await conn.execute(f"SET lock_timeout = '{LOCK_TIMEOUT}'")
 
 
 async def database_now(conn: psycopg.AsyncConnection[Any]) -> dt.datetime:
@@ -459,7 +496,7 @@ def serve(
         )
     sock = listen(host, port)
     config = uvicorn.Config(
-        create_app(settings, schedules=schedules),
+        create_app(settings, schedules=schedules, listen_host=host),
         log_level="warning",
         access_log=False,
         lifespan="on",
