@@ -6,7 +6,7 @@
 -- clock (the claim's time minus the job's run_at, or, for a reclaimed
 -- expired lease, minus that lease's deadline). The driver adds the time
 -- from the claim's answer to the handler's start and observes the sum as
--- taskboard_start_lag_seconds. claim fills it; nothing is stored.
+-- its start-lag metric. claim fills it; nothing is stored.
 
 BEGIN;
 
