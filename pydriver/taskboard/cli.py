@@ -204,6 +204,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     given = {
         "queues": args.queues,
         "pool_size": args.pool_size,
+        "concurrency": args.concurrency,
         "lease": args.lease,
         "worker_name": args.worker_name,
     }
@@ -743,6 +744,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="claim from queue Q (repeatable; default: the queues of the app's tasks)",
     )
     worker.add_argument("--pool-size", type=positive_int, metavar="N", help="connections in all")
+    worker.add_argument(
+        "--concurrency",
+        type=positive_int,
+        metavar="N",
+        help="handlers at once (default: pool size - 2; plain handlers hold no connection)",
+    )
     worker.add_argument("--lease", type=positive_float, metavar="S", help="lease in seconds")
     worker.add_argument("--worker-name", metavar="NAME", help="default: host-pid")
 

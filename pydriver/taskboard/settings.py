@@ -35,6 +35,7 @@ CONNECT_TIMEOUT_SECONDS = 10
 NO_LISTEN = "none"
 MAX_NAME_CHARS = 200  # the SQL functions' bound on queue and task names
 DEFAULT_METRICS_HOST = "127.0.0.1"  # /metrics is served on loopback unless told otherwise
+MAX_CONCURRENCY = 10_000  # handlers one worker process may run at once
 DEFAULT_DASHBOARD_HOST = "127.0.0.1"  # the dashboard too
 DEFAULT_DASHBOARD_PORT = 8080
 DEFAULT_DASHBOARD_USER = "taskboard"
@@ -67,6 +68,9 @@ class Settings(BaseSettings):
 
     database_url: str = Field(repr=False)  # may hold a password
     pool_size: int = Field(DEFAULT_POOL_SIZE, ge=MIN_POOL_SIZE, le=MAX_POOL_SIZE)
+    # Handlers that may run at once; None: pool_size - 2. Handlers that hold no
+    # connection (plain ones) are not bounded by the pool: see max_handlers.
+    concurrency: int | None = Field(None, ge=1, le=MAX_CONCURRENCY)
     lease: float = Field(DEFAULT_LEASE_SECONDS, gt=0, le=MAX_LEASE_SECONDS)
     renew_every: float | None = Field(None, gt=0)
     queues: Annotated[list[str], NoDecode] = Field(default_factory=list)
@@ -111,7 +115,7 @@ class Settings(BaseSettings):
                 raise ValueError(problem)
         return value
 
-    @field_validator("prepare_threshold", "retention", "metrics_port", mode="before")
+    @field_validator("prepare_threshold", "retention", "metrics_port", "concurrency", mode="before")
     @classmethod
     def _none_means_off(cls, value: Any) -> Any:
         if isinstance(value, str) and value.strip().lower() in ("none", ""):
@@ -136,8 +140,17 @@ class Settings(BaseSettings):
 
     @property
     def handler_slots(self) -> int:
-        """How many handlers may run at once: the pool minus renewal and control."""
+        """Connections for handlers: the pool minus renewal's and control's.
+
+        A transactional handler holds one while it runs; a claim asks for at
+        most this many jobs, so every job it hands out can get one at once.
+        """
         return self.pool_size - 2
+
+    @property
+    def max_handlers(self) -> int:
+        """How many handlers may run at once: `concurrency`, else pool_size - 2."""
+        return self.handler_slots if self.concurrency is None else self.concurrency
 
     def connection_options(
         self, *, autocommit: bool = True, application_name: str | None = None

@@ -160,12 +160,14 @@ class Control:
         return order
 
     def _claim_args(self, queue: str) -> tuple[str, str, int, float] | None:
-        """claim's arguments for as many jobs as there are free handler slots.
+        """claim's arguments for as many jobs as there are free handler slots, and no more
+        than there are handler connections free: every job it hands out may be of a
+        transactional task, and each of those must get a connection at once.
 
         None when every slot is taken, or once shutdown began (it may begin
         while the control loop waits on the database).
         """
-        free = min(self.executor.free_slots, MAX_CLAIM_BATCH)
+        free = min(self.executor.free_slots, self.executor.free_connections, MAX_CLAIM_BATCH)
         if free <= 0 or self.stopping.is_set():
             return None
         return (queue, self.settings.worker_name, free, self.settings.lease)
@@ -175,8 +177,10 @@ class Control:
         if args is None:
             return
         sent, sent_at = time.monotonic(), wall_clock()
-        for row in await self.queries.claim(conn, *args):
+        rows = await self.queries.claim(conn, *args)
+        for row in rows:
             self.on_claimed(row, sent, sent_at)
+        self._more_may_wait(len(rows), args[2])
 
     async def _idle(self, listener: psycopg.AsyncConnection[Any] | None) -> None:
         """Wait for a wake-up, a notification for one of our queues, the next chore, or
@@ -289,7 +293,16 @@ class Control:
             self.ledger.resolve(held, State.COMPLETED if completed else State.LOST, completed)
         for row in rows:
             self.on_claimed(row, sent, sent_at)
+        if claim_args is not None:
+            self._more_may_wait(len(rows), claim_args[2])
         return claim_args is not None
+
+    def _more_may_wait(self, got: int, asked: int) -> None:
+        """A claim that got all it asked for may have left runnable jobs behind: with slots
+        still free, the loop claims again at once instead of idling (a claim asks for at
+        most pool_size - 2 jobs, and `concurrency` may be many times that)."""
+        if got >= asked and self.executor.free_slots > 0:
+            self.ledger.wake.set()
 
     async def _send_one(self, conn: psycopg.AsyncConnection[Any], held: Held) -> None:
         """Send one claim's outcome; on a statement error keep it for a later try."""

@@ -91,16 +91,24 @@ class Executor:
         self.ledger = ledger
         self.pool = pool
         self.running = 0  # handlers occupying a slot
+        self.transactional = 0  # of them, transactional: each holds a handler connection
         self._unknown_warned: set[str] = set()
         self._abort_warned = False
 
     @property
     def free_slots(self) -> int:
-        return self.settings.handler_slots - self.running
+        return self.settings.max_handlers - self.running
+
+    @property
+    def free_connections(self) -> int:
+        """Handler connections no transactional handler holds (still_holder borrows one briefly)."""
+        return self.settings.handler_slots - self.transactional
 
     def start(self, held: Held) -> None:
         """Run the claim's handler as a task of its own; it occupies a slot until it ends."""
         self.running += 1
+        if held.task is not None and held.task.transactional:
+            self.transactional += 1
         held.runner = asyncio.create_task(self._run(held), name=f"taskboard-job-{held.job_id}")
 
     async def _run(self, held: Held) -> None:
@@ -134,6 +142,8 @@ class Executor:
             self._settle_error(held, f"the worker failed to settle the job: {describe(exc)}")
         finally:
             self.running -= 1
+            if held.task is not None and held.task.transactional:
+                self.transactional -= 1
             self.ledger.wake.set()
             self.ledger.changed.set()
             if held.state is State.RUNNING and self.ledger.holds(held):

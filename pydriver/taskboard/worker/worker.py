@@ -4,9 +4,13 @@ Connections: exactly `pool_size`. Two are the worker's own, outside any
 pool, and reconnect by themselves: *renewal* (one renew_many for every held
 claim, every renew_every) and *control* (LISTEN, claim, and the batched
 complete/fail/release of ordinary jobs). The other `pool_size - 2` form the
-handler pool. At most `pool_size - 2` handlers run at once and a claim asks
-for no more jobs than there are free slots, so a handler can always get a
-pool connection and renewal never waits behind handlers.
+handler pool, which only transactional handlers (for their whole run) and
+`still_holder()` (for one query) use. At most `concurrency` handlers run at
+once (default `pool_size - 2`); a claim asks for no more jobs than there are
+free slots, nor than there are handler connections no transactional handler
+holds, so every job it takes starts at once, a transactional one with a
+connection, and renewal never waits behind handlers. Plain handlers hold no
+connection: hundreds of them may run on a pool of ten.
 
 Every decision about who holds a job is the database's: the worker only
 reports what the SQL functions answered.
@@ -83,7 +87,7 @@ class Worker:
     @property
     def free_slots(self) -> int:
         """Handler slots free for the next claim."""
-        return self.settings.handler_slots - self.running_handlers
+        return self.settings.max_handlers - self.running_handlers
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -137,10 +141,11 @@ class Worker:
             finished=self._finished,
         )
         log.info(
-            "worker %s started: queues=%s slots=%d lease=%gs renew_every=%gs",
+            "worker %s started: queues=%s slots=%d connections=%d lease=%gs renew_every=%gs",
             self.settings.worker_name,
             ",".join(self.queues),
-            self.settings.handler_slots,
+            self.settings.max_handlers,
+            self.settings.pool_size,
             self.settings.lease,
             self.settings.renew_interval,
         )
