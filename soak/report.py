@@ -48,7 +48,8 @@ def render(
     )
     setup = (
         f"- {config.jobs} requests ({s['jobs']} jobs after dedupe) from {config.producers} producers; "
-        f"{config.workers} worker processes of {config.pool_size - 2} handler slots; "
+        f"{config.workers} worker processes of {config.concurrency} handlers on "
+        f"{config.pool_size - 2} handler connections; "
         f"lease {config.lease:g} s, renewal every {config.renew_every:g} s"
     )
     lines = [

@@ -207,6 +207,8 @@ class Soak:
                 str(cfg.renew_every),
                 "--pool-size",
                 str(cfg.pool_size),
+                "--concurrency",
+                str(cfg.concurrency),
             ],
         )
         self.slots[slot] = proc
