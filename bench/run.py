@@ -73,7 +73,14 @@ LATENCY_CONCURRENCY = 8
 LATENCY_WARMUP_JOBS = 10
 RENEW_LEASES = 1_000
 RENEW_REPEATS = 10
-WORKLOADS = ("w1", "w2", "w4", "floor", "w3")  # --only's choices, all on by default
+WORKLOADS = ("w1", "w2", "w4", "w6", "floor", "w3")  # --only's choices, all on by default
+# W6, I/O-bound: each handler awaits IO_WORK_MS (an API call), IO_CONCURRENCY at once,
+# on IO_CONNECTIONS connections in all; the ceiling is IO_CONCURRENCY / IO_WORK_MS jobs/s.
+IO_WORK_MS = 50
+IO_CONCURRENCY = 200
+IO_CONNECTIONS = 10
+# The systems whose Python worker takes W6's options (pg-boss's Node worker does not).
+IO_SYSTEMS = ("taskboard", "procrastinate", "pgqueuer")
 READY_TIMEOUT_S = 60.0
 
 
@@ -93,6 +100,7 @@ class Plan:
     w3_backlog: int  # most jobs queued at once during the churn
     w3_consumers: int  # churn connections looping claim + complete_many
     w3_sample_s: float  # churn: table statistics sampled, and prune run, this often
+    io_jobs: int = 5_000  # W6
     systems: list[str] = field(default_factory=lambda: list(SYSTEMS))
 
 
@@ -127,6 +135,7 @@ QUICK = Plan(
     w3_backlog=5_000,
     w3_consumers=4,
     w3_sample_s=1.0,
+    io_jobs=1_000,
 )
 
 
@@ -213,7 +222,14 @@ class Bench:
         return url
 
     def worker_argv(
-        self, system: str, url: str, concurrency: int, mode: str, jobs: int, out: Path
+        self,
+        system: str,
+        url: str,
+        concurrency: int,
+        mode: str,
+        jobs: int,
+        out: Path,
+        extra: tuple[str, ...] = (),
     ) -> list[str]:
         external = getattr(SYSTEMS[system], "worker_argv", None)
         if external is not None:  # a worker of its own, worker.py's protocol (pg-boss: Node)
@@ -227,6 +243,7 @@ class Bench:
             f"--mode={mode}",
             f"--jobs={jobs}",
             f"--out={out}",
+            *extra,
         ]
         if self.py_spy is not None and system == OURS and mode == "drain":
             profile = self.py_spy / f"{system}-{mode}-c{concurrency}-{uuid.uuid4().hex[:6]}.txt"
@@ -285,6 +302,35 @@ class Bench:
             }
         )
         log(f"W1 {name} c={concurrency}: enqueue {n / enqueue_s:,.0f}/s, drain {rate:,.0f} jobs/s")
+
+    # -- W6 ----------------------------------------------------------------------
+
+    async def io_bound(self, name: str, run: int) -> None:
+        """W6: io_jobs queued jobs, each handler awaiting IO_WORK_MS, IO_CONCURRENCY at once
+        on IO_CONNECTIONS connections."""
+        system = SYSTEMS[name]
+        n = self.plan.io_jobs
+        url = self.fresh(name, "w6")
+        await system.enqueue_batches(url, chunks(n, ENQUEUE_CHUNK))
+        if self.analyze:
+            analyze(url)
+        checkpoint(self.server)
+        out = self.work / f"io-{name}-{run}.json"
+        extra = (f"--work-ms={IO_WORK_MS}", f"--connections={IO_CONNECTIONS}")
+        proc = await asyncio.create_subprocess_exec(
+            *self.worker_argv(name, url, IO_CONCURRENCY, "drain", n, out, extra)
+        )
+        code = await asyncio.wait_for(proc.wait(), timeout=max(300.0, n / 50))
+        if code != 0:
+            raise RuntimeError(f"{name} W6 worker exited with {code}")
+        stamps = json.loads(out.read_text())
+        drain_s = stamps["done"] - stamps["first_start"]
+        rate = n / drain_s
+        config = f"{n:,} jobs awaiting {IO_WORK_MS} ms, c={IO_CONCURRENCY} on {IO_CONNECTIONS} connections"
+        self.samples.add(Line("W6", config, "jobs/s", True), name, rate)
+        self.record({"workload": "W6", "system": name, "run": run, "jobs": n, "drain_s": drain_s})
+        ceiling = IO_CONCURRENCY * 1000 / IO_WORK_MS
+        log(f"W6 {name}: {rate:,.0f} jobs/s (ceiling {ceiling:,.0f})")
 
     # -- W2 ----------------------------------------------------------------------
 
@@ -631,6 +677,10 @@ class Bench:
                         await self.latency(name, run)
             if "w4" in workloads and OURS in systems:
                 await self.renewal(run)
+            if "w6" in workloads:
+                for name in order:
+                    if name in IO_SYSTEMS:
+                        await self.io_bound(name, run)
             if floor_url is not None:
                 for batch, clients in self.plan.floor_configs:
                     self.floor(floor_url, batch, clients)

@@ -114,22 +114,45 @@ class Taskboard:
             yield enqueue
 
     @staticmethod
-    async def run_worker(url: str, concurrency: int, on_job: OnJob, stop: asyncio.Event) -> None:
-        await Taskboard.run_app(url, concurrency, on_job, stop)
+    async def run_worker(
+        url: str,
+        concurrency: int,
+        on_job: OnJob,
+        stop: asyncio.Event,
+        work_s: float = 0.0,
+        connections: int | None = None,
+    ) -> None:
+        await Taskboard.run_app(
+            url, concurrency, on_job, stop, work_s=work_s, connections=connections
+        )
 
     @staticmethod
     async def run_app(
-        url: str, concurrency: int, on_job: OnJob, stop: asyncio.Event, **settings: Any
+        url: str,
+        concurrency: int,
+        on_job: OnJob,
+        stop: asyncio.Event,
+        *,
+        work_s: float = 0.0,
+        connections: int | None = None,
+        **settings: Any,
     ) -> None:
-        """A worker of the no-op task; `settings` beyond the pool size, for a variant."""
+        """A worker of the no-op task (awaiting `work_s` when given); `connections` in all
+        (default: concurrency + 2); `settings` beyond those, for a variant."""
         from taskboard import Taskboard as App
         from taskboard.settings import load_settings
 
-        app = App(load_settings(database_url=url, pool_size=concurrency + 2, **settings))
+        if connections is None:
+            settings["pool_size"] = concurrency + 2
+        else:
+            settings.update(pool_size=connections, concurrency=concurrency)
+        app = App(load_settings(database_url=url, **settings))
 
         @app.task(TASK)
         async def noop(ctx: Any, payload: Any) -> None:
             on_job(payload["seq"])
+            if work_s:
+                await asyncio.sleep(work_s)
 
         await app.worker(stop=stop)
 
@@ -161,13 +184,17 @@ class Procrastinate:
             await app.schema_manager.apply_schema_async()
 
     @classmethod
-    def _with_task(cls, url: str, on_job: OnJob | None = None, pool: int | None = None) -> Any:
+    def _with_task(
+        cls, url: str, on_job: OnJob | None = None, pool: int | None = None, work_s: float = 0.0
+    ) -> Any:
         app = cls._app(url, pool)
 
         @app.task(name=TASK)
         async def noop(seq: int) -> None:
             if on_job is not None:
                 on_job(seq)
+            if work_s:
+                await asyncio.sleep(work_s)
 
         return app
 
@@ -194,9 +221,15 @@ class Procrastinate:
 
     @classmethod
     async def run_worker(
-        cls, url: str, concurrency: int, on_job: OnJob, stop: asyncio.Event
+        cls,
+        url: str,
+        concurrency: int,
+        on_job: OnJob,
+        stop: asyncio.Event,
+        work_s: float = 0.0,
+        connections: int | None = None,
     ) -> None:
-        app = cls._with_task(url, on_job, pool=concurrency + 2)
+        app = cls._with_task(url, on_job, pool=connections or concurrency + 2, work_s=work_s)
         async with app.open_async():
             worker = asyncio.create_task(
                 app.run_worker_async(concurrency=concurrency, install_signal_handlers=False)
@@ -272,7 +305,13 @@ class PgQueuer:
 
     @classmethod
     async def run_worker(
-        cls, url: str, concurrency: int, on_job: OnJob, stop: asyncio.Event
+        cls,
+        url: str,
+        concurrency: int,
+        on_job: OnJob,
+        stop: asyncio.Event,
+        work_s: float = 0.0,
+        connections: int | None = None,  # PgQueuer works on its one connection anyway
     ) -> None:
         import asyncpg
         from pgqueuer import Job
@@ -285,6 +324,8 @@ class PgQueuer:
             @app.entrypoint(TASK)
             async def noop(job: Job) -> None:
                 on_job(int(job.payload or b"0"))
+                if work_s:
+                    await asyncio.sleep(work_s)
 
             batch = max(1, min(10, concurrency // 2))
             runner = asyncio.create_task(

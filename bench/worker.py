@@ -2,6 +2,8 @@
 
     python bench/worker.py SYSTEM URL --concurrency C --mode drain --jobs N --out FILE
     python bench/worker.py SYSTEM URL --concurrency C --mode latency --jobs N --out FILE
+    python bench/worker.py SYSTEM URL --concurrency C --mode drain --jobs N --out FILE \
+        --work-ms MS --connections K   (W6: each handler awaits MS; K connections in all)
 
 drain: the N jobs are already queued. Runs the worker; once N handlers have
 started, polls the system's own table (every POLL_S) until no job is left
@@ -37,7 +39,7 @@ POLL_S = 0.005  # how often the end of a drain is checked, once every handler ha
 STARTED = time.time()
 
 
-async def drain(system: Any, url: str, concurrency: int, jobs: int) -> dict[str, Any]:
+async def drain(system: Any, url: str, concurrency: int, jobs: int, **work: Any) -> dict[str, Any]:
     import psycopg
 
     stop = asyncio.Event()
@@ -54,7 +56,7 @@ async def drain(system: Any, url: str, concurrency: int, jobs: int) -> dict[str,
             all_started.set()
 
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as watcher:
-        worker = asyncio.create_task(system.run_worker(url, concurrency, on_job, stop))
+        worker = asyncio.create_task(system.run_worker(url, concurrency, on_job, stop, **work))
         waiter = asyncio.create_task(all_started.wait())
         await asyncio.wait([worker, waiter], return_when=asyncio.FIRST_COMPLETED)
         if worker.done():
@@ -112,14 +114,27 @@ def main() -> int:
     parser.add_argument("--mode", choices=("drain", "latency"), required=True)
     parser.add_argument("--jobs", type=int, required=True)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument(
+        "--work-ms", type=float, default=0.0, help="drain: each handler awaits this"
+    )
+    parser.add_argument(
+        "--connections", type=int, help="drain: connections in all (default: concurrency + 2)"
+    )
     args = parser.parse_args()
     system = SYSTEMS[args.system]
     external = getattr(system, "worker_argv", None)
     if external is not None:
         argv = external(args.url, args.concurrency, args.mode, args.jobs, args.out)
         os.execv(argv[0], argv)
-    run = drain if args.mode == "drain" else latency
-    result = asyncio.run(run(system, args.url, args.concurrency, args.jobs))
+    if args.mode == "drain":
+        work: dict[str, Any] = {}
+        if args.work_ms:
+            work["work_s"] = args.work_ms / 1000
+        if args.connections is not None:
+            work["connections"] = args.connections
+        result = asyncio.run(drain(system, args.url, args.concurrency, args.jobs, **work))
+    else:
+        result = asyncio.run(latency(system, args.url, args.concurrency, args.jobs))
     args.out.write_text(json.dumps(result))
     return 0
 
