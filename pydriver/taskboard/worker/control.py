@@ -160,14 +160,19 @@ class Control:
         return order
 
     def _claim_args(self, queue: str) -> tuple[str, str, int, float] | None:
-        """claim's arguments for as many jobs as there are free handler slots, and no more
-        than there are handler connections free: every job it hands out may be of a
-        transactional task, and each of those must get a connection at once.
+        """claim's arguments for as many jobs as there are free handler slots and, in a
+        worker with a transactional task, no more than there are handler connections
+        free: every job it hands out may be of that task, and must get one at once.
 
         None when every slot is taken, or once shutdown began (it may begin
         while the control loop waits on the database).
         """
-        free = min(self.executor.free_slots, self.executor.free_connections, MAX_CLAIM_BATCH)
+        connections = self.executor.free_connections
+        free = min(
+            self.executor.free_slots,
+            MAX_CLAIM_BATCH if connections is None else connections,
+            MAX_CLAIM_BATCH,
+        )
         if free <= 0 or self.stopping.is_set():
             return None
         return (queue, self.settings.worker_name, free, self.settings.lease)
@@ -299,8 +304,9 @@ class Control:
 
     def _more_may_wait(self, got: int, asked: int) -> None:
         """A claim that got all it asked for may have left runnable jobs behind: with slots
-        still free, the loop claims again at once instead of idling (a claim asks for at
-        most pool_size - 2 jobs, and `concurrency` may be many times that)."""
+        still free, the loop claims again at once instead of idling (with a transactional
+        task a claim asks for at most pool_size - 2 jobs, and `concurrency` may be many
+        times that)."""
         if got >= asked and self.executor.free_slots > 0:
             self.ledger.wake.set()
 

@@ -85,8 +85,12 @@ class Executor:
         queries: Queries,
         ledger: Ledger,
         pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]],
+        transactional_tasks: bool = True,
     ) -> None:
         self.settings = settings
+        # Whether any task of this worker is transactional: only then may a claimed
+        # job need a handler connection for its whole run.
+        self.transactional_tasks = transactional_tasks
         self.queries = queries
         self.ledger = ledger
         self.pool = pool
@@ -100,8 +104,12 @@ class Executor:
         return self.settings.max_handlers - self.running
 
     @property
-    def free_connections(self) -> int:
-        """Handler connections no transactional handler holds (still_holder borrows one briefly)."""
+    def free_connections(self) -> int | None:
+        """Handler connections no transactional handler holds (still_holder borrows one
+        briefly); None when no task of this worker is transactional, so that no job it
+        claims will hold one."""
+        if not self.transactional_tasks:
+            return None
         return self.settings.handler_slots - self.transactional
 
     def start(self, held: Held) -> None:

@@ -7,9 +7,10 @@ complete/fail/release of ordinary jobs). The other `pool_size - 2` form the
 handler pool, which only transactional handlers (for their whole run) and
 `still_holder()` (for one query) use. At most `concurrency` handlers run at
 once (default `pool_size - 2`); a claim asks for no more jobs than there are
-free slots, nor than there are handler connections no transactional handler
-holds, so every job it takes starts at once, a transactional one with a
-connection, and renewal never waits behind handlers. Plain handlers hold no
+free slots nor, when a task is transactional, than there are handler
+connections no transactional handler holds, so every job it takes starts
+at once, a transactional one with a connection, and renewal never waits
+behind handlers. Plain handlers hold no
 connection: hundreds of them may run on a pool of ten.
 
 Every decision about who holds a job is the database's: the worker only
@@ -119,7 +120,11 @@ class Worker:
         )
         await pool.open()
         executor = self._executor = Executor(
-            settings=self.settings, queries=self.queries, ledger=self.ledger, pool=pool
+            settings=self.settings,
+            queries=self.queries,
+            ledger=self.ledger,
+            pool=pool,
+            transactional_tasks=any(t.transactional for t in self.tasks.values()),
         )
         control = Control(
             settings=self.settings,
