@@ -156,6 +156,51 @@ def test_transactional_handlers_never_wait_for_a_connection(url: str) -> None:
     assert watch.peak <= POOL_SIZE, watch.peak
 
 
+def test_a_worker_with_a_transactional_task_runs_no_more_handlers_than_connections(
+    url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Plain handlers' still_holder() checks borrow handler connections: with concurrency
+    beyond them, a transactional job could wait for one, its lease running. Such a
+    worker runs at most pool_size - 2 handlers, and says so."""
+    app = Taskboard(load_settings(database_url=url, worker_name="mixed"))
+    running = 0
+    peak = 0
+
+    async def count(ctx: AsyncContext) -> None:
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        assert await ctx.still_holder()
+        await asyncio.sleep(0.1)
+        running -= 1
+
+    @app.task("plain", queue="mix")
+    async def plain(ctx: AsyncContext, payload: Any) -> None:
+        await count(ctx)
+
+    @app.task("tx", queue="mix", transactional=True)
+    async def tx(ctx: AsyncContext, payload: Any) -> None:
+        await count(ctx)
+
+    app.enqueue_many("plain", [{} for _ in range(20)], queue="mix")
+    app.enqueue_many("tx", [{} for _ in range(5)], queue="mix")
+    with caplog.at_level("WARNING", logger="taskboard.worker"):
+        run_worker(
+            app,
+            lambda: all(state == "succeeded" for state, _, _ in jobs(url)),
+            pool_size=5,
+            concurrency=50,
+            **LEASE,
+        )
+    app.close()
+    assert jobs(url) == [("succeeded", 1, 1)] * 25
+    assert 1 <= peak <= 3
+    assert any(
+        "concurrency 50 exceeds its 3 handler connections and a task is transactional" in r.message
+        for r in caplog.records
+    )
+
+
 def test_concurrency_is_a_setting_with_bounds() -> None:
     settings = load_settings(database_url="postgresql:///x", pool_size=10)
     assert (settings.max_handlers, settings.handler_slots) == (8, 8)

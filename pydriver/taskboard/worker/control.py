@@ -167,15 +167,19 @@ class Control:
         None when every slot is taken, or once shutdown began (it may begin
         while the control loop waits on the database).
         """
+        free = self._capacity()
+        if free <= 0 or self.stopping.is_set():
+            return None
+        return (queue, self.settings.worker_name, free, self.settings.lease)
+
+    def _capacity(self) -> int:
+        """How many jobs the next claim may take (see _claim_args)."""
         connections = self.executor.free_connections
-        free = min(
+        return min(
             self.executor.free_slots,
             MAX_CLAIM_BATCH if connections is None else connections,
             MAX_CLAIM_BATCH,
         )
-        if free <= 0 or self.stopping.is_set():
-            return None
-        return (queue, self.settings.worker_name, free, self.settings.lease)
 
     async def _claim(self, conn: psycopg.AsyncConnection[Any], queue: str) -> None:
         args = self._claim_args(queue)
@@ -197,7 +201,7 @@ class Control:
         if retry_at:
             timeout = min(timeout, max(min(retry_at) - time.monotonic(), 0.0))
         waiters: list[asyncio.Task[Any]] = [asyncio.create_task(self.ledger.wake.wait())]
-        if listener is not None and self.executor.free_slots > 0:
+        if listener is not None and self._capacity() > 0:
             waiters.append(asyncio.create_task(self._notified(listener)))
         try:
             done, _ = await asyncio.wait(
@@ -307,7 +311,7 @@ class Control:
         still free, the loop claims again at once instead of idling (with a transactional
         task a claim asks for at most pool_size - 2 jobs, and `concurrency` may be many
         times that)."""
-        if got >= asked and self.executor.free_slots > 0:
+        if got >= asked and self._capacity() > 0:
             self.ledger.wake.set()
 
     async def _send_one(self, conn: psycopg.AsyncConnection[Any], held: Held) -> None:

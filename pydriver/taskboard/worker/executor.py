@@ -89,8 +89,16 @@ class Executor:
     ) -> None:
         self.settings = settings
         # Whether any task of this worker is transactional: only then may a claimed
-        # job need a handler connection for its whole run.
+        # job need a handler connection for its whole run. Such a worker runs at most
+        # as many handlers as it has handler connections, whatever `concurrency` says:
+        # a transactional job must never wait for a connection that plain handlers'
+        # still_holder() checks keep busy, its lease running.
         self.transactional_tasks = transactional_tasks
+        self.max_handlers = (
+            min(settings.max_handlers, settings.handler_slots)
+            if transactional_tasks
+            else settings.max_handlers
+        )
         self.queries = queries
         self.ledger = ledger
         self.pool = pool
@@ -101,7 +109,7 @@ class Executor:
 
     @property
     def free_slots(self) -> int:
-        return self.settings.max_handlers - self.running
+        return self.max_handlers - self.running
 
     @property
     def free_connections(self) -> int | None:
@@ -114,10 +122,21 @@ class Executor:
 
     def start(self, held: Held) -> None:
         """Run the claim's handler as a task of its own; it occupies a slot until it ends."""
+        holds_connection = held.task is not None and held.task.transactional
         self.running += 1
-        if held.task is not None and held.task.transactional:
+        if holds_connection:
             self.transactional += 1
         held.runner = asyncio.create_task(self._run(held), name=f"taskboard-job-{held.job_id}")
+        # Counted down when the task is done, however: also when it is cancelled
+        # before its first step (a claim lost as soon as it was made).
+        held.runner.add_done_callback(lambda _: self._ended(holds_connection))
+
+    def _ended(self, held_connection: bool) -> None:
+        self.running -= 1
+        if held_connection:
+            self.transactional -= 1
+        self.ledger.wake.set()
+        self.ledger.changed.set()
 
     async def _run(self, held: Held) -> None:
         claimed = held.claimed
@@ -149,11 +168,6 @@ class Executor:
             )
             self._settle_error(held, f"the worker failed to settle the job: {describe(exc)}")
         finally:
-            self.running -= 1
-            if held.task is not None and held.task.transactional:
-                self.transactional -= 1
-            self.ledger.wake.set()
-            self.ledger.changed.set()
             if held.state is State.RUNNING and self.ledger.holds(held):
                 # A handler can end no way that leaves its job running and renewed forever.
                 self._settle_error(held, "the handler ended without an outcome")

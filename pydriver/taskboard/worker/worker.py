@@ -88,7 +88,9 @@ class Worker:
     @property
     def free_slots(self) -> int:
         """Handler slots free for the next claim."""
-        return self.settings.max_handlers - self.running_handlers
+        if self._executor is None:
+            return self.settings.max_handlers
+        return self._executor.free_slots
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -126,6 +128,16 @@ class Worker:
             pool=pool,
             transactional_tasks=any(t.transactional for t in self.tasks.values()),
         )
+        if executor.max_handlers < self.settings.max_handlers:
+            log.warning(
+                "worker %s: concurrency %d exceeds its %d handler connections and a task is "
+                "transactional: it runs at most %d handlers (run transactional tasks in "
+                "workers of their own to go beyond)",
+                self.settings.worker_name,
+                self.settings.max_handlers,
+                self.settings.handler_slots,
+                executor.max_handlers,
+            )
         control = Control(
             settings=self.settings,
             queries=self.queries,
@@ -149,7 +161,7 @@ class Worker:
             "worker %s started: queues=%s slots=%d connections=%d lease=%gs renew_every=%gs",
             self.settings.worker_name,
             ",".join(self.queues),
-            self.settings.max_handlers,
+            executor.max_handlers,
             self.settings.pool_size,
             self.settings.lease,
             self.settings.renew_interval,
