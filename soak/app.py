@@ -1,7 +1,6 @@
 """The soak's worker process: a Taskboard app with the soak's tasks, recording its history.
 
-    python -m soak.app --url URL --history FILE --name NAME [--lease S --renew-every S --pool-size N
-                       --concurrency N]
+    python -m soak.app --url URL --history FILE --name NAME [--lease S --renew-every S --pool-size N]
 
 What the history gets, each line fsynced before the worker goes on:
 
@@ -258,7 +257,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lease", type=float, default=2.0)
     parser.add_argument("--renew-every", type=float, default=0.5)
     parser.add_argument("--pool-size", type=int, default=8)
-    parser.add_argument("--concurrency", type=int, default=None)
     args = parser.parse_args(argv)
 
     logging.basicConfig(
@@ -272,7 +270,6 @@ def main(argv: list[str] | None = None) -> int:
     settings = load_settings(
         database_url=args.url,
         pool_size=args.pool_size,
-        concurrency=args.concurrency,
         lease=args.lease,
         renew_every=args.renew_every,
         worker_name=args.name,

@@ -20,10 +20,7 @@ from typing import Any
 
 LEASE_S = 2.0
 RENEW_EVERY_S = 0.5
-POOL_SIZE = 8  # 6 handler connections per worker
-# Handlers per worker: more than its handler connections, so that plain handlers
-# run beyond them while transactional ones hold one each (concurrency beyond connections).
-CONCURRENCY = 16
+POOL_SIZE = 8  # 6 handler slots per worker
 PRODUCERS = 3
 DEFAULT_JOBS = 20_000
 DEFAULT_SECONDS = 240.0  # load and faults; setup, drain and checks add about a minute
@@ -99,7 +96,6 @@ class Config:
     lease: float = LEASE_S
     renew_every: float = RENEW_EVERY_S
     pool_size: int = POOL_SIZE
-    concurrency: int = CONCURRENCY
 
     @property
     def steady_seconds(self) -> float:

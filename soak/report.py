@@ -48,8 +48,7 @@ def render(
     )
     setup = (
         f"- {config.jobs} requests ({s['jobs']} jobs after dedupe) from {config.producers} producers; "
-        f"{config.workers} worker processes of {config.concurrency} handlers on "
-        f"{config.pool_size - 2} handler connections; "
+        f"{config.workers} worker processes of {config.pool_size - 2} handler slots; "
         f"lease {config.lease:g} s, renewal every {config.renew_every:g} s"
     )
     lines = [

@@ -207,8 +207,6 @@ class Soak:
                 str(cfg.renew_every),
                 "--pool-size",
                 str(cfg.pool_size),
-                "--concurrency",
-                str(cfg.concurrency),
             ],
         )
         self.slots[slot] = proc
