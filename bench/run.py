@@ -262,6 +262,26 @@ class Bench:
             ]
         return argv
 
+    async def timed_drain(
+        self,
+        name: str,
+        url: str,
+        concurrency: int,
+        n: int,
+        out: Path,
+        extra: tuple[str, ...] = (),
+    ) -> tuple[dict[str, Any], float]:
+        """Run a drain worker over the `n` queued jobs; its stamps, and the seconds from
+        the first handler's start to the last job's finish."""
+        proc = await asyncio.create_subprocess_exec(
+            *self.worker_argv(name, url, concurrency, "drain", n, out, extra)
+        )
+        code = await asyncio.wait_for(proc.wait(), timeout=max(300.0, n / 50))
+        if code != 0:
+            raise RuntimeError(f"{name} drain worker exited with {code}")
+        stamps: dict[str, Any] = json.loads(await asyncio.to_thread(out.read_text))
+        return stamps, stamps["done"] - stamps["first_start"]
+
     # -- W1 ----------------------------------------------------------------------
 
     async def drain(self, name: str, concurrency: int, run: int) -> None:
@@ -273,14 +293,7 @@ class Bench:
             analyze(url)
         checkpoint(self.server)
         out = self.work / f"drain-{name}-{concurrency}-{run}.json"
-        proc = await asyncio.create_subprocess_exec(
-            *self.worker_argv(name, url, concurrency, "drain", n, out)
-        )
-        code = await asyncio.wait_for(proc.wait(), timeout=max(300.0, n / 50))
-        if code != 0:
-            raise RuntimeError(f"{name} drain worker exited with {code}")
-        stamps = json.loads(out.read_text())
-        drain_s = stamps["done"] - stamps["first_start"]
+        stamps, drain_s = await self.timed_drain(name, url, concurrency, n, out)
         rate = n / drain_s
         self.samples.add(
             Line("W1", f"enqueue {n:,} (batches of {ENQUEUE_CHUNK:,})", "jobs/s", True),
@@ -317,14 +330,7 @@ class Bench:
         checkpoint(self.server)
         out = self.work / f"io-{name}-{run}.json"
         extra = (f"--work-ms={IO_WORK_MS}", f"--connections={IO_CONNECTIONS}")
-        proc = await asyncio.create_subprocess_exec(
-            *self.worker_argv(name, url, IO_CONCURRENCY, "drain", n, out, extra)
-        )
-        code = await asyncio.wait_for(proc.wait(), timeout=max(300.0, n / 50))
-        if code != 0:
-            raise RuntimeError(f"{name} W6 worker exited with {code}")
-        stamps = json.loads(out.read_text())
-        drain_s = stamps["done"] - stamps["first_start"]
+        _, drain_s = await self.timed_drain(name, url, IO_CONCURRENCY, n, out, extra)
         rate = n / drain_s
         config = f"{n:,} jobs awaiting {IO_WORK_MS} ms, c={IO_CONCURRENCY} on {IO_CONNECTIONS} connections"
         self.samples.add(Line("W6", config, "jobs/s", True), name, rate)
