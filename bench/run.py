@@ -73,7 +73,10 @@ LATENCY_CONCURRENCY = 8
 LATENCY_WARMUP_JOBS = 10
 RENEW_LEASES = 1_000
 RENEW_REPEATS = 10
-WORKLOADS = ("w1", "w2", "w4", "w6", "floor", "w3")  # --only's choices, all on by default
+WORKLOADS = ("w1", "w2", "w4", "w5", "w6", "floor", "w3")  # --only's choices, all on by default
+# W5, fan-out: one queue drained by 1, 4 and 16 worker processes of FANOUT_CONCURRENCY in all.
+FANOUT_PROCESSES = (1, 4, 16)
+FANOUT_CONCURRENCY = 32
 # W6, I/O-bound: each handler awaits IO_WORK_MS (an API call), IO_CONCURRENCY at once,
 # on IO_CONNECTIONS connections in all; the ceiling is IO_CONCURRENCY / IO_WORK_MS jobs/s.
 IO_WORK_MS = 50
@@ -315,6 +318,70 @@ class Bench:
             }
         )
         log(f"W1 {name} c={concurrency}: enqueue {n / enqueue_s:,.0f}/s, drain {rate:,.0f} jobs/s")
+
+    # -- W5 ----------------------------------------------------------------------
+
+    async def fanout(self, processes: int, run: int) -> None:
+        """W5: the W1 backlog drained by `processes` Taskboard workers sharing
+        FANOUT_CONCURRENCY handler slots: claim conflicts and wake-ups as workers multiply."""
+        name = OURS
+        system = SYSTEMS[name]
+        n = self.plan.jobs
+        url = self.fresh(name, "w5")
+        await system.enqueue_batches(url, chunks(n, ENQUEUE_CHUNK))
+        if self.analyze:
+            analyze(url)
+        checkpoint(self.server)
+        each = FANOUT_CONCURRENCY // processes
+        outs = [self.work / f"share-{processes}-{i}-{run}.json" for i in range(processes)]
+        procs = [
+            await asyncio.create_subprocess_exec(
+                *self.worker_argv(name, url, each, "share", n, out)
+            )
+            for out in outs
+        ]
+        done = await self.emptied(name, url, procs, timeout=max(300.0, n / 50))
+        for proc in procs:
+            proc.terminate()
+        codes = await asyncio.wait_for(asyncio.gather(*(p.wait() for p in procs)), 60)
+        if any(codes):
+            raise RuntimeError(f"W5 {processes} workers exited with {codes}")
+        stamps = [json.loads(await asyncio.to_thread(out.read_text)) for out in outs]
+        ran = [s for s in stamps if s["handlers"]]
+        drain_s = done - min(s["first_start"] for s in ran)
+        rate = n / drain_s
+        config = f"{n:,} jobs, {processes} worker process(es) of c={each}"
+        self.samples.add(Line("W5", config, "jobs/s", True), name, rate)
+        self.record(
+            {
+                "workload": "W5",
+                "processes": processes,
+                "run": run,
+                "jobs": n,
+                "drain_s": drain_s,
+                "handlers": [s["handlers"] for s in stamps],
+            }
+        )
+        log(f"W5 {processes} x c={each}: {rate:,.0f} jobs/s")
+
+    async def emptied(
+        self, name: str, url: str, procs: list[asyncio.subprocess.Process], timeout: float
+    ) -> float:
+        """Wall time at which `name`'s queue had no unfinished job left, polled every 5 ms
+        by this one process; RuntimeError when a worker exits first."""
+        import psycopg
+
+        deadline = time.monotonic() + timeout
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as watcher:
+            while True:
+                row = await (await watcher.execute(SYSTEMS[name].REMAINING)).fetchone()
+                if row is not None and row[0] == 0:
+                    return time.time()
+                if any(p.returncode is not None for p in procs):
+                    raise RuntimeError(f"a {name} worker exited before the queue was empty")
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{name}'s queue was not empty in time")
+                await asyncio.sleep(0.005)
 
     # -- W6 ----------------------------------------------------------------------
 
@@ -683,6 +750,9 @@ class Bench:
                         await self.latency(name, run)
             if "w4" in workloads and OURS in systems:
                 await self.renewal(run)
+            if "w5" in workloads and OURS in systems:
+                for processes in FANOUT_PROCESSES:
+                    await self.fanout(processes, run)
             if "w6" in workloads:
                 for name in order:
                     if name in IO_SYSTEMS:

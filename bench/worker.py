@@ -76,6 +76,25 @@ async def drain(system: Any, url: str, concurrency: int, jobs: int, **work: Any)
     return stamps
 
 
+async def share(system: Any, url: str, concurrency: int) -> dict[str, Any]:
+    """W5: one of several worker processes draining one queue together, until SIGTERM
+    (run.py sends it once the queue is empty: one poller for all, not one each). Stamps
+    its first handler start and how many handlers it ran."""
+    import signal
+
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    stamps: dict[str, Any] = {"process_start": STARTED, "handlers": 0}
+
+    def on_job(seq: int) -> None:
+        if stamps["handlers"] == 0:
+            stamps["first_start"] = time.time()
+        stamps["handlers"] += 1
+
+    await system.run_worker(url, concurrency, on_job, stop)
+    return stamps
+
+
 async def latency(system: Any, url: str, concurrency: int, jobs: int) -> dict[str, Any]:
     stop = asyncio.Event()
     done = asyncio.Event()
@@ -111,7 +130,7 @@ def main() -> int:
     parser.add_argument("system", choices=sorted(SYSTEMS))
     parser.add_argument("url")
     parser.add_argument("--concurrency", type=int, required=True)
-    parser.add_argument("--mode", choices=("drain", "latency"), required=True)
+    parser.add_argument("--mode", choices=("drain", "latency", "share"), required=True)
     parser.add_argument("--jobs", type=int, required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument(
@@ -126,7 +145,9 @@ def main() -> int:
     if external is not None:
         argv = external(args.url, args.concurrency, args.mode, args.jobs, args.out)
         os.execv(argv[0], argv)
-    if args.mode == "drain":
+    if args.mode == "share":
+        result = asyncio.run(share(system, args.url, args.concurrency))
+    elif args.mode == "drain":
         work: dict[str, Any] = {}
         if args.work_ms:
             work["work_s"] = args.work_ms / 1000
