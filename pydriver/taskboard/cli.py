@@ -32,7 +32,7 @@ from psycopg import conninfo
 
 from taskboard import __version__, install, logs, metrics, migrate, runner, sql
 from taskboard.app import PRODUCER_ROLE, Taskboard
-from taskboard.errors import ConfigError, InvalidArgument, TaskboardError, translate
+from taskboard.errors import ConfigError, InvalidArgument, TaskboardError, one_line, translate
 from taskboard.runner import EXIT_AT_ONCE
 from taskboard.settings import Settings, load_settings
 
@@ -57,11 +57,6 @@ class CliError(Exception):
 
 
 # -- helpers -------------------------------------------------------------------
-
-
-def one_line(text: str) -> str:
-    """`text` with every run of whitespace, newlines included, as one space."""
-    return " ".join(text.split())
 
 
 def configure_logging(level: str) -> None:

@@ -68,6 +68,11 @@ def translated(exc: psycopg.Error, *, role_needed: str | None = None) -> Excepti
     return exc
 
 
+def one_line(text: str) -> str:
+    """`text` with every run of whitespace, newlines included, as one space."""
+    return " ".join(text.split())
+
+
 @contextlib.contextmanager
 def translate(*, role_needed: str | None = None) -> Iterator[None]:
     """Raise the driver's exception for a psycopg error raised inside, `from` that error.

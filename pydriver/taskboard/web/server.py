@@ -34,6 +34,7 @@ from taskboard.errors import (
     InvalidArgument,
     PermissionDenied,
     TaskboardError,
+    one_line,
     translated,
 )
 from taskboard.periodic import Schedule
@@ -79,7 +80,6 @@ def create_app(
     settings: Settings,
     *,
     schedules: Mapping[str, Schedule] | None = None,
-    pool: AsyncConnectionPool[Any] | None = None,
     listen_host: str | None = None,
 ) -> Starlette:
     """The dashboard as an ASGI app over `settings.database_url`.
@@ -89,7 +89,7 @@ def create_app(
     `listen_host` (default: `settings.dashboard_host`) is the address it is
     served on, which requests may name in their Host header.
     """
-    dashboard = Dashboard(settings, schedules or {}, pool)
+    dashboard = Dashboard(settings, schedules or {})
     routes = [
         Route("/", dashboard.page(dashboard.overview)),
         Route("/jobs", dashboard.page(dashboard.jobs)),
@@ -122,12 +122,10 @@ class Dashboard:
         self,
         settings: Settings,
         schedules: Mapping[str, Schedule],
-        pool: AsyncConnectionPool[Any] | None,
     ) -> None:
         self.settings = settings
         self.declared = schedules
-        self._pool = pool
-        self._owns_pool = pool is None
+        self._pool: AsyncConnectionPool[Any] | None = None
         self.templates = jinja2.Environment(
             loader=jinja2.PackageLoader("taskboard.web", "templates"),
             autoescape=True,
@@ -139,23 +137,20 @@ class Dashboard:
 
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
-        if self._pool is None:
-            self._pool = AsyncConnectionPool(
-                self.settings.database_url,
-                min_size=1,
-                max_size=4,
-                kwargs=self.settings.connection_options(application_name=APPLICATION_NAME),
-                configure=bounded_waits,
-                open=False,
-                timeout=10,
-            )
-        if self._owns_pool:
-            await self._pool.open()
+        self._pool = AsyncConnectionPool(
+            self.settings.database_url,
+            min_size=1,
+            max_size=4,
+            kwargs=self.settings.connection_options(application_name=APPLICATION_NAME),
+            configure=bounded_waits,
+            open=False,
+            timeout=10,
+        )
+        await self._pool.open()
         try:
             yield
         finally:
-            if self._owns_pool:
-                await self._pool.close()
+            await self._pool.close()
 
     @property
     def pool(self) -> AsyncConnectionPool[Any]:
@@ -470,10 +465,6 @@ def ago(value: dt.datetime | None, now: dt.datetime) -> str:
 
 def as_json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
-
-
-def one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 # -- serving -------------------------------------------------------------------------

@@ -160,9 +160,8 @@ class Control:
         return order
 
     def _claim_args(self, queue: str) -> tuple[str, str, int, float] | None:
-        """claim's arguments for as many jobs as there are free handler slots and, in a
-        worker with a transactional task, no more than there are handler connections
-        free: every job it hands out may be of that task, and must get one at once.
+        """claim's arguments for as many jobs as there are free handler slots (in a worker
+        with a transactional task, at most its handler connections: see Executor).
 
         None when every slot is taken, or once shutdown began (it may begin
         while the control loop waits on the database).
@@ -174,12 +173,7 @@ class Control:
 
     def _capacity(self) -> int:
         """How many jobs the next claim may take (see _claim_args)."""
-        connections = self.executor.free_connections
-        return min(
-            self.executor.free_slots,
-            MAX_CLAIM_BATCH if connections is None else connections,
-            MAX_CLAIM_BATCH,
-        )
+        return min(self.executor.free_slots, MAX_CLAIM_BATCH)
 
     async def _claim(self, conn: psycopg.AsyncConnection[Any], queue: str) -> None:
         args = self._claim_args(queue)
@@ -308,9 +302,8 @@ class Control:
 
     def _more_may_wait(self, got: int, asked: int) -> None:
         """A claim that got all it asked for may have left runnable jobs behind: with slots
-        still free, the loop claims again at once instead of idling (with a transactional
-        task a claim asks for at most pool_size - 2 jobs, and `concurrency` may be many
-        times that)."""
+        still free (a claim asks for at most MAX_CLAIM_BATCH jobs, and `concurrency` may be
+        more), the loop claims again at once instead of idling."""
         if got >= asked and self._capacity() > 0:
             self.ledger.wake.set()
 

@@ -88,12 +88,10 @@ class Executor:
         transactional_tasks: bool = True,
     ) -> None:
         self.settings = settings
-        # Whether any task of this worker is transactional: only then may a claimed
-        # job need a handler connection for its whole run. Such a worker runs at most
-        # as many handlers as it has handler connections, whatever `concurrency` says:
-        # a transactional job must never wait for a connection that plain handlers'
-        # still_holder() checks keep busy, its lease running.
-        self.transactional_tasks = transactional_tasks
+        # A worker with a transactional task runs at most as many handlers as it has
+        # handler connections, whatever `concurrency` says: each handler can then get one
+        # at once, and a transactional job never waits for a connection that plain
+        # handlers' still_holder() checks keep busy, its lease running.
         self.max_handlers = (
             min(settings.max_handlers, settings.handler_slots)
             if transactional_tasks
@@ -103,7 +101,6 @@ class Executor:
         self.ledger = ledger
         self.pool = pool
         self.running = 0  # handlers occupying a slot
-        self.transactional = 0  # of them, transactional: each holds a handler connection
         self._unknown_warned: set[str] = set()
         self._abort_warned = False
 
@@ -111,30 +108,16 @@ class Executor:
     def free_slots(self) -> int:
         return self.max_handlers - self.running
 
-    @property
-    def free_connections(self) -> int | None:
-        """Handler connections no transactional handler holds (still_holder borrows one
-        briefly); None when no task of this worker is transactional, so that no job it
-        claims will hold one."""
-        if not self.transactional_tasks:
-            return None
-        return self.settings.handler_slots - self.transactional
-
     def start(self, held: Held) -> None:
         """Run the claim's handler as a task of its own; it occupies a slot until it ends."""
-        holds_connection = held.task is not None and held.task.transactional
         self.running += 1
-        if holds_connection:
-            self.transactional += 1
         held.runner = asyncio.create_task(self._run(held), name=f"taskboard-job-{held.job_id}")
         # Counted down when the task is done, however: also when it is cancelled
         # before its first step (a claim lost as soon as it was made).
-        held.runner.add_done_callback(lambda _: self._ended(holds_connection))
+        held.runner.add_done_callback(self._ended)
 
-    def _ended(self, held_connection: bool) -> None:
+    def _ended(self, _: asyncio.Task[None]) -> None:
         self.running -= 1
-        if held_connection:
-            self.transactional -= 1
         self.ledger.wake.set()
         self.ledger.changed.set()
 
