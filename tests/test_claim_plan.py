@@ -110,12 +110,16 @@ def test_calls_on_a_grown_table_scan_no_table_in_a_session_begun_on_an_empty_one
             )
 
 
-def test_without_its_plan_setting_claim_would_scan_the_table(make_database: MakeDatabase) -> None:
-    """The trap the setting avoids, shown: the test above would fail without it."""
+def test_without_sequential_scans_off_claims_kept_plan_would_scan_the_table(
+    make_database: MakeDatabase,
+) -> None:
+    """The trap enable_seqscan = off avoids, shown: claim keeps the plan of its first
+    call (plan_cache_mode = force_generic_plan), and without the setting the test
+    above would fail."""
     url = make_database(deploy=True)
     with psycopg.connect(url, autocommit=True) as owner:
         owner.execute(
-            "ALTER FUNCTION taskboard.claim(text, text, integer, interval) RESET plan_cache_mode"
+            "ALTER FUNCTION taskboard.claim(text, text, integer, interval) RESET enable_seqscan"
         )
     with (
         psycopg.connect(url, autocommit=True) as worker,
@@ -134,5 +138,5 @@ def test_without_its_plan_setting_claim_would_scan_the_table(make_database: Make
             assert len(claim(worker, BATCH)) == BATCH
             after = scans(worker)
         assert after != before, (
-            "claim found its rows without a scan even with PostgreSQL's default plan cache"
+            "claim found its rows without a scan even with sequential scans allowed"
         )

@@ -1,4 +1,4 @@
--- Revert taskboard:claim to its v0.3.0 definition
+-- Revert taskboard:claim to its v0.4.0 definition
 
 BEGIN;
 
@@ -18,8 +18,11 @@ SET LOCAL ROLE :"owner_role";
 -- clock + lease, attempt + 1, fence + 1, started_at = clock and
 -- claimed_by = worker; the token is returned here and nowhere else, with
 -- the fence (strictly increasing with every claim of the job, releases and
--- reclaims included). Concurrent claimers never receive the same job
--- (FOR UPDATE SKIP LOCKED). An expired job that has used up its attempts
+-- reclaims included), with the job's trace_context (the W3C trace
+-- context its enqueuer stored, NULL when none), and, last, waited: how long
+-- the job had been runnable (clock minus its run_at, or minus the expired
+-- lease's deadline for a reclaim). Concurrent claimers
+-- never receive the same job (FOR UPDATE SKIP LOCKED). An expired job that has used up its attempts
 -- becomes dead (error 'lease expired') in the same call, is not returned and
 -- does not count against `batch`. Fewer rows than `batch` means nothing else
 -- is runnable for this caller now. Up to `batch` rows it looked at but did
@@ -143,7 +146,7 @@ BEGIN
     ),
     expired AS MATERIALIZED (
         -- Reclaimable: the few running jobs of the queue whose lease ran out.
-        SELECT j.id, j.priority, j.run_at
+        SELECT j.id, j.priority, j.run_at, j.lease_expires_at AS due_at
           FROM taskboard.jobs AS j
          WHERE j.queue = claim.queue
            AND j.state = 'running'
@@ -154,7 +157,7 @@ BEGIN
            FOR UPDATE SKIP LOCKED
     ),
     queued AS MATERIALIZED (
-        SELECT j.id, j.priority, j.run_at
+        SELECT j.id, j.priority, j.run_at, j.run_at AS due_at
           FROM taskboard.jobs AS j
          WHERE j.queue = claim.queue
            AND j.state = 'queued'
@@ -164,10 +167,10 @@ BEGIN
            FOR UPDATE SKIP LOCKED
     ),
     chosen AS (
-        SELECT c.id
-          FROM (SELECT e.id, e.priority, e.run_at FROM expired AS e
+        SELECT c.id, c.due_at
+          FROM (SELECT e.id, e.priority, e.run_at, e.due_at FROM expired AS e
                 UNION ALL
-                SELECT q.id, q.priority, q.run_at FROM queued AS q) AS c
+                SELECT q.id, q.priority, q.run_at, q.due_at FROM queued AS q) AS c
          ORDER BY c.priority DESC, c.run_at, c.id
          LIMIT claim.batch
     ),
@@ -186,10 +189,11 @@ BEGIN
          WHERE j.id = c.id
            AND j.state IN ('queued', 'running')
         RETURNING j.id, j.lease_token, j.task, j.payload, j.attempt, j.lease_expires_at,
-                  j.idempotency_key, j.fence, j.priority, j.run_at
+                  j.idempotency_key, j.fence, j.trace_context, v_now - c.due_at AS waited,
+                  j.priority, j.run_at
     )
     SELECT c.id, c.lease_token, c.task, c.payload, c.attempt, c.lease_expires_at, c.idempotency_key,
-           c.fence
+           c.fence, c.trace_context, c.waited
       FROM claimed AS c
      ORDER BY c.priority DESC, c.run_at, c.id;
 END

@@ -102,13 +102,18 @@ SELECT is_definer('taskboard', a.fn, a.args, a.fn || '() is SECURITY DEFINER')
 SELECT is(
     p.proconfig,
     CASE a.fn
-        -- claim and find_jobs are planned on every call (see their headers).
-        WHEN 'claim' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_custom_plan']
+        -- claim keeps one index-walking plan per session, find_jobs is
+        -- planned on every call (see their headers).
+        WHEN 'claim' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_generic_plan', 'enable_seqscan=off']
         WHEN 'find_jobs' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_custom_plan']
         ELSE ARRAY['search_path=pg_catalog, pg_temp']
     END,
     a.fn || '() runs with search_path = pg_catalog, pg_temp and no other setting'
-        || CASE WHEN a.fn IN ('claim', 'find_jobs') THEN ' but plan_cache_mode = force_custom_plan' ELSE '' END
+        || CASE a.fn
+               WHEN 'claim' THEN ' but plan_cache_mode = force_generic_plan and enable_seqscan = off'
+               WHEN 'find_jobs' THEN ' but plan_cache_mode = force_custom_plan'
+               ELSE ''
+           END
 )
   FROM api AS a
   LEFT JOIN pg_catalog.pg_proc AS p
