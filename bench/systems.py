@@ -5,7 +5,8 @@ A system knows how to:
 - enqueue no-op jobs with its own batch API, one call per batch, and say how
   long the calls took, connecting not counted (`enqueue_batches`),
 - enqueue one job at a time, each committed on its own (`producer`),
-- say how many jobs are not finished yet (`REMAINING`, plain SQL),
+- say whether any job is left unfinished (`REMAINING`, plain SQL answering
+  1 or 0: it stops at the first such row, so polling it costs little),
 - run one worker at a given concurrency that calls `on_job(seq)` first thing
   in every handler, until `stop` is set (`run_worker`).
 
@@ -71,7 +72,11 @@ async def sqitch_deploy(url: str, *options: str) -> None:
 class Taskboard:
     name = "taskboard"
     label = "Taskboard"
-    REMAINING = "SELECT count(*) FROM taskboard.jobs WHERE state <> 'succeeded'"
+    # Unfinished means queued or running: each has its partial index to walk.
+    REMAINING = (
+        "SELECT count(*) FROM (SELECT 1 FROM taskboard.jobs WHERE state = 'queued'"
+        " UNION ALL SELECT 1 FROM taskboard.jobs WHERE state = 'running' LIMIT 1) AS left_over"
+    )
 
     @staticmethod
     def version() -> str:
@@ -161,7 +166,7 @@ class Taskboard:
 class Procrastinate:
     name = "procrastinate"
     label = "Procrastinate"
-    REMAINING = "SELECT count(*) FROM procrastinate_jobs WHERE status <> 'succeeded'"
+    REMAINING = "SELECT count(*) FROM (SELECT 1 FROM procrastinate_jobs WHERE status <> 'succeeded' LIMIT 1) AS left_over"
 
     @staticmethod
     def version() -> str:
@@ -247,7 +252,7 @@ class Procrastinate:
 class PgQueuer:
     name = "pgqueuer"
     label = "PgQueuer"
-    REMAINING = "SELECT count(*) FROM pgqueuer"
+    REMAINING = "SELECT count(*) FROM (SELECT 1 FROM pgqueuer LIMIT 1) AS left_over"
 
     @staticmethod
     def version() -> str:
@@ -531,7 +536,7 @@ class PgBoss(NodePeer):
     label = "pg-boss"
     DIRECTORY = "pgboss"
     PACKAGE = "pg-boss"
-    REMAINING = "SELECT count(*) FROM pgboss.job WHERE state <> 'completed'"
+    REMAINING = "SELECT count(*) FROM (SELECT 1 FROM pgboss.job WHERE state <> 'completed' LIMIT 1) AS left_over"
 
 
 class Graphile(NodePeer):
@@ -544,7 +549,9 @@ class Graphile(NodePeer):
     label = "Graphile Worker"
     DIRECTORY = "graphile"
     PACKAGE = "graphile-worker"
-    REMAINING = "SELECT count(*) FROM graphile_worker._private_jobs"
+    REMAINING = (
+        "SELECT count(*) FROM (SELECT 1 FROM graphile_worker._private_jobs LIMIT 1) AS left_over"
+    )
 
 
 class GraphileBatched(Graphile):
