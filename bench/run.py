@@ -22,6 +22,10 @@ W2 latency: an idle worker (concurrency LATENCY_CONCURRENCY); jobs enqueued
   percentiles from before the enqueue call, commit included).
 W4 renewal (Taskboard only): one renew_many of RENEW_LEASES held leases,
   timed as the worker calls it; median of RENEW_REPEATS calls a run.
+W7 CPU-bound (Taskboard only): cpu_jobs queued jobs, each burning CPU_WORK_MS
+  of CPU in a sync handler (a pure-Python loop, bench/cpuapp.py), drained by
+  `taskboard worker --processes P` for each P of CPU_PROCESSES at CPU_CONCURRENCY
+  handlers in all; jobs/s from the first handler start to the queue empty.
 W3 scale (Taskboard only, once a bench, after the runs): claim+complete
   latency with the table grown to each of w3_sizes finished jobs, then a
   churn run of w3_churn jobs through the API with default autovacuum
@@ -74,7 +78,16 @@ LATENCY_CONCURRENCY = 8
 LATENCY_WARMUP_JOBS = 10
 RENEW_LEASES = 1_000
 RENEW_REPEATS = 10
-WORKLOADS = ("w1", "w2", "w4", "w5", "w6", "floor", "w3")  # --only's choices, all on by default
+WORKLOADS = (
+    "w1",
+    "w2",
+    "w4",
+    "w5",
+    "w6",
+    "w7",
+    "floor",
+    "w3",
+)  # --only's choices, all on by default
 # W5, fan-out: one queue drained by 1, 4 and 16 worker processes of FANOUT_CONCURRENCY in all.
 FANOUT_PROCESSES = (1, 4, 16)
 FANOUT_CONCURRENCY = 32
@@ -88,6 +101,12 @@ IO_CONCURRENCY = 200
 IO_CONNECTIONS = 10
 # The systems whose worker takes W6's options (pg-boss's Node worker does not).
 IO_SYSTEMS = ("taskboard", "procrastinate", "pgqueuer", "graphile", "graphile-batched")
+# W7, CPU-bound: each sync handler burns CPU_WORK_MS of CPU; the same CPU_CONCURRENCY
+# handlers in all, in each number of processes of CPU_PROCESSES (`taskboard worker --processes`).
+CPU_WORK_MS = 5
+CPU_CONCURRENCY = 4
+CPU_PROCESSES = (1, 2)
+CPU_TASK = "w7-burn"  # bench/cpuapp.py's task
 READY_TIMEOUT_S = 60.0
 
 
@@ -108,6 +127,7 @@ class Plan:
     w3_consumers: int  # churn connections looping claim + complete_many
     w3_sample_s: float  # churn: table statistics sampled, and prune run, this often
     io_jobs: int = 5_000  # W6
+    cpu_jobs: int = 2_000  # W7
     systems: list[str] = field(default_factory=lambda: list(SYSTEMS))
 
 
@@ -143,6 +163,7 @@ QUICK = Plan(
     w3_consumers=4,
     w3_sample_s=1.0,
     io_jobs=1_000,
+    cpu_jobs=400,
 )
 
 
@@ -408,6 +429,66 @@ class Bench:
         self.record({"workload": "W6", "system": name, "run": run, "jobs": n, "drain_s": drain_s})
         ceiling = IO_CONCURRENCY * 1000 / IO_WORK_MS
         log(f"W6 {name}: {rate:,.0f} jobs/s (ceiling {ceiling:,.0f})")
+
+    # -- W7 ----------------------------------------------------------------------
+
+    async def cpu_bound(self, processes: int, run: int) -> None:
+        """W7: cpu_jobs queued jobs, each burning CPU_WORK_MS of CPU in a sync handler,
+        drained by `taskboard worker --processes` with CPU_CONCURRENCY handlers in all."""
+        import psycopg
+
+        from taskboard import sql
+
+        name = OURS
+        n = self.plan.cpu_jobs
+        url = self.fresh(name, "w7")
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+            for seqs in chunks(n, ENQUEUE_CHUNK):
+                params = sql.enqueue_many_params(
+                    CPU_TASK, [{"ms": CPU_WORK_MS} for _ in seqs], "default", None, 0, 5, None
+                )
+                await sql.aenqueue_many(conn, params)
+        if self.analyze:
+            analyze(url)
+        checkpoint(self.server)
+        each = CPU_CONCURRENCY // processes
+        stamps = self.work / f"cpu-{processes}-{run}"
+        stamps.mkdir()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TASKBOARD_")}
+        env.update(TASKBOARD_DATABASE_URL=url, BENCH_W7_STAMPS=str(stamps))
+        proc = await asyncio.create_subprocess_exec(
+            str(Path(sys.executable).with_name("taskboard")),
+            "worker",
+            "cpuapp:app",
+            f"--processes={processes}",
+            f"--concurrency={each}",
+            f"--pool-size={each + 2}",
+            "--log-level=WARNING",
+            cwd=HERE,
+            env=env,
+        )
+        done = await self.emptied(name, url, [proc], timeout=max(300.0, n / 20))
+        proc.terminate()
+        code = await asyncio.wait_for(proc.wait(), 60)
+        if code != 0:
+            raise RuntimeError(f"W7 taskboard worker --processes {processes} exited with {code}")
+        starts = [float(path.read_text()) for path in stamps.iterdir()]
+        drain_s = done - min(starts)
+        rate = n / drain_s
+        config = f"{n:,} jobs of {CPU_WORK_MS} ms CPU (sync), --processes {processes} of c={each}"
+        self.samples.add(Line("W7", config, "jobs/s", True), name, rate)
+        self.record(
+            {
+                "workload": "W7",
+                "processes": processes,
+                "concurrency": each,
+                "run": run,
+                "jobs": n,
+                "drain_s": drain_s,
+                "processes_that_ran": len(starts),
+            }
+        )
+        log(f"W7 --processes {processes} x c={each}: {rate:,.0f} jobs/s")
 
     # -- W2 ----------------------------------------------------------------------
 
@@ -761,6 +842,9 @@ class Bench:
                 for name in order:
                     if name in IO_SYSTEMS:
                         await self.io_bound(name, run)
+            if "w7" in workloads and OURS in systems:
+                for processes in CPU_PROCESSES:
+                    await self.cpu_bound(processes, run)
             if floor_url is not None:
                 for batch, clients in self.plan.floor_configs:
                     self.floor(floor_url, batch, clients)
@@ -1049,6 +1133,10 @@ def targets(samples: Samples, plan: Plan) -> list[str]:
         )
     for _key, rate in starting("W6 ", OURS):
         out.append(f"W6: {rate:,.0f} jobs/s (target 3,000: {verdict(rate >= 3000)})")
+    cpu = starting("W7 ", OURS)
+    if len(cpu) > 1:
+        (_, one), (key, most) = cpu[0], cpu[-1]
+        out.append(f"W7: {key.removeprefix('W7 ')}: x{most / one:.2f} of one process")
     import w3
 
     if len(plan.w3_sizes) > 1:

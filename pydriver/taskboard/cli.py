@@ -34,7 +34,7 @@ from taskboard import __version__, install, logs, metrics, migrate, runner, sql
 from taskboard.app import PRODUCER_ROLE, Taskboard
 from taskboard.errors import ConfigError, InvalidArgument, TaskboardError, one_line, translate
 from taskboard.runner import EXIT_AT_ONCE
-from taskboard.settings import Settings, load_settings
+from taskboard.settings import Settings, load_settings, with_overrides
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +45,7 @@ EXIT_USAGE = 2
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 NO_SCHEMA = "the database has no taskboard schema: run `taskboard migrate` first"
 INT4_MIN, INT4_MAX = -(2**31), 2**31 - 1  # PostgreSQL integer: priority, max_attempts
+MAX_PROCESSES = 256  # worker processes under one `taskboard worker --processes N`
 T = TypeVar("T")
 
 
@@ -204,8 +205,50 @@ def cmd_worker(args: argparse.Namespace) -> int:
         "worker_name": args.worker_name,
     }
     overrides = {name: value for name, value in given.items() if value is not None}
-    app.run_worker(**overrides)  # bad settings fail before the loop starts
-    return EXIT_OK
+    if args.processes == 1:
+        app.run_worker(**overrides)  # bad settings fail before the loop starts
+        return EXIT_OK
+    return run_worker_processes(args, app, overrides)
+
+
+def run_worker_processes(
+    args: argparse.Namespace, app: Taskboard, overrides: dict[str, Any]
+) -> int:
+    """`taskboard worker --processes N`: N workers, each `python -m taskboard worker` with
+    the same options, under this process, which holds no connection.
+
+    Each child's settings are checked here first, so that bad ones fail once,
+    before any child starts. With a worker name (--worker-name or
+    TASKBOARD_WORKER_NAME), child i is named NAME-i; otherwise each has the
+    default host-pid.
+    """
+    named = overrides.pop("worker_name", None)
+    if named is None and "worker_name" in app.settings.model_fields_set:
+        named = app.settings.worker_name
+    names = [None if named is None else f"{named}-{i}" for i in range(1, args.processes + 1)]
+    longest = {} if names[-1] is None else {"worker_name": names[-1]}
+    settings = with_overrides(app.settings, **overrides, **longest)
+    if settings.metrics_port is not None:
+        raise CliError(
+            f"--processes {args.processes} with TASKBOARD_METRICS_PORT set: every process would "
+            "serve /metrics on that one port; unset it, or run one worker a port",
+            EXIT_USAGE,
+        )
+    options = [f"--log-level={args.log_level}"]
+    options += [f"--queue={queue}" for queue in args.queues or []]
+    for option, value in (
+        ("--pool-size", args.pool_size),
+        ("--concurrency", args.concurrency),
+        ("--lease", args.lease),
+    ):
+        if value is not None:
+            options.append(f"{option}={value!r}")
+    commands = [
+        [sys.executable, "-m", PROG, "worker", args.app, *options]
+        + ([] if name is None else [f"--worker-name={name}"])
+        for name in names
+    ]
+    return runner.supervise(commands, shutdown_grace=settings.shutdown_grace)
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
@@ -592,6 +635,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def process_count(text: str) -> int:
+    """How many worker processes: 1..MAX_PROCESSES."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= value <= MAX_PROCESSES:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_PROCESSES}, got {value}")
+    return value
+
+
 def queue_limit(text: str) -> int | None:
     if text.strip().lower() == "none":
         return None
@@ -746,7 +800,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="handlers at once (default: pool size - 2; plain handlers hold no connection)",
     )
     worker.add_argument("--lease", type=positive_float, metavar="S", help="lease in seconds")
-    worker.add_argument("--worker-name", metavar="NAME", help="default: host-pid")
+    worker.add_argument(
+        "--worker-name", metavar="NAME", help="default: host-pid (NAME-1..NAME-N with --processes)"
+    )
+    worker.add_argument(
+        "--processes",
+        type=process_count,
+        default=1,
+        metavar="N",
+        help=f"run N worker processes (1..{MAX_PROCESSES}) under one parent, each with its own "
+        "pool_size connections, for CPU-bound sync handlers; default 1: this process is the worker",
+    )
 
     enqueue = command(
         "enqueue",

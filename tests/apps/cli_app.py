@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from typing import Any
 
 from taskboard.app import Taskboard
@@ -23,3 +25,10 @@ def echo(ctx: BaseContext, payload: Any) -> dict[str, Any]:
 def boom(ctx: BaseContext, payload: Any) -> None:
     """Fail, so the worker logs a record about the job, with its traceback."""
     raise RuntimeError("boom for the log")
+
+
+@app.task("cli-pid", queue=QUEUE)
+def pid(ctx: BaseContext, payload: Any) -> dict[str, Any]:
+    """Sleep payload["sleep"] seconds in a sync handler; return which process ran it."""
+    time.sleep(float(payload.get("sleep", 0)))
+    return {"pid": os.getpid()}
