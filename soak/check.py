@@ -1811,14 +1811,25 @@ class Checker:
 
     def _group_stats(self) -> dict[str, dict[str, Any]]:
         """Per group of workers (plain, all): processes, pools, slots, the most handlers
-        one ran at once and the most server connections one was seen holding."""
+        one ran at once, the most server connections one was seen holding, and the
+        process faults that hit them."""
         groups: dict[str, dict[str, Any]] = {}
         for w in self.worker_shapes():
             g = groups.setdefault(
                 w["group"],
-                {"processes": 0, "pool_size": set(), "slots": set(), "peak": 0, "conns": 0},
+                {
+                    "processes": 0,
+                    "pool_size": set(),
+                    "slots": set(),
+                    "peak": 0,
+                    "conns": 0,
+                    "faults": defaultdict(int),
+                },
             )
             g["processes"] += 1
+            for e in self.faults:
+                if e.get("target") == w["name"] and e["kind"] in ("kill", "stop", "terminate"):
+                    g["faults"][e["kind"]] += 1
             g["pool_size"].add(w["pool_size"])
             if w["slots"] is not None:
                 g["slots"].add(w["slots"])

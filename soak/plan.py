@@ -2,8 +2,7 @@
 
 The same seed gives the same job mix (tasks, payloads, priorities, schedules,
 dedupe keys, batches and when each is sent), the same fault schedule (kind,
-time, target worker slot, duration; every kind hits a plain-only worker at
-least once) and the same operations an administrator
+time, target worker slot, duration) and the same operations an administrator
 makes under load (pauses and resumes, queue limits, retries: kind, time,
 queue, value). What the operating system and the server make of it (which
 job a killed worker held, which claim a restart cut off, which job a cancel
@@ -325,12 +324,15 @@ def _faults(config: Config, rng: random.Random, *, restarts: bool) -> list[Fault
             rng.choice([f for f in stream if f.kind == donor]).kind = kind
     for fault in stream:
         fault.slot = rng.randrange(config.slots)
-    # Every kind hits a plain-only worker at least once, however short the run.
+    # Every kind hits a plain-only worker at least once when the workers with every
+    # task keep one of it, and some fault hits a plain-only worker, however short the run.
     plain = [slot for slot in range(config.slots) if config.is_plain(slot)]
     for kind in kinds if plain else ():
         of_kind = [f for f in stream if f.kind == kind]
-        if of_kind and not any(config.is_plain(f.slot) for f in of_kind):
+        if len(of_kind) >= 2 and not any(config.is_plain(f.slot) for f in of_kind):
             rng.choice(of_kind).slot = rng.choice(plain)
+    if plain and stream and not any(config.is_plain(f.slot) for f in stream):
+        rng.choice(stream).slot = rng.choice(plain)
     for fault in stream:
         if fault.kind == "stop":
             fault.duration = round(config.lease * rng.uniform(1.3, 2.5), 3)

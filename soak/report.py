@@ -37,9 +37,11 @@ def _group_line(label: str, g: dict[str, Any]) -> str:
     pools = "/".join(str(p) for p in sorted(g["pool_size"]))
     slots = "/".join(str(n) for n in sorted(g["slots"])) or "?"
     handler_conns = "/".join(str(p - 2) for p in sorted(g["pool_size"]))
+    hit = ", ".join(f"{kind} {g['faults'].get(kind, 0)}" for kind in ("kill", "stop", "terminate"))
+    processes = f"{g['processes']} process{'es' if g['processes'] != 1 else ''}"
     return (
-        f"{label} ({g['processes']} processes): at most **{g['peak']} handlers running at once** "
-        f"with {slots} slots and {handler_conns} handler connections; at most "
+        f"{label} ({processes}; faults on them: {hit}): at most **{g['peak']} handlers running "
+        f"at once** with {slots} slots and {handler_conns} handler connections; at most "
         f"**{g['conns']} server connections** (pool_size {pools})"
     )
 
