@@ -1,6 +1,12 @@
 """The soak's worker process: a Taskboard app with the soak's tasks, recording its history.
 
     python -m soak.app --url URL --history FILE --name NAME [--lease S --renew-every S --pool-size N]
+                       [--plain --concurrency N]
+
+With --plain the app registers only the tasks of the queues without a
+transactional task (soak.plan.PLAIN_QUEUES), so it claims only those queues
+and its handlers hold no connection: `concurrency` may then go beyond its
+handler connections.
 
 What the history gets, each line fsynced before the worker goes on:
 
@@ -18,22 +24,29 @@ What the history gets, each line fsynced before the worker goes on:
   graceful exit), `worker_started` (its loop began), `control_down` and
   `control_up` (its control connection, which also runs the periodic
   schedule, failed and came back), and `periodic` (its scheduler enqueued a
-  slot's job).
+  slot's job);
+- from a count of the handlers running (handler bodies this worker still
+  counts as its own: begun, not returned, not given up): `handlers_peak`
+  each time that count reaches a new high.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
+import inspect
 import logging
 import os
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from soak.history import History
+from soak.plan import PLAIN_QUEUES
 from taskboard.app import Taskboard
 from taskboard.context import AsyncContext, BaseContext, SyncContext
 from taskboard.events import JobEvent
@@ -62,8 +75,76 @@ class PlannedFailure(Exception):
     """A handler failing on purpose."""
 
 
-def build_app(app: Taskboard, history: History) -> Taskboard:
-    """Register the soak's tasks on `app`; each records its start and its effect."""
+class Gauge:
+    """The handlers running in this worker now, by token, and a history line
+    (`handlers_peak`) each time their number reaches a new high.
+
+    A handler counts from its first step until it returns or raises, or until
+    the worker gives its claim up (the `lost` event: the worker's slot is then
+    free, even while a sync handler's thread runs on to its end)."""
+
+    def __init__(self, history: History) -> None:
+        self.history = history
+        self._lock = threading.Lock()  # sync handlers enter and leave from threads
+        self._running: set[str] = set()
+        self._peak = 0
+
+    def enter(self, token: str) -> None:
+        with self._lock:
+            self._running.add(token)
+            running = len(self._running)
+            new_peak = running > self._peak
+            if new_peak:
+                self._peak = running
+        if new_peak:
+            self.history.write("handlers_peak", running=running)
+
+    def leave(self, token: str) -> None:
+        with self._lock:
+            self._running.discard(token)
+
+    def counted(self, handler: Callable[..., Any]) -> Callable[..., Any]:
+        """`handler`, counted while it runs (async or sync alike)."""
+        if inspect.iscoroutinefunction(handler):
+
+            @functools.wraps(handler)
+            async def async_counted(ctx: BaseContext, payload: Any) -> Any:
+                self.enter(str(ctx.token))
+                try:
+                    return await handler(ctx, payload)
+                finally:
+                    self.leave(str(ctx.token))
+
+            return async_counted
+
+        @functools.wraps(handler)
+        def sync_counted(ctx: BaseContext, payload: Any) -> Any:
+            self.enter(str(ctx.token))
+            try:
+                return handler(ctx, payload)
+            finally:
+                self.leave(str(ctx.token))
+
+        return sync_counted
+
+
+def build_app(
+    app: Taskboard,
+    history: History,
+    gauge: Gauge | None = None,
+    queues: Iterable[str] | None = None,
+) -> Taskboard:
+    """Register the soak's tasks on `app`; each records its start and its effect. With
+    `queues`, only the tasks of those queues; with `gauge`, each handler is counted."""
+    serves = None if queues is None else set(queues)
+
+    def task(name: str, **options: Any) -> Callable[[Any], Any]:
+        def register(handler: Any) -> Any:
+            if serves is not None and options["queue"] not in serves:
+                return handler
+            return app.task(name, **options)(gauge.counted(handler) if gauge else handler)
+
+        return register
 
     def started(ctx: BaseContext) -> None:
         history.write(
@@ -78,7 +159,7 @@ def build_app(app: Taskboard, history: History) -> Taskboard:
     def effect(ctx: BaseContext) -> None:
         history.write("effect", job=ctx.job_id, token=str(ctx.token), ikey=str(ctx.idempotency_key))
 
-    @app.task("email.send", queue="email")
+    @task("email.send", queue="email")
     async def email_send(ctx: AsyncContext, payload: dict[str, Any]) -> dict[str, Any]:
         started(ctx)
         await asyncio.sleep(payload["ms"] / 1000)
@@ -88,14 +169,14 @@ def build_app(app: Taskboard, history: History) -> Taskboard:
         effect(ctx)
         return {"sent": payload["rid"]}
 
-    @app.task("report.render", queue="email")
+    @task("report.render", queue="email")
     def report_render(ctx: SyncContext, payload: dict[str, Any]) -> dict[str, Any]:
         started(ctx)
         time.sleep(payload["ms"] / 1000)
         effect(ctx)
         return {"rendered": payload["rid"]}
 
-    @app.task(TRANSACTIONAL, queue="ledger", transactional=True)
+    @task(TRANSACTIONAL, queue="ledger", transactional=True)
     async def ledger_post(ctx: AsyncContext, payload: dict[str, Any]) -> dict[str, Any]:
         started(ctx)
         assert ctx.conn is not None
@@ -112,7 +193,7 @@ def build_app(app: Taskboard, history: History) -> Taskboard:
         effect(ctx)
         return {"posted": payload["rid"]}
 
-    @app.task("batch.long", queue="ledger")
+    @task("batch.long", queue="ledger")
     async def batch_long(ctx: AsyncContext, payload: dict[str, Any]) -> dict[str, Any]:
         started(ctx)
         deadline = time.monotonic() + payload["run"]
@@ -121,7 +202,7 @@ def build_app(app: Taskboard, history: History) -> Taskboard:
         effect(ctx)
         return {"ran": payload["run"]}
 
-    @app.task("flaky", queue="email")
+    @task("flaky", queue="email")
     async def flaky(ctx: AsyncContext, payload: dict[str, Any]) -> dict[str, Any]:
         started(ctx)
         await asyncio.sleep(payload["ms"] / 1000)
@@ -130,13 +211,13 @@ def build_app(app: Taskboard, history: History) -> Taskboard:
         effect(ctx)
         return {"attempt": ctx.attempt}
 
-    @app.task("doomed", queue="ledger")
+    @task("doomed", queue="ledger")
     def doomed(ctx: SyncContext, payload: dict[str, Any]) -> None:
         started(ctx)
         time.sleep(payload["ms"] / 1000)
         raise PlannedFailure("doomed: every attempt fails on purpose")
 
-    @app.task("partner.call", queue="partner")
+    @task("partner.call", queue="partner")
     async def partner_call(ctx: AsyncContext, payload: dict[str, Any]) -> dict[str, Any]:
         started(ctx)
         await asyncio.sleep(payload["ms"] / 1000)
@@ -144,14 +225,14 @@ def build_app(app: Taskboard, history: History) -> Taskboard:
         return {"called": payload["rid"]}
 
     @app.periodic(PERIODIC_CRON, name=PERIODIC_SCHEDULE, payload={"ms": 5})
-    @app.task(PERIODIC_TASK, queue="email")
+    @task(PERIODIC_TASK, queue="email")
     async def periodic_tick(ctx: AsyncContext, payload: dict[str, Any]) -> dict[str, Any]:
         started(ctx)
         await asyncio.sleep(payload["ms"] / 1000)
         effect(ctx)
         return {"ticked": ctx.job_id}
 
-    @app.task("dedupe.sync", queue="email")
+    @task("dedupe.sync", queue="email")
     async def dedupe_sync(ctx: AsyncContext, payload: dict[str, Any]) -> dict[str, Any]:
         started(ctx)
         await asyncio.sleep(payload["ms"] / 1000)
@@ -168,7 +249,7 @@ def _ts(at: Any) -> float | None:
     return None if at is None else float(at.timestamp())
 
 
-def recorder(history: History) -> Callable[[JobEvent], None]:
+def recorder(history: History, gauge: Gauge | None = None) -> Callable[[JobEvent], None]:
     """An event hook recording every answer the database gave this worker, and every
     settling call before it is sent (so a kill between the database's commit and the
     answer's record still leaves a trace of what was asked), or that raised instead."""
@@ -214,6 +295,8 @@ def recorder(history: History) -> Callable[[JobEvent], None]:
             history.write("release", sent=_ts(e.sent_at), answer=e.answer, **ident)
         elif e.kind == "lost":
             history.write("lost", job=e.job_id, attempt=e.attempt, why=str(e.error))
+            if gauge is not None:
+                gauge.leave(str(e.token))  # given up: its slot is free
 
     return record
 
@@ -244,7 +327,11 @@ class LogRecorder(logging.Handler):
             elif msg.startswith("control connection back"):
                 self.history.write("control_up")
             elif msg.startswith("worker %s started: "):
-                self.history.write("worker_started")
+                # queues, handler slots (what bounds its handlers) and connections, as
+                # the driver reports them
+                self.history.write(
+                    "worker_started", queues=args[1], slots=args[2], connections=args[3]
+                )
         except Exception:  # noqa: BLE001 - a recorder must never break the worker
             self.handleError(record)
 
@@ -257,6 +344,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lease", type=float, default=2.0)
     parser.add_argument("--renew-every", type=float, default=0.5)
     parser.add_argument("--pool-size", type=int, default=8)
+    parser.add_argument("--concurrency", type=int, default=None)
+    parser.add_argument(
+        "--plain", action="store_true", help="only the tasks of queues without a transactional task"
+    )
     args = parser.parse_args(argv)
 
     logging.basicConfig(
@@ -270,6 +361,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = load_settings(
         database_url=args.url,
         pool_size=args.pool_size,
+        concurrency=args.concurrency,
         lease=args.lease,
         renew_every=args.renew_every,
         worker_name=args.name,
@@ -277,8 +369,11 @@ def main(argv: list[str] | None = None) -> int:
         shutdown_grace=SHUTDOWN_GRACE_S,
         stats_interval=STATS_INTERVAL_S,
     )
-    app = build_app(Taskboard(settings), history)
-    app.on_event(recorder(history))
+    gauge = Gauge(history)
+    app = build_app(
+        Taskboard(settings), history, gauge, queues=PLAIN_QUEUES if args.plain else None
+    )
+    app.on_event(recorder(history, gauge))
     history.write("worker_start", pid=os.getpid())
     try:
         app.run_worker()

@@ -394,6 +394,7 @@ class Checker:
             self.nothing_from_paused(),
             self.queue_limits(),
             self.periodic_slots(),
+            self.concurrency(),
         ]
         self.find_stale_pool_connections()
         self.find_dropped_completions()
@@ -1530,6 +1531,91 @@ class Checker:
             "the latest of the slots missed then is enqueued, when a worker is back)",
         )
 
+    # -- concurrency beyond connections ------------------------------------------------
+
+    def worker_shapes(self) -> list[dict[str, Any]]:
+        """Per worker process: its group and pool (as spawned), its slots and connections
+        (as the driver reported them at start), the most handlers it counted running at
+        once (its `handlers_peak` lines) and the most server connections the runner saw
+        it hold (its `conns` lines, sampled in pg_stat_activity)."""
+        started = {e["proc"]: e for e in self.by["worker_started"] if "slots" in e}
+        peaks: dict[str, int] = defaultdict(int)
+        for e in self.by["handlers_peak"]:
+            peaks[e["proc"]] = max(peaks[e["proc"]], e["running"])
+        conns: dict[str, int] = defaultdict(int)
+        for e in self.by["conns"]:
+            conns[e["name"]] = max(conns[e["name"]], e["n"])
+        shapes = []
+        for name, e in self.spawned.items():
+            if e["kind"] != "worker" or "pool_size" not in e:
+                continue
+            begun = started.get(name)
+            shapes.append(
+                {
+                    "name": name,
+                    "group": e["group"],
+                    "pool_size": e["pool_size"],
+                    "slots": begun["slots"] if begun else None,
+                    "connections": begun["connections"] if begun else None,
+                    "peak": peaks.get(name, 0),
+                    "conns": conns.get(name, 0),
+                }
+            )
+        return shapes
+
+    def concurrency(self) -> Invariant:
+        """Handlers never beyond a worker's slots; a worker with a transactional task has
+        no more slots than handler connections; server connections never beyond the pool;
+        and a plain-only worker ran more handlers at once than its handler connections."""
+        violations: list[str] = []
+        shapes = self.worker_shapes()
+        for w in shapes:
+            handler_conns = w["pool_size"] - 2
+            if w["connections"] is not None and w["connections"] != w["pool_size"]:
+                violations.append(
+                    f"{w['name']} reported {w['connections']} connections, spawned with "
+                    f"pool_size {w['pool_size']}"
+                )
+            if w["slots"] is not None and w["peak"] > w["slots"]:
+                violations.append(
+                    f"{w['name']} ran {w['peak']} handlers at once with {w['slots']} slots"
+                )
+            if w["group"] != "plain" and w["slots"] is not None and w["slots"] > handler_conns:
+                violations.append(
+                    f"{w['name']} has a transactional task and {w['slots']} slots for its "
+                    f"{handler_conns} handler connections"
+                )
+            if w["conns"] > w["pool_size"]:
+                violations.append(
+                    f"{w['name']} held {w['conns']} server connections at once with "
+                    f"pool_size {w['pool_size']}"
+                )
+        sampled = self.by["conns_sampled"]
+        samples = sum(e["samples"] for e in sampled)
+        plain = [w for w in shapes if w["group"] == "plain"]
+        if plain:
+            if not any(w["peak"] > w["pool_size"] - 2 for w in plain):
+                most = max(w["peak"] for w in plain)
+                violations.append(
+                    f"no plain-only worker ran more handlers at once than its handler "
+                    f"connections (at most {most} at once)"
+                )
+            if not any(w["conns"] for w in plain):
+                violations.append("no sample of pg_stat_activity saw a plain-only worker")
+        return Invariant(
+            "concurrency beyond connections: no worker ran more handlers at once than its "
+            "slots, one with a transactional task has no more slots than handler connections, "
+            "none held more server connections than its pool_size, and a plain-only worker "
+            "ran more handlers at once than its handler connections",
+            "worker log (slots, connections) + history (handlers running) + runner history "
+            "(pg_stat_activity sampled by application_name)",
+            len(shapes),
+            violations,
+            f"{len(shapes)} worker processes; {samples} samples of pg_stat_activity"
+            if shapes
+            else "no worker recorded its pool (a run recorded before plain-only workers)",
+        )
+
     # -- tables ----------------------------------------------------------------------
 
     def fault_rows(self) -> list[FaultRow]:
@@ -1719,7 +1805,37 @@ class Checker:
             "skips": len(self.by["skip"]),
             "settle_errors": len(self.by["settle_error"]),
             "fail_errors": _count_errors(self.jobs.values()),
+            "groups": self._group_stats(),
+            "conn_samples": sum(e["samples"] for e in self.by["conns_sampled"]),
         }
+
+    def _group_stats(self) -> dict[str, dict[str, Any]]:
+        """Per group of workers (plain, all): processes, pools, slots, the most handlers
+        one ran at once, the most server connections one was seen holding, and the
+        process faults that hit them."""
+        groups: dict[str, dict[str, Any]] = {}
+        for w in self.worker_shapes():
+            g = groups.setdefault(
+                w["group"],
+                {
+                    "processes": 0,
+                    "pool_size": set(),
+                    "slots": set(),
+                    "peak": 0,
+                    "conns": 0,
+                    "faults": defaultdict(int),
+                },
+            )
+            g["processes"] += 1
+            for e in self.faults:
+                if e.get("target") == w["name"] and e["kind"] in ("kill", "stop", "terminate"):
+                    g["faults"][e["kind"]] += 1
+            g["pool_size"].add(w["pool_size"])
+            if w["slots"] is not None:
+                g["slots"].add(w["slots"])
+            g["peak"] = max(g["peak"], w["peak"])
+            g["conns"] = max(g["conns"], w["conns"])
+        return groups
 
 
 @dataclass

@@ -21,6 +21,14 @@ from typing import Any
 LEASE_S = 2.0
 RENEW_EVERY_S = 0.5
 POOL_SIZE = 8  # 6 handler slots per worker
+# Plain-only workers: one more worker process per run, with an app that
+# registers only the tasks of the queues that hold no transactional task
+# (PLAIN_QUEUES) and claims only those queues. Its handlers hold no
+# connection, so it runs up to PLAIN_CONCURRENCY of them on PLAIN_POOL_SIZE
+# connections (2 of them handler connections, for still_holder()).
+PLAIN_WORKERS = 1
+PLAIN_POOL_SIZE = 4
+PLAIN_CONCURRENCY = 32
 PRODUCERS = 3
 DEFAULT_JOBS = 20_000
 DEFAULT_SECONDS = 240.0  # load and faults; setup, drain and checks add about a minute
@@ -58,6 +66,9 @@ TASK_MIX: dict[str, tuple[str, float]] = {
     "dedupe.sync": ("email", 0.15),  # carries dedupe keys; every producer sends it
     "partner.call": ("partner", 0.06),  # a call to a partner's API, its queue limited
 }
+TRANSACTIONAL_TASKS = ("ledger.post",)
+# The queues a plain-only worker claims: those without a transactional task.
+PLAIN_QUEUES = tuple(q for q in QUEUES if not any(TASK_MIX[t][0] == q for t in TRANSACTIONAL_TASKS))
 HOLD_SHARE = 0.05  # of ledger.post: hold the pool connection past the lease (pg_sleep)
 MIN_BATCHES_PER_TASK = 3
 SCHEDULED_SHARE = 0.08  # of batches: run_at a little in the future
@@ -96,6 +107,17 @@ class Config:
     lease: float = LEASE_S
     renew_every: float = RENEW_EVERY_S
     pool_size: int = POOL_SIZE
+    plain_workers: int = PLAIN_WORKERS
+    plain_pool_size: int = PLAIN_POOL_SIZE
+    plain_concurrency: int = PLAIN_CONCURRENCY
+
+    @property
+    def slots(self) -> int:
+        """Worker slots: 0 to workers - 1 run every task, the rest only plain ones."""
+        return self.workers + self.plain_workers
+
+    def is_plain(self, slot: int) -> bool:
+        return slot >= self.workers
 
     @property
     def steady_seconds(self) -> float:
@@ -158,6 +180,8 @@ class Plan:
     @staticmethod
     def load(path: Path) -> Plan:
         raw = json.loads(path.read_text())
+        # A plan drawn before plain-only workers existed had none.
+        raw["config"].setdefault("plain_workers", 0)
         return Plan(
             Config(**raw["config"]),
             [Batch(**b) for b in raw["batches"]],
@@ -299,7 +323,17 @@ def _faults(config: Config, rng: random.Random, *, restarts: bool) -> list[Fault
             donor = max(counts, key=lambda k: counts[k])
             rng.choice([f for f in stream if f.kind == donor]).kind = kind
     for fault in stream:
-        fault.slot = rng.randrange(config.workers)
+        fault.slot = rng.randrange(config.slots)
+    # Every kind hits a plain-only worker at least once when the workers with every
+    # task keep one of it, and some fault hits a plain-only worker, however short the run.
+    plain = [slot for slot in range(config.slots) if config.is_plain(slot)]
+    for kind in kinds if plain else ():
+        of_kind = [f for f in stream if f.kind == kind]
+        if len(of_kind) >= 2 and not any(config.is_plain(f.slot) for f in of_kind):
+            rng.choice(of_kind).slot = rng.choice(plain)
+    if plain and stream and not any(config.is_plain(f.slot) for f in stream):
+        rng.choice(stream).slot = rng.choice(plain)
+    for fault in stream:
         if fault.kind == "stop":
             fault.duration = round(config.lease * rng.uniform(1.3, 2.5), 3)
         elif fault.kind == "terminate":

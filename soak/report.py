@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from soak.check import EXAMPLES, Result
-from soak.plan import Config
+from soak.plan import PLAIN_QUEUES, Config
 
 HIT = (
     "A claim is *hit* when the fault happened while its worker held it (from the claim's send "
@@ -32,6 +33,36 @@ def _duration(seconds: float) -> str:
     return f"{minutes} min {secs:02d} s" if minutes else f"{secs} s"
 
 
+def _group_line(label: str, g: dict[str, Any]) -> str:
+    pools = "/".join(str(p) for p in sorted(g["pool_size"]))
+    slots = "/".join(str(n) for n in sorted(g["slots"])) or "?"
+    handler_conns = "/".join(str(p - 2) for p in sorted(g["pool_size"]))
+    hit = ", ".join(f"{kind} {g['faults'].get(kind, 0)}" for kind in ("kill", "stop", "terminate"))
+    processes = f"{g['processes']} process{'es' if g['processes'] != 1 else ''}"
+    return (
+        f"{label} ({processes}; faults on them: {hit}): at most **{g['peak']} handlers running "
+        f"at once** with {slots} slots and {handler_conns} handler connections; at most "
+        f"**{g['conns']} server connections** (pool_size {pools})"
+    )
+
+
+def _concurrency_lines(s: dict[str, Any]) -> list[str]:
+    """What each group of workers ran at once and held, against its pool."""
+    groups = s.get("groups", {})
+    if not groups:
+        return []
+    parts = []
+    if "plain" in groups:
+        parts.append(_group_line("plain-only workers", groups["plain"]))
+    if "all" in groups:
+        parts.append(_group_line("workers with every task", groups["all"]))
+    return [
+        "- concurrency beyond connections: "
+        + "; ".join(parts)
+        + f" (connections sampled {s['conn_samples']} times in pg_stat_activity)"
+    ]
+
+
 def render(
     result: Result,
     *,
@@ -48,8 +79,14 @@ def render(
     )
     setup = (
         f"- {config.jobs} requests ({s['jobs']} jobs after dedupe) from {config.producers} producers; "
-        f"{config.workers} worker processes of {config.pool_size - 2} handler slots; "
-        f"lease {config.lease:g} s, renewal every {config.renew_every:g} s"
+        f"{config.workers} worker processes of {config.pool_size - 2} handler slots"
+        + (
+            f" and {config.plain_workers} plain-only (queues {', '.join(PLAIN_QUEUES)}: pool_size "
+            f"{config.plain_pool_size}, concurrency {config.plain_concurrency})"
+            if config.plain_workers
+            else ""
+        )
+        + f"; lease {config.lease:g} s, renewal every {config.renew_every:g} s"
     )
     lines = [
         "# Taskboard soak report",
@@ -126,6 +163,7 @@ def render(
         rate,
         duplicates,
         misc,
+        *_concurrency_lines(s),
         f"- dead jobs that were not meant to die (task other than doomed): {s['unexpected_dead']}",
     ]
     for example in s["unexpected_dead_examples"]:

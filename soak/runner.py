@@ -72,6 +72,14 @@ OPERATION_RETRY_S = 0.3  # a resume or limit that could not be sent is sent agai
 OPERATION_GIVE_UP_S = 30.0  # ... for this long at most
 PICK_FROM = 50  # a cancel or retry picks its job among the newest this many in a state
 DB_CLOCK_SQL = "SELECT extract(epoch FROM clock_timestamp())::float8"
+SAMPLE_EVERY_S = 0.1  # how often the runner counts each worker's server connections
+# Each worker's connections show as `taskboard <worker name>` (Settings.application_name).
+CONNECTIONS_SQL = """
+SELECT application_name, count(*)
+  FROM pg_stat_activity
+ WHERE datname = current_database() AND application_name LIKE 'taskboard %'
+ GROUP BY application_name
+"""
 Conn = psycopg.Connection[Any]
 
 SETUP_SQL = f"""
@@ -127,6 +135,65 @@ class Proc:
 
 
 @dataclass
+class ConnectionSampler:
+    """Counts each worker process's server connections in pg_stat_activity, by its
+    application_name, every SAMPLE_EVERY_S on a thread and a connection of its own
+    (not while the server restarts). Records each new high of a process (`conns`)
+    and, when stopped, how many samples it took (`conns_sampled`)."""
+
+    highs: dict[str, int] = field(default_factory=dict)
+    samples: int = 0
+    failed: int = 0
+    _done: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def start(self, soak: Soak) -> None:
+        self._thread = threading.Thread(
+            target=self._run, args=(soak,), name="soak-sampler", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def _run(self, soak: Soak) -> None:
+        conn: Conn | None = None
+        while not self._done.wait(SAMPLE_EVERY_S):
+            if soak.restarting.is_set():
+                continue
+            workers = {p.name for p in list(soak.procs) if p.kind == "worker"}
+            try:
+                if conn is None or conn.closed or conn.broken:
+                    conn = psycopg.connect(
+                        soak.urls.admin,
+                        autocommit=True,
+                        connect_timeout=2,
+                        application_name="soak sampler",
+                    )
+                rows = conn.execute(CONNECTIONS_SQL).fetchall()
+            except psycopg.Error:
+                self.failed += 1
+                if conn is not None:
+                    conn.close()
+                conn = None
+                continue
+            self.samples += 1
+            for app_name, count in rows:
+                name = str(app_name).removeprefix("taskboard ")
+                if name in workers and int(count) > self.highs.get(name, 0):
+                    self.highs[name] = int(count)
+                    soak.history.write("conns", name=name, n=int(count))
+        if conn is not None:
+            conn.close()
+        soak.history.write(
+            "conns_sampled", samples=self.samples, failed=self.failed, every=SAMPLE_EVERY_S
+        )
+
+
+@dataclass
 class Urls:
     admin: str  # superuser, the soak database
     worker: str
@@ -152,6 +219,7 @@ class Soak:
     admin_conn: psycopg.Connection[Any] | None = None
     operator_conn: psycopg.Connection[Any] | None = None
     operator_app: Taskboard | None = None
+    sampler: ConnectionSampler = field(default_factory=ConnectionSampler)
     paused: set[str] = field(default_factory=set)  # queues a confirmed pause left paused
     limited: set[str] = field(default_factory=set)  # queues whose limit may be set
     t0: float = 0.0
@@ -167,7 +235,7 @@ class Soak:
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         return env
 
-    def _spawn(self, name: str, kind: str, slot: int, argv: list[str]) -> Proc:
+    def _spawn(self, name: str, kind: str, slot: int, argv: list[str], **recorded: Any) -> Proc:
         log = open(self.run_dir / "logs" / f"{name}.log", "ab")  # noqa: SIM115 - closed at exit
         popen = subprocess.Popen(
             [sys.executable, *argv],
@@ -180,14 +248,19 @@ class Soak:
         )
         proc = Proc(name, kind, slot, popen, log, time.time())
         self.procs.append(proc)
-        self.history.write("spawn", name=name, kind=kind, slot=slot, pid=popen.pid)
+        self.history.write("spawn", name=name, kind=kind, slot=slot, pid=popen.pid, **recorded)
         return proc
 
     def spawn_worker(self, slot: int) -> Proc:
+        """Start the worker of `slot`: every task, or (a plain slot) only the tasks of the
+        queues without a transactional task, with a small pool and a high concurrency."""
         gen = self.generation.get(slot, -1) + 1
         self.generation[slot] = gen
-        name = f"w{slot}.{gen}"
         cfg = self.config
+        plain = cfg.is_plain(slot)
+        name = f"{'p' if plain else 'w'}{slot}.{gen}"
+        pool_size = cfg.plain_pool_size if plain else cfg.pool_size
+        extra = ["--plain", "--concurrency", str(cfg.plain_concurrency)] if plain else []
         proc = self._spawn(
             name,
             "worker",
@@ -206,8 +279,11 @@ class Soak:
                 "--renew-every",
                 str(cfg.renew_every),
                 "--pool-size",
-                str(cfg.pool_size),
+                str(pool_size),
+                *extra,
             ],
+            group="plain" if plain else "all",
+            pool_size=pool_size,
         )
         self.slots[slot] = proc
         return proc
@@ -594,7 +670,8 @@ class Soak:
 
     def run(self) -> None:
         cfg = self.config
-        for slot in range(cfg.workers):
+        self.sampler.start(self)
+        for slot in range(cfg.slots):
             self.spawn_worker(slot)
         time.sleep(WORKER_WARMUP_S)
         self.t0 = time.time() + PRODUCER_START_DELAY_S
@@ -629,6 +706,7 @@ class Soak:
         self.history.write("phase", name="drain", start=time.time())
         self.drain()
         self.stop_workers()
+        self.sampler.stop()
 
     def progress(self, now: float) -> None:
         if self.restarting.is_set():
@@ -896,6 +974,7 @@ def main(argv: list[str] | None = None) -> int:
         return finish(run_dir, plan, final, own, time.time() - started, args.report)
     finally:
         if soak is not None:
+            soak.sampler.stop()
             soak.resume_due(all_now=True)
             soak.kill_all()
             if soak.admin_conn is not None:
