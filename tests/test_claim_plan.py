@@ -1,13 +1,17 @@
-"""claim, complete_many and renew_many stay index walks in a session that began on an empty table.
+"""claim, complete_many and renew_many stay bounded index walks in a session that began
+on an empty table.
 
-Workers usually start before the work arrives. If claim kept one plan per
-session, that plan would have been made for an empty table, and such a plan
-joins the chosen ids to the table by scanning every row: each claim would
-then read the whole backlog and history. The table's own scan counters
-tell, without timing anything: a claim must not add a sequential scan of
-taskboard.jobs, nor must the completion or renewal of the claimed batch.
-The calls are made more than five times on the empty table first, so that
-PostgreSQL's plan cache has had its chance to switch to a generic plan.
+Workers usually start before the work arrives, and claim keeps the plan of
+its first call in a session: a plan made for an empty table. Made without
+care, such a plan joins the chosen ids to the table by scanning every row,
+or buries expired jobs by walking every running job of every queue once per
+job: each claim would then read the whole backlog and history. The table's
+own counters tell, without timing anything: a claim must not add a
+sequential scan of taskboard.jobs, nor must the completion or renewal of the
+claimed batch, and the rows a claim fetches through indexes stay near what
+it takes. The calls are made more than five times on the empty table first,
+so that PostgreSQL's plan cache has had its chance to switch to a generic
+plan (complete_many and renew_many are left to choose).
 """
 
 from __future__ import annotations
@@ -33,6 +37,21 @@ SELECT 'default', 'noop', '{}', 'succeeded', t.at, 1, 5,
 
 SEQ_SCANS = """
 SELECT seq_scan FROM pg_catalog.pg_stat_xact_user_tables WHERE relid = 'taskboard.jobs'::regclass
+"""
+TABLE_READS = """
+SELECT seq_scan, idx_tup_fetch FROM pg_catalog.pg_stat_xact_user_tables
+ WHERE relid = 'taskboard.jobs'::regclass
+"""
+RUNNING_ELSEWHERE = 5_000  # live leases in another queue
+EXPIRED_SPENT = 40  # expired leases in 'default' with no attempt left: claim buries them
+EXPIRED_RECLAIMABLE = 40  # expired leases in 'default' with attempts left: claim takes them
+EXPIRED = """
+INSERT INTO taskboard.jobs (
+    queue, task, payload, state, run_at, attempt, max_attempts,
+    lease_token, lease_expires_at, claimed_by, started_at)
+SELECT %s, 'noop', '{}', 'running', now() - interval '1 hour', %s, 5,
+       pg_catalog.gen_random_uuid(), now() + %s::interval, 'gone', now() - interval '1 hour'
+  FROM pg_catalog.generate_series(1, %s)
 """
 
 
@@ -108,6 +127,51 @@ def test_calls_on_a_grown_table_scan_no_table_in_a_session_begun_on_an_empty_one
             assert after_renew == after_complete, (
                 f"complete_many scanned taskboard.jobs: {after_renew} -> {after_complete}"
             )
+
+
+def test_a_claim_that_buries_and_reclaims_reads_its_own_queue_only(
+    make_database: MakeDatabase,
+) -> None:
+    """Expired leases to bury and to take back in the claimed queue, thousands of live
+    ones in another: with the plan of an empty table, the claim still finds what it
+    buries by id, and fetches about what its own queue holds, not every running job."""
+    url = make_database(deploy=True)
+    with (
+        psycopg.connect(url, autocommit=True) as worker,
+        psycopg.connect(url, autocommit=True) as owner,
+    ):
+        worker.execute("SET ROLE taskboard_worker")
+        for _ in range(8):
+            assert claim(worker, BATCH) == []
+
+        owner.execute(GROW, [FINISHED_ROWS])
+        owner.execute(EXPIRED, ["other", 1, "1 hour", RUNNING_ELSEWHERE])
+        owner.execute(EXPIRED, ["default", 5, "-1 minute", EXPIRED_SPENT])
+        owner.execute(EXPIRED, ["default", 1, "-1 minute", EXPIRED_RECLAIMABLE])
+        owner.execute(
+            "SELECT taskboard.enqueue_many('noop', array_fill('{}'::jsonb, ARRAY[%s]))",
+            [QUEUED_JOBS],
+        )
+
+        with worker.transaction():
+            before = worker.execute(TABLE_READS).fetchone()
+            got = claim(worker, BATCH)
+            after = worker.execute(TABLE_READS).fetchone()
+        assert before is not None and after is not None
+        assert len(got) == BATCH
+        assert after[0] == before[0], f"claim scanned taskboard.jobs: seq_scan {before} -> {after}"
+        fetched = after[1] - before[1]
+        # Its queue's running jobs (read twice: to bury and to take back), the
+        # buried ones by id, the queued head and the claimed ones by id: a few
+        # hundred rows. Walking the other queue's running jobs would be thousands.
+        own = 2 * (EXPIRED_SPENT + EXPIRED_RECLAIMABLE) + EXPIRED_SPENT + 4 * BATCH
+        assert fetched < own + 200 < RUNNING_ELSEWHERE, (
+            f"claim fetched {fetched} rows through indexes; its own queue accounts for about {own}"
+        )
+        dead = owner.execute(
+            "SELECT count(*) FROM taskboard.jobs WHERE queue = 'default' AND state = 'dead'"
+        ).fetchone()
+        assert dead == (EXPIRED_SPENT,), "the spent leases were buried"
 
 
 def test_without_sequential_scans_off_claims_kept_plan_would_scan_the_table(

@@ -46,14 +46,14 @@ SET LOCAL ROLE :"owner_role";
 -- longer than 12 hours ('infinity' included).
 --
 -- plan_cache_mode = force_generic_plan with enable_seqscan = off: one plan
--- per session, made at the first call and kept until the table's definition
--- or statistics change (planning this five-CTE statement on every call cost
--- about as much as running it). A worker usually
--- first claims an empty queue, and a plan made for an empty table would
--- join the chosen ids to the table by scanning it once per chosen row;
--- with sequential scans off, the plan walks the indexes whatever the table
--- held when it was made (tests/test_claim_plan.py). Every read claim makes
--- has an index to walk.
+-- per session, made at the first call and kept until PostgreSQL invalidates
+-- it (a change to the table, its indexes or its statistics, a VACUUM);
+-- planning this five-CTE statement on every call cost about as much as
+-- running it. A worker usually first claims an empty queue, and the plan
+-- is then made for an empty table, so each step is written to be bounded
+-- whatever the table held: the running jobs of this queue (its partial
+-- index), the head of its queued index, and primary-key probes by id; with
+-- sequential scans off, no step scans the table (tests/test_claim_plan.py).
 
 CREATE OR REPLACE FUNCTION taskboard.claim(
     queue  text,
@@ -144,7 +144,10 @@ BEGIN
            FOR UPDATE SKIP LOCKED
     ),
     buried AS (
-        -- They are dead now, never handed out.
+        -- They are dead now, never handed out. Found by id among this
+        -- queue's running jobs: a plan made while the table was empty walks
+        -- the running jobs' index, and without the queue it would walk every
+        -- queue's.
         UPDATE taskboard.jobs AS j
            SET state = 'dead',
                finished_at = v_now,
@@ -153,8 +156,8 @@ BEGIN
                    'attempt', j.attempt,
                    'worker', j.claimed_by,
                    'at', v_now))
-          FROM doomed AS d
-         WHERE j.id = d.id
+         WHERE j.id = ANY (ARRAY(SELECT d.id FROM doomed AS d))
+           AND j.queue = claim.queue
            AND j.state = 'running'
     ),
     expired AS MATERIALIZED (
