@@ -151,7 +151,7 @@ NPM ?= npm
 bench: tools $(BENCH_VENV)/.installed $(NODE_STAMPS) ## Benchmark against Procrastinate, PgQueuer, pg-boss, Graphile Worker and a pgbench floor (under 25 min)
 	@$(BENCH_VENV)/bin/python bench/run.py $(BENCH_ARGS)
 
-bench-quick: tools $(BENCH_VENV)/.installed $(NODE_STAMPS) ## The benchmark's first look: fewer jobs, one run (about 2 min)
+bench-quick: tools $(BENCH_VENV)/.installed $(NODE_STAMPS) ## The benchmark's first look: fewer jobs, one run (about 2.5 min)
 	@$(BENCH_VENV)/bin/python bench/run.py --quick $(BENCH_ARGS)
 
 $(BENCH_VENV)/.installed: bench/requirements.txt pyproject.toml Makefile
