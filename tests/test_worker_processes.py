@@ -874,9 +874,9 @@ def supervisors(tmp_path: Path) -> Iterator[Callable[..., Supervisor]]:
     """Starts `taskboard worker apps.cli_app:app ARGS...` on a database; kills what is left."""
     started: list[Supervisor] = []
 
-    def start(url: str, *args: str) -> Supervisor:
+    def start(url: str, *args: str, settings: dict[str, str] | None = None) -> Supervisor:
         env = {k: v for k, v in os.environ.items() if not k.startswith("TASKBOARD_")}
-        env.update(TASKBOARD_DATABASE_URL=url, PYTHONUNBUFFERED="1")
+        env.update(TASKBOARD_DATABASE_URL=url, PYTHONUNBUFFERED="1", **(settings or {}))
         log_path = tmp_path / f"supervisor-{len(started)}.log"
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(
@@ -981,7 +981,7 @@ def test_a_child_killed_stops_the_others_and_the_parent_exits_non_zero(
     )
 
 
-@pytest.mark.parametrize("value", ["0", "x", "257"])
+@pytest.mark.parametrize("value", ["0", "x", "257", " 2", "1_0", "２"])
 def test_processes_out_of_range_is_one_line_naming_the_option_and_exit_2(
     make_database: MakeDatabase, value: str
 ) -> None:
@@ -1003,6 +1003,87 @@ def test_processes_out_of_range_is_one_line_naming_the_option_and_exit_2(
     assert len(lines) == 1 and lines[0].startswith("taskboard: error: "), done.stderr
     assert "--processes" in lines[0], lines[0]
     assert "worker process" not in done.stdout + done.stderr
+
+
+def jobs_in(url: str, job_ids: list[int], state: str) -> bool:
+    with psycopg.connect(url, autocommit=True) as conn:
+        found = conn.execute(
+            "SELECT count(*) FROM taskboard.jobs WHERE id = ANY(%s) AND state = %s",
+            [job_ids, state],
+        ).fetchone()
+    return found == (len(job_ids),)
+
+
+def test_sigterm_to_the_parent_and_every_child_at_once_drains_each_child_once(
+    make_database: MakeDatabase, supervisors: Callable[..., Supervisor]
+) -> None:
+    """What systemd's default KillMode=control-group (or pkill -f) does: the children
+    ignore the signal sent to them and drain once, on the parent's request."""
+    url = make_database(deploy=True)
+    parent = supervisors(
+        url,
+        *("--processes", "2", "--concurrency", "1", "--pool-size", "3", "--worker-name", "grp"),
+        settings={"TASKBOARD_SHUTDOWN_GRACE": "1"},
+    )
+    children = parent.children(2)
+    wait_until(
+        lambda: all(f"worker grp-{i} started" in parent.log() for i in children),
+        "every child to start its worker",
+    )
+    job_ids = cli_jobs(url, 2, sleep=30)
+    wait_until(lambda: jobs_in(url, job_ids, "running"), "both jobs to be running")
+
+    for pid in (parent.proc.pid, *children.values()):
+        os.kill(pid, signal.SIGTERM)
+
+    assert parent.wait_exit() == 0, parent.log()
+    assert not [pid for pid in children.values() if alive(pid)]
+    log = parent.log()
+    assert "at once" not in log, log
+    assert log.count("from the parent process: shutting down") == 2, log
+    # Each drained: past its grace it released the job its handler still ran.
+    assert jobs_in(url, job_ids, "queued"), results(url, job_ids)
+
+
+def test_sigterm_while_the_children_start_reaches_every_child(
+    make_database: MakeDatabase, supervisors: Callable[..., Supervisor]
+) -> None:
+    """A signal that arrives while the parent is starting a child is passed on to that
+    child too: the parent asks from its loop, not from its signal handler."""
+    url = make_database(deploy=True)
+    parent = supervisors(
+        url,
+        *("--processes", "4", "--pool-size", "3"),
+        settings={"TASKBOARD_SHUTDOWN_GRACE": "2"},
+    )
+    wait_until(lambda: "worker process 1 of 4 started" in parent.log(), "the first child")
+    parent.proc.send_signal(signal.SIGTERM)
+    assert parent.wait_exit() == 0, parent.log()
+    log = parent.log()
+    assert "did not stop in time" not in log, log
+    started = [int(m[3]) for m in CHILD_STARTED.finditer(log)]
+    assert started and not [pid for pid in started if alive(pid)], log
+
+
+def test_an_empty_worker_name_is_refused_with_processes_as_without(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(deploy=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TASKBOARD_")}
+    env["TASKBOARD_DATABASE_URL"] = url
+    done = subprocess.run(
+        [str(TASKBOARD), "worker", CLI_APP, "--processes", "2", "--worker-name", ""],
+        cwd=TESTS_DIR,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=EXIT_SECONDS,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [done.stderr.strip()], done.stderr
+    assert "WORKER_NAME" in done.stderr and "worker process" not in done.stderr
 
 
 def test_bad_settings_fail_in_the_parent_before_any_child_starts(

@@ -205,6 +205,11 @@ def cmd_worker(args: argparse.Namespace) -> int:
         "worker_name": args.worker_name,
     }
     overrides = {name: value for name, value in given.items() if value is not None}
+    if args.supervised:  # a child of --processes: stopped by its parent alone (see runner)
+        if overrides:
+            with_overrides(app.settings, **overrides)  # bad settings fail before the loop
+        runner.run_until_signalled(lambda stop: app.worker(stop=stop, **overrides), supervised=True)
+        return EXIT_OK
     if args.processes == 1:
         app.run_worker(**overrides)  # bad settings fail before the loop starts
         return EXIT_OK
@@ -225,6 +230,8 @@ def run_worker_processes(
     named = overrides.pop("worker_name", None)
     if named is None and "worker_name" in app.settings.model_fields_set:
         named = app.settings.worker_name
+    if named is not None:
+        with_overrides(app.settings, worker_name=named)  # as given, before the suffixes
     names = [None if named is None else f"{named}-{i}" for i in range(1, args.processes + 1)]
     longest = {} if names[-1] is None else {"worker_name": names[-1]}
     settings = with_overrides(app.settings, **overrides, **longest)
@@ -244,7 +251,7 @@ def run_worker_processes(
         if value is not None:
             options.append(f"{option}={value!r}")
     commands = [
-        [sys.executable, "-m", PROG, "worker", args.app, *options]
+        [sys.executable, "-m", PROG, "worker", args.app, "--supervised", *options]
         + ([] if name is None else [f"--worker-name={name}"])
         for name in names
     ]
@@ -636,11 +643,10 @@ def positive_int(text: str) -> int:
 
 
 def process_count(text: str) -> int:
-    """How many worker processes: 1..MAX_PROCESSES."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    """How many worker processes: 1..MAX_PROCESSES, in plain digits."""
+    if not (text.isascii() and text.isdigit()):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+    value = int(text)
     if not 1 <= value <= MAX_PROCESSES:
         raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_PROCESSES}, got {value}")
     return value
@@ -811,6 +817,9 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"run N worker processes (1..{MAX_PROCESSES}) under one parent, each with its own "
         "pool_size connections, for CPU-bound sync handlers; default 1: this process is the worker",
     )
+    # How --processes starts its children: SIGTERM and SIGINT ignored, the parent's
+    # SIGUSR1 drains, SIGUSR2 exits at once (taskboard.runner). Not for people.
+    worker.add_argument("--supervised", action="store_true", help=argparse.SUPPRESS)
 
     enqueue = command(
         "enqueue",

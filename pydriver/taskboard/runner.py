@@ -6,7 +6,13 @@ signal exits at once, leaving leases to expire.
 
 `supervise` runs several worker processes under one parent
 (``taskboard worker --processes N``): it passes signals on and stops them
-all when one of them exits on its own.
+all when one of them exits on its own. Its children (`supervised`) ignore
+SIGTERM and SIGINT and take their stop from the parent alone: DRAIN_SIGNAL
+to shut down gracefully (repeated, the same shutdown), AT_ONCE_SIGNAL to
+exit at once. So a signal sent to the whole group (systemd's default
+KillMode=control-group, ``pkill -f``) reaches each child once, through the
+parent, and a parent that dies while its children drain does not turn the
+drain into an exit at once.
 """
 
 from __future__ import annotations
@@ -26,11 +32,20 @@ from collections.abc import Awaitable, Callable, Sequence
 log = logging.getLogger(__name__)
 
 EXIT_AT_ONCE = 130  # the second SIGINT/SIGTERM: leases are left to expire
+# How `supervise` stops its children (they ignore SIGTERM and SIGINT).
+DRAIN_SIGNAL = signal.SIGUSR1
+AT_ONCE_SIGNAL = signal.SIGUSR2
 ABANDON_AFTER_SECONDS = 2.0  # how long a task that outlives the worker may take to end
 
 
-def run_until_signalled(work: Callable[[asyncio.Event], Awaitable[None]]) -> None:
+def run_until_signalled(
+    work: Callable[[asyncio.Event], Awaitable[None]], *, supervised: bool = False
+) -> None:
     """Run `work(stop)` in a new event loop; the first SIGTERM/SIGINT sets `stop`.
+
+    `supervised` (a child of `supervise`): SIGTERM and SIGINT are ignored;
+    DRAIN_SIGNAL sets `stop` (again: nothing more), AT_ONCE_SIGNAL exits at
+    once.
 
     Once `work` returns, what still runs on the loop (a handler that ignores
     its cancellation, say) gets ABANDON_AFTER_SECONDS to end and is then
@@ -43,16 +58,34 @@ def run_until_signalled(work: Callable[[asyncio.Event], Awaitable[None]]) -> Non
         loop = asyncio.get_running_loop()
         stop = asyncio.Event()
 
+        def exit_at_once(why: str) -> None:
+            log.warning("%s: exiting at once", why)
+            logging.shutdown()
+            os._exit(EXIT_AT_ONCE)
+
         def on_signal(signum: int) -> None:
             if stop.is_set():
-                log.warning("second %s: exiting at once", signal.Signals(signum).name)
-                logging.shutdown()
-                os._exit(EXIT_AT_ONCE)
+                exit_at_once(f"second {signal.Signals(signum).name}")
             log.info("%s: shutting down", signal.Signals(signum).name)
             stop.set()
 
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, on_signal, signum)
+        def on_drain(signum: int) -> None:
+            if not stop.is_set():
+                log.info("%s from the parent process: shutting down", signal.Signals(signum).name)
+                stop.set()
+
+        if supervised:
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(signum, signal.SIG_IGN)
+            loop.add_signal_handler(DRAIN_SIGNAL, on_drain, DRAIN_SIGNAL)
+            loop.add_signal_handler(
+                AT_ONCE_SIGNAL,
+                exit_at_once,
+                f"{signal.Signals(AT_ONCE_SIGNAL).name} from the parent process",
+            )
+        else:
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(signum, on_signal, signum)
         await work(stop)
 
     loop = asyncio.new_event_loop()
@@ -86,32 +119,34 @@ PR_SET_PDEATHSIG = 1  # prctl(2): the signal a child gets when its parent dies (
 
 
 def supervise(commands: Sequence[Sequence[str]], *, shutdown_grace: float) -> int:
-    """Run each of `commands` as a child process, until a signal or until one exits.
+    """Run each of `commands` (supervised workers) as a child process, until a signal
+    or until one exits.
 
-    The first SIGTERM/SIGINT is sent on to every child, and the parent waits
-    for them; a second is sent on too (the children then exit at once).
-    A child that exits on its own (a crash, a kill, bad settings) is logged
-    with its status, the others get SIGTERM, and the parent returns 1 once
-    they have exited, so that a process manager restarts the whole set. A
-    child still running `shutdown_grace` + STOP_MARGIN_SECONDS after it was
-    told to stop is killed.
+    The first SIGTERM/SIGINT asks every child to drain (DRAIN_SIGNAL), and the
+    parent waits for them; a second asks them to exit at once
+    (AT_ONCE_SIGNAL). The requests are sent from the parent's loop, not its
+    signal handler, so a child started while the signal arrived gets them
+    too. A child that exits on its own (a crash, a kill, bad settings) is
+    logged with its status, the others are asked to drain, and the parent
+    returns 1 once they have exited, so that a process manager restarts the
+    whole set. A child still running `shutdown_grace` + STOP_MARGIN_SECONDS
+    after it was asked to stop is killed.
 
-    Each child runs in a process group of its own, so that a terminal's
-    Ctrl-C reaches it once, through the parent; on Linux it gets SIGTERM
-    when the parent dies without stopping it (kill -9).
-    Returns 0 when every child exited 0 after a signal, EXIT_AT_ONCE when one
-    of them exited at once on a second signal, else 1.
+    Each child runs in a process group of its own and ignores SIGTERM and
+    SIGINT from birth, so a terminal's Ctrl-C or a signal to the whole group
+    reaches it once, through the parent; on Linux it is asked to drain when
+    the parent dies without stopping it (kill -9). A child the parent's
+    request ended before it could handle it (still starting) held nothing.
+    Returns 0 when every child stopped cleanly after a signal, EXIT_AT_ONCE
+    when they were asked to exit at once, else 1.
     """
     children: dict[int, subprocess.Popen[bytes]] = {}  # by index, from 1
+    asked: dict[int, int] = {}  # index -> how far it was asked to stop: 1 drain, 2 at once
     signals: list[int] = []
     parent = os.getpid()
 
     def on_signal(signum: int, frame: object) -> None:
         signals.append(signum)
-        for child in children.values():
-            if child.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    child.send_signal(signum)
 
     previous = {
         signum: signal.signal(signum, on_signal) for signum in (signal.SIGTERM, signal.SIGINT)
@@ -126,7 +161,7 @@ def supervise(commands: Sequence[Sequence[str]], *, shutdown_grace: float) -> in
             child = subprocess.Popen(
                 list(command),
                 process_group=0,
-                preexec_fn=functools.partial(_die_with_parent, parent),
+                preexec_fn=functools.partial(_start_supervised, parent),
             )
             children[index] = child
             log.info("worker process %d of %d started: pid %d", index, len(commands), child.pid)
@@ -134,20 +169,26 @@ def supervise(commands: Sequence[Sequence[str]], *, shutdown_grace: float) -> in
         while len(statuses) < len(children):
             if len(signals) > announced:
                 log.info(
-                    "%s: stopping %d worker process(es)",
+                    "%s: stopping %d worker process(es)%s",
                     signal.Signals(signals[announced]).name,
                     len(children) - len(statuses),
+                    "" if announced == 0 else " at once",
                 )
                 announced = len(signals)
                 if stop_deadline is None:
                     stop_deadline = time.monotonic() + shutdown_grace + STOP_MARGIN_SECONDS
+            wanted = min(len(signals), 2) or (1 if crashed is not None else 0)
+            for index, child in children.items():
+                if index not in statuses and asked.get(index, 0) < wanted:
+                    asked[index] = wanted
+                    with contextlib.suppress(ProcessLookupError):
+                        child.send_signal(DRAIN_SIGNAL if wanted == 1 else AT_ONCE_SIGNAL)
             for index, child in children.items():
                 status = child.poll()
                 if index in statuses or status is None:
                     continue
-                statuses[index] = status
-                stopping = bool(signals) or crashed is not None
-                if stopping:
+                statuses[index] = _as_asked(status, asked.get(index, 0))
+                if asked.get(index, 0):
                     log.info(
                         "worker process %d (pid %d) stopped (%s)",
                         index,
@@ -163,10 +204,6 @@ def supervise(commands: Sequence[Sequence[str]], *, shutdown_grace: float) -> in
                     _exit_text(status),
                 )
                 stop_deadline = time.monotonic() + shutdown_grace + STOP_MARGIN_SECONDS
-                for other in children.values():
-                    if other.poll() is None:
-                        with contextlib.suppress(ProcessLookupError):
-                            other.send_signal(signal.SIGTERM)
             if stop_deadline is not None and time.monotonic() > stop_deadline:
                 for index, child in children.items():
                     if index not in statuses and child.poll() is None:
@@ -192,6 +229,17 @@ def supervise(commands: Sequence[Sequence[str]], *, shutdown_grace: float) -> in
     return EXIT_AT_ONCE if EXIT_AT_ONCE in statuses.values() else 1
 
 
+def _as_asked(status: int, asked: int) -> int:
+    """A child's exit status, with the parent's own request counted as what it asked for:
+    a child ended by DRAIN_SIGNAL before it could handle it was still starting and held
+    nothing (0); one ended by AT_ONCE_SIGNAL exited at once (EXIT_AT_ONCE)."""
+    if asked >= 1 and status == -DRAIN_SIGNAL:
+        return 0
+    if asked >= 2 and status == -AT_ONCE_SIGNAL:
+        return EXIT_AT_ONCE
+    return status
+
+
 def _exit_text(status: int) -> str:
     """`Popen.returncode` in words: "exit status 3", "killed by SIGKILL"."""
     if status < 0:
@@ -203,14 +251,18 @@ def _exit_text(status: int) -> str:
     return f"exit status {status}"
 
 
-def _die_with_parent(parent: int) -> None:
-    """In a new child, before exec: ask Linux for SIGTERM when `parent` dies.
+def _start_supervised(parent: int) -> None:
+    """In a new child, before exec: ignore SIGTERM and SIGINT from birth (the parent
+    passes stops on as DRAIN_SIGNAL and AT_ONCE_SIGNAL), and on Linux ask for
+    DRAIN_SIGNAL when `parent` dies.
 
-    Elsewhere (no prctl) nothing: the child then outlives a parent killed by SIGKILL.
+    Elsewhere (no prctl) a child outlives a parent killed by SIGKILL.
     """
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, signal.SIG_IGN)
     if not sys.platform.startswith("linux"):
         return
     libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    libc.prctl(PR_SET_PDEATHSIG, DRAIN_SIGNAL)
     if os.getppid() != parent:  # it died before prctl took effect
-        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), DRAIN_SIGNAL)
