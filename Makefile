@@ -58,7 +58,7 @@ db-stop: ## Stop the dev PostgreSQL servers
 	@$(DEVDB_STDLIB) stop --pg 18
 	@$(DEVDB_STDLIB) stop --pg 15
 
-test: test-pg18 ## Run all tests on PostgreSQL 18, then on 15 when Debian's PostgreSQL 15 is installed
+test: test-pg18 ## Run all tests on PostgreSQL 18, then on 15 when Debian's PostgreSQL 15 is installed, then make model
 	@if [ -n "$${TASKBOARD_DATABASE_URL:-}" ]; then \
 	  echo "== TASKBOARD_DATABASE_URL is set: the PostgreSQL 15 run is skipped"; \
 	elif [ -x $(PG15_POSTGRES) ]; then \
@@ -66,6 +66,8 @@ test: test-pg18 ## Run all tests on PostgreSQL 18, then on 15 when Debian's Post
 	else \
 	  echo "== $(PG15_POSTGRES) not found: the PostgreSQL 15 run is skipped"; \
 	fi
+	@echo "== make model"
+	@$(MAKE) --no-print-directory model
 
 test-pg18: ## Recreate taskboard_test, deploy it as a non-superuser, pg_prove and pytest on the dev PostgreSQL 18 (or TASKBOARD_DATABASE_URL)
 test-pg15: ## The same on Debian's PostgreSQL 15 (.taskboard/pg15, run as user postgres)
