@@ -41,6 +41,12 @@ def expire(url: str, job_id: int) -> None:
         )
 
 
+def make_runnable(url: str, job_id: int) -> None:
+    """Time passes: the job's run_at moved to now, as the table owner."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("UPDATE taskboard.jobs SET run_at = clock_timestamp() WHERE id = %s", [job_id])
+
+
 @contextlib.contextmanager
 def login_role(url: str, *grants: str) -> Iterator[str]:
     """The URL of `url`'s database for a new LOGIN role granted `grants` (roles), dropped after.

@@ -26,7 +26,7 @@ import psycopg.sql
 import pytest
 
 from conftest import MakeDatabase
-from sqlhelpers import connect, value
+from sqlhelpers import connect, make_runnable, value
 from taskboard import AsyncContext, JobEvent, SyncContext, Taskboard, sql
 from test_worker import FAST, finished, job, make_app, only_error, run_worker_until
 
@@ -85,7 +85,10 @@ def test_stale_handler_is_not_told_it_holds_a_job_the_same_worker_claimed_again(
     make_database: MakeDatabase,
 ) -> None:
     """Cancelled, retried and claimed again by the same worker: the first handler's
-    still_holder() asks for its own token, not for whoever holds the job id now."""
+    still_holder() asks for its own token, not for whoever holds the job id now.
+
+    retry makes such a job due only when the cancelled lease ends; here it is made due at
+    once, as a retry of a schema before 0.4.2 or an operator's UPDATE does."""
     url = make_database(deploy=True)
     app = make_app(url)
     starts: list[AsyncContext] = []
@@ -111,6 +114,7 @@ def test_stale_handler_is_not_told_it_holds_a_job_the_same_worker_claimed_again(
             with connect(url, ADMIN) as admin:
                 assert value(admin, "SELECT taskboard.cancel(%s)", [job_id]) is True
                 assert value(admin, "SELECT taskboard.retry(%s)", [job_id]) is True
+            await asyncio.to_thread(make_runnable, url, job_id)
             await wait_for(lambda: len(answers) == 2, "both handlers' holder checks")
             await wait_for(finished(url, job_id), "the job to finish")
         assert starts[0].token != starts[1].token
@@ -122,6 +126,47 @@ def test_stale_handler_is_not_told_it_holds_a_job_the_same_worker_claimed_again(
             2,
             starts[1].token,
         )
+
+    asyncio.run(main())
+    app.close()
+
+
+def test_a_job_retried_after_a_cancel_starts_again_only_once_its_first_handler_was_given_up(
+    make_database: MakeDatabase,
+) -> None:
+    """Cancel a running job and retry it at once: no second handler starts beside the
+    first. The job is due when the cancelled lease ends; the first handler is given up
+    before, at the renewal the cancel refuses."""
+    url = make_database(deploy=True)
+    app = make_app(url)
+    seen: list[str] = []
+
+    @app.task("charge")
+    async def charge(ctx: AsyncContext, payload: Any) -> int:
+        n = sum(1 for what in seen if what.startswith("start"))
+        seen.append(f"start {n + 1}")
+        if n == 0:
+            try:
+                await asyncio.sleep(DEADLINE_SECONDS)
+            except asyncio.CancelledError:
+                seen.append("given up 1")
+                raise
+        return n + 1
+
+    async def main() -> None:
+        job_id = app.enqueue("charge", max_attempts=1)
+        async with worker_running(app, pool_size=4, lease=2):
+            await wait_for(lambda: seen == ["start 1"], "the first claim")
+            deadline = job(url, job_id)["lease_expires_at"]
+            with connect(url, ADMIN) as admin:
+                assert value(admin, "SELECT taskboard.cancel(%s)", [job_id]) is True
+                assert value(admin, "SELECT taskboard.retry(%s)", [job_id]) is True
+            assert job(url, job_id)["run_at"] == deadline
+            await wait_for(finished(url, job_id), "the job to finish")
+        assert seen == ["start 1", "given up 1", "start 2"]
+        row = job(url, job_id)
+        assert (row["state"], row["result"], row["attempt"], row["fence"]) == ("succeeded", 2, 1, 2)
+        assert row["started_at"] >= deadline
 
     asyncio.run(main())
     app.close()

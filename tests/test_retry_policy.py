@@ -19,6 +19,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from sqlhelpers import make_runnable
 from taskboard import (
     Abort,
     AsyncContext,
@@ -61,12 +62,6 @@ def db_clock(url: str) -> dt.datetime:
     assert row is not None
     now: dt.datetime = row[0]
     return now
-
-
-def make_runnable(url: str, job_id: int) -> None:
-    """Time passes: the job's run_at moved to now, as the table owner."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("UPDATE taskboard.jobs SET run_at = clock_timestamp() WHERE id = %s", [job_id])
 
 
 # -- max_attempts at registration -------------------------------------------------------

@@ -1,11 +1,13 @@
 -- retry(job_id): an administrator queues a dead or cancelled job again,
--- runnable now, attempts reset, error history kept. false for any other
--- state, and when the job's dedupe_key is now held by another unfinished
--- job of its queue and task; nothing changes then. Administrators only.
+-- attempts reset, error history kept: runnable now, or, for a job cancelled
+-- under a lease that has not run out, when that lease ends (its holder may
+-- still believe it holds the job). false for any other state, and when the
+-- job's dedupe_key is now held by another unfinished job of its queue and
+-- task; nothing changes then. Administrators only.
 -- (The NOTIFY it sends is only delivered at commit: pytest covers it.)
 
 BEGIN;
-SELECT plan(33);
+SELECT plan(40);
 
 SELECT coalesce(max(id), 0) + 1000000 AS unknown_id FROM taskboard.jobs \gset
 
@@ -63,28 +65,49 @@ SELECT is(taskboard.complete(job_id => :d_id, token => :'d_token2'), true,
 RESET ROLE;
 SELECT is(:d_attempt, 1, 'the retried single-attempt job is claimed again as attempt 1');
 
--- Cancelled while queued, and while running.
+-- Cancelled while queued, while running, and while running on a lease that
+-- had already run out.
 SET LOCAL ROLE taskboard_producer;
 SELECT taskboard.enqueue(task => 'invoice', queue => 'retry-c') AS c_id \gset
 SELECT taskboard.enqueue(task => 'invoice', queue => 'retry-x') AS x_id \gset
+SELECT taskboard.enqueue(task => 'invoice', queue => 'retry-e') AS e_id \gset
 RESET ROLE;
 SET LOCAL ROLE taskboard_worker;
-SELECT token AS x_token FROM taskboard.claim(queue => 'retry-x', worker => 'worker-a') WHERE job_id = :x_id \gset
+SELECT token AS x_token FROM taskboard.claim(queue => 'retry-x', worker => 'worker-a', lease => '5 minutes')
+ WHERE job_id = :x_id \gset
+SELECT token AS e_token FROM taskboard.claim(queue => 'retry-e', worker => 'worker-a') WHERE job_id = :e_id \gset
 RESET ROLE;
+UPDATE taskboard.jobs SET lease_expires_at = clock_timestamp() - interval '1 second' WHERE id = :e_id;
+SELECT lease_expires_at AS x_deadline FROM taskboard.jobs WHERE id = :x_id \gset
+SELECT clock_timestamp() AS t0 \gset
 SET LOCAL ROLE taskboard_admin;
 SELECT ok(taskboard.cancel(job_id => :c_id), 'an administrator cancels queued job c');
 SELECT ok(taskboard.cancel(job_id => :x_id), 'an administrator cancels running job x');
+SELECT ok(taskboard.cancel(job_id => :e_id), 'an administrator cancels running job e, its lease run out');
 SELECT is(taskboard.retry(job_id => :c_id), true, 'an administrator retries a job cancelled while queued');
 SELECT is(taskboard.retry(job_id => :x_id), true, 'an administrator retries a job cancelled while running');
+SELECT is(taskboard.retry(job_id => :e_id), true, 'an administrator retries a job cancelled after its lease ran out');
 RESET ROLE;
+SELECT clock_timestamp() AS t1 \gset
 SELECT is((SELECT count(*) FROM taskboard.jobs
-            WHERE id IN (:c_id, :x_id) AND state = 'queued' AND attempt = 0 AND finished_at IS NULL),
-          2::bigint, 'both cancelled jobs are queued again with attempts reset');
+            WHERE id IN (:c_id, :x_id, :e_id) AND state = 'queued' AND attempt = 0 AND finished_at IS NULL),
+          3::bigint, 'the cancelled jobs are queued again with attempts reset');
+SELECT is((SELECT run_at FROM taskboard.jobs WHERE id = :x_id), :'x_deadline'::timestamptz,
+          'a job cancelled under a live lease is runnable when that lease ends, not before');
+SELECT ok((SELECT bool_and(run_at BETWEEN :'t0'::timestamptz AND :'t1'::timestamptz)
+             FROM taskboard.jobs WHERE id IN (:c_id, :e_id)),
+          'a job cancelled while queued, or after its lease ran out, is runnable now');
 SET LOCAL ROLE taskboard_worker;
+SELECT is_empty($$SELECT * FROM taskboard.claim(queue => 'retry-x', worker => 'worker-b')$$,
+                'no second worker can claim the job while the lease cancelled under its holder lasts');
+SELECT is((SELECT job_id FROM taskboard.claim(queue => 'retry-e', worker => 'worker-b')), :e_id::bigint,
+          'a job whose lease had run out before the cancel is claimed again at once');
 SELECT is(taskboard.lease_state(job_id => :x_id, token => :'x_token'), 'lost',
           'the holder from before the cancel is still told lost after the retry');
 SELECT is(taskboard.complete(job_id => :x_id, token => :'x_token'), false,
           'the holder from before the cancel cannot complete the retried job');
+SELECT is(taskboard.renew(job_id => :x_id, token => :'x_token'), NULL,
+          'nor renew it: its lease is not extended while the retried job waits');
 RESET ROLE;
 
 -- Other states: queued, running, succeeded.

@@ -429,9 +429,10 @@ class Taskboard:
         return await self._aproduce(sql.acancel, sql.job_params(job_id), conn, role=ADMIN_ROLE)
 
     def retry(self, job_id: int, *, conn: psycopg.Connection[Any] | None = None) -> bool:
-        """Queue a dead or cancelled job again now, its attempts reset. False for any other
-        state, an unknown job, or when its dedupe key is held by another unfinished job.
-        Needs the admin role."""
+        """Queue a dead or cancelled job again, its attempts reset: runnable now, or, when
+        it was cancelled under a lease that has not run out, once that lease ends. False for
+        any other state, an unknown job, or when its dedupe key is held by another unfinished
+        job. Needs the admin role."""
         return self._produce(sql.retry, sql.job_params(job_id), conn, role=ADMIN_ROLE)
 
     async def aretry(

@@ -1,0 +1,7 @@
+-- Revert taskboard:retry from pg
+
+BEGIN;
+
+DROP FUNCTION taskboard.retry(bigint);
+
+COMMIT;
