@@ -188,13 +188,14 @@ bench/%/node_modules/.installed: bench/%/package.json
 
 # -- model -----------------------------------------------------------------------
 # The lease protocol as a Promela model (model/taskboard.pml), checked by Spin:
-# safety and liveness for 2 and 3 workers, and mutants and a known finding that
-# must each give a counterexample (model/README.md). Spin, bc and gcc come from
+# safety and liveness for 2 and 3 workers, one job or two under a queue limit,
+# and mutants that must each give a counterexample (model/README.md), two
+# configurations at once (MODEL_JOBS). Spin, bc and gcc come from
 # apt-get when missing, as the other tools do.
 MODEL_PACKAGES := spin bc gcc
 
 .PHONY: model
-model: ## Check the lease protocol's model with Spin: the model passes, each mutant fails (about a minute)
+model: ## Check the lease protocol's model with Spin: the model passes, each mutant fails (about three minutes)
 	@if ! command -v spin >/dev/null || ! command -v bc >/dev/null || ! command -v gcc >/dev/null; then \
 	  if [ "$$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then \
 	    echo "make model needs spin, bc and gcc (on Debian: apt-get install $(MODEL_PACKAGES))" >&2; \

@@ -1,42 +1,46 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # make model: check model/taskboard.pml with Spin and report each configuration.
 #
 #   expect=pass  the model (safety: every assertion in every reachable state;
 #                liveness: the LTL claim `finishes` under weak fairness)
-#   expect=fail  a mutant, or the model of a behaviour known to break a
-#                property: Spin must find a counterexample that violates the
+#   expect=fail  a mutant: Spin must find a counterexample that violates the
 #                property named (its trail is kept in model/trails/). Mutants
-#                are built with -DNO_STEP_ASSERTS: only the global properties,
-#                not the asserts that restate a step's own guard, may catch
-#                them (renew's contract, "it extends only a live lease", is
-#                the one step property kept).
-# Exit 1 when any configuration ends otherwise than expected.
+#                are built with -DNO_STEP_ASSERTS: only the properties, not the
+#                asserts that restate a step's own guard, may catch them.
+# Runs MODEL_JOBS configurations at once (default 2). Exit 1 when any
+# configuration ends otherwise than expected.
 set -u
 cd "$(dirname "$0")"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p trails
-status=0
+rm -f trails/*.trail
+jobs=${MODEL_JOBS:-2}
+names=()
 
-check() {  # check NAME EXPECT VIOLATION MODE DEFINES...
-    name=$1 expect=$2 violation=$3 mode=$4
+run() {  # run NAME EXPECT VIOLATION MODE DEFINES...: one configuration, one line
+    local name=$1 expect=$2 violation=$3 mode=$4
     shift 4
-    cp taskboard.pml "$work/model.pml"
-    (cd "$work" && spin -a "$@" model.pml >/dev/null) || { echo "$name: spin -a failed"; status=1; return; }
+    local dir="$work/$name" flags got verdict what errors states depth incomplete start took out
+    mkdir "$dir"
+    cp taskboard.pml "$dir/model.pml"
+    if ! (cd "$dir" && spin -a "$@" model.pml >/dev/null); then
+        echo "$name: spin -a failed"; return 1
+    fi
     if [ "$mode" = safety ]; then
-        (cd "$work" && gcc -O2 -w -DNOCLAIM -DSAFETY -o pan pan.c) || { status=1; return; }
-        flags="-m2000000"
+        (cd "$dir" && gcc -O2 -w -DNOCLAIM -DSAFETY -DMEMLIM=8000 -o pan pan.c) || return 1
+        flags="-m3000000"
     else
-        (cd "$work" && gcc -O2 -w -DNFAIR=4 -o pan pan.c) || { status=1; return; }
-        flags="-m2000000 -a -f"
+        (cd "$dir" && gcc -O2 -w -DNFAIR=4 -DMEMLIM=8000 -o pan pan.c) || return 1
+        flags="-m3000000 -a -f"
     fi
     start=$(date +%s.%N)
-    out=$(cd "$work" && ./pan $flags 2>&1)
+    out=$(cd "$dir" && ./pan $flags 2>&1)
     took=$(echo "$(date +%s.%N) - $start" | bc)
     errors=$(echo "$out" | sed -n 's/.*errors: \([0-9]*\).*/\1/p')
     states=$(echo "$out" | sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p')
     depth=$(echo "$out" | sed -n 's/.*depth reached \([0-9]*\).*/\1/p')
-    incomplete=$(echo "$out" | grep -c "Search not completed\|max search depth too small")
+    incomplete=$(echo "$out" | grep -c "Search not completed\|max search depth too small\|out of memory")
     what=$(echo "$out" | grep -m1 "assertion violated\|acceptance cycle" | sed 's/^pan:1: //; s/ (at depth.*//')
     if [ "$errors" = 0 ]; then
         got=pass
@@ -45,31 +49,57 @@ check() {  # check NAME EXPECT VIOLATION MODE DEFINES...
     else
         got="error"                     # pan broke, or another property than the one named
     fi
-    if [ "$got" = pass ] && [ "$incomplete" != 0 ] && [ "$expect" = pass ]; then got="incomplete"; fi
-    if [ "$got" = "$expect" ]; then verdict=ok; else verdict="NOT AS EXPECTED"; status=1; fi
-    if [ "$got" = fail ] && [ -f "$work/model.pml.trail" ]; then
-        cp "$work/model.pml.trail" "trails/$name.trail"
+    if [ "$got" = pass ] && [ "$incomplete" != 0 ]; then got="incomplete"; fi
+    if [ "$got" = "$expect" ]; then verdict=ok; else verdict="NOT AS EXPECTED"; fi
+    if [ "$got" = fail ] && [ -f "$dir/model.pml.trail" ]; then
+        cp "$dir/model.pml.trail" "trails/$name.trail"
     fi
     case "$what" in "$INV"*) what="the invariant (see model/README.md)" ;; esac
-    printf '%-28s %-8s %-5s expected %-5s %-16s states %-9s depth %-5s %5.1fs %s\n' \
+    printf '%-28s %-8s %-5s expected %-5s %-16s states %-9s depth %-5s %6.1fs %s\n' \
         "$name" "$mode" "$got" "$expect" "$verdict" "$states" "$depth" "$took" "$what"
+    [ "$verdict" = ok ]
 }
 
-echo "Spin $(spin -V | sed -n 's/Spin Version \([^ ]*\).*/\1/p'): one job, N workers, max_attempts 3, lease 2 ticks"
-INV="assertion violated ((((attempt"     # the invariant monitored in every state
+check() {  # check NAME ...: run in the background, at most $jobs at once
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+    names+=("$1")
+    (run "$@" > "$work/$1.line" 2>&1; echo $? > "$work/$1.status") &
+}
+
+echo "Spin $(spin -V | sed -n 's/Spin Version \([^ ]*\).*/\1/p'): N workers, lease 2 ticks; one job with max_attempts 3," \
+     "or two with max_attempts 2 and a queue limit of 1"
+INV="assertion violated ((((attempt"   # the invariant monitored in every state
+# Two jobs: a queue limit of 1 the operator may lift, smaller budgets.
+J2="-DNJ=2 -DLIMIT=1 -DCONTROL=1 -DADMIN=0 -DMAXATT=2 -DCRASHES=1 -DRENEWS=1"
+L=-DLIVENESS
+
 check safety-n2                  pass "" safety   -DNW=2 -DADMIN=0
 check safety-n3                  pass "" safety   -DNW=3 -DADMIN=0
-check liveness-n2                pass "" liveness -DNW=2 -DADMIN=0
-check liveness-n3                pass "" liveness -DNW=3 -DADMIN=0
-check finding-retry-at-once      fail "$INV" safety -DNW=2
-check safety-n2-retry-waits      pass "" safety   -DNW=2 -DRETRY_WAITS_FOR_LEASE
-check liveness-n2-retry-waits    pass "" liveness -DNW=2 -DRETRY_WAITS_FOR_LEASE
-check safety-n3-retry-waits      pass "" safety   -DNW=3 -DRETRY_WAITS_FOR_LEASE
-M="-DNW=2 -DRETRY_WAITS_FOR_LEASE -DNO_STEP_ASSERTS"
-check mutant-complete-by-id      fail "$INV" safety $M -DMUTANT_COMPLETE_BY_ID
-check mutant-renew-expired       fail "(left>0)" safety $M -DMUTANT_RENEW_EXPIRED
+check liveness-n2                pass "" liveness -DNW=2 -DADMIN=0 $L
+check liveness-n3                pass "" liveness -DNW=3 -DADMIN=0 $L
+check safety-n2-operator         pass "" safety   -DNW=2 -DCONTROL=2
+check liveness-n2-operator       pass "" liveness -DNW=2 -DCONTROL=1 $L
+check safety-n3-operator         pass "" safety   -DNW=3 -DCONTROL=1 -DCRASHES=1 -DRENEWS=1
+check safety-n2-two-jobs         pass "" safety   -DNW=2 $J2
+check liveness-n2-two-jobs       pass "" liveness -DNW=2 $J2 $L
+check safety-n3-two-jobs         pass "" safety   -DNW=3 $J2
+M="-DNW=2 -DNO_STEP_ASSERTS"
+check mutant-complete-by-id      fail "(succeeded_by[job[w]]==held[w])" safety $M -DMUTANT_COMPLETE_BY_ID
+check mutant-renew-expired       fail "(left[job[w]]>0)" safety $M -DMUTANT_RENEW_EXPIRED
 check mutant-claim-live          fail "$INV" safety $M -DMUTANT_CLAIM_LIVE
 check mutant-fail-any-token      fail "$INV" safety $M -DMUTANT_FAIL_ANY_TOKEN
-check mutant-complete-any-state  fail "(state==before)" safety $M -DMUTANT_COMPLETE_ANY_STATE
-check mutant-retry-resets-fence  fail "(fence>last_fence)" safety $M -DMUTANT_RETRY_RESETS_FENCE
+check mutant-complete-any-state  fail "(state[j]==before[j])" safety $M -DMUTANT_COMPLETE_ANY_STATE
+check mutant-retry-resets-fence  fail "(fence[pick]>last_fence[pick])" safety $M -DMUTANT_RETRY_RESETS_FENCE
+check mutant-retry-at-once       fail "$INV" safety $M -DMUTANT_RETRY_AT_ONCE
+check mutant-repeat-any-token    fail "(succeeded_by[job[w]]==held[w])" safety $M -DMUTANT_REPEAT_ANY_TOKEN
+check mutant-claim-paused        fail "!(paused)" safety $M -DCONTROL=2 -DMUTANT_CLAIM_PAUSED
+check mutant-limit-counts-live   fail "( !(started)||(limit==0))" safety $M $J2 -DMUTANT_LIMIT_COUNTS_LIVE
+check mutant-never-buries        fail "acceptance cycle" liveness -DNW=2 -DADMIN=0 $L -DMUTANT_NEVER_BURIES
+wait
+
+status=0
+for name in "${names[@]}"; do
+    cat "$work/$name.line"
+    [ "$(cat "$work/$name.status" 2>/dev/null)" = 0 ] || status=1
+done
 exit $status

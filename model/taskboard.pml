@@ -1,66 +1,111 @@
 /*
  * The lease protocol of taskboard.claim, renew, complete, fail, release,
- * cancel and retry (db/functions/), one job and NW workers, checked with Spin.
+ * cancel, retry, pause, resume and set_queue_limit (db/functions/): NJ jobs
+ * of one queue and NW workers, checked with Spin.
  *
  * Each SQL function is one atomic step here: PostgreSQL runs its UPDATE as
  * one compare-and-set on the job's row (row lock, then the WHERE re-checked
- * on the latest row version). Time is abstracted to what the guards compare:
- * how long a lease has left, in ticks (`left`: lease_expires_at - clock,
- * never below 0) and how long until a queued job is due (`wait`), both
- * ticked down by `clock`. model/README.md maps each step to its SQL file
- * and the exact guard.
+ * on the latest row version), and a claim of a limited queue holds the
+ * queue's row while it counts. Time is abstracted to what the guards
+ * compare: how long a lease has left, in ticks (`left`: lease_expires_at -
+ * clock, never below 0) and how long until a queued job is due (`wait`),
+ * both ticked down by `clock`. model/README.md maps each step to its SQL
+ * file and the exact guard.
  *
  * Mutants (check.sh builds each with one -D, and with -DNO_STEP_ASSERTS so
- * that only the global properties can catch it): MUTANT_COMPLETE_BY_ID,
- * MUTANT_RENEW_EXPIRED, MUTANT_CLAIM_LIVE, MUTANT_FAIL_ANY_TOKEN,
- * MUTANT_COMPLETE_ANY_STATE, MUTANT_RETRY_RESETS_FENCE.
+ * that only the properties, not an assert restating a step's own guard, can
+ * catch it): MUTANT_COMPLETE_BY_ID, MUTANT_RENEW_EXPIRED, MUTANT_CLAIM_LIVE,
+ * MUTANT_FAIL_ANY_TOKEN, MUTANT_COMPLETE_ANY_STATE, MUTANT_RETRY_RESETS_FENCE,
+ * MUTANT_RETRY_AT_ONCE (retry as in 0.4.1), MUTANT_REPEAT_ANY_TOKEN,
+ * MUTANT_CLAIM_PAUSED, MUTANT_LIMIT_COUNTS_LIVE; and for liveness,
+ * MUTANT_NEVER_BURIES.
  */
 
 #ifndef NW
 #define NW 2            /* workers */
 #endif
+#ifndef NJ
+#define NJ 1            /* jobs, all in one queue: 1 or 2 */
+#endif
 #ifndef MAXATT
-#define MAXATT 3        /* the job's max_attempts */
+#define MAXATT 3        /* each job's max_attempts */
 #endif
 #define LEASE 2         /* a lease, in ticks */
+#ifndef CRASHES
 #define CRASHES 2       /* worker crashes (restarts) in a run: each forgets what it held */
+#endif
+#ifndef RELEASES
 #define RELEASES 1      /* releases in a run (release gives the attempt back: unbounded, no end) */
+#endif
+#ifndef RENEWS
 #define RENEWS 2        /* renewals of one claim: every handler ends */
+#endif
 #ifndef ADMIN
 #define ADMIN 2         /* cancels plus retries in a run */
+#endif
+#ifndef CONTROL
+#define CONTROL 0       /* pauses, resumes and limit changes in a run */
+#endif
+#ifndef LIMIT
+#define LIMIT 0         /* the queue's max_running at the start (0: none) */
 #endif
 
 mtype = { QUEUED, RUNNING, SUCCEEDED, DEAD, CANCELLED };
 
-/* The job's row. */
-mtype state = QUEUED;
-byte token = 0;         /* lease_token: 0 none; a fresh value at every claim */
-byte left = 0;          /* lease_expires_at - clock, 0 once expired */
-byte wait = 0;          /* run_at - clock for a queued job, 0 once due */
-byte attempt = 0;
-byte fence = 0;
+/* The jobs' rows. */
+mtype state[NJ] = QUEUED;
+byte token[NJ];         /* lease_token: 0 none; a fresh value at every claim of the job */
+byte left[NJ];          /* lease_expires_at - clock, 0 once expired */
+byte wait[NJ];          /* run_at - clock for a queued job, 0 once due */
+byte attempt[NJ];
+byte fence[NJ];
 
-byte next_token = 1;
+/* The queue's row. */
+bool paused = false;
+byte limit = LIMIT;     /* max_running, 0: none */
 
-/* What each worker believes: the token it holds (0: none) and its lease's time left. */
+/* What each worker believes: the job it holds (one claim at a time, batch 1),
+ * the token it was given (0: none) and its lease's time left. */
+byte job[NW];
 byte held[NW];
 byte mine_left[NW];
 byte renewed[NW];       /* renewals asked for this claim */
+bool again[NW];         /* its complete's answer was lost: it asks again, nothing else */
 
 /* Budgets that let a run end, and ghosts for the properties. */
 byte crashes = 0;
 byte releases = 0;
 byte admin = 0;
-byte last_fence = 0;
-bool ever_succeeded = false;
+byte control = 0;
+byte last_fence[NJ];
+byte succeeded_by[NJ];  /* the token that completed the job, 0: none */
 bool revoked[NW];       /* an operator cancelled the job while this worker held it */
-mtype before;           /* the job's state before the step being taken */
+mtype before[NJ];       /* each job's state before the step being taken */
 
-#define terminal (state == SUCCEEDED || state == DEAD || state == CANCELLED)
+#define terminal(j) (state[j] == SUCCEEDED || state[j] == DEAD || state[j] == CANCELLED)
+#if NJ == 1
+#define finished (terminal(0))
+#else
+#define finished (terminal(0) && terminal(1))
+#endif
 #define live(w) (held[w] != 0 && mine_left[w] > 0)
 
 /* A worker that acts holds its token; success only with the current one. */
-#define current(w) (state == RUNNING && token == held[w])
+#define current(w) (state[job[w]] == RUNNING && token[job[w]] == held[w])
+
+/* An expired lease with no attempt left: claim buries it; it counts for no limit. */
+#define doomed(j) (state[j] == RUNNING && left[j] == 0 && attempt[j] >= MAXATT)
+#define reclaimable(j) (state[j] == RUNNING && left[j] == 0 && attempt[j] < MAXATT)
+#define due(j) (state[j] == QUEUED && wait[j] == 0)
+#if NJ == 1
+#define running_now (state[0] == RUNNING -> 1 : 0)
+#define cancellable (state[0] == QUEUED || state[0] == RUNNING)
+#define retriable (state[0] == DEAD || state[0] == CANCELLED)
+#else
+#define running_now ((state[0] == RUNNING -> 1 : 0) + (state[1] == RUNNING -> 1 : 0))
+#define cancellable (state[0] == QUEUED || state[0] == RUNNING || state[1] == QUEUED || state[1] == RUNNING)
+#define retriable (state[0] == DEAD || state[0] == CANCELLED || state[1] == DEAD || state[1] == CANCELLED)
+#endif
 
 #ifdef NO_STEP_ASSERTS
 #define step_assert(e) skip
@@ -71,37 +116,111 @@ mtype before;           /* the job's state before the step being taken */
 inline forget(w) {
     held[w] = 0;
     mine_left[w] = 0;
-    revoked[w] = false
+    revoked[w] = false;
+    again[w] = false
+}
+
+inline remember() {
+    for (j : 0 .. NJ - 1) { before[j] = state[j] }
+    j = 0
 }
 
 /* Dead and cancelled change only by retry: checked after every worker step. */
 inline terminal_kept() {
-    assert(!(before == DEAD || before == CANCELLED) || state == before)
+    for (j : 0 .. NJ - 1) {
+        assert(!(before[j] == DEAD || before[j] == CANCELLED) || state[j] == before[j]);
+        before[j] = 0
+    }
+    j = 0
 }
 
-/* claim: queued and due, or running with an expired lease; a spent one is buried. */
+/* A requeued job is due at once or later (release's delay, fail's retry_in). */
+inline requeue(k) {
+    state[k] = QUEUED;
+    if
+    :: wait[k] = 0
+    :: wait[k] = 1
+    fi
+}
+
+/* claim: nothing from a paused queue; else bury every spent lease, then take
+ * one job: an expired lease with attempts left, or a queued job that is due
+ * while fewer than the limit run. Which one, when both could be taken, is
+ * left open (the SQL orders by priority, run_at, id). */
 inline claim(w) {
+#ifdef MUTANT_CLAIM_PAUSED
+    /* pause only stops new starts; expired leases are still reclaimed */
+#else
+    if
+    :: paused -> goto claimed
+    :: else -> skip
+    fi;
+#endif
+    for (j : 0 .. NJ - 1) {
+        if
+#ifndef MUTANT_NEVER_BURIES
+        :: doomed(j) -> state[j] = DEAD         /* buried, not handed out */
+#endif
+        :: else -> skip
+        fi
+    }
+    running = 0;
+    for (j : 0 .. NJ - 1) {
+        if
+#ifdef MUTANT_LIMIT_COUNTS_LIVE
+        :: state[j] == RUNNING && left[j] > 0 -> running++
+#else
+        :: state[j] == RUNNING -> running++
+#endif
+        :: else -> skip
+        fi
+    }
+    room = (limit == 0 || running < limit);
+    pick = NJ;
     if
 #ifdef MUTANT_CLAIM_LIVE
-    :: (state == QUEUED && wait == 0) || (state == RUNNING && attempt < MAXATT) ->
+    :: state[0] == RUNNING && attempt[0] < MAXATT -> pick = 0
 #else
-    :: (state == QUEUED && wait == 0) || (state == RUNNING && left == 0 && attempt < MAXATT) ->
+    :: reclaimable(0) -> pick = 0
 #endif
-        token = next_token; next_token++;
-        left = LEASE;
-        attempt++;
-        fence++;
-        assert(fence > last_fence);     /* the fence strictly increases per claim */
-        last_fence = fence;
-        state = RUNNING;
-        held[w] = token;
+    :: due(0) && room && !paused -> pick = 0
+#if NJ == 2
+#ifdef MUTANT_CLAIM_LIVE
+    :: state[1] == RUNNING && attempt[1] < MAXATT -> pick = 1
+#else
+    :: reclaimable(1) -> pick = 1
+#endif
+    :: due(1) && room && !paused -> pick = 1
+#endif
+    :: else -> skip                             /* nothing runnable */
+    fi;
+    if
+    :: pick < NJ ->
+        /* nothing is handed out from a paused queue */
+        assert(!paused);
+        started = (state[pick] == QUEUED);
+        left[pick] = LEASE;
+        attempt[pick]++;
+        fence[pick]++;
+        assert(fence[pick] > last_fence[pick]);  /* the fence strictly increases per claim */
+        last_fence[pick] = fence[pick];
+        token[pick] = fence[pick];              /* fresh: no claim of this job had it */
+        state[pick] = RUNNING;
+        job[w] = pick;
+        held[w] = token[pick];
         mine_left[w] = LEASE;
         renewed[w] = 0;
-        revoked[w] = false
-    :: state == RUNNING && left == 0 && attempt >= MAXATT ->
-        state = DEAD                    /* buried, not handed out */
-    :: else -> skip                     /* nothing runnable */
-    fi
+        revoked[w] = false;
+        /* a claim that starts a queued job never leaves more running than the limit */
+        assert(!started || limit == 0 || running_now <= limit);
+        started = false;
+        pick = 0
+    :: else -> pick = 0
+    fi;
+claimed:
+    j = 0;
+    running = 0;
+    room = false
 }
 
 /* renew: the current token, lease not expired. The answer may be lost. */
@@ -110,12 +229,12 @@ inline renew(w, lost) {
 #ifdef MUTANT_RENEW_EXPIRED
     :: current(w) ->
 #else
-    :: current(w) && left > 0 ->
+    :: current(w) && left[job[w]] > 0 ->
 #endif
         /* renew's contract: it extends only a live lease (an expired one is
          * reclaimable: its holder must claim again) */
-        assert(left > 0);
-        left = LEASE;
+        assert(left[job[w]] > 0);
+        left[job[w]] = LEASE;
         if
         :: !lost -> mine_left[w] = LEASE
         :: else -> skip                 /* the worker keeps its older, earlier deadline */
@@ -125,36 +244,55 @@ inline renew(w, lost) {
 }
 
 /* complete: the current token, whatever the lease (an expired lease nobody
- * reclaimed is still the holder's). */
-inline complete(w) {
+ * reclaimed is still the holder's). Asked again with the same token after
+ * its own success, it answers true again. The answer may be lost: the
+ * worker then asks again. */
+inline complete(w, lost) {
     if
 #if defined(MUTANT_COMPLETE_BY_ID)
-    :: state == RUNNING ->
+    :: state[job[w]] == RUNNING ->
 #elif defined(MUTANT_COMPLETE_ANY_STATE)
-    :: token == held[w] ->
+    :: token[job[w]] == held[w] && state[job[w]] != SUCCEEDED ->
 #else
     :: current(w) ->
 #endif
-        step_assert(token == held[w]);
-        state = SUCCEEDED;
-        ever_succeeded = true
+        step_assert(token[job[w]] == held[w]);
+        state[job[w]] = SUCCEEDED;
+        succeeded_by[job[w]] = held[w]
     :: else -> skip
     fi;
-    forget(w)
+    if
+    :: lost ->
+        again[w] = true;                /* it asks again, with the same token */
+        mine_left[w] = 0                /* its handler has ended: only the answer is awaited */
+    :: else ->
+        if
+#ifdef MUTANT_REPEAT_ANY_TOKEN
+        :: state[job[w]] == SUCCEEDED ->
+#else
+        :: state[job[w]] == SUCCEEDED && token[job[w]] == held[w] ->
+#endif
+            /* complete's contract: true only for the token that completed
+             * the job (the driver then reports it succeeded) */
+            assert(succeeded_by[job[w]] == held[w])
+        :: else -> skip
+        fi;
+        forget(w)
+    fi
 }
 
 /* fail: the current token; queued again, or dead when not retryable or out of attempts. */
 inline fail(w, retryable) {
     if
 #ifdef MUTANT_FAIL_ANY_TOKEN
-    :: state == RUNNING ->
+    :: state[job[w]] == RUNNING ->
 #else
     :: current(w) ->
 #endif
-        step_assert(token == held[w]);
+        step_assert(token[job[w]] == held[w]);
         if
-        :: retryable && attempt < MAXATT -> state = QUEUED
-        :: else -> state = DEAD
+        :: retryable && attempt[job[w]] < MAXATT -> requeue(job[w])
+        :: else -> state[job[w]] = DEAD
         fi
     :: else -> skip
     fi;
@@ -165,26 +303,35 @@ inline fail(w, retryable) {
 inline release(w) {
     if
     :: current(w) ->
-        step_assert(token == held[w]);
-        state = QUEUED;
-        attempt--
+        step_assert(token[job[w]] == held[w]);
+        requeue(job[w]);
+        attempt[job[w]]--
     :: else -> skip
     fi;
     forget(w)
 }
 
-proctype worker(byte w) {
+byte running;           /* scratch of claim, reset after each step */
+bool room;
+byte pick;
+bool started;
+
+/* The workers are the first processes: worker w runs as process w. */
+active [NW] proctype worker() {
+    byte w = _pid;
+    byte j;
     do
-    :: atomic { held[w] == 0 -> before = state; claim(w); terminal_kept() }
-    :: atomic { held[w] != 0 && renewed[w] < RENEWS ->
-                renewed[w]++; before = state; renew(w, false); terminal_kept() }
-    :: atomic { held[w] != 0 && renewed[w] < RENEWS ->
-                renewed[w]++; before = state; renew(w, true); terminal_kept() }
-    :: atomic { held[w] != 0 -> before = state; complete(w); terminal_kept() }
-    :: atomic { held[w] != 0 -> before = state; fail(w, true); terminal_kept() }
-    :: atomic { held[w] != 0 -> before = state; fail(w, false); terminal_kept() }
-    :: atomic { held[w] != 0 && releases < RELEASES ->
-                releases++; before = state; release(w); terminal_kept() }
+    :: atomic { held[w] == 0 -> remember(); claim(w); terminal_kept() }
+    :: atomic { held[w] != 0 && !again[w] && renewed[w] < RENEWS ->
+                renewed[w]++; remember(); renew(w, false); terminal_kept() }
+    :: atomic { held[w] != 0 && !again[w] && renewed[w] < RENEWS ->
+                renewed[w]++; remember(); renew(w, true); terminal_kept() }
+    :: atomic { held[w] != 0 -> remember(); complete(w, false); terminal_kept() }
+    :: atomic { held[w] != 0 && !again[w] -> remember(); complete(w, true); terminal_kept() }
+    :: atomic { held[w] != 0 && !again[w] -> remember(); fail(w, true); terminal_kept() }
+    :: atomic { held[w] != 0 && !again[w] -> remember(); fail(w, false); terminal_kept() }
+    :: atomic { held[w] != 0 && !again[w] && releases < RELEASES ->
+                releases++; remember(); release(w); terminal_kept() }
     :: atomic { crashes < CRASHES -> crashes++; forget(w) }     /* a crash and restart */
     od
 }
@@ -194,14 +341,16 @@ active proctype clock() {
     byte i;
     do
     :: atomic {
-        if
-        :: left > 0 -> left--
-        :: else -> skip
-        fi;
-        if
-        :: wait > 0 -> wait--
-        :: else -> skip
-        fi;
+        for (i : 0 .. NJ - 1) {
+            if
+            :: left[i] > 0 -> left[i]--
+            :: else -> skip
+            fi;
+            if
+            :: wait[i] > 0 -> wait[i]--
+            :: else -> skip
+            fi
+        }
         for (i : 0 .. NW - 1) {
             if
             :: mine_left[i] > 0 -> mine_left[i]--
@@ -213,61 +362,88 @@ active proctype clock() {
     od
 }
 
-/* An operator: cancel (queued or running) and retry (dead or cancelled), a few times. */
+/* An operator: cancel (queued or running) and retry (dead or cancelled) a
+ * job, a few times; pause, resume and set or lift the queue's limit. */
+#if ADMIN > 0 || CONTROL > 0
 active proctype operator() {
-    byte i;
+    byte i, k;
     do
-    :: atomic { admin < ADMIN && (state == QUEUED || state == RUNNING) ->
+    :: atomic { admin < ADMIN && cancellable ->
+                if
+                :: state[0] == QUEUED || state[0] == RUNNING -> k = 0
+#if NJ == 2
+                :: state[1] == QUEUED || state[1] == RUNNING -> k = 1
+#endif
+                fi;
                 admin++;
                 for (i : 0 .. NW - 1) {
                     if
-                    :: state == RUNNING && held[i] == token -> revoked[i] = true
+                    :: held[i] != 0 && job[i] == k && state[k] == RUNNING && held[i] == token[k] ->
+                        revoked[i] = true
                     :: else -> skip
                     fi
                 }
                 i = 0;
-                state = CANCELLED }
-    :: atomic { admin < ADMIN && (state == DEAD || state == CANCELLED) ->
-                admin++; state = QUEUED; attempt = 0;
-#ifdef MUTANT_RETRY_RESETS_FENCE
-                fence = 0;
+                state[k] = CANCELLED;
+                k = 0 }
+    :: atomic { admin < ADMIN && retriable ->
+                if
+                :: state[0] == DEAD || state[0] == CANCELLED -> k = 0
+#if NJ == 2
+                :: state[1] == DEAD || state[1] == CANCELLED -> k = 1
 #endif
-#ifdef RETRY_WAITS_FOR_LEASE
-                wait = left             /* due once a lease cancelled while live has ended */
+                fi;
+                admin++;
+#ifdef MUTANT_RETRY_AT_ONCE
+                wait[k] = 0;            /* due at once (0.4.1) */
 #else
-                wait = 0                /* due at once */
+                if                      /* due once a lease cancelled while live has ended */
+                :: state[k] == CANCELLED -> wait[k] = left[k]
+                :: else -> wait[k] = 0
+                fi;
 #endif
-              }
+                state[k] = QUEUED; attempt[k] = 0;
+#ifdef MUTANT_RETRY_RESETS_FENCE
+                fence[k] = 0;
+#endif
+                k = 0 }
+    :: atomic { control < CONTROL && !paused -> control++; paused = true }
+    :: atomic { control < CONTROL && paused -> control++; paused = false }
+    :: atomic { control < CONTROL && LIMIT > 0 && limit == 0 -> control++; limit = LIMIT }
+    :: atomic { control < CONTROL && limit > 0 -> control++; limit = 0 }
     od
 }
+#endif
 
 /* Safety, in every state: the monitor blocks until the invariant is false, then fails. */
-#define mutex(a, b) (!(live(a) && live(b)))
+#define mutex(a, b) (!(live(a) && live(b) && job[a] == job[b]))
 /* A live belief is the current holder's, unless an operator cancelled under it. */
-#define kept(w) (!live(w) || (state == RUNNING && token == held[w]) || revoked[w])
+#define kept(w) (!live(w) || (state[job[w]] == RUNNING && token[job[w]] == held[w]) || revoked[w])
 /* A worker never believes its lease outlasts the database's. */
-#define behind(w) (held[w] != token || mine_left[w] <= left)
+#define behind(w) (held[w] != token[job[w]] || mine_left[w] <= left[job[w]])
+#define worker_ok(w) (kept(w) && behind(w))
+/* Attempts within max_attempts; a succeeded job stays succeeded. */
+#define job_ok(j) (attempt[j] <= MAXATT && (succeeded_by[j] == 0 || state[j] == SUCCEEDED))
 #if NW == 2
 #define exclusive (mutex(0, 1))
-#define each_worker (kept(0) && kept(1) && behind(0) && behind(1))
+#define each_worker (worker_ok(0) && worker_ok(1))
 #elif NW == 3
 #define exclusive (mutex(0, 1) && mutex(0, 2) && mutex(1, 2))
-#define each_worker (kept(0) && kept(1) && kept(2) && behind(0) && behind(1) && behind(2))
+#define each_worker (worker_ok(0) && worker_ok(1) && worker_ok(2))
 #endif
-#define invariant (attempt <= MAXATT && (!ever_succeeded || state == SUCCEEDED) && exclusive && each_worker)
+#if NJ == 1
+#define each_job (job_ok(0))
+#else
+#define each_job (job_ok(0) && job_ok(1))
+#endif
+#define invariant (each_job && exclusive && each_worker)
 
+#ifndef LIVENESS
 active proctype safety() {
     atomic { !invariant -> assert(invariant) }
 }
+#endif
 
-init {
-    byte w;
-    atomic {
-        for (w : 0 .. NW - 1) {
-            run worker(w)
-        }
-    }
-}
-
-/* Liveness, under weak fairness: a job that is not finished finishes. */
-ltl finishes { [] (!terminal -> <> terminal) }
+/* Liveness, under weak fairness: every job ends up finished, unless the
+ * operator leaves the queue paused. */
+ltl finishes { <> [] (finished || paused) }
