@@ -9,7 +9,7 @@ IMMUTABLE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
-SELECT '0.4.1'::text
+SELECT '0.4.2'::text
 $function$;
 
 REVOKE ALL ON FUNCTION taskboard.version() FROM PUBLIC;
