@@ -234,6 +234,9 @@ inline renew(w, lost) {
         /* renew's contract: it extends only a live lease (an expired one is
          * reclaimable: its holder must claim again) */
         assert(left[job[w]] > 0);
+        /* and never a lease an operator cancelled: the refusal is how the
+         * holder learns of the cancel */
+        assert(!revoked[w]);
         left[job[w]] = LEASE;
         if
         :: !lost -> mine_left[w] = LEASE
@@ -248,6 +251,7 @@ inline renew(w, lost) {
  * its own success, it answers true again. The answer may be lost: the
  * worker then asks again. */
 inline complete(w, lost) {
+    was_current = current(w);
     if
 #if defined(MUTANT_COMPLETE_BY_ID)
     :: state[job[w]] == RUNNING ->
@@ -261,6 +265,9 @@ inline complete(w, lost) {
         succeeded_by[job[w]] = held[w]
     :: else -> skip
     fi;
+    /* complete's contract: the current token completes, whatever its lease */
+    assert(!was_current || (state[job[w]] == SUCCEEDED && succeeded_by[job[w]] == held[w]));
+    was_current = false;
     if
     :: lost ->
         again[w] = true;                /* it asks again, with the same token */
@@ -315,6 +322,7 @@ byte running;           /* scratch of claim, reset after each step */
 bool room;
 byte pick;
 bool started;
+bool was_current;
 
 /* The workers are the first processes: worker w runs as process w. */
 active [NW] proctype worker() {
@@ -411,6 +419,8 @@ active proctype operator() {
     :: atomic { control < CONTROL && paused -> control++; paused = false }
     :: atomic { control < CONTROL && LIMIT > 0 && limit == 0 -> control++; limit = LIMIT }
     :: atomic { control < CONTROL && limit > 0 -> control++; limit = 0 }
+    :: atomic { admin < ADMIN || control < CONTROL ->      /* the operator is done */
+                admin = ADMIN; control = CONTROL }
     od
 }
 #endif

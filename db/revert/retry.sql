@@ -2,7 +2,14 @@
 
 BEGIN;
 
-SET LOCAL ROLE taskboard_owner;
+\set owner_role :prefix _owner
+\set producer_role :prefix _producer
+\set worker_role :prefix _worker
+\set admin_role :prefix _admin
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
 
 -- retry(job_id) -> boolean
 -- An administrator gives a dead or cancelled job another chance: it is
@@ -52,6 +59,9 @@ $function$;
 
 REVOKE ALL ON FUNCTION taskboard.retry(bigint) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.retry(bigint)
-    TO taskboard_admin;
+    TO :"admin_role";
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
 
 COMMIT;
