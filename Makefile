@@ -13,7 +13,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 DEVDB := $(PY) -m taskboard_dev.devdb
 # devdb without the venv: `stop` needs nothing but the standard library.
-DEVDB_STDLIB := PYTHONPATH=pydriver $(PYTHON) -m taskboard_dev.devdb
+DEVDB_STDLIB := PYTHONPATH=dev $(PYTHON) -m taskboard_dev.devdb
 PG15_POSTGRES := /usr/lib/postgresql/15/bin/postgres
 TEST_DB := taskboard_test
 # What pytest runs, e.g. make test-pg18 PYTEST_ARGS='-x tests/test_devdb.py'
@@ -31,11 +31,11 @@ help: ## List the targets
 	@echo "usage: make TARGET"
 	@awk -F ':.*## ' '/^[a-zA-Z0-9_-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-venv: $(VENV)/.installed ## Make .venv with taskboard and its dev extras (again when pyproject.toml changes)
+venv: $(VENV)/.installed ## Make .venv with taskboard (editable), its dev extra and the dev/ tooling (again when a pyproject.toml changes)
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml dev/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -e '.[dev]' -e ./dev
 	touch $@
 
 tools: ## Install sqitch, pg_prove, psql, pgbouncer and chromium when missing (apt-get, as root)
@@ -100,8 +100,8 @@ test-pg18 test-pg15: venv tools
 	TASKBOARD_DATABASE_URL="$$server" TASKBOARD_TEST_DATABASE_URL="$$db_url" \
 	  $(PY) -m pytest $(PYTEST_ARGS)
 
-# What lint checks: the driver, its development tooling, the tests, soak and bench.
-LINT_PATHS := pydriver tests soak bench
+# What lint checks: the driver, its development tooling (dev/), the tests, soak and bench.
+LINT_PATHS := pydriver dev tests soak bench
 
 lint: venv ## ruff (rules and format), mypy --strict and the import contracts (import-linter)
 	@echo "== ruff check"; $(VENV)/bin/ruff check $(LINT_PATHS)
@@ -156,9 +156,9 @@ bench: tools $(BENCH_VENV)/.installed $(NODE_STAMPS) ## Benchmark against Procra
 bench-quick: tools $(BENCH_VENV)/.installed $(NODE_STAMPS) ## The benchmark's first look: fewer jobs, one run (about 2.5 min)
 	@$(BENCH_VENV)/bin/python bench/run.py --quick $(BENCH_ARGS)
 
-$(BENCH_VENV)/.installed: bench/requirements.txt pyproject.toml Makefile
+$(BENCH_VENV)/.installed: bench/requirements.txt pyproject.toml dev/pyproject.toml Makefile
 	$(PYTHON) -m venv $(BENCH_VENV)
-	$(BENCH_VENV)/bin/pip install --quiet --disable-pip-version-check -r bench/requirements.txt -e '.[metrics,web]'
+	$(BENCH_VENV)/bin/pip install --quiet --disable-pip-version-check -r bench/requirements.txt -e '.[metrics,web]' -e ./dev
 	touch $@
 
 # Never fails: without a Node peer the bench runs the other systems (the stamp is not

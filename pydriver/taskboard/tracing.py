@@ -1,4 +1,4 @@
-"""OpenTelemetry tracing, when opentelemetry-api is installed (`taskboard[otel]`).
+"""OpenTelemetry tracing, when opentelemetry-api is installed (`taskboard-pg[otel]`).
 
 Enqueue stores the caller's W3C trace context (`current_context`) with the
 job; the worker runs each attempt of the job in a span of its own

