@@ -121,7 +121,7 @@ def empty(make_database: MakeDatabase) -> str:
 def test_help_lists_the_commands() -> None:
     done = run(None, "--help")
     assert done.returncode == 0
-    for command in ("migrate", "worker", "enqueue", "status", "demo"):
+    for command in ("migrate", "sql", "worker", "enqueue", "status"):
         assert command in done.stdout
 
 
@@ -377,8 +377,10 @@ def test_migrate_status_and_revert_are_exclusive(deployed: str) -> None:
     assert run(deployed, "migrate", "--status", "--revert").returncode == 2
 
 
-def test_migrate_without_sqitch_says_how_to_install_it(deployed: str, tmp_path: Path) -> None:
-    done = run(deployed, "migrate", path=str(tmp_path))  # a PATH with nothing on it
+def test_migrate_status_without_sqitch_says_how_to_install_it(
+    deployed: str, tmp_path: Path
+) -> None:
+    done = run(deployed, "migrate", "--status", path=str(tmp_path))  # a PATH with nothing on it
     assert "apt-get install sqitch libdbd-pg-perl" in error_line(done)
     assert done.returncode == 1
 

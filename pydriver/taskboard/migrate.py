@@ -1,15 +1,19 @@
-"""Sqitch: every call the driver makes to it, on the project shipped as taskboard/db.
+"""`taskboard migrate`: install or upgrade the schema, with Sqitch or without it.
 
-`taskboard migrate` and the demo deploy through here; nothing else runs
-sqitch. The database password travels in SQITCH_PASSWORD, never on
-sqitch's command line (which `ps` shows).
-
-A fresh database is installed in two steps, because the v0.1.0 scripts
-need a superuser and name the `taskboard_` roles: the first release comes
-from `taskboard sql` (any prefix, a CREATEROLE login is enough) and is
-recorded in Sqitch's registry with --log-only; Sqitch then deploys every
+With `sqitch` on PATH, every deploy goes through Sqitch on the project
+shipped as taskboard/db (nothing else runs sqitch). The database password
+travels in SQITCH_PASSWORD, never on sqitch's command line (which `ps`
+shows). A fresh database is installed in two steps, because the v0.1.0
+scripts need a superuser and name the `taskboard_` roles: the first release
+comes from `taskboard sql` (any prefix, a CREATEROLE login is enough) and
+is recorded in Sqitch's registry with --log-only; Sqitch then deploys every
 later change itself, verified. A database already on a release is simply
 upgraded by Sqitch, with the prefix its schema owner tells.
+
+Without Sqitch, the same SQL `taskboard sql` prints installs the schema, or
+upgrades it from the release it is at, in one transaction that also
+records every change in Sqitch's registry (taskboard.registry), so that a
+later `sqitch deploy` adopts the database and carries on from there.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 import psycopg
 
-from taskboard import install
+from taskboard import install, registry
 from taskboard.errors import ConfigError, TaskboardError
 
 SQITCH_HINT = (
@@ -93,41 +97,155 @@ def sqitch(
 
 
 def deploy(database_url: str, connect_options: Mapping[str, Any], prefix: str | None = None) -> str:
-    """Install Taskboard in the database, or upgrade it, with Sqitch verifying every step.
+    """Install Taskboard in the database, or upgrade it; returns what was done, in words.
+
+    With `sqitch` on PATH, Sqitch deploys and verifies every step. Without
+    it, the SQL the package carries (`taskboard sql`) installs or upgrades
+    in one transaction that also records the changes in Sqitch's registry.
 
     `prefix` names the roles of a fresh install (default taskboard); an
-    installed database keeps its own, and a different one is refused. A
-    schema installed by `taskboard sql` at a release is recorded in Sqitch's
-    registry first. Returns what was done, Sqitch's report included. Raises
-    MigrateError when a step fails, with its error in one line; a failed
-    fresh install leaves nothing behind.
+    installed database keeps its own, and a different one is refused.
+    Raises MigrateError when a step fails, with its error in one line; a
+    failed fresh install leaves nothing behind.
     """
     sqitch_target(database_url)  # a URL Sqitch cannot take is refused before anything runs
     if shutil.which("sqitch") is None:
-        raise MigrateError(SQITCH_HINT)
+        return deploy_without_sqitch(database_url, connect_options, prefix)
     report = ""
     with psycopg.connect(database_url, **connect_options) as conn:
         check_registry(conn)
         state = installed(conn)
-        if state.owner is None and state.recorded:
-            raise MigrateError(
-                "Sqitch's registry records Taskboard but the taskboard schema is gone: "
-                "drop the registry's record (sqitch revert --log-only -y) or restore the schema"
-            )
-        if prefix is None:
-            prefix = state.prefix or install.DEFAULT_PREFIX
-        prefix = install.check_prefix(prefix)
-        if state.owner is not None and state.owner != f"{prefix}_owner":
-            raise MigrateError(
-                f"schema taskboard is owned by {state.owner}, not {prefix}_owner: "
-                "a database keeps the prefix it was installed with"
-            )
+        prefix = checked_prefix(state, prefix)
         if state.owner is None:
             report = install_first_release(database_url, conn, prefix)
         elif not state.recorded:
             report = record_release(database_url, state)
     done = sqitch(database_url, "deploy", "--verify", "--set", f"prefix={prefix}", capture=True)
-    return report + succeeded(done).stdout
+    return f"With Sqitch ({shutil.which('sqitch')}):\n" + report + succeeded(done).stdout
+
+
+def checked_prefix(state: Installed, prefix: str | None) -> str:
+    """The role prefix to deploy with: `prefix`, else the installed one, else the default.
+
+    Raises MigrateError when the database cannot be deployed with it.
+    """
+    if state.owner is None and state.recorded:
+        raise MigrateError(
+            "Sqitch's registry records Taskboard but the taskboard schema is gone: "
+            "drop the registry's record (sqitch revert --log-only -y) or restore the schema"
+        )
+    if prefix is None:
+        prefix = state.prefix or install.DEFAULT_PREFIX
+    prefix = install.check_prefix(prefix)
+    if state.owner is not None and state.owner != f"{prefix}_owner":
+        raise MigrateError(
+            f"schema taskboard is owned by {state.owner}, not {prefix}_owner: "
+            "a database keeps the prefix it was installed with"
+        )
+    return prefix
+
+
+def deploy_without_sqitch(
+    database_url: str, connect_options: Mapping[str, Any], prefix: str | None
+) -> str:
+    """Install or upgrade from the SQL the package carries, recorded in Sqitch's registry.
+
+    One transaction holds the install or upgrade and its record, under the
+    advisory lock Sqitch itself deploys under. A schema `taskboard sql`
+    installed without a record is recorded at its release first.
+    """
+    project = install.shipped_sqitch_project()
+    plan = registry.read_plan(project)
+    last = len(plan.changes) - 1
+    options = {**connect_options, "autocommit": True}
+    with psycopg.connect(database_url, **options) as conn, conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (registry.SQITCH_LOCK_KEY,))
+        check_registry(conn)
+        state = installed(conn)
+        prefix = checked_prefix(state, prefix)
+        at = registry.deployed(conn, plan)
+        lines = ["Sqitch is not on PATH: deploying the SQL this package carries (taskboard sql)."]
+        if at is None and state.owner is not None:
+            at = release_position(plan, state)
+            registry.record(conn, plan, 0, at)
+            lines.append(
+                f"Found release {state.release}, installed without a record: recorded it in "
+                "Sqitch's registry."
+            )
+        if at == last:
+            lines.append(f"Nothing to deploy: {plan_state(plan, last)} is installed.")
+            return "\n".join(lines) + "\n"
+        since = None if at is None else released_at(plan, at)
+        try:
+            conn.execute(
+                install.script(prefix, since=since, transaction=False, project=project),
+                prepare=False,
+            )
+        except psycopg.Error as exc:
+            raise MigrateError(one_line(exc, fresh=at is None)) from exc
+        count = registry.record(conn, plan, 0 if at is None else at + 1, last)
+    done = "Installed" if since is None else f"Upgraded from {since} to"
+    lines.append(
+        f"{done} {plan_state(plan, last)} (roles {prefix}_*) in one transaction, and recorded "
+        f"its {count} changes in Sqitch's registry (schema sqitch): a later `sqitch deploy` "
+        "carries on from there."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def release_position(plan: registry.Plan, state: Installed) -> int:
+    """Where in `plan` the release a `taskboard sql` install left stands."""
+    tags = {t.name for c in plan.changes for t in c.tags}
+    if state.release is None or f"v{state.release}" not in tags:
+        raise MigrateError(
+            "the taskboard schema exists but Sqitch has no record of it, and it is at no "
+            f"release this package knows ({state.release or 'unknown'}): upgrade it with "
+            "`taskboard sql --from RELEASE`"
+        )
+    return plan.tagged(f"v{state.release}")
+
+
+def released_at(plan: registry.Plan, at: int) -> str:
+    """The release whose tag follows plan.changes[at]; MigrateError when none does."""
+    tags = [t.name for t in plan.changes[at].tags if t.name.startswith("v")]
+    if not tags:
+        raise MigrateError(
+            f"Sqitch's registry records change {plan.changes[at].name}, which is between two "
+            "releases: the SQL this package carries upgrades from a release only; "
+            "install Sqitch and run taskboard migrate again"
+        )
+    return tags[-1][1:]
+
+
+def plan_state(plan: registry.Plan, at: int) -> str:
+    """How to name the schema at plan.changes[at]: its release, or the change past the last one."""
+    tags = [t.name for t in plan.changes[at].tags if t.name.startswith("v")]
+    if tags:
+        return f"Taskboard {tags[-1][1:]}"
+    return f"Taskboard at change {plan.changes[at].name} (not a release)"
+
+
+def one_line(exc: psycopg.Error, *, fresh: bool) -> str:
+    """What PostgreSQL said, its hint included, naming `taskboard migrate` where the hint
+    names Sqitch; for a fresh install refused by roles another database uses, the way out."""
+    return explain(exc.diag.message_primary or str(exc), exc.diag.message_hint, fresh=fresh)
+
+
+def explain(message: str, hint: str | None, *, fresh: bool) -> str:
+    hint = (hint or "").replace(
+        "sqitch deploy --set prefix=NAME", "taskboard migrate --prefix NAME"
+    )
+    if (
+        fresh
+        and "already exists and is not adopted" in message
+        and ("has members" in message or "already owns" in message)
+    ):
+        hint = (
+            "another database of this server uses these roles, and one set of roles is one "
+            "trust domain: install this one with roles of its own, "
+            'taskboard migrate --prefix NAME (see the README, "Roles")'
+        )
+    return f"{message} ({hint})" if hint else message
 
 
 def revert(database_url: str, connect_options: Mapping[str, Any]) -> str:
@@ -153,8 +271,9 @@ def install_first_release(database_url: str, conn: psycopg.Connection[Any], pref
     try:
         conn.execute(install.script(prefix, until=first), prepare=False)
     except psycopg.Error as exc:
-        why = exc.diag.message_primary or str(exc)
-        raise MigrateError(f"installing release {first} failed: {why}") from exc
+        raise MigrateError(
+            f"installing release {first} failed: {one_line(exc, fresh=True)}"
+        ) from exc
     try:
         recorded = record(database_url, first)
     except MigrateError:
@@ -270,7 +389,12 @@ def succeeded(done: subprocess.CompletedProcess[str]) -> subprocess.CompletedPro
         return done
     output = f"{done.stdout}\n{done.stderr}"
     error = ERROR_LINE.search(output)
-    message = f"sqitch failed: {error[1]}" if error else f"sqitch failed: {output.strip()}"
+    hint = HINT_LINE.search(output, error.end()) if error else None
+    message = (
+        f"sqitch failed: {explain(error[1], hint[1] if hint else None, fresh=False)}"
+        if error
+        else f"sqitch failed: {output.strip()}"
+    )
     if "permission denied to grant role" in message:
         message += (
             " (the deploying login needs the ADMIN OPTION on the roles: see the README, "
@@ -281,3 +405,4 @@ def succeeded(done: subprocess.CompletedProcess[str]) -> subprocess.CompletedPro
 
 # psql's report of the statement that failed, as Sqitch passes it on.
 ERROR_LINE = re.compile(r"(?:psql:[^:]*:\d+: )?(?:ERROR|FATAL):\s+(.*)")
+HINT_LINE = re.compile(r"^(?:psql:[^:]*:\d+: )?HINT:\s+(.*)", re.MULTILINE)
