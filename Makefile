@@ -25,7 +25,7 @@ TOOL_PACKAGES := sqitch libdbd-pg-perl libtap-parser-sourcehandler-pgtap-perl po
 PGBOUNCER := $(or $(shell command -v pgbouncer 2>/dev/null),/usr/sbin/pgbouncer)
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: help venv tools db db-stop test test-pg18 test-pg15 lint demo demo-sql dashboard clean
+.PHONY: help venv tools db db-stop test test-pg18 test-pg15 test-installed lint demo demo-sql dashboard clean
 
 help: ## List the targets
 	@echo "usage: make TARGET"
@@ -58,7 +58,9 @@ db-stop: ## Stop the dev PostgreSQL servers
 	@$(DEVDB_STDLIB) stop --pg 18
 	@$(DEVDB_STDLIB) stop --pg 15
 
-test: test-pg18 ## Run all tests on PostgreSQL 18, then on 15 when Debian's PostgreSQL 15 is installed, then make model
+test: test-pg18 ## Run all tests on PostgreSQL 18, what users install, then on 15 when Debian's PostgreSQL 15 is installed, then make model
+	@echo "== make test-installed"
+	@$(MAKE) --no-print-directory test-installed
 	@if [ -n "$${TASKBOARD_DATABASE_URL:-}" ]; then \
 	  echo "== TASKBOARD_DATABASE_URL is set: the PostgreSQL 15 run is skipped"; \
 	elif [ -x $(PG15_POSTGRES) ]; then \
@@ -99,6 +101,9 @@ test-pg18 test-pg15: venv tools
 	echo "== pytest $(PYTEST_ARGS)"; \
 	TASKBOARD_DATABASE_URL="$$server" TASKBOARD_TEST_DATABASE_URL="$$db_url" \
 	  $(PY) -m pytest $(PYTEST_ARGS)
+
+test-installed: venv tools ## Build the wheel and the sdist, install each into a fresh venv without dev extras, and use it as a user does
+	@$(PY) -m taskboard_dev.installed
 
 # What lint checks: the driver, its development tooling (dev/), the tests, soak and bench.
 LINT_PATHS := pydriver dev tests soak bench
