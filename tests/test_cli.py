@@ -146,11 +146,14 @@ def test_a_usage_error_is_one_line(args: list[str], says: str) -> None:
     assert done.returncode == 2
 
 
+@pytest.mark.parametrize("url", [None, "", " \t"], ids=["unset", "empty", "blank"])
 @pytest.mark.parametrize(
-    "args", [["status"], ["enqueue", "ping"], ["migrate"], ["worker", APP]], ids=lambda a: a[0]
+    "args",
+    [["status"], ["enqueue", "ping"], ["jobs"], ["migrate"], ["worker", APP]],
+    ids=lambda a: a[0],
 )
-def test_a_missing_database_url_is_one_line(args: list[str]) -> None:
-    done = run(None, *args)
+def test_a_missing_or_empty_database_url_is_one_line(args: list[str], url: str | None) -> None:
+    done = run(url, *args)
     assert error_line(done) == "taskboard: error: TASKBOARD_DATABASE_URL is required"
     assert done.returncode == 2
 
