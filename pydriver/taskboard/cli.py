@@ -9,7 +9,8 @@ Commands: ``migrate`` (Sqitch on the project shipped as taskboard/db),
 A command's options and arguments may come in any order. Settings come from
 TASKBOARD_* variables. An expected failure, a usage error included, is one
 line on stderr, ``taskboard: error: ...``; exit status 0 ok, 1 runtime
-error, 2 usage error.
+error, 2 usage error. Output to a pipe whose reader has gone (``| head``)
+ends quietly with status 1.
 """
 
 from __future__ import annotations
@@ -942,7 +943,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         status: int = args.run(args)
+        sys.stdout.flush()  # a reader gone (`| head`) shows here, not at exit
         return status
+    except BrokenPipeError:
+        # What stdout still buffers would fail again at exit: send it nowhere.
+        # The reader stopped reading; saying so on stderr would only be noise.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_RUNTIME
     except CliError as exc:
         return fail(str(exc), exc.status)
     except (ConfigError, InvalidArgument) as exc:
