@@ -122,9 +122,7 @@ def test_a_missing_database_url_is_one_line_naming_the_variable(
 
 
 @pytest.mark.parametrize("blank", ["", " ", "\t\n "], ids=["empty", "space", "whitespace"])
-def test_an_empty_database_url_is_as_missing(
-    environment: pytest.MonkeyPatch, blank: str
-) -> None:
+def test_an_empty_database_url_is_as_missing(environment: pytest.MonkeyPatch, blank: str) -> None:
     # libpq would take it for its defaults and fail on a local socket instead.
     environment.setenv("TASKBOARD_DATABASE_URL", blank)
     assert refusal() == "TASKBOARD_DATABASE_URL is required"
@@ -135,7 +133,7 @@ def test_taskboard_with_an_empty_database_url_says_it_is_required(
     environment: pytest.MonkeyPatch,
 ) -> None:
     environment.setenv("TASKBOARD_DATABASE_URL", " ")
-    with pytest.raises(ConfigError, match="^TASKBOARD_DATABASE_URL is required$"):
+    with pytest.raises(ConfigError, match=r"^TASKBOARD_DATABASE_URL is required$"):
         Taskboard().enqueue("ping")
 
 
