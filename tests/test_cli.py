@@ -14,6 +14,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from psycopg import conninfo
 from psycopg.rows import dict_row
 
 from conftest import MakeDatabase
@@ -36,10 +37,7 @@ def run(
     """Run `taskboard ARGS...` in tests/, without a terminal, with
     TASKBOARD_DATABASE_URL=url (unset for None), PATH=path when given, and
     TASKBOARD_<NAME>=value for each of `settings`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TASKBOARD_")}
-    env.update({f"TASKBOARD_{k.upper()}": v for k, v in (settings or {}).items()})
-    if url is not None:
-        env["TASKBOARD_DATABASE_URL"] = url
+    env = command_env(url, settings)
     if path is not None:
         env["PATH"] = path
     return subprocess.run(
@@ -52,6 +50,16 @@ def run(
         timeout=TIMEOUT_SECONDS,
         check=False,
     )
+
+
+def command_env(url: str | None, settings: dict[str, str] | None = None) -> dict[str, str]:
+    """This process's environment without TASKBOARD_*, then TASKBOARD_DATABASE_URL=url
+    (unset for None) and TASKBOARD_<NAME>=value for each of `settings`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TASKBOARD_")}
+    env.update({f"TASKBOARD_{k.upper()}": v for k, v in (settings or {}).items()})
+    if url is not None:
+        env["TASKBOARD_DATABASE_URL"] = url
+    return env
 
 
 def error_line(done: subprocess.CompletedProcess[str]) -> str:
@@ -146,11 +154,14 @@ def test_a_usage_error_is_one_line(args: list[str], says: str) -> None:
     assert done.returncode == 2
 
 
+@pytest.mark.parametrize("url", [None, "", " \t"], ids=["unset", "empty", "blank"])
 @pytest.mark.parametrize(
-    "args", [["status"], ["enqueue", "ping"], ["migrate"], ["worker", APP]], ids=lambda a: a[0]
+    "args",
+    [["status"], ["enqueue", "ping"], ["jobs"], ["migrate"], ["worker", APP]],
+    ids=lambda a: a[0],
 )
-def test_a_missing_database_url_is_one_line(args: list[str]) -> None:
-    done = run(None, *args)
+def test_a_missing_or_empty_database_url_is_one_line(args: list[str], url: str | None) -> None:
+    done = run(url, *args)
     assert error_line(done) == "taskboard: error: TASKBOARD_DATABASE_URL is required"
     assert done.returncode == 2
 
@@ -251,9 +262,10 @@ def test_enqueue_as_a_login_without_the_producer_role_says_which_role_to_grant(
 ) -> None:
     with login_role(deployed) as login:
         done = run(login, "enqueue", "ping")
-    assert (
-        "grant taskboard_producer (PREFIX_producer if installed with another prefix) to this login"
-        in error_line(done)
+    assert error_line(done) == (
+        "taskboard: error: permission denied for schema taskboard: this login holds no "
+        "Taskboard role; as the deploying login run: GRANT taskboard_producer TO "
+        + str(conninfo.conninfo_to_dict(login)["user"])
     )
     assert done.returncode == 1
     assert job_count(deployed) == 0
@@ -349,6 +361,55 @@ def test_status_without_the_schema_says_to_migrate(empty: str) -> None:
     done = run(empty, "status")
     assert "taskboard migrate" in error_line(done)
     assert done.returncode == 1
+
+
+# -- output to a pipe whose reader has gone -------------------------------------------
+
+
+def enqueue_many(url: str, count: int) -> None:
+    with psycopg.connect(url) as conn:
+        conn.execute(
+            "SELECT taskboard.enqueue_many('ping', array_fill('{}'::jsonb, ARRAY[%s]))", [count]
+        )
+
+
+@pytest.mark.parametrize(
+    "args", [["status"], ["jobs"], ["jobs", "--json"], ["job", "1", "--json"]], ids=" ".join
+)
+def test_output_to_a_closed_pipe_ends_quietly(deployed: str, args: list[str]) -> None:
+    enqueue_many(deployed, 1)
+    job_id = enqueue(deployed, "ping")
+    args = [str(job_id) if arg == "1" else arg for arg in args]
+    with subprocess.Popen(
+        [str(TASKBOARD), *args],
+        cwd=TESTS_DIR,
+        env=command_env(deployed),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as command:
+        assert command.stdout is not None
+        command.stdout.close()  # the reader is gone before the command writes a byte
+        _, stderr = command.communicate(timeout=TIMEOUT_SECONDS)
+    assert stderr == "", "no traceback, no message: the reader stopped reading"
+    assert command.returncode == 1
+
+
+def test_jobs_json_piped_into_head_ends_quietly(deployed: str) -> None:
+    enqueue_many(deployed, 1000)  # a JSON array larger than a pipe's buffer (64 KiB)
+    done = subprocess.run(
+        ["sh", "-c", f"'{TASKBOARD}' jobs --json --limit 1000 | head -c 10; echo \" $?\" >&2"],
+        cwd=TESTS_DIR,
+        env=command_env(deployed),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_SECONDS,
+        check=False,
+    )
+    assert done.stdout == '[{"job_id"'
+    assert done.stderr == " 0\n", "only head's status: the command said nothing"
 
 
 # -- migrate ---------------------------------------------------------------------------

@@ -203,7 +203,7 @@ def test_managing_jobs_needs_the_admin_role(make_database: MakeDatabase) -> None
             with pytest.raises(PermissionDenied, match="grant taskboard_admin"):
                 change(job_id)
         done = run(as_user(url, login), "cancel", str(job_id))
-        assert done.returncode == 1 and "grant taskboard_admin" in error_line(done)
+        assert done.returncode == 1 and "GRANT taskboard_admin TO" in error_line(done)
     finally:
         producer.close()
         with psycopg.connect(url, autocommit=True) as conn:

@@ -7,6 +7,7 @@ import socket
 
 import pytest
 
+from taskboard import Taskboard
 from taskboard.errors import ConfigError
 from taskboard.settings import load_settings, with_overrides
 
@@ -118,6 +119,22 @@ def test_a_missing_database_url_is_one_line_naming_the_variable(
 ) -> None:
     environment.delenv("TASKBOARD_DATABASE_URL")
     assert refusal() == "TASKBOARD_DATABASE_URL is required"
+
+
+@pytest.mark.parametrize("blank", ["", " ", "\t\n "], ids=["empty", "space", "whitespace"])
+def test_an_empty_database_url_is_as_missing(environment: pytest.MonkeyPatch, blank: str) -> None:
+    # libpq would take it for its defaults and fail on a local socket instead.
+    environment.setenv("TASKBOARD_DATABASE_URL", blank)
+    assert refusal() == "TASKBOARD_DATABASE_URL is required"
+    assert refusal(database_url=blank) == "TASKBOARD_DATABASE_URL is required"
+
+
+def test_taskboard_with_an_empty_database_url_says_it_is_required(
+    environment: pytest.MonkeyPatch,
+) -> None:
+    environment.setenv("TASKBOARD_DATABASE_URL", " ")
+    with pytest.raises(ConfigError, match=r"^TASKBOARD_DATABASE_URL is required$"):
+        Taskboard().enqueue("ping")
 
 
 def test_every_problem_is_named_on_the_one_line() -> None:

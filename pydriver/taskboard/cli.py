@@ -9,7 +9,8 @@ Commands: ``migrate`` (Sqitch on the project shipped as taskboard/db),
 A command's options and arguments may come in any order. Settings come from
 TASKBOARD_* variables. An expected failure, a usage error included, is one
 line on stderr, ``taskboard: error: ...``; exit status 0 ok, 1 runtime
-error, 2 usage error.
+error, 2 usage error. Output to a pipe whose reader has gone (``| head``)
+ends quietly with status 1.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import math
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
 import psycopg
@@ -32,7 +34,15 @@ from psycopg import conninfo
 
 from taskboard import __version__, install, logs, metrics, migrate, runner, sql
 from taskboard.app import PRODUCER_ROLE, Taskboard
-from taskboard.errors import ConfigError, InvalidArgument, TaskboardError, one_line, translate
+from taskboard.errors import (
+    ConfigError,
+    InvalidArgument,
+    PermissionDenied,
+    TaskboardError,
+    missing_role,
+    one_line,
+    translate,
+)
 from taskboard.runner import EXIT_AT_ONCE
 from taskboard.settings import Settings, load_settings, with_overrides
 
@@ -47,6 +57,51 @@ NO_SCHEMA = "the database has no taskboard schema: run `taskboard migrate` first
 INT4_MIN, INT4_MAX = -(2**31), 2**31 - 1  # PostgreSQL integer: priority, max_attempts
 MAX_PROCESSES = 256  # worker processes under one `taskboard worker --processes N`
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What a command needs of the login it runs as.
+
+    `role` is the least Taskboard role that may run it, as the SQL grants
+    decide (each role of errors.ROLE_KINDS may do what the ones before it
+    may); None for a command that needs none. `note` says more, or what it
+    needs instead.
+    """
+
+    role: str | None
+    note: str = ""
+
+    def __str__(self) -> str:
+        role = f"role: {self.role}" if self.role else ""
+        return "; ".join(part for part in (role, self.note) if part)
+
+
+# Each command's needs: its --help says them, and a login the database
+# refuses is told the GRANT of this role (see refused).
+COMMAND_NEEDS: dict[str, Needs] = {
+    "migrate": Needs(None, "a login with CREATEROLE, or a superuser"),
+    "sql": Needs(None, "no database"),
+    "worker": Needs("worker"),
+    "enqueue": Needs("producer"),
+    "status": Needs("producer"),
+    "pause": Needs("admin"),
+    "resume": Needs("admin"),
+    "limit": Needs("admin"),
+    "jobs": Needs("producer"),
+    "job": Needs("producer"),
+    "cancel": Needs("admin"),
+    "retry": Needs("admin"),
+    "prune": Needs("worker"),
+    "schedules": Needs("producer"),
+    "metrics": Needs("producer"),
+    "dashboard": Needs("producer", "admin for its actions"),
+}
+ROLES_EPILOG = (
+    "[role: R] is the least Taskboard role a command's login needs: a worker may do what "
+    "a producer may, an admin what a worker may. A command the database refuses names "
+    "the GRANT that lets it run."
+)
 
 
 class CliError(Exception):
@@ -713,6 +768,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Taskboard, a PostgreSQL job queue. Settings come from TASKBOARD_* "
         "variables; TASKBOARD_DATABASE_URL is required.",
+        epilog=ROLES_EPILOG,
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -724,6 +780,7 @@ def build_parser() -> argparse.ArgumentParser:
     def command(
         name: str, run: Callable[[argparse.Namespace], int], text: str, **kwargs: Any
     ) -> argparse.ArgumentParser:
+        text = f"{text} [{COMMAND_NEEDS[name]}]"
         sub = commands.add_parser(name, help=text, description=text, **kwargs)
         sub.set_defaults(run=run)
         return sub
@@ -845,9 +902,9 @@ def build_parser() -> argparse.ArgumentParser:
         (
             "pause",
             cmd_pause,
-            "Pause QUEUE: no worker takes a job from it until resume (admin role).",
+            "Pause QUEUE: no worker takes a job from it until resume.",
         ),
-        ("resume", cmd_resume, "Resume a paused QUEUE (admin role)."),
+        ("resume", cmd_resume, "Resume a paused QUEUE."),
     ):
         sub = command(name, run, text)
         sub.add_argument("queue", metavar="QUEUE")
@@ -855,8 +912,7 @@ def build_parser() -> argparse.ArgumentParser:
     limit = command(
         "limit",
         cmd_limit,
-        "Run at most N jobs of QUEUE at once across all workers; none removes the limit "
-        "(admin role).",
+        "Run at most N jobs of QUEUE at once across all workers; none removes the limit.",
     )
     limit.add_argument("queue", metavar="QUEUE")
     limit.add_argument("max_running", metavar="N|none", type=queue_limit)
@@ -864,7 +920,7 @@ def build_parser() -> argparse.ArgumentParser:
     jobs = command(
         "jobs",
         cmd_jobs,
-        "List jobs, newest first, filtered by queue, state and task (admin role).",
+        "List jobs, newest first, filtered by queue, state and task.",
     )
     jobs.add_argument("--queue", metavar="Q")
     jobs.add_argument(
@@ -880,8 +936,8 @@ def build_parser() -> argparse.ArgumentParser:
     job.add_argument("job_id", type=job_id, metavar="ID")
     job.add_argument("--json", action="store_true", help="print the job as JSON")
     for name, run, text in (
-        ("cancel", cmd_cancel, "Cancel queued or running jobs (admin role)."),
-        ("retry", cmd_retry, "Queue dead or cancelled jobs again, attempts reset (admin role)."),
+        ("cancel", cmd_cancel, "Cancel queued or running jobs."),
+        ("retry", cmd_retry, "Queue dead or cancelled jobs again, attempts reset."),
     ):
         sub = command(name, run, text)
         sub.add_argument("job_ids", type=job_id, nargs="+", metavar="ID")
@@ -889,7 +945,7 @@ def build_parser() -> argparse.ArgumentParser:
     prune = command(
         "prune",
         cmd_prune,
-        "Delete finished jobs (succeeded, dead, cancelled) older than DURATION (admin role).",
+        "Delete finished jobs (succeeded, dead, cancelled) older than DURATION.",
     )
     prune.add_argument(
         "--older-than", type=duration, required=True, metavar="DURATION", help="e.g. 7d, 12h"
@@ -917,8 +973,8 @@ def build_parser() -> argparse.ArgumentParser:
     dashboard = command(
         "dashboard",
         cmd_dashboard,
-        "Serve the web dashboard: queues, jobs, schedules; actions when this login has the "
-        "admin role (extra taskboard-pg[web]). Set TASKBOARD_DASHBOARD_PASSWORD to ask for a "
+        "Serve the web dashboard: queues, jobs, schedules, and actions for an admin login "
+        "(extra taskboard-pg[web]). Set TASKBOARD_DASHBOARD_PASSWORD to ask for a "
         "password (HTTP Basic), and TASKBOARD_DASHBOARD_ALLOWED_HOSTS for the names it is "
         "opened by beyond loopback.",
         parents=[logging_options],
@@ -942,17 +998,50 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         status: int = args.run(args)
+        sys.stdout.flush()  # a reader gone (`| head`) shows here, not at exit
         return status
+    except BrokenPipeError:
+        # What stdout still buffers would fail again at exit: send it nowhere.
+        # The reader stopped reading; saying so on stderr would only be noise.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_RUNTIME
     except CliError as exc:
         return fail(str(exc), exc.status)
     except (ConfigError, InvalidArgument) as exc:
         return fail(str(exc), EXIT_USAGE)
+    except (PermissionDenied, psycopg.errors.InsufficientPrivilege) as exc:
+        return fail(refused(args.command, exc), EXIT_RUNTIME)
     except TaskboardError as exc:
         return fail(str(exc), EXIT_RUNTIME)
     except psycopg.Error as exc:
         return fail(str(exc), EXIT_RUNTIME)
     except KeyboardInterrupt:
         return EXIT_AT_ONCE
+
+
+def refused(command: str, exc: PermissionDenied | psycopg.Error) -> str:
+    """The line for a call the database refused this login: the server's message, the
+    Taskboard roles the login holds and the GRANT of the role COMMAND_NEEDS names.
+
+    Without a role to name, or when the login holds it already (an older
+    schema's grants), or when the roles cannot be read, `exc`'s own message.
+    """
+    server = exc.__cause__ if isinstance(exc, PermissionDenied) else exc
+    kind = COMMAND_NEEDS[command].role
+    if kind is None or not isinstance(server, psycopg.Error):
+        return str(exc)
+    try:
+        settings = load_settings()
+        with psycopg.connect(
+            settings.database_url, **settings.connection_options(application_name=f"{PROG} cli")
+        ) as conn:
+            who = sql.login_roles(conn)
+    except (TaskboardError, psycopg.Error):
+        return str(exc)
+    if kind in who.holds:
+        return str(exc)
+    refusal = server.diag.message_primary or str(server)
+    return missing_role(refusal, kind, login=who.login, prefix=who.prefix, holds=who.holds)
 
 
 def fail(message: str, status: int) -> int:

@@ -8,7 +8,7 @@ This module imports no other taskboard module.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import psycopg
 
@@ -66,6 +66,30 @@ def translated(exc: psycopg.Error, *, role_needed: str | None = None) -> Excepti
         hint = f": grant {role_needed} to this login" if role_needed else ""
         return PermissionDenied(primary + hint, exc.sqlstate)
     return exc
+
+
+# The application roles, each allowed what the ones before it are (the SQL grants).
+ROLE_KINDS = ("producer", "worker", "admin")
+DEFAULT_ROLE_PREFIX = "taskboard"
+
+
+def missing_role(
+    refusal: str, kind: str, *, login: str, prefix: str | None, holds: Sequence[str]
+) -> str:
+    """One line: the server's `refusal`, the Taskboard roles `login` holds, and the
+    GRANT of the `kind` role (producer, worker or admin) that lets it through.
+
+    `prefix` is the one the schema was installed with (None: the default's
+    names, and the other prefixes' pattern); `login` is quoted as SQL needs it.
+    """
+    role = f"{prefix or DEFAULT_ROLE_PREFIX}_{kind}"
+    names = [f"{prefix or DEFAULT_ROLE_PREFIX}_{held}" for held in holds]
+    held = f"{', '.join(names)}, not {role}" if names else "no Taskboard role"
+    other = f" (PREFIX_{kind} if installed with another prefix)" if prefix is None else ""
+    return (
+        f"{refusal}: this login holds {held}; "
+        f"as the deploying login run: GRANT {role} TO {login}{other}"
+    )
 
 
 def one_line(text: str) -> str:

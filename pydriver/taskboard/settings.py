@@ -7,6 +7,7 @@ import socket
 from typing import Annotated, Any
 
 from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from taskboard.errors import ConfigError
@@ -98,6 +99,14 @@ class Settings(BaseSettings):
     dashboard_allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
     dashboard_user: str = Field(DEFAULT_DASHBOARD_USER, min_length=1, max_length=200)
     dashboard_password: str | None = Field(None, min_length=8, repr=False)
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_url_given(cls, value: str) -> str:
+        # Empty, libpq would connect to its defaults (the local socket) instead.
+        if not value.strip():
+            raise PydanticCustomError("missing", "Field required")
+        return value
 
     @field_validator("queues", "dashboard_allowed_hosts", mode="before")
     @classmethod

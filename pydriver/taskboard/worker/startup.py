@@ -18,7 +18,7 @@ import psycopg
 from psycopg import errors as pgerrors
 
 from taskboard import sql
-from taskboard.errors import SchemaVersionError, StartupError
+from taskboard.errors import SchemaVersionError, StartupError, missing_role
 from taskboard.settings import Settings
 from taskboard.worker.outcomes import describe
 from taskboard.worker.retry import Backoff, sleep_unless_set
@@ -29,7 +29,7 @@ log = logging.getLogger("taskboard.worker")
 # not including the first it cannot know. Schema changes within the range are
 # additive, so a driver of either end works on the other's schema.
 SUPPORTED_SCHEMA_VERSIONS = ("0.1.0", "0.5.0")
-WORKER_ROLE = "taskboard_worker"
+WORKER_ROLE_KIND = "worker"  # the role a worker's login needs (errors.ROLE_KINDS)
 # Enough executions of one statement for psycopg to prepare it and reuse it
 # across transactions: behind a transaction pooler that loses it, one fails.
 PREPARED_PROBES = 3
@@ -110,7 +110,11 @@ async def _check(
     settings: Settings, queries: sql.Queries, conn: psycopg.AsyncConnection[Any]
 ) -> str:
     """The schema's release, once every check passed."""
-    version = await queries.version(conn)
+    try:
+        version = await queries.version(conn)
+    except pgerrors.InsufficientPrivilege as exc:  # no USAGE on the schema: no role at all
+        refusal = exc.diag.message_primary or str(exc)
+        raise StartupError(await _lacking_worker_role(conn, refusal)) from None
     if version is None:
         raise SchemaVersionError(
             "the database has no taskboard schema: run `taskboard migrate` first"
@@ -123,13 +127,18 @@ async def _check(
         )
     if not await sql.can_work(conn):
         user = await sql.current_user(conn)
-        raise StartupError(
-            f"login {user} may not claim jobs: grant it the worker role "
-            f"(GRANT {WORKER_ROLE} TO {user}, or PREFIX_worker if installed with another prefix)"
-        )
+        raise StartupError(await _lacking_worker_role(conn, f"login {user} may not claim jobs"))
     if settings.prepare_threshold is not None:
         await _probe_prepared_statements(conn)
     return version
+
+
+async def _lacking_worker_role(conn: psycopg.AsyncConnection[Any], refusal: str) -> str:
+    """`refusal`, what this login holds and the GRANT of the worker role it needs."""
+    who = await sql.alogin_roles(conn)
+    return missing_role(
+        refusal, WORKER_ROLE_KIND, login=who.login, prefix=who.prefix, holds=who.holds
+    )
 
 
 async def _probe_prepared_statements(conn: psycopg.AsyncConnection[Any]) -> None:
