@@ -250,6 +250,19 @@ def test_enqueue_with_an_app_refuses_a_task_it_does_not_register(deployed: str) 
     assert job_count(deployed) == 0
 
 
+def test_enqueue_with_an_app_validates_a_payload_model_and_stores_its_json(
+    deployed: str,
+) -> None:
+    done = run(deployed, "enqueue", "--app", APP, "cli-sign-up", '{"email": "a@x", "seats": 0}')
+    line = error_line(done)
+    assert "payload of task 'cli-sign-up': field 'seats': Input should be greater" in line, line
+    assert done.returncode == 2
+    assert job_count(deployed) == 0
+
+    answer = enqueue_json(deployed, "--app", APP, "cli-sign-up", '{"email": "a@x", "seats": "2"}')
+    assert payload_of(deployed, answer["job_id"]) == {"email": "a@x", "seats": 2}
+
+
 def test_enqueue_with_a_bad_app_is_a_usage_error(deployed: str) -> None:
     done = run(deployed, "enqueue", "--app", "apps.cli_app:missing", "cli-echo")
     assert "has no attribute 'missing'" in error_line(done)

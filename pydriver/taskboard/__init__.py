@@ -16,6 +16,7 @@ __version__ = "0.4.2"
 _EXPORTS = {
     "Taskboard": "taskboard.app",
     "Task": "taskboard.tasks",
+    "TaskHandle": "taskboard.app",
     "JobEvent": "taskboard.events",
     "StartupError": "taskboard.errors",
     "InvalidArgument": "taskboard.errors",
@@ -58,13 +59,14 @@ __all__ = [
     "SyncContext",
     "Task",
     "TaskError",
+    "TaskHandle",
     "Taskboard",
     "TaskboardError",
     "load_settings",
 ]
 
 if TYPE_CHECKING:
-    from taskboard.app import Taskboard
+    from taskboard.app import Taskboard, TaskHandle
     from taskboard.context import AsyncContext, SyncContext
     from taskboard.errors import (
         ConfigError,

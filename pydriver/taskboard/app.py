@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 import logging
 import math
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, NoReturn, TypeVar
+from typing import Any, Generic, NoReturn, ParamSpec, TypeVar
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
@@ -38,11 +39,13 @@ from taskboard.tasks import (
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_QUEUE,
     Handler,
+    PayloadModel,
     Task,
+    payload_model,
 )
 from taskboard.worker import Worker
 
-__all__ = ["DEFAULT_MAX_ATTEMPTS", "DEFAULT_QUEUE", "Task", "Taskboard"]
+__all__ = ["DEFAULT_MAX_ATTEMPTS", "DEFAULT_QUEUE", "Task", "TaskHandle", "Taskboard"]
 
 log = logging.getLogger(__name__)
 
@@ -59,10 +62,13 @@ PRUNE_BATCH = 10_000  # jobs per prune call
 # app.result looks at an unfinished job after these pauses, doubling.
 RESULT_FIRST_PAUSE = 0.05
 RESULT_MAX_PAUSE = 1.0
+# The warning about an enqueue of a task this app does not register lists at most this many.
+NAMES_LISTED = 10
 
 F = TypeVar("F", bound=Handler)
 H = TypeVar("H", bound=EventHook)
 R = TypeVar("R")
+P = ParamSpec("P")
 
 
 class Taskboard:
@@ -77,6 +83,8 @@ class Taskboard:
         self.hooks: list[EventHook] = []
         self.schedules: dict[str, Schedule] = {}
         self._pools = _EnqueuePools(self)
+        self._unknown_warned: set[str] = set()  # names warned about (see _registered)
+        self._unknown_lock = threading.Lock()
         # Whether the schema stores the trace context: learnt at the first enqueue that has one.
         self._schema_traces: bool | None = None
 
@@ -95,8 +103,9 @@ class Taskboard:
         transactional: bool = False,
         max_attempts: int | None = None,
         retry: RetryPolicy | None = None,
-    ) -> Callable[[F], F]:
-        """Register the decorated `handler(ctx, payload)` as task `name`.
+        payload: PayloadModel | None = None,
+    ) -> Callable[[Callable[P, R]], TaskHandle[P, R]]:
+        """Register the decorated `handler(ctx, payload)` as task `name`; return its TaskHandle.
 
         Async handlers run on the worker's event loop, sync ones in threads.
         With `timeout` (seconds) an async handler is cancelled and the job
@@ -107,7 +116,17 @@ class Taskboard:
         delay before the next attempt when the handler raises: an
         ExponentialBackoff, or a callable (attempt, exception) -> seconds
         (None: the database's backoff).
-        Raises TaskError for a bad option.
+
+        A pydantic model validates the task's payloads: `payload`, else the
+        handler's annotation of its payload parameter when that is a model
+        (resolved in the handler's module). Enqueue then validates each
+        payload (InvalidArgument naming the field when it does not) and
+        stores `model_dump(mode="json")`; the handler receives an instance
+        of the model, and a stored payload the model refuses fails its job
+        without a retry.
+
+        The handle calls the handler when called, and enqueues the task's
+        jobs (`enqueue`, `aenqueue`, ...). Raises TaskError for a bad option.
         """
         problem = name_problem("a task's name", name) or name_problem(
             f"task {name!r}: queue", queue
@@ -132,14 +151,17 @@ class Taskboard:
         except InvalidArgument as exc:
             raise TaskError(f"task {name!r}: {exc}") from None
 
-        def register(handler: F) -> F:
+        def register(handler: Callable[P, R]) -> TaskHandle[P, R]:
             if name in self.tasks:
                 raise TaskError(f"task {name!r} is already registered")
-            task = Task(name, handler, queue, timeout, transactional, max_attempts, policy)
+            if isinstance(handler, TaskHandle):  # stacked @app.task: the same handler
+                handler = handler.handler
+            model = payload_model(name, handler, payload)
+            task = Task(name, handler, queue, timeout, transactional, max_attempts, policy, model)
             if transactional and not task.is_async:
                 raise TaskError(f"task {name!r}: a transactional handler must be `async def`")
             self.tasks[name] = task
-            return handler
+            return TaskHandle(self, task)
 
         return register
 
@@ -163,11 +185,17 @@ class Taskboard:
         (default: the task's), `payload`, `priority` and `max_attempts` are
         the job's. Raises TaskError for a cron or argument that cannot be
         used, a handler not registered with `@app.task`, and a name taken.
+        A task's payload model validates `payload` here (TaskError when it
+        does not).
         """
         parsed = parse_cron(cron)
 
         def register(handler: F) -> F:
-            tasks = [t for t in self.tasks.values() if t.handler is handler]
+            if isinstance(handler, TaskHandle):
+                mine = self.tasks.get(handler.name) is handler.task
+                tasks = [handler.task] if mine else []
+            else:
+                tasks = [t for t in self.tasks.values() if t.handler is handler]
             what = f"periodic {cron!r}: {getattr(handler, '__name__', handler)!r}"
             if not tasks:
                 raise TaskError(f"{what} is not a task: put @app.periodic above @app.task")
@@ -175,12 +203,16 @@ class Taskboard:
                 names = ", ".join(t.name for t in tasks)
                 raise TaskError(f"{what} is the handler of several tasks ({names}): schedule one")
             task = tasks[0]
+            try:
+                stored = task.stored_payload(payload)
+            except InvalidArgument as exc:
+                raise TaskError(f"periodic {cron!r}: {exc}") from None
             declared = schedule(
                 name=task.name if name is None else name,
                 cron=parsed,
                 task=task.name,
                 queue=task.queue if queue is None else queue,
-                payload=payload,
+                payload=stored,
                 priority=priority,
                 max_attempts=max_attempts,
             )
@@ -235,13 +267,18 @@ class Taskboard:
         the app's pool commits it at once. With `dedupe_key`, an unfinished
         job of the same queue and task holding that key is returned instead
         of a new one. `max_attempts=None` means the task's registered
-        max_attempts, else DEFAULT_MAX_ATTEMPTS (5).
-        Raises InvalidArgument when the database refuses an argument, and
+        max_attempts, else DEFAULT_MAX_ATTEMPTS (5). A task registered with a
+        payload model validates `payload` first (see `task`).
+
+        A task this app does not register is enqueued all the same (a worker
+        of another app may run it); an app that registers tasks logs one
+        warning per such name.
+        Raises InvalidArgument when the payload or an argument is refused, and
         PermissionDenied when the login lacks taskboard_producer.
         """
         params = sql.enqueue_params(
             task,
-            payload,
+            self._payload(task, payload),
             self.queue_of(task, queue),
             run_at,
             priority,
@@ -262,10 +299,13 @@ class Taskboard:
         dedupe_keys: Iterable[str | None] | None = None,
         conn: psycopg.Connection[Any] | None = None,
     ) -> list[int]:
-        """Enqueue one job of `task` per payload in one round trip; ids in payload order."""
+        """Enqueue one job of `task` per payload in one round trip; ids in payload order.
+
+        As `enqueue`: a payload model validates every payload before any is sent.
+        """
         params = sql.enqueue_many_params(
             task,
-            payloads,
+            self._payloads(task, payloads),
             self.queue_of(task, queue),
             run_at,
             priority,
@@ -293,7 +333,7 @@ class Taskboard:
         """
         params = sql.enqueue_params(
             task,
-            payload,
+            self._payload(task, payload),
             self.queue_of(task, queue),
             run_at,
             priority,
@@ -317,7 +357,7 @@ class Taskboard:
         """`enqueue_many` for asyncio code; `conn` is then an AsyncConnection."""
         params = sql.enqueue_many_params(
             task,
-            payloads,
+            self._payloads(task, payloads),
             self.queue_of(task, queue),
             run_at,
             priority,
@@ -327,6 +367,44 @@ class Taskboard:
         return await self._aproduce(
             self._atraced(sql.aenqueue_many), self._with_trace(params), conn
         )
+
+    def _payload(self, task: str, payload: Any) -> Any:
+        """`payload` as a job of `task` stores it (see Task.stored_payload)."""
+        registered = self._registered(task)
+        return payload if registered is None else registered.stored_payload(payload)
+
+    def _payloads(self, task: str, payloads: Iterable[Any]) -> Iterable[Any]:
+        registered = self._registered(task)
+        if registered is None or registered.payload_model is None:
+            return payloads
+        return [
+            registered.stored_payload(p, f"payloads[{i}]")
+            for i, p in enumerate(sql.sequence("payloads", payloads))
+        ]
+
+    def _registered(self, task: str) -> Task | None:
+        """The task registered as `task`; None, with a warning once per name, when this app
+        registers other tasks but not it (an app that registers none is a producer)."""
+        if not isinstance(task, str):
+            return None  # refused by sql.text, naming the argument
+        registered = self.tasks.get(task)
+        if registered is not None or not self.tasks:
+            return registered
+        with self._unknown_lock:
+            if task in self._unknown_warned:
+                return None
+            self._unknown_warned.add(task)
+        names = sorted(self.tasks)
+        listed = ", ".join(names[:NAMES_LISTED])
+        if len(names) > NAMES_LISTED:
+            listed += f", and {len(names) - NAMES_LISTED} more"
+        log.warning(
+            "enqueue of task %r, which this app does not register (registered: %s): "
+            "it runs only on a worker that does",
+            task,
+            listed,
+        )
+        return None
 
     # -- queue control (the admin role) -------------------------------------------
 
@@ -624,6 +702,143 @@ class Taskboard:
         if overrides:
             with_overrides(self.settings, **overrides)
         runner.run_until_signalled(lambda stop: self.worker(stop=stop, **overrides))
+
+
+class TaskHandle(Generic[P, R]):
+    """A registered task, as `@app.task` returns it: its handler, and its jobs' enqueue.
+
+    Calling the handle calls the handler (`await send_email(ctx, payload)`
+    runs it as the worker would, without a job). `enqueue`, `enqueue_many`
+    and their async twins enqueue jobs of the task on its app: the task's
+    name, its queue and max_attempts unless the call gives its own, and its
+    payload model's validation. `name`, `queue`, `task` (the registered
+    Task) and `handler` describe it; `__name__`, `__doc__` and `__wrapped__`
+    are the handler's.
+    """
+
+    __name__: str  # the handler's, as functools.update_wrapper copies them
+    __wrapped__: Handler
+
+    def __init__(self, app: Taskboard, task: Task) -> None:
+        functools.update_wrapper(self, task.handler)
+        self._app = app
+        self._task = task
+
+    @property
+    def task(self) -> Task:
+        return self._task
+
+    @property
+    def name(self) -> str:
+        return self._task.name
+
+    @property
+    def queue(self) -> str:
+        return self._task.queue
+
+    @property
+    def handler(self) -> Callable[P, R]:
+        handler: Callable[P, R] = self._task.handler
+        return handler
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self.handler(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<TaskHandle {self.name!r} queue={self.queue!r}>"
+
+    def enqueue(
+        self,
+        payload: Any = None,
+        *,
+        queue: str | None = None,
+        run_at: dt.datetime | None = None,
+        priority: int = 0,
+        max_attempts: int | None = None,
+        dedupe_key: str | None = None,
+        conn: psycopg.Connection[Any] | None = None,
+    ) -> int:
+        """Enqueue one job of this task and return its id (see Taskboard.enqueue)."""
+        return self._app.enqueue(
+            self.name,
+            payload,
+            queue=queue,
+            run_at=run_at,
+            priority=priority,
+            max_attempts=max_attempts,
+            dedupe_key=dedupe_key,
+            conn=conn,
+        )
+
+    def enqueue_many(
+        self,
+        payloads: Iterable[Any],
+        *,
+        queue: str | None = None,
+        run_at: dt.datetime | None = None,
+        priority: int = 0,
+        max_attempts: int | None = None,
+        dedupe_keys: Iterable[str | None] | None = None,
+        conn: psycopg.Connection[Any] | None = None,
+    ) -> list[int]:
+        """Enqueue one job of this task per payload in one round trip (see
+        Taskboard.enqueue_many); ids in payload order."""
+        return self._app.enqueue_many(
+            self.name,
+            payloads,
+            queue=queue,
+            run_at=run_at,
+            priority=priority,
+            max_attempts=max_attempts,
+            dedupe_keys=dedupe_keys,
+            conn=conn,
+        )
+
+    async def aenqueue(
+        self,
+        payload: Any = None,
+        *,
+        queue: str | None = None,
+        run_at: dt.datetime | None = None,
+        priority: int = 0,
+        max_attempts: int | None = None,
+        dedupe_key: str | None = None,
+        conn: psycopg.AsyncConnection[Any] | None = None,
+    ) -> int:
+        """`enqueue` for asyncio code; `conn` is then an AsyncConnection."""
+        return await self._app.aenqueue(
+            self.name,
+            payload,
+            queue=queue,
+            run_at=run_at,
+            priority=priority,
+            max_attempts=max_attempts,
+            dedupe_key=dedupe_key,
+            conn=conn,
+        )
+
+    async def aenqueue_many(
+        self,
+        payloads: Iterable[Any],
+        *,
+        queue: str | None = None,
+        run_at: dt.datetime | None = None,
+        priority: int = 0,
+        max_attempts: int | None = None,
+        dedupe_keys: Iterable[str | None] | None = None,
+        conn: psycopg.AsyncConnection[Any] | None = None,
+    ) -> list[int]:
+        """`enqueue_many` for asyncio code; `conn` is then an AsyncConnection."""
+        return await self._app.aenqueue_many(
+            self.name,
+            payloads,
+            queue=queue,
+            run_at=run_at,
+            priority=priority,
+            max_attempts=max_attempts,
+            dedupe_keys=dedupe_keys,
+            conn=conn,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,8 @@ import os
 import time
 from typing import Any
 
+import pydantic
+
 from taskboard.app import Taskboard
 from taskboard.context import BaseContext
 
@@ -32,3 +34,16 @@ def pid(ctx: BaseContext, payload: Any) -> dict[str, Any]:
     """Sleep payload["sleep"] seconds in a sync handler; return which process ran it."""
     time.sleep(float(payload.get("sleep", 0)))
     return {"pid": os.getpid()}
+
+
+class SignUp(pydantic.BaseModel):
+    """The payload of cli-sign-up: `taskboard enqueue --app` validates it."""
+
+    email: str
+    seats: int = pydantic.Field(default=1, ge=1)
+
+
+@app.task("cli-sign-up", queue=QUEUE)
+def sign_up(ctx: BaseContext, payload: SignUp) -> dict[str, Any]:
+    """Return what the handler was given."""
+    return {"type": type(payload).__name__, "seats": payload.seats}

@@ -6,7 +6,8 @@ return value (complete), an exception of any kind, `SystemExit` and
 the task's retry policy), `Retry` (fail after its delay), `Abort` (fail
 for good), `ctx.snooze` (release with its delay: no attempt used), a
 timeout (fail), a task this worker does not know (release with a delay:
-no attempt burnt). Only the worker
+no attempt burnt), a payload the task's model refuses (fail for good,
+before the handler runs: the stored payload cannot change). Only the worker
 itself cancels a handler, for a lost claim or at shutdown, and whoever
 cancels it settles the claim.
 
@@ -35,7 +36,7 @@ from taskboard.errors import TaskError
 from taskboard.retries import Abort, Retry, Snooze, delay_seconds
 from taskboard.settings import Settings
 from taskboard.sql import Queries
-from taskboard.tasks import Task
+from taskboard.tasks import PayloadInvalid, Task
 from taskboard.worker.held import Held, Ledger, Outcome, State
 from taskboard.worker.outcomes import (
     ResultNotStored,
@@ -182,6 +183,14 @@ class Executor:
         if task is None:
             self._hand_back_unknown(held)
             return
+        try:
+            held.ctx.payload = task.handler_payload(held.claimed.payload)
+        except PayloadInvalid as exc:
+            # The stored payload never changes: another attempt would fail the same way.
+            error = describe(exc)
+            log.warning("job %s: %s", held.job_id, error, extra=held.log_extra)
+            self.ledger.settle(held, Outcome("fail", error, retry=False))
+            return
         if task.transactional:
             await self._run_transactional(held, task)
             return
@@ -290,7 +299,7 @@ class Executor:
 
     async def _run_handler(self, held: Held, task: Task) -> Any:
         if task.is_async:
-            coro = task.handler(held.ctx, held.claimed.payload)
+            coro = task.handler(held.ctx, held.ctx.payload)
             return await bounded(coro, task.timeout, task.name)
         return await bounded(self._in_thread(task.handler, held), task.timeout, task.name)
 
@@ -310,7 +319,7 @@ class Executor:
 
         def body() -> None:
             try:
-                value = handler(held.ctx, held.claimed.payload)
+                value = handler(held.ctx, held.ctx.payload)
             except BaseException as exc:  # noqa: BLE001 - delivered to the loop
                 ok, value = False, exc
             else:
@@ -382,7 +391,7 @@ class Executor:
                 f"transactional task {task.name!r} must run in READ COMMITTED, not {isolation}"
             )
         xid = await sql.transaction_id(conn)
-        coro = task.handler(held.ctx, held.claimed.payload)
+        coro = task.handler(held.ctx, held.ctx.payload)
         result = await bounded(coro, task.timeout, task.name)
         # From here the database's answer decides: the watchdog leaves the claim alone.
         if not self.ledger.settle(held, None):
