@@ -786,7 +786,10 @@ def build_parser() -> argparse.ArgumentParser:
         return sub
 
     migrate = command(
-        "migrate", cmd_migrate, "Deploy the taskboard schema with Sqitch (deploy --verify)."
+        "migrate",
+        cmd_migrate,
+        "Install or upgrade the taskboard schema: with Sqitch (deploy --verify) when it is on "
+        "PATH, else from the SQL this package carries, recorded in Sqitch's registry.",
     )
     action = migrate.add_mutually_exclusive_group()
     action.add_argument("--status", action="store_true", help="show what is deployed")
