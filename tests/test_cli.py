@@ -451,12 +451,13 @@ def test_migrate_status_and_revert_are_exclusive(deployed: str) -> None:
     assert run(deployed, "migrate", "--status", "--revert").returncode == 2
 
 
-def test_migrate_status_without_sqitch_says_how_to_install_it(
+def test_migrate_revert_without_sqitch_says_how_to_install_it(
     deployed: str, tmp_path: Path
 ) -> None:
-    done = run(deployed, "migrate", "--status", path=str(tmp_path))  # a PATH with nothing on it
+    done = run(deployed, "migrate", "--revert", "--yes", path=str(tmp_path))  # nothing on PATH
     assert "apt-get install sqitch libdbd-pg-perl" in error_line(done)
     assert done.returncode == 1
+    assert schema_exists(deployed)
 
 
 def test_migrate_needs_a_url_sqitch_understands() -> None:

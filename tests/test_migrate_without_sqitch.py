@@ -223,3 +223,27 @@ def test_two_migrates_without_sqitch_at_once_install_once(domain: Domain, tmp_pa
     said = sorted("Nothing to deploy" in out for out, _ in outputs)
     assert said == [False, True], outputs
     assert installed_release(url) == last_release()
+
+
+def test_status_without_sqitch_reads_the_registry(domain: Domain, tmp_path: Path) -> None:
+    url = domain.database()
+    deployer = domain.deployer(url)
+    status = without_sqitch(deployer, "--status", path=tmp_path)
+    assert status.returncode == 0, status.stderr
+    assert "No Taskboard schema here: taskboard migrate installs it." in status.stdout
+
+    older = install.releases(DB_DIR)[-2]
+    script = run(None, "sql", "--to", older, "--prefix", domain.prefix)
+    assert psql(deployer, script.stdout).returncode == 0
+    status = without_sqitch(deployer, "--status", path=tmp_path)
+    assert (
+        f"Taskboard {older} (schema owner {domain.role('owner')}), installed without a record"
+        in (status.stdout)
+    )
+
+    assert without_sqitch(deployer, path=tmp_path).returncode == 0
+    plan = registry.read_plan(DB_DIR)
+    status = without_sqitch(deployer, "--status", path=tmp_path)
+    assert f"Taskboard {last_release()} (schema owner {domain.role('owner')})" in status.stdout
+    assert f"{len(plan.changes)} of this package's {len(plan.changes)}" in status.stdout
+    assert "Nothing to deploy (up-to-date)." in status.stdout

@@ -224,6 +224,10 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: 
 def cmd_migrate(args: argparse.Namespace) -> int:
     settings = load_settings()
     if args.status:
+        if not migrate.sqitch_on_path():
+            options = settings.connection_options(application_name=f"{PROG} migrate")
+            sys.stdout.write(migrate.status_without_sqitch(settings.database_url, options))
+            return EXIT_OK
         done = migrate.sqitch(settings.database_url, "status")
         return EXIT_OK if done.returncode == 0 else EXIT_RUNTIME
     if args.revert:
@@ -792,7 +796,11 @@ def build_parser() -> argparse.ArgumentParser:
         "PATH, else from the SQL this package carries, recorded in Sqitch's registry.",
     )
     action = migrate.add_mutually_exclusive_group()
-    action.add_argument("--status", action="store_true", help="show what is deployed")
+    action.add_argument(
+        "--status",
+        action="store_true",
+        help="show what is deployed (sqitch status; without Sqitch, read from its registry)",
+    )
     action.add_argument("--revert", action="store_true", help="remove the schema and its jobs")
     migrate.add_argument("--yes", action="store_true", help="revert without asking")
     migrate.add_argument(

@@ -109,7 +109,7 @@ def deploy(database_url: str, connect_options: Mapping[str, Any], prefix: str | 
     failed fresh install leaves nothing behind.
     """
     sqitch_target(database_url)  # a URL Sqitch cannot take is refused before anything runs
-    if shutil.which("sqitch") is None:
+    if not sqitch_on_path():
         return deploy_without_sqitch(database_url, connect_options, prefix)
     report = ""
     with psycopg.connect(database_url, **connect_options) as conn:
@@ -122,6 +122,41 @@ def deploy(database_url: str, connect_options: Mapping[str, Any], prefix: str | 
             report = record_release(database_url, state)
     done = sqitch(database_url, "deploy", "--verify", "--set", f"prefix={prefix}", capture=True)
     return f"With Sqitch ({shutil.which('sqitch')}):\n" + report + succeeded(done).stdout
+
+
+def sqitch_on_path() -> bool:
+    return shutil.which("sqitch") is not None
+
+
+def status_without_sqitch(database_url: str, connect_options: Mapping[str, Any]) -> str:
+    """What the database holds and what this package would deploy, read from Sqitch's
+    registry and the catalogs (what `sqitch status` tells, for a machine without Sqitch)."""
+    plan = registry.read_plan(install.shipped_sqitch_project())
+    with psycopg.connect(database_url, **connect_options) as conn:
+        state = installed(conn)
+        at = registry.deployed(conn, plan)
+    lines = ["Sqitch is not on PATH: reading Sqitch's registry."]
+    if state.owner is None:
+        lines.append("No Taskboard schema here: taskboard migrate installs it.")
+    elif at is None:
+        lines.append(
+            f"Taskboard {state.release or '(unknown release)'} (schema owner {state.owner}), "
+            "installed without a record in Sqitch's registry: taskboard migrate records it."
+        )
+    else:
+        lines.append(
+            f"{plan_state(plan, at)} (schema owner {state.owner}): Sqitch's registry records "
+            f"change {plan.changes[at].name}, {at + 1} of this package's {len(plan.changes)}."
+        )
+    pending = len(plan.changes) - (0 if at is None else at + 1)
+    if state.owner is not None and at is not None:
+        lines.append(
+            "Nothing to deploy (up-to-date)."
+            if pending == 0
+            else f"{pending} changes to deploy, up to {plan_state(plan, len(plan.changes) - 1)}:"
+            " taskboard migrate deploys them."
+        )
+    return "\n".join(lines) + "\n"
 
 
 def checked_prefix(state: Installed, prefix: str | None) -> str:
