@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from taskboard import registry
 from taskboard.errors import ConfigError, TaskboardError
 
 DEFAULT_PREFIX = "taskboard"
@@ -87,31 +88,22 @@ def role_names(prefix: str) -> dict[str, str]:
 
 
 def plan(project: Path) -> list[Change]:
-    """The deploy steps of `project`'s sqitch.plan, in order."""
-    entries: list[str] = []  # change names, and tags as "@tag"
-    for line in (project / "sqitch.plan").read_text().splitlines():
-        if not line.strip() or line.startswith(("%", "#")):
-            continue
-        entries.append(line.split()[0])
-    changes = []
-    for index, name in enumerate(entries):
-        if name.startswith("@"):
-            continue
-        later = entries[index + 1 :]
-        release = next((entry[1:] for entry in later if entry.startswith("@")), None)
-        script = f"{name}.sql"
-        if name in later:
-            # Reworked: Sqitch keeps this version as NAME@TAG.sql, TAG being
-            # the last tag before the change comes again.
-            until_next = later[: later.index(name)]
-            script = f"{name}@{[e for e in until_next if e.startswith('@')][-1][1:]}.sql"
-        changes.append(Change(name, script, release))
-    return changes
+    """The deploy steps of `project`'s sqitch.plan, in order, each with the script Sqitch
+    deploys it from (taskboard.registry reads the plan as Sqitch does)."""
+    changes = registry.read_plan(project).changes
+    return [
+        Change(
+            change.name,
+            change.script,
+            next((t.name for later in changes[index:] for t in later.tags), None),
+        )
+        for index, change in enumerate(changes)
+    ]
 
 
 def releases(project: Path) -> list[str]:
     """The released versions of the plan, oldest first (tag @v0.1.0 is 0.1.0)."""
-    text = (project / "sqitch.plan").read_text()
+    text = (project / "sqitch.plan").read_text(encoding="utf-8")
     return re.findall(r"^@v(\S+)", text, flags=re.MULTILINE)
 
 
@@ -179,7 +171,9 @@ def script(
             continue
         # v0.1.0's scripts expect the caller to hold the owner; later ones
         # take it for themselves.
-        takes_owner = ':"owner_role"' in (project / "deploy" / change.script).read_text()
+        takes_owner = ':"owner_role"' in (project / "deploy" / change.script).read_text(
+            encoding="utf-8"
+        )
         if takes_owner == held:
             parts.append(let_go if held else hold)
             held = not held
@@ -203,7 +197,7 @@ def between(changes: list[Change], since: str | None, until: str | None) -> list
 
 
 def section(project: Path, change: Change, prefix: str) -> str:
-    text = render((project / "deploy" / change.script).read_text(), prefix)
+    text = render((project / "deploy" / change.script).read_text(encoding="utf-8"), prefix)
     left = PSQL_LEFT.search(text)
     if left:
         raise InstallError(
