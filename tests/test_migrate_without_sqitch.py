@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -207,6 +208,9 @@ def test_two_migrates_without_sqitch_at_once_install_once(domain: Domain, tmp_pa
     deployer = domain.deployer(url)
     env = {k: v for k, v in os.environ.items() if not k.startswith("TASKBOARD_")}
     env.update(TASKBOARD_DATABASE_URL=deployer, PATH=str(tmp_path))
+    # A login whose transactions default to REPEATABLE READ: the one that waits must still
+    # see what the other committed.
+    env["PGOPTIONS"] = "-c default_transaction_isolation=repeatable\\ read"
     both = [
         subprocess.Popen(
             [str(TASKBOARD), "migrate", "--prefix", domain.prefix],
@@ -247,3 +251,71 @@ def test_status_without_sqitch_reads_the_registry(domain: Domain, tmp_path: Path
     assert f"Taskboard {last_release()} (schema owner {domain.role('owner')})" in status.stdout
     assert f"{len(plan.changes)} of this package's {len(plan.changes)}" in status.stdout
     assert "Nothing to deploy (up-to-date)." in status.stdout
+
+
+def test_migrate_without_sqitch_waits_for_a_deploy_holding_sqitchs_lock(
+    domain: Domain, tmp_path: Path
+) -> None:
+    url = domain.database()
+    deployer = domain.deployer(url)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TASKBOARD_")}
+    env.update(TASKBOARD_DATABASE_URL=deployer, PATH=str(tmp_path))
+    with psycopg.connect(url, autocommit=True) as holder:
+        holder.execute("SELECT pg_advisory_lock(%s)", (registry.SQITCH_LOCK_KEY,))
+        waiting = subprocess.Popen(
+            [str(TASKBOARD), "migrate", "--prefix", domain.prefix],
+            cwd=TESTS_DIR,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(2)
+        assert waiting.poll() is None, waiting.communicate()
+        with psycopg.connect(url) as conn:
+            assert conn.execute("SELECT to_regnamespace('taskboard')").fetchone() == (None,)
+        holder.execute("SELECT pg_advisory_unlock(%s)", (registry.SQITCH_LOCK_KEY,))
+        out, err = waiting.communicate(timeout=120)
+    assert waiting.returncode == 0, err
+    assert "Waited for another deploy of this database to finish." in out
+    assert installed_release(url) == last_release()
+
+
+def test_a_registry_sqitch_keeps_in_another_schema_is_refused(
+    domain: Domain, tmp_path: Path
+) -> None:
+    url = domain.database()
+    deployer = domain.deployer(url)
+    older = install.releases(DB_DIR)[-2]
+    script = run(None, "sql", "--to", older, "--prefix", domain.prefix)
+    assert psql(deployer, script.stdout).returncode == 0
+    logged = run_sqitch(
+        deployer, "deploy", "--registry", "elsewhere", "--log-only", "--no-verify", "--to",
+        f"@v{older}",
+    )  # fmt: skip
+    assert logged.returncode == 0, logged.stdout + logged.stderr
+
+    done = without_sqitch(deployer, path=tmp_path)
+    assert "schema elsewhere holds a Sqitch registry" in error_line(done)
+    assert installed_release(url) == older
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT to_regnamespace('sqitch')").fetchone() == (None,)
+
+
+def test_a_registry_of_another_release_is_refused(domain: Domain, tmp_path: Path) -> None:
+    url = domain.database()
+    deployer = domain.deployer(url)
+    older = install.releases(DB_DIR)[-2]
+    script = run(None, "sql", "--to", older, "--prefix", domain.prefix)
+    assert psql(deployer, script.stdout).returncode == 0
+    logged = run_sqitch(deployer, "deploy", "--log-only", "--no-verify", "--to", f"@v{older}")
+    assert logged.returncode == 0, logged.stdout + logged.stderr
+    with psycopg.connect(deployer, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO sqitch.releases (version, installer_name, installer_email)"
+            " VALUES (1.2, 'a newer sqitch', 'sqitch@example.invalid')"
+        )
+
+    done = without_sqitch(deployer, path=tmp_path)
+    assert "Sqitch's registry is at release 1.2" in error_line(done)
+    assert installed_release(url) == older

@@ -18,12 +18,15 @@ later `sqitch deploy` adopts the database and carries on from there.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shutil
 import subprocess
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
@@ -36,6 +39,13 @@ SQITCH_HINT = (
     "sqitch is not installed or not on PATH: install it "
     "(on Debian: apt-get install sqitch libdbd-pg-perl)"
 )
+
+
+log = logging.getLogger(__name__)
+
+# How long a deploy without Sqitch waits for another deploy of the database to finish.
+LOCK_WAIT_SECONDS = 120.0
+LOCK_POLL_SECONDS = 0.2
 
 
 class MigrateError(TaskboardError):
@@ -191,34 +201,76 @@ def deploy_without_sqitch(
     """
     project = install.shipped_sqitch_project()
     plan = registry.read_plan(project)
-    last = len(plan.changes) - 1
+    lines = ["Sqitch is not on PATH: deploying the SQL this package carries (taskboard sql)."]
     options = {**connect_options, "autocommit": True}
-    with psycopg.connect(database_url, **options) as conn, conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (registry.SQITCH_LOCK_KEY,))
-        check_registry(conn)
-        state = installed(conn)
-        prefix = checked_prefix(state, prefix)
-        at = registry.deployed(conn, plan)
-        lines = ["Sqitch is not on PATH: deploying the SQL this package carries (taskboard sql)."]
-        if at is None and state.owner is not None:
-            at = release_position(plan, state)
-            registry.record(conn, plan, 0, at)
-            lines.append(
-                f"Found release {state.release}, installed without a record: recorded it in "
-                "Sqitch's registry."
+    with psycopg.connect(database_url, **options) as conn:
+        # READ COMMITTED whatever the login's default: each statement then sees what a
+        # deploy that held the lock before this one committed.
+        conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
+        with conn.transaction():
+            if wait_for_lock(conn):
+                lines.append("Waited for another deploy of this database to finish.")
+            return deploy_locked(conn, plan, prefix, project, lines)
+
+
+def wait_for_lock(conn: psycopg.Connection[Any]) -> bool:
+    """Take Sqitch's deploy lock for this transaction; whether another deploy held it first.
+
+    Raises MigrateError when it is still held after LOCK_WAIT_SECONDS.
+    """
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    waited = False
+    while True:
+        row = conn.execute(
+            "SELECT pg_try_advisory_xact_lock(%s)", (registry.SQITCH_LOCK_KEY,)
+        ).fetchone()
+        if row == (True,):
+            return waited
+        if not waited:
+            log.warning("another deploy of this database holds Sqitch's lock: waiting")
+        waited = True
+        if time.monotonic() > deadline:
+            raise MigrateError(
+                f"another deploy of this database (sqitch deploy or revert, or taskboard "
+                f"migrate) has held Sqitch's lock for over {LOCK_WAIT_SECONDS:.0f} s: "
+                "run taskboard migrate again once it is done"
             )
-        if at == last:
-            lines.append(f"Nothing to deploy: {plan_state(plan, last)} is installed.")
-            return "\n".join(lines) + "\n"
-        since = None if at is None else released_at(plan, at)
-        try:
-            conn.execute(
-                install.script(prefix, since=since, transaction=False, project=project),
-                prepare=False,
-            )
-        except psycopg.Error as exc:
-            raise MigrateError(one_line(exc, fresh=at is None)) from exc
-        count = registry.record(conn, plan, 0 if at is None else at + 1, last)
+        time.sleep(LOCK_POLL_SECONDS)
+
+
+def deploy_locked(
+    conn: psycopg.Connection[Any],
+    plan: registry.Plan,
+    prefix: str | None,
+    project: Path,
+    lines: list[str],
+) -> str:
+    """The install or upgrade of deploy_without_sqitch, inside its transaction and lock."""
+    last = len(plan.changes) - 1
+    check_registry(conn)
+    registry.check(conn)
+    state = installed(conn)
+    prefix = checked_prefix(state, prefix)
+    at = registry.deployed(conn, plan)
+    if at is None and state.owner is not None:
+        at = release_position(plan, state)
+        registry.record(conn, plan, 0, at)
+        lines.append(
+            f"Found release {state.release}, installed without a record: recorded it in "
+            "Sqitch's registry."
+        )
+    if at == last:
+        lines.append(f"Nothing to deploy: {plan_state(plan, last)} is installed.")
+        return "\n".join(lines) + "\n"
+    since = None if at is None else released_at(plan, at)
+    try:
+        conn.execute(
+            install.script(prefix, since=since, transaction=False, project=project),
+            prepare=False,
+        )
+    except psycopg.Error as exc:
+        raise MigrateError(one_line(exc, fresh=at is None)) from exc
+    count = registry.record(conn, plan, 0 if at is None else at + 1, last)
     done = "Installed" if since is None else f"Upgraded from {since} to"
     lines.append(
         f"{done} {plan_state(plan, last)} (roles {prefix}_*) in one transaction, and recorded "

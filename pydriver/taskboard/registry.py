@@ -24,6 +24,7 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
@@ -121,7 +122,8 @@ def read_plan(project_dir: Path) -> Plan:
     """The Sqitch project's plan, each change with its id, script and script hash."""
     pragmas: dict[str, str] = {}
     changes: list[Change] = []
-    for number, raw in enumerate((project_dir / "sqitch.plan").read_text().splitlines(), 1):
+    text = (project_dir / "sqitch.plan").read_text(encoding="utf-8")
+    for number, raw in enumerate(text.split("\n"), 1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -157,7 +159,8 @@ def read_plan(project_dir: Path) -> Plan:
             raise RegistryError(f"sqitch.plan line {number} is not a change or a tag: {raw!r}")
     if "project" not in pragmas:
         raise RegistryError("sqitch.plan names no %project")
-    plan = Plan(pragmas["project"], pragmas.get("uri"), changes)
+    uri = pragmas.get("uri")
+    plan = Plan(pragmas["project"], canonical_uri(uri) if uri else None, changes)
     parent: Change | None = None
     for index, change in enumerate(changes):
         change.id = sha1_object("change", change_info(plan, change, parent))
@@ -168,6 +171,22 @@ def read_plan(project_dir: Path) -> Plan:
         change.script_hash = hashlib.sha1(path.read_bytes()).hexdigest() if path.is_file() else None
         parent = change
     return plan
+
+
+def canonical_uri(uri: str) -> str:
+    """The %uri as Sqitch writes it into an id (URI->canonical): scheme and host lowercase,
+    a default port dropped."""
+    parts = urlsplit(uri)
+    if not parts.scheme or not parts.netloc:
+        return uri
+    host = (parts.hostname or "").lower()
+    default = {"http": 80, "https": 443}.get(parts.scheme.lower())
+    port = f":{parts.port}" if parts.port and parts.port != default else ""
+    user = parts.netloc.rpartition("@")[0]
+    netloc = f"{user}@{host}{port}" if user else f"{host}{port}"
+    return urlunsplit(
+        (parts.scheme.lower(), netloc, parts.path or "/", parts.query, parts.fragment)
+    )
 
 
 def dependency(text: str, project: str) -> Dependency:
@@ -230,8 +249,9 @@ def sha1_object(kind: str, info: str) -> str:
 def script_name(project_dir: Path, changes: list[Change], index: int) -> str:
     """The deploy script of changes[index]: NAME.sql, or NAME@TAG.sql once it was reworked.
 
-    As Sqitch finds it: the tags between this change and its rework, latest
-    first, and the first whose NAME@TAG.sql exists (else the latest).
+    As Sqitch finds it: the tags between this change and its rework, by
+    change from the latest back (each change's own in plan order), and the
+    first whose NAME@TAG.sql exists (else the first of them).
     """
     change = changes[index]
     later = next(
@@ -239,7 +259,7 @@ def script_name(project_dir: Path, changes: list[Change], index: int) -> str:
     )
     if later is None:
         return f"{change.name}.sql"
-    tags = [t.name for c in reversed(changes[index:later]) for t in reversed(c.tags)]
+    tags = [t.name for c in reversed(changes[index:later]) for t in c.tags]
     if not tags:
         raise RegistryError(f"change {change.name} is reworked with no tag in between")
     for tag in tags:
@@ -381,6 +401,40 @@ def committer() -> tuple[str, str]:
     except (KeyError, OSError):
         user = "unknown"
     return f"{user} (taskboard migrate)", f"{user}@{socket.gethostname()}"
+
+
+# Schemas other than sqitch that hold Sqitch's registry tables (Sqitch's `registry` setting).
+OTHER_REGISTRIES = """
+    SELECT n.nspname
+      FROM pg_catalog.pg_namespace AS n
+     WHERE n.nspname <> 'sqitch'
+       AND (SELECT count(*) FROM pg_catalog.pg_class AS c
+             WHERE c.relnamespace = n.oid AND c.relkind = 'r'
+               AND c.relname IN ('releases', 'projects', 'changes', 'tags', 'dependencies',
+                                 'events')) = 6
+"""
+
+
+def check(conn: psycopg.Connection[Any]) -> None:
+    """Refuse a registry these records would not fit: one Sqitch keeps in another schema (a
+    second registry here would split the history), or one of another registry release."""
+    others = [name for (name,) in conn.execute(OTHER_REGISTRIES).fetchall()]
+    if others:
+        raise RegistryError(
+            f"schema {others[0]} holds a Sqitch registry (Sqitch's registry setting): deploy "
+            "with Sqitch configured for it, since a deploy without Sqitch records in schema "
+            "sqitch only"
+        )
+    if conn.execute("SELECT to_regclass('sqitch.releases') IS NULL").fetchone() == (True,):
+        return
+    row = conn.execute("SELECT max(version)::text FROM sqitch.releases").fetchone()
+    found = row[0] if row else None
+    if found != REGISTRY_RELEASE:
+        raise RegistryError(
+            f"Sqitch's registry is at release {found or 'none'}, and a deploy without Sqitch "
+            f"records in release {REGISTRY_RELEASE} only: deploy with the Sqitch that made it "
+            "(or run sqitch upgrade)"
+        )
 
 
 def deployed(conn: psycopg.Connection[Any], plan: Plan) -> int | None:
