@@ -454,7 +454,7 @@ def test_migrate_status_and_revert_are_exclusive(deployed: str) -> None:
 def test_migrate_revert_without_sqitch_says_how_to_install_it(
     deployed: str, tmp_path: Path
 ) -> None:
-    done = run(deployed, "migrate", "--revert", "--yes", path=str(tmp_path))  # nothing on PATH
+    done = run(deployed, "migrate", "--revert", path=str(tmp_path))  # nothing on PATH, no --yes
     assert "apt-get install sqitch libdbd-pg-perl" in error_line(done)
     assert done.returncode == 1
     assert schema_exists(deployed)
@@ -609,3 +609,22 @@ def test_an_unknown_log_format_is_one_line_and_exit_2(deployed: str) -> None:
         == "taskboard: error: TASKBOARD_LOG_FORMAT must be text or json, got 'yaml'"
     )
     assert done.returncode == 2
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"dbname": "taskboard_no_such_db"}, 'database "taskboard_no_such_db" does not exist'),
+        ({"user": "taskboard_no_such_login"}, 'role "taskboard_no_such_login" does not exist'),
+    ],
+    ids=["database", "login"],
+)
+def test_a_worker_the_server_refuses_stops_at_once(
+    deployed: str, change: dict[str, str], says: str
+) -> None:
+    """A typo in the URL is one line and exit 1, not a wait for a server that is up."""
+    url = conninfo.make_conninfo(deployed, **change)
+    done = run(url, "worker", APP)
+    line = error_line(done)
+    assert "cannot connect to the database" in line and says in line
+    assert done.returncode == 1

@@ -319,3 +319,43 @@ def test_a_registry_of_another_release_is_refused(domain: Domain, tmp_path: Path
     done = without_sqitch(deployer, path=tmp_path)
     assert "Sqitch's registry is at release 1.2" in error_line(done)
     assert installed_release(url) == older
+
+
+@pytest.mark.parametrize("sqitch_on_path", [True, False], ids=["with-sqitch", "without-sqitch"])
+def test_a_sqitch_schema_that_is_not_sqitchs_registry_is_refused(
+    domain: Domain, tmp_path: Path, sqitch_on_path: bool
+) -> None:
+    url = domain.database()
+    deployer = domain.deployer(url)
+    with psycopg.connect(deployer, autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA sqitch")
+        conn.execute("CREATE TABLE sqitch.changes (id integer)")
+    path = os.environ["PATH"] if sqitch_on_path else str(tmp_path)
+    done = run(deployer, "migrate", "--prefix", domain.prefix, path=path)
+    assert "schema sqitch holds changes, which is not Sqitch's registry" in error_line(done)
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT to_regnamespace('taskboard')").fetchone() == (None,)
+
+
+def test_an_empty_taskboard_schema_is_named_as_what_it_is(domain: Domain, tmp_path: Path) -> None:
+    url = domain.database()
+    deployer = domain.deployer(url)
+    with psycopg.connect(deployer, autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA taskboard")
+    done = without_sqitch(deployer, "--prefix", domain.prefix, path=tmp_path)
+    assert "exists but holds no Taskboard install" in error_line(done)
+
+
+def test_a_deployer_without_create_on_the_database_is_told_the_grant(
+    domain: Domain, tmp_path: Path
+) -> None:
+    url = domain.database()
+    deployer = domain.deployer(url)
+    name = str(psycopg.conninfo.conninfo_to_dict(url)["dbname"])
+    with psycopg.connect(url, autocommit=True) as conn:  # as the superuser
+        conn.execute(f'ALTER DATABASE "{name}" OWNER TO postgres')
+        conn.execute(f'REVOKE CREATE ON DATABASE "{name}" FROM PUBLIC')
+    done = without_sqitch(deployer, "--prefix", domain.prefix, path=tmp_path)
+    line = error_line(done)
+    assert f"permission denied for database {name}" in line
+    assert f"GRANT CREATE ON DATABASE {name} TO it" in line

@@ -231,6 +231,8 @@ def cmd_migrate(args: argparse.Namespace) -> int:
         done = migrate.sqitch(settings.database_url, "status")
         return EXIT_OK if done.returncode == 0 else EXIT_RUNTIME
     if args.revert:
+        if not migrate.sqitch_on_path():
+            raise CliError(f"taskboard migrate --revert needs Sqitch: {migrate.SQITCH_HINT}")
         database = conninfo.conninfo_to_dict(settings.database_url).get("dbname", "the database")
         if not args.yes and not confirm(
             f"Revert Taskboard from {database}? This drops the taskboard schema and every job."

@@ -179,6 +179,11 @@ def checked_prefix(state: Installed, prefix: str | None) -> str:
             "Sqitch's registry records Taskboard but the taskboard schema is gone: "
             "drop the registry's record (sqitch revert --log-only -y) or restore the schema"
         )
+    if state.owner is not None and state.release is None and not state.recorded:
+        raise MigrateError(
+            f"schema taskboard (owner {state.owner}) exists but holds no Taskboard install "
+            "(no taskboard.version()): drop it, or install into another database"
+        )
     if prefix is None:
         prefix = state.prefix or install.DEFAULT_PREFIX
     prefix = install.check_prefix(prefix)
@@ -322,6 +327,17 @@ def explain(message: str, hint: str | None, *, fresh: bool) -> str:
     hint = (hint or "").replace(
         "sqitch deploy --set prefix=NAME", "taskboard migrate --prefix NAME"
     )
+    if message.startswith("permission denied for database"):
+        hint = (
+            "the deploying login needs CREATE on the database: GRANT CREATE ON DATABASE "
+            f"{message.rsplit(' ', 1)[-1]} TO it, or create the database as that login "
+            '(see the README, "Managed PostgreSQL")'
+        )
+    elif message.startswith("permission denied to create role"):
+        hint = (
+            'the deploying login needs CREATEROLE (see the README, "Managed PostgreSQL"), '
+            "or the roles must exist already"
+        )
     if (
         fresh
         and "already exists and is not adopted" in message
@@ -420,10 +436,15 @@ REGISTRY_SQL = """
            OR (SELECT rolsuper FROM pg_roles WHERE oid = n.nspowner),
            (SELECT string_agg(DISTINCT c.relname || '.' || t.tgname, ', ')
               FROM pg_trigger AS t JOIN pg_class AS c ON c.oid = t.tgrelid
-             WHERE c.relnamespace = n.oid AND NOT t.tgisinternal)
+             WHERE c.relnamespace = n.oid AND NOT t.tgisinternal),
+           ARRAY(SELECT c.relname::text FROM pg_class AS c
+                  WHERE c.relnamespace = n.oid AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+                  ORDER BY 1)
       FROM pg_namespace AS n
      WHERE n.nspname = 'sqitch'
 """
+# The tables of Sqitch's registry, all of them or none in schema sqitch.
+REGISTRY_TABLES = ["changes", "dependencies", "events", "projects", "releases", "tags"]
 
 
 @dataclass(frozen=True)
@@ -460,7 +481,13 @@ def check_registry(conn: psycopg.Connection[Any]) -> None:
     row = conn.execute(REGISTRY_SQL).fetchone()
     if row is None:
         return
-    owner, trusted, triggers = row
+    owner, trusted, triggers, tables = row
+    if tables and tables != REGISTRY_TABLES:
+        raise MigrateError(
+            f"schema sqitch holds {', '.join(tables)}, which is not Sqitch's registry "
+            f"({', '.join(REGISTRY_TABLES)}): rename that schema, or keep Sqitch's registry "
+            "elsewhere (Sqitch's registry setting) and deploy with Sqitch"
+        )
     if not trusted:
         raise MigrateError(
             f"schema sqitch (Sqitch's registry) is owned by {owner}, not by this login or a "

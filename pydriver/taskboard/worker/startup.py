@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from typing import Any
 
 import psycopg
@@ -37,10 +38,27 @@ PREPARED_PROBES = 3
 NOT_UP_YET = {"57P03"}  # cannot_connect_now: starting up, shutting down, in recovery
 
 
+# What a server answers that no waiting cures: libpq reports a refused connection
+# without its SQLSTATE, so these are known by the server's words.
+REFUSED = re.compile(
+    r"FATAL:\s+(?:"
+    r'database "[^"]*" does not exist'
+    r'|role "[^"]*" does not exist'
+    r'|role "[^"]*" is not permitted to log in'
+    r"|password authentication failed"
+    r"|no pg_hba\.conf entry"
+    r"|permission denied for database"
+    r")"
+)
+
+
 def _waiting_is_right(exc: psycopg.OperationalError) -> bool:
-    """True for a server that is down or not accepting connections yet."""
+    """True for a server that is down or not accepting connections yet; False for one that
+    refused this login or database, which waiting will not change."""
     sqlstate = getattr(exc, "sqlstate", None)
-    return sqlstate is None or sqlstate in NOT_UP_YET
+    if sqlstate is None:
+        return REFUSED.search(str(exc)) is None
+    return sqlstate in NOT_UP_YET
 
 
 async def _connect(settings: Settings, stop: asyncio.Event) -> psycopg.AsyncConnection[Any] | None:
