@@ -243,6 +243,13 @@ def test_a_payload_the_model_refuses_raises_one_line_naming_the_field_and_enqueu
         sign_up.enqueue(Other(n=1))
     with pytest.raises(InvalidArgument, match=r"field 'email': Field required"):
         sign_up.enqueue()  # no payload is {}
+    # An instance is validated again: a field assigned after it was made, model_construct.
+    assigned = SignUp(email="a@x")
+    assigned.seats = 0
+    with pytest.raises(InvalidArgument, match=r"field 'seats': Input should be greater"):
+        sign_up.enqueue(assigned)
+    with pytest.raises(InvalidArgument, match=r"field 'email': value is not a valid email"):
+        sign_up.enqueue(SignUp.model_construct(email="maya"))
     assert job_count(url) == before, "nothing was enqueued"
     app.close()
 

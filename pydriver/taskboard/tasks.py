@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pydantic
+import pydantic_core
 
 from taskboard.errors import INVALID_PARAMETER_VALUE, InvalidArgument, TaskError
 from taskboard.retries import RetryPolicy
@@ -64,12 +65,24 @@ class Task:
         if model is None:
             return payload
         try:
-            valid = model.model_validate({} if payload is None else payload)
+            if isinstance(payload, model):
+                # An instance is checked again: fields assigned after it was made, or
+                # model_construct, were never validated.
+                payload = payload.model_dump(mode="json", warnings=False)
+            stored = model.model_validate({} if payload is None else payload).model_dump(
+                mode="json"
+            )
+            model.model_validate_json(json.dumps(stored))  # what the worker will validate
         except pydantic.ValidationError as exc:
             raise InvalidArgument(
                 f"{what} of task {self.name!r}: {validation_problem(exc)}", INVALID_PARAMETER_VALUE
             ) from None
-        return valid.model_dump(mode="json")
+        except pydantic_core.PydanticSerializationError as exc:
+            raise InvalidArgument(
+                f"{what} of task {self.name!r}: cannot be stored as JSON: {one_line(str(exc))}",
+                INVALID_PARAMETER_VALUE,
+            ) from None
+        return stored
 
     def handler_payload(self, stored: Any) -> Any:
         """The payload the handler receives for the decoded JSON `stored`: a model instance
