@@ -477,17 +477,12 @@ def installed(conn: psycopg.Connection[Any]) -> Installed:
 
 
 def check_registry(conn: psycopg.Connection[Any]) -> None:
-    """Refuse a Sqitch registry someone else prepared: its triggers would run as the deployer."""
+    """Refuse a Sqitch registry someone else prepared (its triggers would run as the
+    deployer), and a schema sqitch that is not Sqitch's registry."""
     row = conn.execute(REGISTRY_SQL).fetchone()
     if row is None:
         return
     owner, trusted, triggers, tables = row
-    if tables and tables != REGISTRY_TABLES:
-        raise MigrateError(
-            f"schema sqitch holds {', '.join(tables)}, which is not Sqitch's registry "
-            f"({', '.join(REGISTRY_TABLES)}): rename that schema, or keep Sqitch's registry "
-            "elsewhere (Sqitch's registry setting) and deploy with Sqitch"
-        )
     if not trusted:
         raise MigrateError(
             f"schema sqitch (Sqitch's registry) is owned by {owner}, not by this login or a "
@@ -495,6 +490,12 @@ def check_registry(conn: psycopg.Connection[Any]) -> None:
         )
     if triggers:
         raise MigrateError(f"Sqitch's registry has triggers, which it never makes: {triggers}")
+    if tables and tables != REGISTRY_TABLES:
+        raise MigrateError(
+            f"schema sqitch holds {', '.join(tables)}, which is not Sqitch's registry "
+            f"({', '.join(REGISTRY_TABLES)}): rename that schema, or keep Sqitch's registry "
+            "elsewhere (Sqitch's registry setting) and deploy with Sqitch"
+        )
 
 
 def succeeded(done: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
