@@ -59,6 +59,20 @@ def without_sqitch(url: str, *args: str, path: Path) -> subprocess.CompletedProc
     return run(url, "migrate", *args, path=str(path))
 
 
+def start_migrate(url: str, prefix: str, path: Path, **environment: str) -> subprocess.Popen[str]:
+    """`taskboard migrate --prefix PREFIX` started in the background, without sqitch on PATH."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TASKBOARD_")}
+    env.update(TASKBOARD_DATABASE_URL=url, PATH=str(path), **environment)
+    return subprocess.Popen(
+        [str(TASKBOARD), "migrate", "--prefix", prefix],
+        cwd=TESTS_DIR,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def installed_release(url: str) -> str:
     with psycopg.connect(url) as conn:
         row = conn.execute("SELECT taskboard.version()").fetchone()
@@ -206,22 +220,10 @@ def test_a_second_database_is_told_to_install_with_its_own_prefix(
 def test_two_migrates_without_sqitch_at_once_install_once(domain: Domain, tmp_path: Path) -> None:
     url = domain.database()
     deployer = domain.deployer(url)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TASKBOARD_")}
-    env.update(TASKBOARD_DATABASE_URL=deployer, PATH=str(tmp_path))
     # A login whose transactions default to REPEATABLE READ: the one that waits must still
     # see what the other committed.
-    env["PGOPTIONS"] = "-c default_transaction_isolation=repeatable\\ read"
-    both = [
-        subprocess.Popen(
-            [str(TASKBOARD), "migrate", "--prefix", domain.prefix],
-            cwd=TESTS_DIR,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(2)
-    ]
+    options = "-c default_transaction_isolation=repeatable\\ read"
+    both = [start_migrate(deployer, domain.prefix, tmp_path, PGOPTIONS=options) for _ in range(2)]
     outputs = [process.communicate(timeout=120) for process in both]
     assert [process.returncode for process in both] == [0, 0], outputs
     said = sorted("Nothing to deploy" in out for out, _ in outputs)
@@ -258,18 +260,9 @@ def test_migrate_without_sqitch_waits_for_a_deploy_holding_sqitchs_lock(
 ) -> None:
     url = domain.database()
     deployer = domain.deployer(url)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TASKBOARD_")}
-    env.update(TASKBOARD_DATABASE_URL=deployer, PATH=str(tmp_path))
     with psycopg.connect(url, autocommit=True) as holder:
         holder.execute("SELECT pg_advisory_lock(%s)", (registry.SQITCH_LOCK_KEY,))
-        waiting = subprocess.Popen(
-            [str(TASKBOARD), "migrate", "--prefix", domain.prefix],
-            cwd=TESTS_DIR,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        waiting = start_migrate(deployer, domain.prefix, tmp_path)
         time.sleep(2)
         assert waiting.poll() is None, waiting.communicate()
         with psycopg.connect(url) as conn:
@@ -289,10 +282,10 @@ def test_a_registry_sqitch_keeps_in_another_schema_is_refused(
     older = install.releases(DB_DIR)[-2]
     script = run(None, "sql", "--to", older, "--prefix", domain.prefix)
     assert psql(deployer, script.stdout).returncode == 0
+    elsewhere = ("--registry", "elsewhere")
     logged = run_sqitch(
-        deployer, "deploy", "--registry", "elsewhere", "--log-only", "--no-verify", "--to",
-        f"@v{older}",
-    )  # fmt: skip
+        deployer, "deploy", *elsewhere, "--log-only", "--no-verify", "--to", f"@v{older}"
+    )
     assert logged.returncode == 0, logged.stdout + logged.stderr
 
     done = without_sqitch(deployer, path=tmp_path)

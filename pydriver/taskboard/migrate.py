@@ -287,33 +287,33 @@ def deploy_locked(
 
 def release_position(plan: registry.Plan, state: Installed) -> int:
     """Where in `plan` the release a `taskboard sql` install left stands."""
-    tags = {t.name for c in plan.changes for t in c.tags}
-    if state.release is None or f"v{state.release}" not in tags:
+    try:
+        return plan.tagged(f"v{state.release}")
+    except registry.RegistryError:
         raise MigrateError(
             "the taskboard schema exists but Sqitch has no record of it, and it is at no "
             f"release this package knows ({state.release or 'unknown'}): upgrade it with "
             "`taskboard sql --from RELEASE`"
-        )
-    return plan.tagged(f"v{state.release}")
+        ) from None
 
 
 def released_at(plan: registry.Plan, at: int) -> str:
     """The release whose tag follows plan.changes[at]; MigrateError when none does."""
-    tags = [t.name for t in plan.changes[at].tags if t.name.startswith("v")]
-    if not tags:
+    release = plan.release_at(at)
+    if release is None:
         raise MigrateError(
             f"Sqitch's registry records change {plan.changes[at].name}, which is between two "
             "releases: the SQL this package carries upgrades from a release only; "
             "install Sqitch and run taskboard migrate again"
         )
-    return tags[-1][1:]
+    return release
 
 
 def plan_state(plan: registry.Plan, at: int) -> str:
     """How to name the schema at plan.changes[at]: its release, or the change past the last one."""
-    tags = [t.name for t in plan.changes[at].tags if t.name.startswith("v")]
-    if tags:
-        return f"Taskboard {tags[-1][1:]}"
+    release = plan.release_at(at)
+    if release is not None:
+        return f"Taskboard {release}"
     return f"Taskboard at change {plan.changes[at].name} (not a release)"
 
 

@@ -110,6 +110,11 @@ class Plan:
         """The index of the change with that id, None when the plan has none."""
         return next((i for i, c in enumerate(self.changes) if c.id == change_id), None)
 
+    def release_at(self, index: int) -> str | None:
+        """The release (tag vX.Y.Z, as X.Y.Z) right after changes[index], if any."""
+        releases = [t.name for t in self.changes[index].tags if t.name.startswith("v")]
+        return releases[-1][1:] if releases else None
+
     def tagged(self, tag: str) -> int:
         """The index of the change that tag `tag` (without @) follows."""
         for index, change in enumerate(self.changes):

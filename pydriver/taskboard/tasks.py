@@ -13,7 +13,7 @@ from typing import Any
 import pydantic
 import pydantic_core
 
-from taskboard.errors import INVALID_PARAMETER_VALUE, InvalidArgument, TaskError
+from taskboard.errors import INVALID_PARAMETER_VALUE, InvalidArgument, TaskError, one_line
 from taskboard.retries import RetryPolicy
 
 DEFAULT_QUEUE = "default"
@@ -119,10 +119,6 @@ def validation_problem(exc: pydantic.ValidationError) -> str:
     if len(problems) > 1:
         text += f" (and {len(problems) - 1} more)"
     return one_line(text)
-
-
-def one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def payload_model(name: str, handler: Handler, declared: Any) -> PayloadModel | None:
