@@ -25,7 +25,7 @@ TOOL_PACKAGES := sqitch libdbd-pg-perl libtap-parser-sourcehandler-pgtap-perl po
 PGBOUNCER := $(or $(shell command -v pgbouncer 2>/dev/null),/usr/sbin/pgbouncer)
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: help venv tools db db-stop test test-pg18 test-pg15 test-installed lint demo demo-sql dashboard clean
+.PHONY: help venv tools db db-stop test test-pg18 test-pg15 test-installed docs lint demo demo-sql dashboard clean
 
 help: ## List the targets
 	@echo "usage: make TARGET"
@@ -58,7 +58,9 @@ db-stop: ## Stop the dev PostgreSQL servers
 	@$(DEVDB_STDLIB) stop --pg 18
 	@$(DEVDB_STDLIB) stop --pg 15
 
-test: test-pg18 ## Run all tests on PostgreSQL 18, what users install, then on 15 when Debian's PostgreSQL 15 is installed, then make model
+test: test-pg18 ## Run all tests on PostgreSQL 18, the docs site, what users install, then on 15 when Debian's PostgreSQL 15 is installed, then make model
+	@echo "== make docs"
+	@$(MAKE) --no-print-directory docs
 	@echo "== make test-installed"
 	@$(MAKE) --no-print-directory test-installed
 	@if [ -n "$${TASKBOARD_DATABASE_URL:-}" ]; then \
@@ -104,6 +106,16 @@ test-pg18 test-pg15: venv tools
 
 test-installed: venv tools ## Build the wheel and the sdist, install each into a fresh venv without dev extras, and use it as a user does
 	@$(PY) -m taskboard_dev.installed
+
+DOCS_DB := taskboard_docs
+
+docs: venv tools ## Build the docs site strictly into .taskboard/site, its SQL reference read from a fresh deploy (database taskboard_docs)
+	@db_url=$$($(DEVDB) recreate-db $(DOCS_DB) --pg 18 --no-pgtap); \
+	deploy_url=$$db_url; \
+	if [ -z "$${TASKBOARD_DATABASE_URL:-}" ]; then deploy_url=$$($(DEVDB) deployer "$$db_url"); fi; \
+	TASKBOARD_DATABASE_URL="$$deploy_url" $(VENV)/bin/taskboard migrate >/dev/null; \
+	NO_MKDOCS_2_WARNING=1 TASKBOARD_DOCS_DATABASE_URL="$$db_url" $(VENV)/bin/mkdocs build --strict --quiet
+	@echo "== the site is in .taskboard/site (open .taskboard/site/index.html)"
 
 # What lint checks: the driver, its development tooling (dev/), the tests, soak and bench.
 LINT_PATHS := pydriver dev tests soak bench
