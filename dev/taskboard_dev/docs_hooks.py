@@ -44,7 +44,8 @@ def catalog(url: str) -> reference.Catalog:
     except reference.ReferenceError as exc:
         raise PluginError(f"{DATABASE_URL}: {exc}") from None
     except psycopg.Error as exc:
-        raise PluginError(f"{DATABASE_URL}: cannot read the database: {exc}") from None
+        reason = " ".join(str(exc).split())  # libpq's messages span lines
+        raise PluginError(f"{DATABASE_URL}: cannot read the database: {reason}") from None
 
 
 def on_page_markdown(markdown: str, page: Page, **_: Any) -> str:
