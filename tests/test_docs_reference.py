@@ -86,7 +86,9 @@ def test_the_roles_are_read_with_the_installed_prefix(
         assert catalog.prefix == prefix
         claim = next(f for f in catalog.functions if f.name == "claim")
         assert claim.roles == ("worker", "admin")
-        assert f"| `{prefix}_worker` | what a producer may, and" in reference.role_grants(catalog)
+        assert f"- `{prefix}_worker` may do what a producer may; call [`claim`]" in (
+            reference.role_grants(catalog)
+        )
     finally:
         roles = [sql.Identifier(f"{prefix}_{kind}") for kind in install.ROLE_KINDS]
         with psycopg.connect(url, autocommit=True) as conn:
@@ -131,12 +133,13 @@ def test_arguments_are_cut_at_top_level_commas_only() -> None:
 
 
 def test_the_settings_page_covers_every_field_with_its_description() -> None:
-    table = reference.settings_table()
+    page = reference.settings_sections()
     for name, field in Settings.model_fields.items():
         assert field.description, f"Settings.{name} has no description"
-        assert f'<span id="{name}"></span>`TASKBOARD_{name.upper()}`' in table
-    assert "| integer, 3 to 1002 | 10 |" in table  # pool_size's bounds and default
-    assert "| number, over 0, at most 43200 | 60 |" in table  # lease
+        assert f"## `TASKBOARD_{name.upper()}` {{#{name}}}\n\n" in page
+        assert field.description in page
+    assert "Integer, 3 to 1002. Default: 10." in page  # pool_size's bounds and default
+    assert "Number, over 0, at most 43200. Default: 60." in page  # lease
 
 
 def test_the_cli_page_covers_every_command() -> None:
@@ -144,7 +147,7 @@ def test_the_cli_page_covers_every_command() -> None:
     commands = reference.commands(cli.build_parser())
     assert set(commands) == set(cli.COMMAND_NEEDS)
     for name in commands:
-        assert f"## taskboard {name} {{#{name}}}\n\nNeeds: {cli.COMMAND_NEEDS[name]}." in page
+        assert f"### taskboard {name} {{#{name}}}\n\nNeeds: {cli.COMMAND_NEEDS[name]}." in page
         assert f"usage: taskboard {name} " in page
         assert f"| [`{name}`](#{name}) | {cli.COMMAND_NEEDS[name]} |" in page
     assert max(len(line) for line in page.splitlines() if not line.startswith("|")) <= 80

@@ -10,7 +10,7 @@ A page asks for generated text with a marker line of its own,
 - `sql-view NAME`: view NAME's columns and who may read it (the page says
   what it is); the page with `sql-functions` must name every view there is;
 - `role-grants`: what each application role may call and read;
-- `settings`: the fields of taskboard.settings.Settings;
+- `settings`: the fields of taskboard.settings.Settings, a section each;
 - `cli`: the commands of the `taskboard` parser, their help and roles;
 - `releases`: the schema's releases (db/sqitch.plan's tags) and the ones
   this driver works with.
@@ -253,8 +253,7 @@ def sql_functions(catalog: Catalog, functions_dir: Path) -> str:
             )
         else:
             sections.append(
-                f"## Functions from the {kind} role on\n\n"
-                f"The least role that may call these is {kind}."
+                f"## {kind.capitalize()} functions\n\nThe least role that may call these is {kind}."
             )
         sections.extend(function_section(f, functions_dir, types) for f in group)
     return "\n\n".join(sections)
@@ -289,21 +288,25 @@ def sql_view(catalog: Catalog, name: str) -> str:
 
 
 def role_grants(catalog: Catalog) -> str:
-    """Per role kind, what it may call and read, said as "what the role before it may,
-    and ..." when it may do all that role may."""
+    """A line per role kind: the functions it may call and the views it may read, as
+    "what the role before it may, and ..." when it may do all that role may."""
     lines = []
-    before: tuple[str, list[str]] | None = None
+    before: tuple[str, set[str], set[str]] | None = None
     for kind in ROLE_KINDS:
-        names = [f"[`{f.name}`](sql.md#{f.name})" for f in catalog.functions if kind in f.roles]
-        views = [v for v in catalog.of_kind("view") if kind in v.roles]
-        names += [f"read [`{v.name}`](sql.md#{v.name})" for v in views]
-        text = ", ".join(names) or "nothing"
-        if before is not None and set(before[1]) <= set(names):
-            added = ", ".join(n for n in names if n not in before[1]) or "nothing more"
-            text = f"what a {before[0]} may, and {added}"
-        lines.append(f"| `{catalog.prefix}_{kind}` | {text} |")
-        before = (kind, names)
-    return "| role | may |\n|---|---|\n" + "\n".join(lines)
+        calls = {f.name for f in catalog.functions if kind in f.roles}
+        reads = {v.name for v in catalog.of_kind("view") if kind in v.roles}
+        added = []
+        if before is not None and before[1] <= calls and before[2] <= reads:
+            added.append(f"do what a {before[0]} may")
+            calls_new, reads_new = calls - before[1], reads - before[2]
+        else:
+            calls_new, reads_new = calls, reads
+        for verb, names in (("call", calls_new), ("read", reads_new)):
+            if names:
+                added.append(f"{verb} " + ", ".join(f"[`{n}`](sql.md#{n})" for n in sorted(names)))
+        lines.append(f"- `{catalog.prefix}_{kind}` may {'; '.join(added) or 'do nothing'}.")
+        before = (kind, calls, reads)
+    return "\n".join(lines)
 
 
 # -- settings ----------------------------------------------------------------------
@@ -382,18 +385,18 @@ def setting_default(field: FieldInfo) -> str:
     return f"`{default}`"
 
 
-def settings_table() -> str:
-    rows = []
+def settings_sections() -> str:
+    """A section per field: its variable, type and bounds, default and description."""
+    sections = []
     for name, field in Settings.model_fields.items():
         if not field.description:
             raise ReferenceError(f"Settings.{name} has no description")
-        description = " ".join(field.description.split()).replace("|", "\\|")
-        rows.append(
-            f'| <span id="{name}"></span>`{ENV_PREFIX}{name.upper()}` | {setting_type(field)} '
-            f"| {setting_default(field)} | {description} |"
+        sections.append(
+            f"## `{ENV_PREFIX}{name.upper()}` {{#{name}}}\n\n"
+            f"{setting_type(field).capitalize()}. Default: {setting_default(field)}.\n\n"
+            f"{field.description}"
         )
-    head = "| variable | type | default | meaning |\n|---|---|---|---|\n"
-    return head + "\n".join(rows)
+    return "\n\n".join(sections)
 
 
 # -- the command line --------------------------------------------------------------
@@ -423,13 +426,13 @@ def cli_reference() -> str:
         for choice in action._choices_actions
     }
     rows = []
-    sections = [f"## taskboard {{#taskboard}}\n\n```text\n{help_text(parser)}\n```"]
+    sections = [f"### taskboard {{#taskboard}}\n\n```text\n{help_text(parser)}\n```"]
     for name, sub in subcommands.items():
         needs = cli.COMMAND_NEEDS[name]
         summary = summaries[name].removesuffix(f" [{needs}]")
         rows.append(f"| [`{name}`](#{name}) | {needs} | {summary} |")
         sections.append(
-            f"## taskboard {name} {{#{name}}}\n\nNeeds: {needs}.\n\n```text\n{help_text(sub)}\n```"
+            f"### taskboard {name} {{#{name}}}\n\nNeeds: {needs}.\n\n```text\n{help_text(sub)}\n```"
         )
     table = "| command | needs | what it does |\n|---|---|---|\n" + "\n".join(rows)
     return "\n\n".join([table, *sections])
@@ -488,7 +491,7 @@ def fill(markdown: str, catalog: Callable[[], Catalog], db_dir: Path) -> str:
         if what == "role-grants":
             return role_grants(catalog())
         if what == "settings":
-            return settings_table()
+            return settings_sections()
         if what == "cli":
             return cli_reference()
         if what == "releases":
