@@ -59,7 +59,7 @@ def default_worker_name() -> str:
 
 
 class Settings(BaseSettings):
-    """What a worker or client needs to know. Every field reads from TASKBOARD_<NAME>.
+    """What a worker or client needs to know. Every field reads from `TASKBOARD_<NAME>`.
 
     Durations are float seconds. `renew_every` defaults to a third of `lease`;
     a lease shorter than twice `renew_every` is refused, since one late
