@@ -72,6 +72,23 @@ def test_the_sql_reference_lists_exactly_the_functions_of_a_fresh_deploy(
     assert "[Roles](roles.md): none." in page["notify_runnable"]
     assert "plan_cache_mode" not in page["claim"]  # the notes after the header stay out
     assert "Returns [`taskboard.claimed`](#claimed)." in page["claim"]
+    assert "[Roles](roles.md): producer, worker, admin. Since 0.4.0.\n" in page["queue_overview"]
+
+
+def test_the_releases_of_a_change_are_read_from_the_plan(tmp_path: Path) -> None:
+    (tmp_path / "sqitch.plan").write_text(
+        "%project=t\n\n"
+        "a 2026-01-01T00:00:00Z T <t@example.invalid> # one\n"
+        "b [a] 2026-01-01T00:00:00Z T <t@example.invalid> # two\n"
+        "@v0.1.0 2026-01-01T00:00:00Z T <t@example.invalid> # release\n"
+        "a [a@v0.1.0] 2026-01-02T00:00:00Z T <t@example.invalid> # reworked\n"
+        "@v0.2.0 2026-01-02T00:00:00Z T <t@example.invalid> # release\n"
+        "c 2026-01-03T00:00:00Z T <t@example.invalid> # new\n"
+    )
+    history = reference.plan_history(tmp_path)
+    assert history == {"a": ["0.1.0", "0.2.0"], "b": ["0.1.0"], "c": ["unreleased"]}
+    assert reference.since("a", history) == " Since 0.1.0; changed in 0.2.0."
+    assert reference.since("d", history) == ""
 
 
 def test_the_roles_are_read_with_the_installed_prefix(

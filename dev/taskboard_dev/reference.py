@@ -187,6 +187,33 @@ def contract_header(function: Function, functions_dir: Path) -> str:
     return "\n".join(lines)
 
 
+def plan_history(db_dir: Path) -> dict[str, list[str]]:
+    """Each change of db/sqitch.plan: the releases that added or reworked it, oldest
+    first ("unreleased" for one after the last tag)."""
+    history: dict[str, list[str]] = {}
+    pending: list[str] = []
+    for line in (db_dir / "sqitch.plan").read_text(encoding="utf-8").splitlines():
+        if line.startswith("@v"):
+            release = line.split()[0].removeprefix("@v")
+            for name in pending:
+                history.setdefault(name, []).append(release)
+            pending = []
+        elif re.match(r"\w", line):
+            pending.append(line.split()[0])
+    for name in pending:
+        history.setdefault(name, []).append("unreleased")
+    return history
+
+
+def since(name: str, history: dict[str, list[str]]) -> str:
+    """` Since 0.1.0; changed in 0.2.0.` for change `name`, or nothing for one the plan lacks."""
+    releases = list(dict.fromkeys(history.get(name, [])))
+    if not releases:
+        return ""
+    changed = f"; changed in {', '.join(releases[1:])}" if releases[1:] else ""
+    return f" Since {releases[0]}{changed}."
+
+
 # -- the SQL pages -----------------------------------------------------------------
 
 
@@ -219,7 +246,9 @@ def role_list(roles: Sequence[str]) -> str:
     return ", ".join(roles) if roles else "none"
 
 
-def function_section(function: Function, functions_dir: Path, types: Sequence[str]) -> str:
+def function_section(
+    function: Function, db_dir: Path, types: Sequence[str], history: dict[str, list[str]]
+) -> str:
     returned = [name for name in types if re.search(rf"\btaskboard\.{name}\b", function.result)]
     lines = [
         f"### {function.name} {{#{function.name}}}",
@@ -229,18 +258,20 @@ def function_section(function: Function, functions_dir: Path, types: Sequence[st
         "```",
         "",
         f"[Roles](roles.md): {role_list(function.roles)}."
+        + since(function.name, history)
         + "".join(f" Returns [`taskboard.{name}`](#{name})." for name in returned),
         "",
         "```text",
-        contract_header(function, functions_dir),
+        contract_header(function, db_dir / "functions"),
         "```",
     ]
     return "\n".join(lines)
 
 
-def sql_functions(catalog: Catalog, functions_dir: Path) -> str:
+def sql_functions(catalog: Catalog, db_dir: Path) -> str:
     """Each function, grouped by the least role that may call it, then the internal ones."""
     types = [t.name for t in catalog.of_kind("type")]
+    history = plan_history(db_dir)
     sections = []
     for kind in (*ROLE_KINDS, None):
         group = [f for f in catalog.functions if (f.roles[0] if f.roles else None) == kind]
@@ -255,7 +286,7 @@ def sql_functions(catalog: Catalog, functions_dir: Path) -> str:
             sections.append(
                 f"## {kind.capitalize()} functions\n\nThe least role that may call these is {kind}."
             )
-        sections.extend(function_section(f, functions_dir, types) for f in group)
+        sections.extend(function_section(f, db_dir, types, history) for f in group)
     return "\n\n".join(sections)
 
 
@@ -279,12 +310,15 @@ def sql_types(catalog: Catalog) -> str:
     return "\n\n".join(sections)
 
 
-def sql_view(catalog: Catalog, name: str) -> str:
+def sql_view(catalog: Catalog, name: str, db_dir: Path) -> str:
     views = {view.name: view for view in catalog.of_kind("view")}
     if name not in views:
         raise ReferenceError(f"the database has no view taskboard.{name}")
     view = views[name]
-    return f"Readable by [roles](roles.md): {role_list(view.roles)}.\n\n{columns_table(view)}"
+    history = since(name, plan_history(db_dir))
+    return (
+        f"Readable by [roles](roles.md): {role_list(view.roles)}.{history}\n\n{columns_table(view)}"
+    )
 
 
 def role_grants(catalog: Catalog) -> str:
@@ -483,11 +517,11 @@ def fill(markdown: str, catalog: Callable[[], Catalog], db_dir: Path) -> str:
     def replace(match: re.Match[str]) -> str:
         what, name = match["what"], match["name"]
         if what == "sql-functions":
-            return sql_functions(catalog(), db_dir / "functions")
+            return sql_functions(catalog(), db_dir)
         if what == "sql-types":
             return sql_types(catalog())
         if what == "sql-view" and name:
-            return sql_view(catalog(), name)
+            return sql_view(catalog(), name, db_dir)
         if what == "role-grants":
             return role_grants(catalog())
         if what == "settings":
