@@ -119,6 +119,54 @@ def seconds(value: float) -> dt.timedelta:
     return dt.timedelta(seconds=value)
 
 
+# -- the caller's connection -------------------------------------------------------
+
+# How to reach the psycopg connection under another library's connection object,
+# by the top-level package of its type.
+UNDERLYING = {
+    "sqlalchemy": (
+        "pass the psycopg connection under it: session.connection().connection.driver_connection"
+        " for a Session, connection.connection.driver_connection for a Connection,"
+        " (await (await session.connection()).get_raw_connection()).driver_connection"
+        " for an AsyncSession (an engine on the postgresql+psycopg dialect)"
+    ),
+    "django": (
+        "pass the psycopg connection under it: django.db.connection.connection"
+        " (open inside transaction.atomic(); the postgresql backend with psycopg 3)"
+    ),
+    "psycopg2": "Taskboard needs psycopg 3 (the psycopg package), not psycopg2",
+    "asyncpg": "Taskboard needs psycopg 3 (the psycopg package); asyncpg is not supported",
+}
+
+
+def check_connection(call: str, conn: object, *, asynchronous: bool) -> None:
+    """TypeError unless `conn` is the psycopg connection `call` takes.
+
+    `call` is the public name (aenqueue, jobs, ...): an async call needs a
+    psycopg.AsyncConnection, a sync one a psycopg.Connection. The message
+    names the twin that takes the connection given, or says how to reach the
+    psycopg connection under another library's object.
+    """
+    wanted = psycopg.AsyncConnection if asynchronous else psycopg.Connection
+    if isinstance(conn, wanted):
+        return
+    if asynchronous and isinstance(conn, psycopg.Connection):
+        raise TypeError(
+            f"{call} needs a psycopg.AsyncConnection; with a sync psycopg.Connection call {call[1:]}"
+        )
+    if not asynchronous and isinstance(conn, psycopg.AsyncConnection):
+        raise TypeError(
+            f"{call} needs a psycopg.Connection; with a psycopg.AsyncConnection call a{call}"
+        )
+    kind = type(conn)
+    given = f"{kind.__module__}.{kind.__qualname__}"
+    how = UNDERLYING.get(kind.__module__.partition(".")[0])
+    raise TypeError(
+        f"{call} needs a psycopg.{wanted.__name__} as conn, got {given}"
+        + (f"; {how}" if how else "")
+    )
+
+
 # -- producers -----------------------------------------------------------------
 
 ENQUEUE = """

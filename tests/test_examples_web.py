@@ -1,0 +1,127 @@
+"""The web-framework recipes in examples/, run as their users run them.
+
+FastAPI under real uvicorn, Django through manage.py, the SQLAlchemy
+scripts with python, each against a fresh database of the dev server;
+docs/guides/web-frameworks.md shows these files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg.rows import dict_row
+
+from conftest import MakeDatabase
+from taskboard_dev import devdb
+
+EXAMPLES = devdb.project_root() / "examples"
+PYTHON = sys.executable
+STARTUP_SECONDS = 30.0
+
+
+def jobs(url: str) -> list[dict[str, Any]]:
+    with psycopg.connect(url, row_factory=dict_row) as conn:
+        return conn.execute(
+            "SELECT id, task, state, attempt, payload FROM taskboard.jobs ORDER BY id"
+        ).fetchall()
+
+
+def wait_for(
+    what: str, check: Callable[[], bool], log: Path | None = None, timeout: float = STARTUP_SECONDS
+) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}" + (f":\n{log.read_text()}" if log else ""))
+        time.sleep(0.1)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def env_for(url: str, **more: str) -> dict[str, str]:
+    return {**os.environ, "TASKBOARD_DATABASE_URL": url, "PYTHONUNBUFFERED": "1", **more}
+
+
+# -- FastAPI ---------------------------------------------------------------------
+
+
+def post(port: int, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}{path}",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, {}
+
+
+def test_fastapi_enqueues_in_the_request_and_its_worker_stops_gracefully(
+    make_database: MakeDatabase, tmp_path: Path
+) -> None:
+    url = make_database(deploy=True)
+    with psycopg.connect(url) as conn:
+        conn.execute((EXAMPLES / "fastapi" / "schema.sql").read_text())
+    port = free_port()
+    output = tmp_path / "uvicorn.log"
+    with output.open("w") as sink:
+        server = subprocess.Popen(
+            [PYTHON, "-m", "uvicorn", "app:api", "--port", str(port)],
+            cwd=EXAMPLES / "fastapi",
+            env=env_for(url, TASKBOARD_SHUTDOWN_GRACE="3", TASKBOARD_POLL_INTERVAL="0.2"),
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_for("uvicorn to start", lambda: "startup complete" in output.read_text(), output)
+        status, made = post(port, "/signups", {"email": "ada@example.com"})
+        assert status == 200, output.read_text()
+        wait_for("the welcome mail", lambda: "sent to ada@example.com" in output.read_text(), output)
+
+        # A duplicate email: 409, the transaction rolled back, still one job.
+        assert post(port, "/signups", {"email": "ada@example.com"})[0] == 409
+        assert [job["id"] for job in jobs(url)] == [made["job"]]
+
+        # SIGTERM with two handlers running: the short one finishes within the
+        # grace, the long one is handed back for another worker.
+        _, short = post(port, "/signups", {"email": "bo@example.com", "seconds": 1})
+        _, long = post(port, "/signups", {"email": "cy@example.com", "seconds": 60})
+        wait_for(
+            "both to run",
+            lambda: {j["state"] for j in jobs(url) if j["id"] != made["job"]} == {"running"},
+        )
+        server.send_signal(signal.SIGTERM)
+        # uvicorn shuts down, then ends by the signal it caught.
+        assert server.wait(timeout=30) in (0, -signal.SIGTERM), output.read_text()
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    log = output.read_text()
+    states = {job["id"]: job["state"] for job in jobs(url)}
+    assert states == {made["job"]: "succeeded", short["job"]: "succeeded", long["job"]: "queued"}
+    assert "sent to bo@example.com" in log
+    assert "INFO:     taskboard.worker: worker " in log and " started: queues=default" in log
+    assert "stopping: waiting up to 3s for 2 handler(s)" in log
+    assert "succeeded=2 failed=0 dead=0 lost=0 stale=0 released=1" in log
+    assert log.index(" stopped: ") < log.index("Application shutdown complete.")
+    assert "Traceback" not in log, log
