@@ -125,3 +125,29 @@ def test_fastapi_enqueues_in_the_request_and_its_worker_stops_gracefully(
     assert "succeeded=2 failed=0 dead=0 lost=0 stale=0 released=1" in log
     assert log.index(" stopped: ") < log.index("Application shutdown complete.")
     assert "Traceback" not in log, log
+
+
+# -- SQLAlchemy ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("script", ["sync_session.py", "async_session.py"])
+def test_sqlalchemy_commit_keeps_the_job_and_rollback_leaves_none(
+    make_database: MakeDatabase, script: str
+) -> None:
+    url = make_database(deploy=True)
+    done = subprocess.run(
+        [PYTHON, script],
+        cwd=EXAMPLES / "sqlalchemy",
+        env=env_for(url),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    with psycopg.connect(url) as conn:
+        orders = [row[0] for row in conn.execute("SELECT id FROM orders")]
+    assert len(orders) == 1
+    assert done.stdout.strip() == f"orders: {orders} kept: {orders[0]}"
+    assert [(job["task"], job["payload"]) for job in jobs(url)] == [
+        ("send_receipt", {"order_id": orders[0]})
+    ]
