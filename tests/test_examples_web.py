@@ -9,18 +9,22 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
+import uuid
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import psycopg
+import psycopg.conninfo
 import pytest
+from psycopg import sql
 from psycopg.rows import dict_row
 
 from conftest import MakeDatabase
@@ -151,3 +155,102 @@ def test_sqlalchemy_commit_keeps_the_job_and_rollback_leaves_none(
     assert [(job["task"], job["payload"]) for job in jobs(url)] == [
         ("send_receipt", {"order_id": orders[0]})
     ]
+
+
+# -- Django ----------------------------------------------------------------------
+
+@pytest.fixture
+def prefixed_database(make_database: MakeDatabase, server_url: str) -> Iterator[tuple[str, str]]:
+    """(url, prefix): a fresh empty database, and a role prefix of its own for a
+    Taskboard install in it (the server's taskboard_ roles belong to the other
+    tests' deploys); both dropped at the end."""
+    url = make_database()
+    prefix = "tweb" + uuid.uuid4().hex[:8]
+    yield url, prefix
+    name = psycopg.conninfo.conninfo_to_dict(url)["dbname"]
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        roles = conn.execute(
+            "SELECT rolname FROM pg_roles WHERE starts_with(rolname, %s)", [prefix + "_"]
+        ).fetchall()
+        for (role,) in roles:
+            conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+
+
+PLACE_ORDERS = """
+from django.db import transaction
+from orders.services import place_order
+
+kept = place_order("teapot")
+try:
+    with transaction.atomic():
+        place_order("kettle")
+        raise RuntimeError("payment declined")
+except RuntimeError:
+    pass
+print(kept.pk)
+"""
+
+
+def test_django_migration_atomic_enqueue_and_worker_command(
+    prefixed_database: tuple[str, str], tmp_path: Path
+) -> None:
+    url, prefix = prefixed_database  # empty: the project's migration installs Taskboard
+    project = tmp_path / "django"
+    shutil.copytree(EXAMPLES / "django", project)
+    env = env_for(url, DATABASE_URL=url)
+    del env["TASKBOARD_DATABASE_URL"]  # the project's settings come from DATABASES
+
+    def manage(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [PYTHON, "manage.py", *args],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    script = subprocess.run(
+        [PYTHON, "-m", "taskboard", "sql", "--no-transaction", "--prefix", prefix],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    (project / "orders" / "migrations" / "0002_taskboard.sql").write_text(script.stdout)
+    migrated = manage("migrate")
+    assert migrated.returncode == 0, migrated.stderr
+    assert "Applying orders.0002_taskboard... OK" in migrated.stdout
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT taskboard.version()").fetchone()
+        assert row is not None and row[0]
+
+    placed = manage("shell", "-c", PLACE_ORDERS)
+    assert placed.returncode == 0, placed.stderr
+    order = int(placed.stdout.split()[-1])
+    with psycopg.connect(url) as conn:
+        assert [r[0] for r in conn.execute("SELECT id FROM orders_order")] == [order]
+    [job] = jobs(url)
+    assert (job["task"], job["payload"]) == ("send_receipt", {"order_id": order})
+
+    output = tmp_path / "worker.log"
+    with output.open("w") as sink:
+        worker = subprocess.Popen(
+            [PYTHON, "manage.py", "taskboard_worker"],
+            cwd=project,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_for("the receipt", lambda: jobs(url)[0]["state"] == "succeeded", output)
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(timeout=30) == 0, output.read_text()
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
+    log = output.read_text()
+    assert f"taskboard.example: receipt for order {order} (teapot) sent" in log
+    assert "SIGTERM: shutting down" in log
+    assert " stopped: claimed=1 succeeded=1 " in log
