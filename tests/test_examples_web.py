@@ -99,7 +99,9 @@ def test_fastapi_enqueues_in_the_request_and_its_worker_stops_gracefully(
         wait_for("uvicorn to start", lambda: "startup complete" in output.read_text(), output)
         status, made = post(port, "/signups", {"email": "ada@example.com"})
         assert status == 200, output.read_text()
-        wait_for("the welcome mail", lambda: "sent to ada@example.com" in output.read_text(), output)
+        wait_for(
+            "the welcome mail", lambda: "sent to ada@example.com" in output.read_text(), output
+        )
 
         # A duplicate email: 409, the transaction rolled back, still one job.
         assert post(port, "/signups", {"email": "ada@example.com"})[0] == 409
@@ -159,6 +161,7 @@ def test_sqlalchemy_commit_keeps_the_job_and_rollback_leaves_none(
 
 # -- Django ----------------------------------------------------------------------
 
+
 @pytest.fixture
 def prefixed_database(make_database: MakeDatabase, server_url: str) -> Iterator[tuple[str, str]]:
     """(url, prefix): a fresh empty database, and a role prefix of its own for a
@@ -169,7 +172,9 @@ def prefixed_database(make_database: MakeDatabase, server_url: str) -> Iterator[
     yield url, prefix
     name = psycopg.conninfo.conninfo_to_dict(url)["dbname"]
     with psycopg.connect(server_url, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        conn.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
         roles = conn.execute(
             "SELECT rolname FROM pg_roles WHERE starts_with(rolname, %s)", [prefix + "_"]
         ).fetchall()

@@ -159,7 +159,11 @@ def check_connection(call: str, conn: object, *, asynchronous: bool) -> None:
             f"{call} needs a psycopg.Connection; with a psycopg.AsyncConnection call a{call}"
         )
     kind = type(conn)
-    given = f"{kind.__module__}.{kind.__qualname__}"
+    given = (
+        kind.__qualname__
+        if kind.__module__ == "builtins"
+        else f"{kind.__module__}.{kind.__qualname__}"
+    )
     how = UNDERLYING.get(kind.__module__.partition(".")[0])
     raise TypeError(
         f"{call} needs a psycopg.{wanted.__name__} as conn, got {given}"
