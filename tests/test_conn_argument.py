@@ -11,11 +11,11 @@ from typing import Any
 import psycopg
 import pytest
 import sqlalchemy
-from django.db import connection as django_connection
+from django.db import connection as django_connection  # type: ignore[import-untyped]
 from sqlalchemy.orm import Session
 
 from conftest import MakeDatabase
-from taskboard import Settings, SyncContext, TaskHandle, Taskboard
+from taskboard import SyncContext, Taskboard, TaskHandle, load_settings
 
 # The arguments before conn= of each public call taking it; its async twin is a + name.
 ARGS: dict[str, tuple[Any, ...]] = {
@@ -53,7 +53,7 @@ def url(make_database: MakeDatabase) -> str:
 
 @pytest.fixture
 def app(url: str) -> Iterator[Taskboard]:
-    app = Taskboard(Settings(database_url=url))
+    app = Taskboard(load_settings(database_url=url))
     yield app
     app.close()
 
@@ -110,11 +110,12 @@ def test_a_sqlalchemy_or_django_object_gets_the_way_to_its_psycopg_connection(
 ) -> None:
     engine = sqlalchemy.create_engine(sqlalchemy.make_url(url).set(drivername="postgresql+psycopg"))
     with engine.connect() as connection, Session(engine) as session:
-        for given, kind in [
+        wrong: list[tuple[Any, str]] = [
             (connection, "sqlalchemy.engine.base.Connection"),
             (session, "sqlalchemy.orm.session.Session"),
             (connection.connection, "sqlalchemy.pool.base._ConnectionFairy"),
-        ]:
+        ]
+        for given, kind in wrong:
             with pytest.raises(TypeError) as raised:
                 app.enqueue("note", {}, conn=given)
             assert str(raised.value).startswith(
@@ -134,7 +135,7 @@ def test_a_sqlalchemy_or_django_object_gets_the_way_to_its_psycopg_connection(
         " transaction.atomic(); the postgresql backend with psycopg 3)"
     )
     with pytest.raises(
-        TypeError, match="^aenqueue needs a psycopg.AsyncConnection as conn, got str$"
+        TypeError, match=r"^aenqueue needs a psycopg\.AsyncConnection as conn, got str$"
     ):
         asyncio.run(app.aenqueue("note", {}, conn="postgresql://"))  # type: ignore[arg-type]
     assert no_jobs(url)

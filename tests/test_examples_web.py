@@ -15,8 +15,8 @@ import socket
 import subprocess
 import sys
 import time
-import uuid
 import urllib.request
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -170,7 +170,7 @@ def prefixed_database(make_database: MakeDatabase, server_url: str) -> Iterator[
     url = make_database()
     prefix = "tweb" + uuid.uuid4().hex[:8]
     yield url, prefix
-    name = psycopg.conninfo.conninfo_to_dict(url)["dbname"]
+    name = str(psycopg.conninfo.conninfo_to_dict(url)["dbname"])
     with psycopg.connect(server_url, autocommit=True) as conn:
         conn.execute(
             sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
@@ -256,6 +256,6 @@ def test_django_migration_atomic_enqueue_and_worker_command(
             worker.kill()
             worker.wait()
     log = output.read_text()
-    assert f"taskboard.example: receipt for order {order} (teapot) sent" in log
+    assert f"orders.tasks: receipt for order {order} (teapot) sent" in log
     assert "SIGTERM: shutting down" in log
     assert " stopped: claimed=1 succeeded=1 " in log

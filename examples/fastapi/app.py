@@ -28,7 +28,7 @@ handler.setFormatter(DefaultFormatter("%(levelprefix)s %(name)s: %(message)s"))
 logging.getLogger("taskboard").addHandler(handler)
 logging.getLogger("taskboard").setLevel(logging.INFO)
 
-log = logging.getLogger("taskboard.example")
+log = logging.getLogger("uvicorn.error")  # uvicorn's own logger for the app's lines
 taskboard = Taskboard()  # settings from TASKBOARD_* variables
 pool = AsyncConnectionPool(taskboard.settings.database_url, open=False)
 

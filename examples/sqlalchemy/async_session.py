@@ -6,17 +6,16 @@ import asyncio
 from typing import Any
 
 import psycopg
+from models import Base, Order, database_url, send_receipt
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
-
-from models import Base, Order, database_url, send_receipt
 
 
 async def psycopg_connection(session: AsyncSession) -> psycopg.AsyncConnection[Any]:
     """The psycopg connection of the session's transaction (begun if not yet)."""
     connection = await session.connection()
     raw = await connection.get_raw_connection()
-    return raw.driver_connection  # type: ignore[no-any-return]
+    return raw.driver_connection
 
 
 async def place_order(session: AsyncSession, item: str) -> int:

@@ -5,15 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import psycopg
+from models import Base, Order, database_url, send_receipt
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
-
-from models import Base, Order, database_url, send_receipt
 
 
 def psycopg_connection(session: Session) -> psycopg.Connection[Any]:
     """The psycopg connection of the session's transaction (begun if not yet)."""
-    return session.connection().connection.driver_connection  # type: ignore[no-any-return]
+    return session.connection().connection.driver_connection
 
 
 def place_order(session: Session, item: str) -> int:

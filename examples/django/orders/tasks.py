@@ -11,9 +11,9 @@ from django.db import connection
 from psycopg.conninfo import make_conninfo
 
 from orders.models import Order
-from taskboard import Settings, SyncContext, Taskboard
+from taskboard import SyncContext, Taskboard, load_settings
 
-log = logging.getLogger("taskboard.example")
+log = logging.getLogger(__name__)
 
 
 def database_url(database: dict[str, Any]) -> str:
@@ -27,13 +27,14 @@ def database_url(database: dict[str, Any]) -> str:
     )
 
 
-taskboard = Taskboard(Settings(database_url=database_url(settings.DATABASES["default"])))
+# The other settings come from TASKBOARD_* variables, as for `taskboard worker`.
+taskboard = Taskboard(load_settings(database_url=database_url(settings.DATABASES["default"])))
 
 
 def psycopg_connection() -> psycopg.Connection[Any]:
     """The psycopg connection under Django's: pass it as conn= inside atomic()."""
     connection.ensure_connection()
-    return connection.connection  # type: ignore[no-any-return]
+    return connection.connection
 
 
 @taskboard.task("send_receipt")

@@ -24,11 +24,14 @@ DATABASES = {
     }
 }
 
-# Django configures its own loggers only: show Taskboard's (logger "taskboard").
+# Django configures its own loggers only: show Taskboard's ("taskboard") and the app's.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "loggers": {"taskboard": {"handlers": ["console"], "level": "INFO"}},
+    "loggers": {
+        "taskboard": {"handlers": ["console"], "level": "INFO"},
+        "orders": {"handlers": ["console"], "level": "INFO"},
+    },
 }
