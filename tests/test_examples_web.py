@@ -194,6 +194,13 @@ try:
 except RuntimeError:
     pass
 print(kept.pk)
+
+# What Taskboard reads on Django's connection decodes as on its own.
+from orders.tasks import psycopg_connection, taskboard
+[job] = taskboard.jobs(conn=psycopg_connection())
+assert job.payload == {"order_id": kept.pk}, job.payload
+assert taskboard.get_job(job.job_id, conn=psycopg_connection()) == job
+assert job.created_at.tzinfo is not None
 """
 
 
@@ -232,7 +239,7 @@ def test_django_migration_atomic_enqueue_and_worker_command(
 
     placed = manage("shell", "-c", PLACE_ORDERS)
     assert placed.returncode == 0, placed.stderr
-    order = int(placed.stdout.split()[-1])
+    order = int(placed.stdout.split()[0])
     with psycopg.connect(url) as conn:
         assert [r[0] for r in conn.execute("SELECT id FROM orders_order")] == [order]
     [job] = jobs(url)

@@ -16,7 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+from psycopg.adapt import Loader
 from psycopg.rows import dict_row, tuple_row
+from psycopg.types.datetime import TimestamptzLoader
+from psycopg.types.json import JsonbLoader, JsonLoader
 
 from taskboard.errors import INVALID_PARAMETER_VALUE, InvalidArgument
 
@@ -1036,6 +1039,20 @@ def prune_params(older_than: Any, batch: Any) -> dict[str, Any]:
     return {"older_than": interval, "batch": int4("batch", batch)}
 
 
+def _default_loaders(cur: psycopg.Cursor[Any] | psycopg.AsyncCursor[Any]) -> None:
+    """Decode json, jsonb and timestamptz on `cur` as psycopg does by default,
+    whatever the caller's connection registered (Django loads jsonb as text and,
+    without USE_TZ, timestamptz as naive datetimes)."""
+    for name, loader in DEFAULT_LOADERS:
+        cur.adapters.register_loader(name, loader)
+
+
+DEFAULT_LOADERS: tuple[tuple[str, type[Loader]], ...] = (
+    ("json", JsonLoader),
+    ("jsonb", JsonbLoader),
+    ("timestamptz", TimestamptzLoader),
+)
+
 GET_JOB = "SELECT * FROM taskboard.get_job(job_id => %(job_id)s)"
 FIND_JOBS = """
 SELECT * FROM taskboard.find_jobs(queue => %(queue)s, state => %(state)s, task => %(task)s,
@@ -1048,24 +1065,28 @@ PRUNE = "SELECT taskboard.prune(older_than => %(older_than)s, batch => %(batch)s
 
 def get_job(conn: psycopg.Connection[Any], params: dict[str, Any]) -> JobInfo | None:
     with conn.cursor(row_factory=dict_row) as cur:
+        _default_loaders(cur)
         row = cur.execute(GET_JOB, params).fetchone()
     return None if row is None else job_info(row)
 
 
 async def aget_job(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> JobInfo | None:
     async with conn.cursor(row_factory=dict_row) as cur:
+        _default_loaders(cur)
         row = await (await cur.execute(GET_JOB, params)).fetchone()
     return None if row is None else job_info(row)
 
 
 def find_jobs(conn: psycopg.Connection[Any], params: dict[str, Any]) -> list[JobInfo]:
     with conn.cursor(row_factory=dict_row) as cur:
+        _default_loaders(cur)
         rows = cur.execute(FIND_JOBS, params).fetchall()
     return [info for info in map(job_info, rows) if info is not None]
 
 
 async def afind_jobs(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> list[JobInfo]:
     async with conn.cursor(row_factory=dict_row) as cur:
+        _default_loaders(cur)
         rows = await (await cur.execute(FIND_JOBS, params)).fetchall()
     return [info for info in map(job_info, rows) if info is not None]
 
