@@ -114,7 +114,8 @@ docs: venv tools ## Build the docs site strictly into .taskboard/site, its SQL r
 	deploy_url=$$db_url; \
 	if [ -z "$${TASKBOARD_DATABASE_URL:-}" ]; then deploy_url=$$($(DEVDB) deployer "$$db_url"); fi; \
 	TASKBOARD_DATABASE_URL="$$deploy_url" $(VENV)/bin/taskboard migrate >/dev/null; \
-	NO_MKDOCS_2_WARNING=1 TASKBOARD_DOCS_DATABASE_URL="$$db_url" $(VENV)/bin/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 TASKBOARD_DOCS_DATABASE_URL="$$db_url" $(VENV)/bin/mkdocs build --strict 2>&1 \
+	  | { grep -v "^INFO " || true; }
 	@echo "== the site is in .taskboard/site (open .taskboard/site/index.html)"
 
 # What lint checks: the driver, its development tooling (dev/), the tests, soak, bench, examples.
