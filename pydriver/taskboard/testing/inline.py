@@ -128,6 +128,7 @@ async def arun_until_empty(
     overrides: dict[str, Any] = {
         "worker_name": f"{settings.worker_name}-inline-{next(_runs)}",
         "shutdown_grace": min(settings.shutdown_grace, INLINE_SHUTDOWN_GRACE_SECONDS),
+        "metrics_port": None,  # a test's worker serves no /metrics (nor takes its port)
     }
     if queues is not None:
         overrides["queues"] = list(queues)

@@ -9,22 +9,31 @@ copy of it (see taskboard.testing.databases).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
-from taskboard.testing.databases import TestDatabaseError, TestDatabases, session_server
+if TYPE_CHECKING:
+    from taskboard.testing.databases import TestDatabases
+
+# pytest imports this module in every session of a project that has taskboard-pg
+# installed: the database code (psycopg, the migrations) is imported when a test
+# first asks for a fixture, not before.
+DATABASES_MODULE = "taskboard.testing.databases"
 
 
 @pytest.fixture(scope="session")
 def taskboard_test_databases() -> Iterator[TestDatabases]:
     """The session's test databases, on the server of TASKBOARD_TEST_DATABASE_URL, else on
     a throwaway embedded PostgreSQL started for the session."""
+    module = importlib.import_module(DATABASES_MODULE)
     try:
-        url, server = session_server()
-    except TestDatabaseError as exc:
+        url, server = module.session_server()
+    except module.TestDatabaseError as exc:
         pytest.fail(str(exc), pytrace=False)
-    databases = TestDatabases(url)
+    databases: TestDatabases = module.TestDatabases(url)
     try:
         yield databases
     finally:
@@ -45,9 +54,10 @@ def taskboard_database(
     and the helpers of taskboard.testing use it. Every test gets a fresh
     copy under the same URL; it is dropped after the test.
     """
+    module = importlib.import_module(DATABASES_MODULE)
     try:
         url = taskboard_test_databases.fresh()
-    except TestDatabaseError as exc:
+    except module.TestDatabaseError as exc:
         pytest.fail(str(exc), pytrace=False)
     monkeypatch.setenv("TASKBOARD_DATABASE_URL", url)
     yield url
