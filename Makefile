@@ -117,8 +117,8 @@ docs: venv tools ## Build the docs site strictly into .taskboard/site, its SQL r
 	NO_MKDOCS_2_WARNING=1 TASKBOARD_DOCS_DATABASE_URL="$$db_url" $(VENV)/bin/mkdocs build --strict --quiet
 	@echo "== the site is in .taskboard/site (open .taskboard/site/index.html)"
 
-# What lint checks: the driver, its development tooling (dev/), the tests, soak and bench.
-LINT_PATHS := pydriver dev tests soak bench
+# What lint checks: the driver, its development tooling (dev/), the tests, soak, bench, examples.
+LINT_PATHS := pydriver dev tests soak bench examples
 
 lint: venv ## ruff (rules and format), mypy --strict and the import contracts (import-linter)
 	@echo "== ruff check"; $(VENV)/bin/ruff check $(LINT_PATHS)

@@ -285,7 +285,7 @@ class Taskboard:
             self.max_attempts_of(task, max_attempts),
             dedupe_key,
         )
-        return self._produce(self._traced(sql.enqueue), self._with_trace(params), conn)
+        return self._produce("enqueue", self._traced(sql.enqueue), self._with_trace(params), conn)
 
     def enqueue_many(
         self,
@@ -312,7 +312,9 @@ class Taskboard:
             self.max_attempts_of(task, max_attempts),
             dedupe_keys,
         )
-        return self._produce(self._traced(sql.enqueue_many), self._with_trace(params), conn)
+        return self._produce(
+            "enqueue_many", self._traced(sql.enqueue_many), self._with_trace(params), conn
+        )
 
     async def aenqueue(
         self,
@@ -340,7 +342,9 @@ class Taskboard:
             self.max_attempts_of(task, max_attempts),
             dedupe_key,
         )
-        return await self._aproduce(self._atraced(sql.aenqueue), self._with_trace(params), conn)
+        return await self._aproduce(
+            "aenqueue", self._atraced(sql.aenqueue), self._with_trace(params), conn
+        )
 
     async def aenqueue_many(
         self,
@@ -365,7 +369,7 @@ class Taskboard:
             dedupe_keys,
         )
         return await self._aproduce(
-            self._atraced(sql.aenqueue_many), self._with_trace(params), conn
+            "aenqueue_many", self._atraced(sql.aenqueue_many), self._with_trace(params), conn
         )
 
     def _payload(self, task: str, payload: Any) -> Any:
@@ -412,22 +416,26 @@ class Taskboard:
         """Pause `queue`: from the next claim on, no worker takes a job from it, until
         `resume`. Its running jobs carry on, renew, complete and fail. True when this call
         paused it, False when it already was. Needs the admin role."""
-        return self._produce(sql.pause, sql.queue_params(queue), conn, role=ADMIN_ROLE)
+        return self._produce("pause", sql.pause, sql.queue_params(queue), conn, role=ADMIN_ROLE)
 
     async def apause(self, queue: str, *, conn: psycopg.AsyncConnection[Any] | None = None) -> bool:
         """`pause` for asyncio code; `conn` is then an AsyncConnection."""
-        return await self._aproduce(sql.apause, sql.queue_params(queue), conn, role=ADMIN_ROLE)
+        return await self._aproduce(
+            "apause", sql.apause, sql.queue_params(queue), conn, role=ADMIN_ROLE
+        )
 
     def resume(self, queue: str, *, conn: psycopg.Connection[Any] | None = None) -> bool:
         """Resume a paused `queue`; its workers are woken when a job is runnable. True when
         this call resumed it, False when it was not paused. Needs the admin role."""
-        return self._produce(sql.resume, sql.queue_params(queue), conn, role=ADMIN_ROLE)
+        return self._produce("resume", sql.resume, sql.queue_params(queue), conn, role=ADMIN_ROLE)
 
     async def aresume(
         self, queue: str, *, conn: psycopg.AsyncConnection[Any] | None = None
     ) -> bool:
         """`resume` for asyncio code; `conn` is then an AsyncConnection."""
-        return await self._aproduce(sql.aresume, sql.queue_params(queue), conn, role=ADMIN_ROLE)
+        return await self._aproduce(
+            "aresume", sql.aresume, sql.queue_params(queue), conn, role=ADMIN_ROLE
+        )
 
     def set_queue_limit(
         self, queue: str, max_running: int | None, *, conn: psycopg.Connection[Any] | None = None
@@ -436,7 +444,7 @@ class Taskboard:
         (None: no limit). Jobs already running over a lowered limit carry on. True when
         this call changed the limit. Needs the admin role; InvalidArgument below 1."""
         params = sql.queue_limit_params(queue, max_running)
-        return self._produce(sql.set_queue_limit, params, conn, role=ADMIN_ROLE)
+        return self._produce("set_queue_limit", sql.set_queue_limit, params, conn, role=ADMIN_ROLE)
 
     async def aset_queue_limit(
         self,
@@ -447,7 +455,9 @@ class Taskboard:
     ) -> bool:
         """`set_queue_limit` for asyncio code; `conn` is then an AsyncConnection."""
         params = sql.queue_limit_params(queue, max_running)
-        return await self._aproduce(sql.aset_queue_limit, params, conn, role=ADMIN_ROLE)
+        return await self._aproduce(
+            "aset_queue_limit", sql.aset_queue_limit, params, conn, role=ADMIN_ROLE
+        )
 
     # -- managing jobs -------------------------------------------------------------
 
@@ -455,13 +465,13 @@ class Taskboard:
         self, job_id: int, *, conn: psycopg.Connection[Any] | None = None
     ) -> sql.JobInfo | None:
         """The job as a person may see it (never its token); None for an unknown id."""
-        return self._produce(sql.get_job, sql.job_params(job_id), conn)
+        return self._produce("get_job", sql.get_job, sql.job_params(job_id), conn)
 
     async def aget_job(
         self, job_id: int, *, conn: psycopg.AsyncConnection[Any] | None = None
     ) -> sql.JobInfo | None:
         """`get_job` for asyncio code; `conn` is then an AsyncConnection."""
-        return await self._aproduce(sql.aget_job, sql.job_params(job_id), conn)
+        return await self._aproduce("aget_job", sql.aget_job, sql.job_params(job_id), conn)
 
     def jobs(
         self,
@@ -479,7 +489,7 @@ class Taskboard:
         may (from 0.4.0; the admin role before).
         """
         params = sql.find_jobs_params(queue, state, task, after_id, limit)
-        return self._produce(sql.find_jobs, params, conn, role=ADMIN_ROLE)
+        return self._produce("jobs", sql.find_jobs, params, conn, role=ADMIN_ROLE)
 
     async def ajobs(
         self,
@@ -493,31 +503,35 @@ class Taskboard:
     ) -> list[sql.JobInfo]:
         """`jobs` for asyncio code; `conn` is then an AsyncConnection."""
         params = sql.find_jobs_params(queue, state, task, after_id, limit)
-        return await self._aproduce(sql.afind_jobs, params, conn, role=ADMIN_ROLE)
+        return await self._aproduce("ajobs", sql.afind_jobs, params, conn, role=ADMIN_ROLE)
 
     def cancel(self, job_id: int, *, conn: psycopg.Connection[Any] | None = None) -> bool:
         """Cancel a queued or running job; its holder's later writes are refused. False
         for a finished or unknown job. Needs the admin role."""
-        return self._produce(sql.cancel, sql.job_params(job_id), conn, role=ADMIN_ROLE)
+        return self._produce("cancel", sql.cancel, sql.job_params(job_id), conn, role=ADMIN_ROLE)
 
     async def acancel(
         self, job_id: int, *, conn: psycopg.AsyncConnection[Any] | None = None
     ) -> bool:
         """`cancel` for asyncio code; `conn` is then an AsyncConnection."""
-        return await self._aproduce(sql.acancel, sql.job_params(job_id), conn, role=ADMIN_ROLE)
+        return await self._aproduce(
+            "acancel", sql.acancel, sql.job_params(job_id), conn, role=ADMIN_ROLE
+        )
 
     def retry(self, job_id: int, *, conn: psycopg.Connection[Any] | None = None) -> bool:
         """Queue a dead or cancelled job again, its attempts reset: runnable now, or, when
         it was cancelled under a lease that has not run out, once that lease ends. False for
         any other state, an unknown job, or when its dedupe key is held by another unfinished
         job. Needs the admin role."""
-        return self._produce(sql.retry, sql.job_params(job_id), conn, role=ADMIN_ROLE)
+        return self._produce("retry", sql.retry, sql.job_params(job_id), conn, role=ADMIN_ROLE)
 
     async def aretry(
         self, job_id: int, *, conn: psycopg.AsyncConnection[Any] | None = None
     ) -> bool:
         """`retry` for asyncio code; `conn` is then an AsyncConnection."""
-        return await self._aproduce(sql.aretry, sql.job_params(job_id), conn, role=ADMIN_ROLE)
+        return await self._aproduce(
+            "aretry", sql.aretry, sql.job_params(job_id), conn, role=ADMIN_ROLE
+        )
 
     def prune(
         self,
@@ -530,7 +544,7 @@ class Taskboard:
         timedelta) ago, `batch` at a time until none is left; how many in all. Needs the
         admin (or worker) role."""
         params = sql.prune_params(older_than, batch)
-        return self._produce(sql.prune, params, conn, role=ADMIN_ROLE)
+        return self._produce("prune", sql.prune, params, conn, role=ADMIN_ROLE)
 
     async def aprune(
         self,
@@ -541,7 +555,7 @@ class Taskboard:
     ) -> int:
         """`prune` for asyncio code; `conn` is then an AsyncConnection."""
         params = sql.prune_params(older_than, batch)
-        return await self._aproduce(sql.aprune, params, conn, role=ADMIN_ROLE)
+        return await self._aproduce("aprune", sql.aprune, params, conn, role=ADMIN_ROLE)
 
     def result(self, job_id: int, *, timeout: float | None = None) -> Any:
         """Wait until the job is finished and return its result.
@@ -604,14 +618,17 @@ class Taskboard:
 
     def _produce(
         self,
+        name: str,
         call: Callable[[psycopg.Connection[Any], dict[str, Any]], R],
         params: dict[str, Any],
         conn: psycopg.Connection[Any] | None,
         *,
         role: str = PRODUCER_ROLE,
     ) -> R:
-        """Make a call `role` may make on `conn`, else on a connection of the app's sync pool."""
+        """Make the call `name` (public), which `role` may make, on `conn`, else on a
+        connection of the app's sync pool. TypeError when `conn` is not a psycopg.Connection."""
         if conn is not None:
+            sql.check_connection(name, conn, asynchronous=False)
             with translate(role_needed=role):
                 return call(conn, params)
         with self._pools.sync().connection() as own, translate(role_needed=role):
@@ -619,14 +636,17 @@ class Taskboard:
 
     async def _aproduce(
         self,
+        name: str,
         call: Callable[[psycopg.AsyncConnection[Any], dict[str, Any]], Awaitable[R]],
         params: dict[str, Any],
         conn: psycopg.AsyncConnection[Any] | None,
         *,
         role: str = PRODUCER_ROLE,
     ) -> R:
-        """`_produce` for asyncio: on `conn`, else on the running loop's pool."""
+        """`_produce` for asyncio: on `conn` (a psycopg.AsyncConnection), else on the
+        running loop's pool."""
         if conn is not None:
+            sql.check_connection(name, conn, asynchronous=True)
             with translate(role_needed=role):
                 return await call(conn, params)
         pool = await self._pools.for_running_loop()

@@ -5,29 +5,7 @@ its event loop, in order, right when the event happens; a hook must be
 quick and must not block. An exception a hook raises is logged and
 ignored: observing the worker never changes what it does.
 
-Kinds, in the order a claim meets them:
-
-- ``claimed``: the database handed this worker the job (``claimed`` holds the row).
-  Events that carry a database's answer have ``sent_at``, the wall time the
-  call was sent.
-- ``started``: its handler began (or, for a task this worker does not know,
-  the worker is about to hand the job back).
-- ``renewed``: one renewal answer; ``answer`` is the new deadline, or None
-  when renewal was refused.
-- ``holder_checked``: ``still_holder()`` asked the database; ``answer`` is
-  lease_state's answer.
-- ``finished``: the handler ended; ``outcome`` is what the worker will tell
-  the database (``complete``, ``fail`` or ``release``) and ``error`` the
-  error text of a failure.
-- ``sending``: the outcome is about to be sent (it may commit even if the
-  answer never arrives).
-- ``send_failed``: sending it raised; ``error`` says why; whether it
-  committed is unknown until it is sent again or resolved.
-- ``settled``: the database answered a complete or fail: ``answer`` is
-  True/False for complete, the new state or None for fail.
-- ``released``: the database answered a release (``answer`` True/False).
-- ``lost``: the worker gave the claim up (``error`` says why) and will
-  never complete or fail it.
+The kinds of event are listed on JobEvent.
 """
 
 from __future__ import annotations
@@ -44,7 +22,32 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class JobEvent:
-    """One thing that happened to one claim (job id and token) of this worker."""
+    """One thing that happened to one claim (job id and token) of this worker.
+
+    Kinds, in the order a claim meets them:
+
+    - ``claimed``: the database handed this worker the job (``claimed`` holds the row).
+      Events that carry a database's answer have ``sent_at``, the wall time the
+      call was sent.
+    - ``started``: its handler began (or, for a task this worker does not know,
+      the worker is about to hand the job back).
+    - ``renewed``: one renewal answer; ``answer`` is the new deadline, or None
+      when renewal was refused.
+    - ``holder_checked``: ``still_holder()`` asked the database; ``answer`` is
+      lease_state's answer.
+    - ``finished``: the handler ended; ``outcome`` is what the worker will tell
+      the database (``complete``, ``fail`` or ``release``) and ``error`` the
+      error text of a failure.
+    - ``sending``: the outcome is about to be sent (it may commit even if the
+      answer never arrives).
+    - ``send_failed``: sending it raised; ``error`` says why; whether it
+      committed is unknown until it is sent again or resolved.
+    - ``settled``: the database answered a complete or fail: ``answer`` is
+      True/False for complete, the new state or None for fail.
+    - ``released``: the database answered a release (``answer`` True/False).
+    - ``lost``: the worker gave the claim up (``error`` says why) and will
+      never complete or fail it.
+    """
 
     kind: str
     job_id: int

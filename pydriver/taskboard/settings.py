@@ -54,11 +54,12 @@ def name_problem(what: str, value: object) -> str | None:
 
 
 def default_worker_name() -> str:
+    """`HOST-PID`, the host's name and this process's id."""
     return f"{socket.gethostname()}-{os.getpid()}"
 
 
 class Settings(BaseSettings):
-    """What a worker or client needs to know. Every field reads from TASKBOARD_<NAME>.
+    """What a worker or client needs to know. Every field reads from `TASKBOARD_<NAME>`.
 
     Durations are float seconds. `renew_every` defaults to a third of `lease`;
     a lease shorter than twice `renew_every` is refused, since one late
@@ -67,38 +68,137 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="TASKBOARD_", extra="forbid", allow_inf_nan=False)
 
-    database_url: str = Field(repr=False)  # may hold a password
-    pool_size: int = Field(DEFAULT_POOL_SIZE, ge=MIN_POOL_SIZE, le=MAX_POOL_SIZE)
-    # Handlers that may run at once; None: pool_size - 2. Handlers that hold no
-    # connection (plain ones) are not bounded by the pool: see max_handlers.
-    concurrency: int | None = Field(None, ge=1, le=MAX_CONCURRENCY)
-    lease: float = Field(DEFAULT_LEASE_SECONDS, gt=0, le=MAX_LEASE_SECONDS)
-    renew_every: float | None = Field(None, gt=0)
-    queues: Annotated[list[str], NoDecode] = Field(default_factory=list)
-    poll_interval: float = Field(DEFAULT_POLL_INTERVAL_SECONDS, gt=0)
-    shutdown_grace: float = Field(DEFAULT_SHUTDOWN_GRACE_SECONDS, ge=0)
-    worker_name: str = Field(default_factory=default_worker_name, min_length=1, max_length=200)
-    listen_url: str = Field("", repr=False)
-    prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD
-    stats_interval: float = Field(DEFAULT_STATS_INTERVAL_SECONDS, gt=0)
-    unknown_task_delay: float = Field(
-        DEFAULT_UNKNOWN_TASK_DELAY_SECONDS, ge=MIN_UNKNOWN_TASK_DELAY_SECONDS, le=MAX_LEASE_SECONDS
+    database_url: str = Field(
+        repr=False,  # may hold a password
+        description="libpq connection string or URL of the database.",
     )
-    retention: float | None = Field(DEFAULT_RETENTION_SECONDS, gt=0, le=MAX_RETENTION_SECONDS)
-    # The worker serves /metrics on this TCP port (extra taskboard-pg[metrics]); None: off.
-    metrics_port: int | None = Field(None, ge=1, le=65535)
-    metrics_host: str = Field(DEFAULT_METRICS_HOST, min_length=1)
-    # `taskboard dashboard` (extra taskboard-pg[web]). With a password set, every
-    # request must give it (HTTP Basic, as dashboard_user); without one, the
-    # dashboard warns when it listens beyond loopback.
-    dashboard_host: str = Field(DEFAULT_DASHBOARD_HOST, min_length=1)
-    dashboard_port: int = Field(DEFAULT_DASHBOARD_PORT, ge=1, le=65535)
-    # Host names the dashboard answers to besides loopback's (the Host header):
-    # a page served under any other name is refused, so that a site whose name
-    # resolves to this machine cannot script the dashboard (DNS rebinding).
-    dashboard_allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
-    dashboard_user: str = Field(DEFAULT_DASHBOARD_USER, min_length=1, max_length=200)
-    dashboard_password: str | None = Field(None, min_length=8, repr=False)
+    pool_size: int = Field(
+        DEFAULT_POOL_SIZE,
+        ge=MIN_POOL_SIZE,
+        le=MAX_POOL_SIZE,
+        description="Connections a worker opens in all: one for renewal, one for control and "
+        "`pool_size - 2` for handlers (a claim hands out at most 1000 jobs, one a handler "
+        "connection).",
+    )
+    # Handlers that hold no connection (plain ones) are not bounded by the pool: see max_handlers.
+    concurrency: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_CONCURRENCY,
+        description="Handlers that may run at once; unset: `pool_size - 2`. Plain handlers "
+        "hold no connection; a transactional one holds one of the `pool_size - 2` handler "
+        "connections while it runs, so a worker with a transactional task runs at most "
+        "`pool_size - 2` at once.",
+    )
+    lease: float = Field(
+        DEFAULT_LEASE_SECONDS,
+        gt=0,
+        le=MAX_LEASE_SECONDS,
+        description="Seconds of lease asked of `claim` and `renew_many`.",
+    )
+    renew_every: float | None = Field(
+        None,
+        gt=0,
+        description="Seconds between renewals of the worker's leases; unset: a third of "
+        "`lease`. `lease` must be at least twice it, so that one late renewal loses no job.",
+    )
+    queues: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Comma-separated queues to claim from; empty: the queues of the app's "
+        "registered tasks. `app.worker(queues=[...])`, `app.run_worker(queues=...)` and "
+        "`taskboard worker --queue` set it too.",
+    )
+    poll_interval: float = Field(
+        DEFAULT_POLL_INTERVAL_SECONDS,
+        gt=0,
+        description="Seconds between claims when no notification arrives.",
+    )
+    shutdown_grace: float = Field(
+        DEFAULT_SHUTDOWN_GRACE_SECONDS,
+        ge=0,
+        description="Seconds handlers may take to finish after SIGTERM (below the common "
+        "30-second kill timeouts).",
+    )
+    worker_name: str = Field(
+        default_factory=default_worker_name,
+        min_length=1,
+        max_length=200,
+        description="Recorded as the job's `claimed_by` and in its error history.",
+    )
+    listen_url: str = Field(
+        "",
+        repr=False,
+        description="A direct connection for LISTEN when `database_url` goes through "
+        "PgBouncer in transaction mode; empty: `database_url`; `none`: poll only.",
+    )
+    prepare_threshold: int | None = Field(
+        DEFAULT_PREPARE_THRESHOLD,
+        description="psycopg's `prepare_threshold`; `none` (no prepared statements) behind "
+        "PgBouncer in transaction mode.",
+    )
+    stats_interval: float = Field(
+        DEFAULT_STATS_INTERVAL_SECONDS,
+        gt=0,
+        description="Seconds between two logs of the worker's counters.",
+    )
+    unknown_task_delay: float = Field(
+        DEFAULT_UNKNOWN_TASK_DELAY_SECONDS,
+        ge=MIN_UNKNOWN_TASK_DELAY_SECONDS,
+        le=MAX_LEASE_SECONDS,
+        description="Seconds a job of a task this worker does not know goes back to the "
+        "queue for (no attempt used), for a worker that knows it: rolling deploys.",
+    )
+    retention: float | None = Field(
+        DEFAULT_RETENTION_SECONDS,
+        gt=0,
+        le=MAX_RETENTION_SECONDS,
+        description="Workers delete jobs that finished longer ago than this many seconds (a "
+        "week by default); `none` keeps every job.",
+    )
+    metrics_port: int | None = Field(
+        None,
+        ge=1,
+        le=65535,
+        description="The worker serves Prometheus `/metrics` on this TCP port (needs `pip "
+        "install 'taskboard-pg[metrics]'`); unset: off. Also `taskboard metrics`' default "
+        "port.",
+    )
+    metrics_host: str = Field(
+        DEFAULT_METRICS_HOST,
+        min_length=1,
+        description="The address `/metrics` is served on; `0.0.0.0` for a scraper on another host.",
+    )
+    dashboard_host: str = Field(
+        DEFAULT_DASHBOARD_HOST,
+        min_length=1,
+        description="The address `taskboard dashboard` (extra `taskboard-pg[web]`) listens "
+        "on; beyond loopback without a password, it warns.",
+    )
+    dashboard_port: int = Field(
+        DEFAULT_DASHBOARD_PORT,
+        ge=1,
+        le=65535,
+        description="The TCP port `taskboard dashboard` listens on.",
+    )
+    dashboard_allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Comma-separated host names the dashboard answers to besides loopback's "
+        "and the address it listens on (the `Host` header); others get 421, so that a site "
+        "whose name resolves to this machine cannot script the dashboard (DNS rebinding).",
+    )
+    dashboard_user: str = Field(
+        DEFAULT_DASHBOARD_USER,
+        min_length=1,
+        max_length=200,
+        description="The HTTP Basic user, when `dashboard_password` is set.",
+    )
+    dashboard_password: str | None = Field(
+        None,
+        min_length=8,
+        repr=False,
+        description="Every request to the dashboard must give it (HTTP Basic, as "
+        "`dashboard_user`); unset: no authentication.",
+    )
 
     @field_validator("database_url")
     @classmethod

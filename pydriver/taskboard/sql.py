@@ -16,7 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+from psycopg.adapt import Loader
 from psycopg.rows import dict_row, tuple_row
+from psycopg.types.datetime import TimestamptzLoader
+from psycopg.types.json import JsonbLoader, JsonLoader
 
 from taskboard.errors import INVALID_PARAMETER_VALUE, InvalidArgument
 
@@ -117,6 +120,58 @@ def json_text(value: Any) -> str:
 
 def seconds(value: float) -> dt.timedelta:
     return dt.timedelta(seconds=value)
+
+
+# -- the caller's connection -------------------------------------------------------
+
+# How to reach the psycopg connection under another library's connection object,
+# by the top-level package of its type.
+UNDERLYING = {
+    "sqlalchemy": (
+        "pass the psycopg connection under it: session.connection().connection.driver_connection"
+        " for a Session, connection.connection.driver_connection for a Connection,"
+        " (await (await session.connection()).get_raw_connection()).driver_connection"
+        " for an AsyncSession (an engine on the postgresql+psycopg dialect)"
+    ),
+    "django": (
+        "pass the psycopg connection under it: django.db.connection.connection"
+        " (open inside transaction.atomic(); the postgresql backend with psycopg 3)"
+    ),
+    "psycopg2": "Taskboard needs psycopg 3 (the psycopg package), not psycopg2",
+    "asyncpg": "Taskboard needs psycopg 3 (the psycopg package); asyncpg is not supported",
+}
+
+
+def check_connection(call: str, conn: object, *, asynchronous: bool) -> None:
+    """TypeError unless `conn` is the psycopg connection `call` takes.
+
+    `call` is the public name (aenqueue, jobs, ...): an async call needs a
+    psycopg.AsyncConnection, a sync one a psycopg.Connection. The message
+    names the twin that takes the connection given, or says how to reach the
+    psycopg connection under another library's object.
+    """
+    wanted = psycopg.AsyncConnection if asynchronous else psycopg.Connection
+    if isinstance(conn, wanted):
+        return
+    if asynchronous and isinstance(conn, psycopg.Connection):
+        raise TypeError(
+            f"{call} needs a psycopg.AsyncConnection; with a sync psycopg.Connection call {call[1:]}"
+        )
+    if not asynchronous and isinstance(conn, psycopg.AsyncConnection):
+        raise TypeError(
+            f"{call} needs a psycopg.Connection; with a psycopg.AsyncConnection call a{call}"
+        )
+    kind = type(conn)
+    given = (
+        kind.__qualname__
+        if kind.__module__ == "builtins"
+        else f"{kind.__module__}.{kind.__qualname__}"
+    )
+    how = UNDERLYING.get(kind.__module__.partition(".")[0])
+    raise TypeError(
+        f"{call} needs a psycopg.{wanted.__name__} as conn, got {given}"
+        + (f"; {how}" if how else "")
+    )
 
 
 # -- producers -----------------------------------------------------------------
@@ -984,6 +1039,20 @@ def prune_params(older_than: Any, batch: Any) -> dict[str, Any]:
     return {"older_than": interval, "batch": int4("batch", batch)}
 
 
+def _default_loaders(cur: psycopg.Cursor[Any] | psycopg.AsyncCursor[Any]) -> None:
+    """Decode json, jsonb and timestamptz on `cur` as psycopg does by default,
+    whatever the caller's connection registered (Django loads jsonb as text and,
+    without USE_TZ, timestamptz as naive datetimes)."""
+    for name, loader in DEFAULT_LOADERS:
+        cur.adapters.register_loader(name, loader)
+
+
+DEFAULT_LOADERS: tuple[tuple[str, type[Loader]], ...] = (
+    ("json", JsonLoader),
+    ("jsonb", JsonbLoader),
+    ("timestamptz", TimestamptzLoader),
+)
+
 GET_JOB = "SELECT * FROM taskboard.get_job(job_id => %(job_id)s)"
 FIND_JOBS = """
 SELECT * FROM taskboard.find_jobs(queue => %(queue)s, state => %(state)s, task => %(task)s,
@@ -996,24 +1065,28 @@ PRUNE = "SELECT taskboard.prune(older_than => %(older_than)s, batch => %(batch)s
 
 def get_job(conn: psycopg.Connection[Any], params: dict[str, Any]) -> JobInfo | None:
     with conn.cursor(row_factory=dict_row) as cur:
+        _default_loaders(cur)
         row = cur.execute(GET_JOB, params).fetchone()
     return None if row is None else job_info(row)
 
 
 async def aget_job(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> JobInfo | None:
     async with conn.cursor(row_factory=dict_row) as cur:
+        _default_loaders(cur)
         row = await (await cur.execute(GET_JOB, params)).fetchone()
     return None if row is None else job_info(row)
 
 
 def find_jobs(conn: psycopg.Connection[Any], params: dict[str, Any]) -> list[JobInfo]:
     with conn.cursor(row_factory=dict_row) as cur:
+        _default_loaders(cur)
         rows = cur.execute(FIND_JOBS, params).fetchall()
     return [info for info in map(job_info, rows) if info is not None]
 
 
 async def afind_jobs(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> list[JobInfo]:
     async with conn.cursor(row_factory=dict_row) as cur:
+        _default_loaders(cur)
         rows = await (await cur.execute(FIND_JOBS, params)).fetchall()
     return [info for info in map(job_info, rows) if info is not None]
 
