@@ -3,7 +3,8 @@
 Each run is a subprocess in the directory of the tests it runs, with the
 plugin loaded from the entry point of the installed package and its
 server given by TASKBOARD_TEST_DATABASE_URL (the dev server), or left to
-the embedded PostgreSQL.
+the embedded PostgreSQL. At the end, run_until_empty's harder cases run in
+this process.
 """
 
 from __future__ import annotations
@@ -11,16 +12,21 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
 
-from taskboard.testing import databases
+from taskboard import AsyncContext, Taskboard, load_settings
+from taskboard.testing import assert_enqueued, databases, enqueued_jobs, run_until_empty
 from taskboard_dev import devdb
 
 EXAMPLE = devdb.project_root() / "examples" / "testing"
 RUN_TIMEOUT_SECONDS = 180
+CHAIN_LENGTH = 12
+
+MakeDatabase = Callable[..., str]  # the conftest fixture: make_database(deploy=True) -> URL
 
 USER_TESTS = """
 import asyncio
@@ -173,3 +179,75 @@ def test_the_plugin_is_loaded_from_the_entry_point(tmp_path: Path) -> None:
     done = run_pytest(tmp_path, "--fixtures", TASKBOARD_TEST_DATABASE_URL=None)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "taskboard_database -- " in done.stdout
+
+
+# -- run_until_empty in this process, on a database of the project's own fixture ----------
+
+
+@pytest.fixture
+def app(make_database: MakeDatabase, monkeypatch: pytest.MonkeyPatch) -> Iterator[Taskboard]:
+    """A Taskboard on a freshly deployed database, also named by TASKBOARD_DATABASE_URL."""
+    url = make_database(deploy=True)
+    monkeypatch.setenv("TASKBOARD_DATABASE_URL", url)
+    app = Taskboard(load_settings(database_url=url))
+    yield app
+    app.close()
+
+
+def test_a_chain_across_queues_runs_to_its_end(app: Taskboard) -> None:
+    """Each job's completion travels with the next claim of one queue; it must not vouch for
+    the other queue, where the handler enqueued (this stopped a chain after a few jobs)."""
+
+    @app.task("ping", queue="left")
+    async def ping(ctx: AsyncContext, payload: dict[str, int]) -> int:
+        if payload["n"] < CHAIN_LENGTH:
+            await pong.aenqueue({"n": payload["n"] + 1})
+        return payload["n"]
+
+    @app.task("pong", queue="right")
+    async def pong(ctx: AsyncContext, payload: dict[str, int]) -> int:
+        if payload["n"] < CHAIN_LENGTH:
+            await ping.aenqueue({"n": payload["n"] + 1})
+        return payload["n"]
+
+    ping.enqueue({"n": 1})
+    outcomes = run_until_empty(app)
+
+    assert [(o.task, o.result, o.state) for o in outcomes] == [
+        ("ping" if n % 2 else "pong", n, "succeeded") for n in range(1, CHAIN_LENGTH + 1)
+    ]
+
+
+def test_what_a_transactional_handler_enqueues_runs_once_it_commits(app: Taskboard) -> None:
+    @app.task("order", transactional=True)
+    async def order(ctx: AsyncContext, payload: dict[str, int]) -> str:
+        await receipt.aenqueue({"order": payload["order"]}, conn=ctx.conn)
+        return "placed"
+
+    @app.task("receipt", queue="mail")
+    async def receipt(ctx: AsyncContext, payload: dict[str, int]) -> str:
+        return f"receipt for {payload['order']}"
+
+    order.enqueue({"order": 7})
+    outcomes = run_until_empty(app)
+
+    assert [(o.task, o.result) for o in outcomes] == [
+        ("order", "placed"),
+        ("receipt", "receipt for 7"),
+    ]
+
+
+def test_only_the_queues_asked_for_run(app: Taskboard) -> None:
+    @app.task("a", queue="one")
+    async def a(ctx: AsyncContext, payload: None) -> str:
+        return "a"
+
+    @app.task("b", queue="two")
+    async def b(ctx: AsyncContext, payload: None) -> str:
+        return "b"
+
+    a.enqueue()
+    left = b.enqueue()
+    assert [o.task for o in run_until_empty(app, queues=["one"])] == ["a"]
+    assert [job.job_id for job in enqueued_jobs()] == [left]
+    assert assert_enqueued(task="b", queue="two").job_id == left
