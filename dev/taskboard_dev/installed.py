@@ -15,7 +15,9 @@ dev server:
   one SIGTERM stopping the worker, `taskboard jobs`;
 - the sdist, no extras, with Sqitch on PATH: the same, migrate through Sqitch;
 - the wheel with every extra: every module of the package imports, the
-  dashboard serves its overview, a worker serves /metrics.
+  dashboard serves its overview, a worker serves /metrics, and pytest runs
+  a user's tests (examples/testing) with the taskboard plugin, its test
+  databases made by a CREATEROLE CREATEDB login.
 
 Each database gets roles of its own prefix (one set of roles is one trust
 domain), dropped with the databases at the end. Exit status 1 at the first
@@ -412,6 +414,20 @@ def every_extra(install: Install, databases: Databases) -> None:
         check("taskboard_" in metrics, "/metrics has no taskboard_ metric", metrics[:2000])
 
 
+def users_tests(install: Install, databases: Databases) -> None:
+    """pytest runs examples/testing, a user's suite, with the plugin of the installed package
+    (entry point pytest11), on test databases a CREATEROLE CREATEDB login makes."""
+    say("every extra: pytest runs a user's tests with the taskboard plugin")
+    suite = install.home / "testing"
+    shutil.copytree(
+        ROOT / "examples" / "testing", suite, ignore=shutil.ignore_patterns("__pycache__", ".*")
+    )
+    deployer, _ = databases.fresh("plugin")
+    env = {**install.env(), "TASKBOARD_TEST_DATABASE_URL": deployer}
+    done = run([str(install.bin("python")), "-m", "pytest", "-q"], cwd=suite, env=env)
+    check(" passed" in done.stdout and "failed" not in done.stdout, "pytest", done.stdout)
+
+
 def main() -> int:
     work = devdb.state_dir() / "installed"
     shutil.rmtree(work, ignore_errors=True)
@@ -425,8 +441,9 @@ def main() -> int:
         user_story(wheel_install, databases, "wheel", sqitch=False)
         sdist_install = Install(work, "sdist", str(sdist), sqitch=True)
         user_story(sdist_install, databases, "sdist", sqitch=True)
-        full = Install(work, "extras", f"{wheel}[web,metrics,otel]", sqitch=False)
+        full = Install(work, "extras", f"{wheel}[web,metrics,otel,testing]", sqitch=False)
         every_extra(full, databases)
+        users_tests(full, databases)
     except CheckFailed as exc:
         print(f"make test-installed: FAILED: {exc}", file=sys.stderr)
         return 1

@@ -11,15 +11,20 @@ exercises the same leases and fences.
 
 from __future__ import annotations
 
-from taskboard.testing.inline import (
-    DEFAULT_TIMEOUT_SECONDS,
-    JobOutcome,
-    StillRunnable,
-    arun_until_empty,
-    assert_enqueued,
-    enqueued_jobs,
-    run_until_empty,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Imported on first use: pytest imports this package (for its plugin) in every
+# session of a project that has taskboard-pg installed, tests of Taskboard or not.
+_EXPORTS = {
+    "DEFAULT_TIMEOUT_SECONDS": "taskboard.testing.inline",
+    "JobOutcome": "taskboard.testing.inline",
+    "StillRunnable": "taskboard.testing.inline",
+    "arun_until_empty": "taskboard.testing.inline",
+    "assert_enqueued": "taskboard.testing.inline",
+    "enqueued_jobs": "taskboard.testing.inline",
+    "run_until_empty": "taskboard.testing.inline",
+}
 
 __all__ = [
     "DEFAULT_TIMEOUT_SECONDS",
@@ -30,3 +35,20 @@ __all__ = [
     "enqueued_jobs",
     "run_until_empty",
 ]
+
+if TYPE_CHECKING:
+    from taskboard.testing.inline import (
+        DEFAULT_TIMEOUT_SECONDS,
+        JobOutcome,
+        StillRunnable,
+        arun_until_empty,
+        assert_enqueued,
+        enqueued_jobs,
+        run_until_empty,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'taskboard.testing' has no attribute {name!r}")

@@ -100,6 +100,7 @@ def run_until_empty(
     when the worker cannot work in the database, and RuntimeError when
     called inside a running event loop: there, use `arun_until_empty`.
     """
+    __tracebackhide__ = True  # pytest shows the caller's line, not this function's body
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -127,6 +128,7 @@ async def arun_until_empty(
     overrides: dict[str, Any] = {
         "worker_name": f"{settings.worker_name}-inline-{next(_runs)}",
         "shutdown_grace": min(settings.shutdown_grace, INLINE_SHUTDOWN_GRACE_SECONDS),
+        "metrics_port": None,  # a test's worker serves no /metrics (nor takes its port)
     }
     if queues is not None:
         overrides["queues"] = list(queues)
@@ -180,7 +182,8 @@ class _Watch(sql.Queries):
     job runnable: a claim of this worker ending (its handler may have
     enqueued, its job may be queued again at once), or a periodic slot
     enqueued. The completions that travel with a claim in one statement
-    ended before that claim, so they do not count against it.
+    ended before that claim, so they do not count against that one claim
+    (they do against every other queue's).
     """
 
     def __init__(self, queues: Sequence[str], worker: str) -> None:
@@ -190,7 +193,9 @@ class _Watch(sql.Queries):
         self.changes = 0
         self.empty_at: dict[str, int] = {}  # queue -> `changes` when its claim came back empty
         self.finished: dict[int, None] = {}  # job ids, in the order they last finished
-        self.with_claim: set[uuid.UUID] = set()  # completed in the statement of a claim
+        # The last complete_many_then_claim that came back with no job: its queue, the
+        # tokens it completed whose end is still to be noted, and `changes` once all are.
+        self.with_claim: tuple[str, set[uuid.UUID], int] | None = None
         self.progress = asyncio.Event()
 
     def idle(self) -> bool:
@@ -203,10 +208,15 @@ class _Watch(sql.Queries):
         self.held.pop(event.token, None)
         self.finished.pop(event.job_id, None)
         self.finished[event.job_id] = None
-        if event.token in self.with_claim:
-            self.with_claim.discard(event.token)
-        else:
-            self.changes += 1
+        self.changes += 1
+        if self.with_claim is not None and event.token in self.with_claim[1]:
+            queue, tokens, expected = self.with_claim
+            tokens.discard(event.token)
+            if not tokens:
+                self.with_claim = None
+                # That claim came after these completions: it counts if nothing else changed.
+                if self.changes == expected:
+                    self.empty_at[queue] = self.changes
         self.progress.set()
 
     def _claimed(self, queue: str, rows: list[sql.Claimed], sent_at_change: int) -> None:
@@ -236,8 +246,13 @@ class _Watch(sql.Queries):
         answers, rows = await super().complete_many_then_claim(
             conn, job_ids, tokens, results_json, claim_args
         )
-        self.with_claim.update(tokens)
-        self._claimed(claim_args[0], rows, sent_at_change)
+        for row in rows:
+            self.held[row.token] = row.job_id
+        self.with_claim = None
+        if not rows and self.changes == sent_at_change:
+            completed = set(tokens)
+            self.with_claim = (claim_args[0], completed, sent_at_change + len(completed))
+        self.progress.set()
         return answers, rows
 
     async def enqueue_periodic(
@@ -360,6 +375,7 @@ def assert_enqueued(
     The error lists the jobs that are queued (task, queue and payload of
     each), so that a near miss shows.
     """
+    __tracebackhide__ = True  # pytest shows the caller's line, not this function's body
     queued = _queued(app)
     wanted = _as_stored(payload)
     for job in queued:
