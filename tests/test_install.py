@@ -417,7 +417,7 @@ def test_sql_installs_the_same_catalog_as_a_sqitch_deploy(
 def test_sql_without_transaction_runs_inside_a_migration_tools_transaction(
     make_database: MakeDatabase, domain: Domain
 ) -> None:
-    """What the README's Alembic and Django recipes do: the text to the DB-API cursor as one
+    """What the docs' recipes without Sqitch do (Alembic, Django): the text to the DB-API cursor as one
     batch, no parameters, inside the tool's own transaction."""
     by_sqitch = make_database(deploy=True)
     script = run(None, "sql", "--no-transaction", "--prefix", domain.prefix)

@@ -1,4 +1,4 @@
-"""Behind PgBouncer in transaction mode, with the settings the README documents.
+"""Behind PgBouncer in transaction mode, with the settings docs/guides/production.md documents.
 
 A PgBouncer of our own (taskboard_dev.bouncer: transaction pooling, every
 server connection reset after each transaction, as a pool that hands

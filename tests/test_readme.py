@@ -1,35 +1,40 @@
-"""The README's examples say what the software does.
+"""The README stays a front page: short, and every link in it leads somewhere.
 
-The first Python example runs as written under `taskboard worker` against
-the installed wheel in `make test-installed` (dev/taskboard_dev/installed.py);
-these check the psql session against the database itself.
+Its first Python example runs as written under `taskboard worker` against
+the installed wheel in `make test-installed` (dev/taskboard_dev/installed.py),
+and with the docs' examples (tests/test_docs_examples.py).
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
-import psycopg
+from conftest import DB_DIR
 
-from conftest import DB_DIR, MakeDatabase
-
-README = DB_DIR.parent / "README.md"
-
-
-def psql_record(call: str) -> list[str]:
-    """The field names of the README's psql `\\gx` record of `call`."""
-    text = README.read_text()
-    start = text.index(f"SELECT * FROM {call}")
-    record = text[start:].split("\n\n", 1)[0]
-    return re.findall(r"^(\w+)\s+\|", record, flags=re.MULTILINE)
+ROOT = DB_DIR.parent
+README = ROOT / "README.md"
+LINK = re.compile(r"\]\((?!https?://|mailto:)([^)#\s]*)(?:#([^)\s]*))?\)")
 
 
-def test_the_psql_session_shows_every_column_claim_returns(make_database: MakeDatabase) -> None:
-    url = make_database(deploy=True)
-    with psycopg.connect(url) as conn:
-        cursor = conn.execute(
-            "SELECT * FROM taskboard.claim(queue => 'readme', worker => 'readme')"
-        )
-        assert cursor.description is not None
-        columns = [column.name for column in cursor.description]
-    assert psql_record("taskboard.claim(") == columns
+def heading_anchors(page: Path) -> set[str]:
+    """The anchors MkDocs (and GitHub) give the page's headings."""
+    anchors = set()
+    for heading in re.findall(r"^#{1,6}\s+(.+?)\s*$", page.read_text(), flags=re.MULTILINE):
+        text = re.sub(r"[`*_]|\{.*\}$", "", heading).strip().lower()
+        anchors.add(re.sub(r"\s+", "-", re.sub(r"[^\w\s-]", "", text)))
+    return anchors
+
+
+def test_the_readme_is_a_front_page() -> None:
+    assert len(README.read_text()) <= 12_000
+
+
+def test_every_link_of_the_readme_leads_somewhere() -> None:
+    links = LINK.findall(README.read_text())
+    assert links, "the README links into the docs"
+    for target, anchor in links:
+        path = ROOT / target
+        assert path.exists(), f"README links to {target}, which does not exist"
+        if anchor:
+            assert anchor in heading_anchors(path), f"README links to {target}#{anchor}: no such heading"

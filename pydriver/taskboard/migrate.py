@@ -331,11 +331,11 @@ def explain(message: str, hint: str | None, *, fresh: bool) -> str:
         hint = (
             "the deploying login needs CREATE on the database: GRANT CREATE ON DATABASE "
             f"{message.rsplit(' ', 1)[-1]} TO it, or create the database as that login "
-            '(see the README, "Managed PostgreSQL")'
+            '(see the docs: "Managed PostgreSQL and a second database")'
         )
     elif message.startswith("permission denied to create role"):
         hint = (
-            'the deploying login needs CREATEROLE (see the README, "Managed PostgreSQL"), '
+            'the deploying login needs CREATEROLE (see the docs: "Managed PostgreSQL and a second database"), '
             "or the roles must exist already"
         )
     if (
@@ -346,7 +346,7 @@ def explain(message: str, hint: str | None, *, fresh: bool) -> str:
         hint = (
             "another database of this server uses these roles, and one set of roles is one "
             "trust domain: install this one with roles of its own, "
-            'taskboard migrate --prefix NAME (see the README, "Roles")'
+            'taskboard migrate --prefix NAME (see the docs: "Managed PostgreSQL and a second database")'
         )
     return f"{message} ({hint})" if hint else message
 
@@ -512,8 +512,8 @@ def succeeded(done: subprocess.CompletedProcess[str]) -> subprocess.CompletedPro
     )
     if "permission denied to grant role" in message:
         message += (
-            " (the deploying login needs the ADMIN OPTION on the roles: see the README, "
-            '"Managed PostgreSQL")'
+            " (the deploying login needs the ADMIN OPTION on the roles: see the docs, "
+            '"Managed PostgreSQL and a second database")'
         )
     raise MigrateError(message)
 
