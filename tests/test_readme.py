@@ -37,4 +37,6 @@ def test_every_link_of_the_readme_leads_somewhere() -> None:
         path = ROOT / target
         assert path.exists(), f"README links to {target}, which does not exist"
         if anchor:
-            assert anchor in heading_anchors(path), f"README links to {target}#{anchor}: no such heading"
+            assert anchor in heading_anchors(path), (
+                f"README links to {target}#{anchor}: no such heading"
+            )
