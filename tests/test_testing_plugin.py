@@ -9,17 +9,25 @@ this process.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
 
-from taskboard import AsyncContext, Taskboard, load_settings
-from taskboard.testing import assert_enqueued, databases, enqueued_jobs, run_until_empty
+from taskboard import AsyncContext, Retry, Taskboard, load_settings
+from taskboard.testing import (
+    StillRunnable,
+    assert_enqueued,
+    databases,
+    enqueued_jobs,
+    run_until_empty,
+)
 from taskboard_dev import devdb
 
 EXAMPLE = devdb.project_root() / "examples" / "testing"
@@ -174,6 +182,29 @@ def test_without_a_server_the_fixture_says_how_to_get_one(
     assert "TASKBOARD_TEST_DATABASE_URL" in str(caught.value)
 
 
+def test_an_unreachable_server_fails_each_test_with_one_message_naming_the_variable(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "test_two.py").write_text(
+        "def test_one(taskboard_database):\n    pass\n\n"
+        "def test_two(taskboard_database):\n    pass\n"
+    )
+    refused = "postgresql://nobody@127.0.0.1:1/postgres?connect_timeout=5"
+    done = run_pytest(tmp_path, TASKBOARD_TEST_DATABASE_URL=refused)
+    output = done.stdout + done.stderr
+    assert "2 errors" in output, output
+    messages = [
+        line for line in output.splitlines() if line.startswith("cannot connect to the server")
+    ]
+    # One line a test: no chained copy ("The above exception was the direct cause ...").
+    assert len(messages) == 2, output
+    assert "The above exception" not in output and "During handling" not in output, output
+    assert messages[0].startswith(
+        "cannot connect to the server of TASKBOARD_TEST_DATABASE_URL (connection failed: "
+    ), output
+    assert "correct TASKBOARD_TEST_DATABASE_URL" in messages[0]
+
+
 def test_the_plugin_is_loaded_from_the_entry_point(tmp_path: Path) -> None:
     (tmp_path / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
     done = run_pytest(tmp_path, "--fixtures", TASKBOARD_TEST_DATABASE_URL=None)
@@ -251,3 +282,66 @@ def test_only_the_queues_asked_for_run(app: Taskboard) -> None:
     assert [o.task for o in run_until_empty(app, queues=["one"])] == ["a"]
     assert [job.job_id for job in enqueued_jobs()] == [left]
     assert assert_enqueued(task="b", queue="two").job_id == left
+
+
+def test_the_due_slot_of_a_periodic_schedule_runs(app: Taskboard) -> None:
+    """The worker claims before its chores: its first claims came back empty before the
+    scheduler enqueued the due slot, and run_until_empty returned with nothing run."""
+
+    @app.periodic("0 0 1 1 *")  # its latest slot is due; the next one is months away
+    @app.task("tick")
+    async def tick(ctx: AsyncContext, payload: None) -> str:
+        return "ticked"
+
+    outcomes = run_until_empty(app)
+
+    assert [(o.task, o.state, o.result) for o in outcomes] == [("tick", "succeeded", "ticked")]
+
+
+def test_a_retry_for_later_returns_at_once_with_the_job_queued(app: Taskboard) -> None:
+    @app.task("later")
+    async def later(ctx: AsyncContext, payload: None) -> None:
+        raise Retry("not yet", after=600)
+
+    job_id = later.enqueue()
+    [outcome] = run_until_empty(app, timeout=5)  # StillRunnable if it waited for the retry
+
+    assert (outcome.job_id, outcome.state, outcome.attempt) == (job_id, "queued", 1)
+    assert outcome.error == "Retry: not yet"
+
+
+def test_a_handler_that_never_ends_is_named_when_the_time_runs_out(app: Taskboard) -> None:
+    @app.task("hang")
+    async def hang(ctx: AsyncContext, payload: None) -> None:
+        await asyncio.Event().wait()
+
+    job_id = hang.enqueue()
+    with pytest.raises(StillRunnable) as caught:
+        run_until_empty(app, timeout=1)
+
+    assert f"job {job_id}: task 'hang', queue 'default', running in the inline worker" in str(
+        caught.value
+    )
+    assert [job.job_id for job in caught.value.jobs] == [job_id]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"queues": []}, "queues=[] names no queue: leave queues out to run the worker's own"),
+        ({"queues": ["mail", ""]}, "queues: each queue must not be empty"),
+        ({"queues": ["x" * 201]}, "queues: each queue must be at most 200 characters, got 201"),
+        ({"queues": [None]}, "queues: each queue must be a string, got None"),
+        ({"timeout": 0}, "timeout must be a positive number of seconds, got 0"),
+        ({"timeout": True}, "timeout must be a positive number of seconds, got True"),
+        ({"timeout": float("nan")}, "timeout must be a positive number of seconds, got nan"),
+    ],
+)
+def test_run_until_empty_refuses_arguments_naming_them(
+    app: Taskboard, arguments: dict[str, Any], message: str
+) -> None:
+    """queues=[] ran every queue (as if left out), True passed for a timeout of 1 second, and
+    a bad queue name was reported as the TASKBOARD_QUEUES setting."""
+    with pytest.raises(ValueError) as caught:
+        run_until_empty(app, **arguments)
+    assert str(caught.value).startswith(message)

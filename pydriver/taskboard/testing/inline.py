@@ -16,6 +16,7 @@ to the database except the worker's own calls.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import itertools
 import json
 import uuid
@@ -29,7 +30,7 @@ from taskboard import sql
 from taskboard.app import Taskboard
 from taskboard.errors import translate
 from taskboard.events import JobEvent
-from taskboard.settings import Settings, load_settings
+from taskboard.settings import Settings, load_settings, name_problem
 from taskboard.tasks import worker_queues
 
 __all__ = [
@@ -92,13 +93,16 @@ def run_until_empty(
     The worker is the real one, with the app's tasks, settings and hooks,
     on a new event loop in this thread; jobs that its handlers enqueue run
     too, and jobs due later (a retry's backoff, a `run_at` ahead) do not.
-    Returns each job it ran, in the order they finished, with the state
-    the database reports afterwards.
+    Each periodic schedule's due slot is enqueued, as any worker does, and
+    its job runs. Returns each job it ran, in the order they finished, with
+    the state the database reports afterwards.
 
     Raises StillRunnable (a TimeoutError) naming the jobs still runnable
     when the queues are not empty after `timeout` seconds, StartupError
-    when the worker cannot work in the database, and RuntimeError when
-    called inside a running event loop: there, use `arun_until_empty`.
+    when the worker cannot work in the database, ValueError for a
+    `timeout` that is not a positive number or `queues` that are empty or
+    hold a name no queue can have, and RuntimeError when called inside a
+    running event loop: there, use `arun_until_empty`.
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this function's body
     try:
@@ -122,7 +126,17 @@ async def arun_until_empty(
     """`run_until_empty` for async code: the worker runs on the running event loop."""
     if isinstance(queues, str):
         queues = [queues]
-    if not (isinstance(timeout, int | float) and timeout > 0):
+    if queues is not None:
+        queues = list(queues)
+        if not queues:
+            raise ValueError(
+                "queues=[] names no queue: leave queues out to run the worker's own queues"
+            )
+        for queue in queues:
+            problem = name_problem("queues: each queue", queue)
+            if problem:
+                raise ValueError(problem)
+    if isinstance(timeout, bool) or not (isinstance(timeout, int | float) and timeout > 0):
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     settings = app.settings
     overrides: dict[str, Any] = {
@@ -135,6 +149,7 @@ async def arun_until_empty(
     watch = _Watch(
         worker_queues(app.tasks, overrides.get("queues", settings.queues)),
         overrides["worker_name"],
+        scheduled=bool(app.schedules),
     )
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
@@ -183,12 +198,17 @@ class _Watch(sql.Queries):
     enqueued, its job may be queued again at once), or a periodic slot
     enqueued. The completions that travel with a claim in one statement
     ended before that claim, so they do not count against that one claim
-    (they do against every other queue's).
+    (they do against every other queue's). With periodic schedules, only a
+    claim sent after the scheduler's first pass began counts: the worker
+    claims before its chores, so the first claims come back empty before
+    the due slots are enqueued.
     """
 
-    def __init__(self, queues: Sequence[str], worker: str) -> None:
+    def __init__(self, queues: Sequence[str], worker: str, *, scheduled: bool = False) -> None:
         self.queues = list(queues)
         self.worker = worker
+        # False until the scheduler's first pass asks for the clock (never with no schedule).
+        self.scheduler_passed = not scheduled
         self.held: dict[uuid.UUID, int] = {}  # token -> job id, claimed and not yet ended
         self.changes = 0
         self.empty_at: dict[str, int] = {}  # queue -> `changes` when its claim came back empty
@@ -219,7 +239,11 @@ class _Watch(sql.Queries):
                     self.empty_at[queue] = self.changes
         self.progress.set()
 
-    def _claimed(self, queue: str, rows: list[sql.Claimed], sent_at_change: int) -> None:
+    def _sent_at_change(self) -> int | None:
+        """`changes` as a claim is sent, None when its coming back empty proves nothing."""
+        return self.changes if self.scheduler_passed else None
+
+    def _claimed(self, queue: str, rows: list[sql.Claimed], sent_at_change: int | None) -> None:
         for row in rows:
             self.held[row.token] = row.job_id
         if not rows and self.changes == sent_at_change:
@@ -229,7 +253,7 @@ class _Watch(sql.Queries):
     async def claim(
         self, conn: psycopg.AsyncConnection[Any], queue: str, worker: str, batch: int, lease: float
     ) -> list[sql.Claimed]:
-        sent_at_change = self.changes
+        sent_at_change = self._sent_at_change()
         rows = await super().claim(conn, queue, worker, batch, lease)
         self._claimed(queue, rows, sent_at_change)
         return rows
@@ -242,18 +266,24 @@ class _Watch(sql.Queries):
         results_json: Sequence[str | None],
         claim_args: tuple[str, str, int, float],
     ) -> tuple[list[tuple[int, bool]], list[sql.Claimed]]:
-        sent_at_change = self.changes
+        sent_at_change = self._sent_at_change()
         answers, rows = await super().complete_many_then_claim(
             conn, job_ids, tokens, results_json, claim_args
         )
         for row in rows:
             self.held[row.token] = row.job_id
         self.with_claim = None
-        if not rows and self.changes == sent_at_change:
+        if not rows and sent_at_change is not None and self.changes == sent_at_change:
             completed = set(tokens)
             self.with_claim = (claim_args[0], completed, sent_at_change + len(completed))
         self.progress.set()
         return answers, rows
+
+    async def clock(self, conn: psycopg.AsyncConnection[Any]) -> dt.datetime:
+        # Only the scheduler asks, as its pass begins: the claims sent after it count.
+        now = await super().clock(conn)
+        self.scheduler_passed = True
+        return now
 
     async def enqueue_periodic(
         self,

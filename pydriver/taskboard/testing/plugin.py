@@ -29,10 +29,13 @@ def taskboard_test_databases() -> Iterator[TestDatabases]:
     """The session's test databases, on the server of TASKBOARD_TEST_DATABASE_URL, else on
     a throwaway embedded PostgreSQL started for the session."""
     module = importlib.import_module(DATABASES_MODULE)
+    failure: str | None = None
     try:
         url, server = module.session_server()
     except module.TestDatabaseError as exc:
-        pytest.fail(str(exc), pytrace=False)
+        failure = str(exc)
+    if failure is not None:  # failed outside the except: one message, not a chain of three
+        pytest.fail(failure, pytrace=False)
     databases: TestDatabases = module.TestDatabases(url)
     try:
         yield databases
@@ -55,10 +58,13 @@ def taskboard_database(
     copy under the same URL; it is dropped after the test.
     """
     module = importlib.import_module(DATABASES_MODULE)
+    failure: str | None = None
     try:
         url = taskboard_test_databases.fresh()
     except module.TestDatabaseError as exc:
-        pytest.fail(str(exc), pytrace=False)
+        failure = str(exc)
+    if failure is not None:  # failed outside the except: one message, not a chain
+        pytest.fail(failure, pytrace=False)
     monkeypatch.setenv("TASKBOARD_DATABASE_URL", url)
     yield url
     taskboard_test_databases.drop()
