@@ -12,10 +12,11 @@ import psycopg
 import pytest
 import sqlalchemy
 from django.db import connection as django_connection  # type: ignore[import-untyped]
+from psycopg.rows import dict_row
 from sqlalchemy.orm import Session
 
 from conftest import MakeDatabase
-from taskboard import SyncContext, Taskboard, TaskHandle, load_settings
+from taskboard import SyncContext, Taskboard, TaskHandle, load_settings, sql
 
 # The arguments before conn= of each public call taking it; its async twin is a + name.
 ARGS: dict[str, tuple[Any, ...]] = {
@@ -139,3 +140,51 @@ def test_a_sqlalchemy_or_django_object_gets_the_way_to_its_psycopg_connection(
     ):
         asyncio.run(app.aenqueue("note", {}, conn="postgresql://"))  # type: ignore[arg-type]
     assert no_jobs(url)
+
+
+def test_every_call_accepts_a_connection_with_a_dict_row_factory(url: str, app: Taskboard) -> None:
+    """pause, resume, set_queue_limit, cancel, retry and prune read row[0] through the
+    caller's row factory: KeyError: 0 on a dict_row connection."""
+    with psycopg.connect(url, autocommit=True, row_factory=dict_row) as conn:
+        for _, call, args in calls(app):
+            call(*args, conn=conn)  # raised KeyError: 0 for six of them
+        assert sql.stores_trace_context(conn)  # what enqueue asks with a trace context
+
+    async def main(app: Taskboard) -> None:
+        async with await psycopg.AsyncConnection.connect(
+            url, autocommit=True, row_factory=dict_row
+        ) as conn:
+            for _, call, args in calls(app, "a"):
+                await call(*args, conn=conn)
+            assert await sql.astores_trace_context(conn)
+
+    other = Taskboard(load_settings(database_url=url))  # registers its own "note"
+    asyncio.run(main(other))
+    other.close()
+
+
+def test_a_closed_connection_or_a_failed_transaction_raises_psycopgs_error(
+    url: str, app: Taskboard
+) -> None:
+    for _, call, args in calls(app):
+        with psycopg.connect(url) as conn:
+            with pytest.raises(psycopg.errors.DivisionByZero):
+                conn.execute("SELECT 1/0")
+            with pytest.raises(psycopg.errors.InFailedSqlTransaction):
+                call(*args, conn=conn)
+        with pytest.raises(psycopg.OperationalError, match="the connection is closed"):
+            call(*args, conn=conn)
+    assert no_jobs(url)
+
+
+def test_the_caller_commits_a_job_enqueued_on_its_connection_unless_in_autocommit(
+    url: str, app: Taskboard
+) -> None:
+    with psycopg.connect(url) as conn:
+        app.enqueue("note", {}, conn=conn)  # psycopg begins a transaction for it
+        assert conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
+        conn.rollback()
+    assert no_jobs(url)
+    with psycopg.connect(url, autocommit=True) as conn:
+        app.enqueue("note", {}, conn=conn)
+    assert not no_jobs(url)

@@ -75,6 +75,20 @@ class Taskboard:
     """Registers tasks, enqueues jobs and runs workers.
 
     `settings` defaults to Settings read from TASKBOARD_* variables.
+
+    Every call on jobs and queues (enqueue, pause, get_job, cancel, prune,
+    ...) takes `conn=`: a psycopg.Connection, or a psycopg.AsyncConnection
+    for its async twin (aenqueue, apause, ...), with any row factory. The
+    call then runs in that connection's transaction: what it writes commits
+    when the caller commits and vanishes if the caller rolls back. psycopg
+    begins a transaction when none is open (the caller must commit it); in
+    autocommit the call commits at once. A closed connection raises
+    psycopg.OperationalError, one in a failed transaction
+    psycopg.errors.InFailedSqlTransaction, as any statement there would.
+    Anything but the psycopg connection of the call's kind raises one
+    TypeError naming the call to use, or how to reach the psycopg
+    connection under a Django or SQLAlchemy object. Without `conn`, a
+    connection of the app's pool makes the call and commits it.
     """
 
     def __init__(self, settings: Settings | None = None) -> None:
@@ -262,8 +276,10 @@ class Taskboard:
     ) -> int:
         """Enqueue one job and return its id.
 
-        With `conn` (any row factory), the job joins that connection's open
-        transaction and vanishes if it rolls back. Without, a connection of
+        With `conn` (any row factory), the job joins that connection's
+        transaction: it commits when the caller commits (at once in
+        autocommit) and vanishes if it rolls back; see Taskboard for a
+        closed connection or a failed transaction. Without, a connection of
         the app's pool commits it at once. With `dedupe_key`, an unfinished
         job of the same queue and task holding that key is returned instead
         of a new one. `max_attempts=None` means the task's registered

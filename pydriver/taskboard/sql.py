@@ -307,8 +307,26 @@ def enqueue_many_params(
     }
 
 
-# The producer calls read their rows through tuple_row cursors: the caller's
-# connection may have any row factory (dict_row, class_row, ...).
+# The calls that take a caller's conn= read their rows through tuple_row (or
+# dict_row) cursors: the caller's connection may have any row factory
+# (dict_row, class_row, ...).
+
+
+def _value(conn: psycopg.Connection[Any], query: str, params: dict[str, Any] | None = None) -> Any:
+    """The first column of the first row of `query`, None without a row, whatever the
+    row factory of `conn`."""
+    with conn.cursor(row_factory=tuple_row) as cur:
+        row = cur.execute(query, params).fetchone()
+    return None if row is None else row[0]
+
+
+async def _avalue(
+    conn: psycopg.AsyncConnection[Any], query: str, params: dict[str, Any] | None = None
+) -> Any:
+    """`_value` on an AsyncConnection."""
+    async with conn.cursor(row_factory=tuple_row) as cur:
+        row = await (await cur.execute(query, params)).fetchone()
+    return None if row is None else row[0]
 
 
 # With params["trace_context"] set (JSON text, see trace_context_json), the
@@ -383,13 +401,11 @@ def queue_limit_params(queue: str, max_running: int | None) -> dict[str, Any]:
 
 
 def _changed(conn: psycopg.Connection[Any], query: str, params: dict[str, Any]) -> bool:
-    row = conn.execute(query, params).fetchone()
-    return bool(row and row[0])
+    return bool(_value(conn, query, params))
 
 
 async def _achanged(conn: psycopg.AsyncConnection[Any], query: str, params: dict[str, Any]) -> bool:
-    row = await (await conn.execute(query, params)).fetchone()
-    return bool(row and row[0])
+    return bool(await _avalue(conn, query, params))
 
 
 def pause(conn: psycopg.Connection[Any], params: dict[str, Any]) -> bool:
@@ -462,24 +478,20 @@ def version(conn: psycopg.Connection[Any]) -> str | None:
     """The schema's release, or None when the taskboard schema is not installed."""
     if not schema_present(conn):
         return None
-    row = conn.execute("SELECT taskboard.version()").fetchone()
-    return None if row is None else str(row[0])
+    release = _value(conn, "SELECT taskboard.version()")
+    return None if release is None else str(release)
 
 
 def schema_present(conn: psycopg.Connection[Any]) -> bool:
-    row = conn.execute("SELECT to_regprocedure('taskboard.version()') IS NOT NULL").fetchone()
-    return bool(row and row[0])
+    return bool(_value(conn, "SELECT to_regprocedure('taskboard.version()') IS NOT NULL"))
 
 
 async def aversion(conn: psycopg.AsyncConnection[Any]) -> str | None:
     """The schema's release, or None when the taskboard schema is not installed."""
-    row = await (
-        await conn.execute("SELECT to_regprocedure('taskboard.version()') IS NOT NULL")
-    ).fetchone()
-    if not (row and row[0]):
+    if not await _avalue(conn, "SELECT to_regprocedure('taskboard.version()') IS NOT NULL"):
         return None
-    row = await (await conn.execute("SELECT taskboard.version()")).fetchone()
-    return None if row is None else str(row[0])
+    release = await _avalue(conn, "SELECT taskboard.version()")
+    return None if release is None else str(release)
 
 
 # -- workers -------------------------------------------------------------------
@@ -1111,8 +1123,7 @@ def prune(conn: psycopg.Connection[Any], params: dict[str, Any]) -> int:
     """Batches of prune until one deletes fewer than a batch; how many in all."""
     total = 0
     while True:
-        row = conn.execute(PRUNE, params).fetchone()
-        deleted = int(row[0]) if row else 0
+        deleted = int(_value(conn, PRUNE, params) or 0)
         total += deleted
         if deleted < params["batch"]:
             return total
@@ -1121,8 +1132,7 @@ def prune(conn: psycopg.Connection[Any], params: dict[str, Any]) -> int:
 async def aprune(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> int:
     total = 0
     while True:
-        row = await (await conn.execute(PRUNE, params)).fetchone()
-        deleted = int(row[0]) if row else 0
+        deleted = int(await _avalue(conn, PRUNE, params) or 0)
         total += deleted
         if deleted < params["batch"]:
             return total
