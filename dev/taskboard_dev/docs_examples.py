@@ -15,6 +15,12 @@ tests/test_docs_examples.py runs every page of docs/ and the README:
   for uuids, timestamps and intervals, which are matched by their shape (a
   uuid the page shows and uses later stands for the one psql printed).
 
+Every other block must be of a language that is only shown (SHOWN: sh,
+text, sql, ...): `problems(text)` names a block of another language or of
+none (```py3 once ran nothing), a fence the collector would not see (after
+`>` or a list marker on its line), and a psql statement that psql would
+not run (no closing `;`). tests/test_docs_examples.py fails on any.
+
 Run one page by hand: python -m taskboard_dev.docs_examples PAGE (with
 TASKBOARD_DATABASE_URL set): it runs the page's Python blocks.
 """
@@ -23,14 +29,28 @@ from __future__ import annotations
 
 import importlib
 import os
+import queue
 import re
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,})(?P<info>[^`\n]*)$")
+FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^`\n]*)$")
+# A fence after other text on its line (a quote's `>`, a list marker): the page
+# renders a code block there that FENCE does not see.
+HIDDEN_FENCE = re.compile(r"^[ \t]*(?:>|[-*+]|\d+[.)])[ \t>]*(?:`{3,}|~{3,})[ \t]*[^`~\s]")
+# The info string's first word names the language: ```python title="x.py", ```{.python}.
+LANGUAGE_WORD = re.compile(r"^\{?\s*\.?(?P<language>[^\s{}]*)")
+ALIASES = {"py": "python", "py3": "python", "python3": "python"}
+RUN = ("python", "psql")
+# Languages a page shows and nothing runs: a block of any other, or of none, is a problem.
+SHOWN = frozenset(
+    {"sh", "bash", "console", "text", "sql", "ini", "toml", "yaml", "json", "promql", "javascript"}
+)
+PSQL_READ_TIMEOUT_SECONDS = 60  # for one statement's output
 INCLUDE = re.compile(r'^\s*--8<--\s+"[^"]+"\s*$')
 MODULE_FILE = re.compile(r"^# ([A-Za-z_][A-Za-z0-9_]*)\.py\s*$")
 PROMPT = re.compile(r"^\w+(?P<kind>[-=('\"*$][#>]) ?(?P<text>.*)$")
@@ -66,7 +86,7 @@ def blocks(text: str) -> Iterator[Block]:
         if opening is None:
             continue
         indent, fence = opening["indent"], opening["fence"]
-        language = opening["info"].strip().split(" ", 1)[0].lstrip(".").lower()
+        language = language_of(opening["info"])
         start = index
         while index < len(lines) and lines[index].strip() != fence:
             index += 1
@@ -78,12 +98,50 @@ def blocks(text: str) -> Iterator[Block]:
         yield Block(language, start + 1, "\n".join(body) + "\n")
 
 
+def language_of(info: str) -> str:
+    """The language an info string names, lowercased, aliases resolved ("" for none)."""
+    word = LANGUAGE_WORD.match(info.strip())
+    language = (word["language"] if word else "").lower()
+    return ALIASES.get(language, language)
+
+
+def problems(text: str) -> list[str]:
+    """Why an example of a page would not run, or run other than shown: each with its line."""
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if HIDDEN_FENCE.match(line):
+            found.append(
+                f"line {number}: a fence after a quote or list marker is not collected: "
+                "put it on a line of its own, indented"
+            )
+    for block in blocks(text):
+        if block.language not in RUN and block.language not in SHOWN:
+            found.append(
+                f"line {block.line - 1}: a block of language {block.language or '(none)'!r} "
+                f"neither runs ({', '.join(RUN)}) nor is only shown ({', '.join(sorted(SHOWN))}): "
+                "name one of these"
+            )
+        if block.language == "psql":
+            try:
+                steps = session_steps(block)
+            except ValueError as exc:
+                found.append(str(exc))
+                continue
+            for step in steps:
+                if not runs_at_once(step.statement):
+                    found.append(
+                        f"line {block.line}: psql runs no statement without a closing ; "
+                        f"(nor a \\command): {step.statement[-1]!r}"
+                    )
+    return found
+
+
 def python_blocks(page: Path) -> list[Block]:
     """The page's Python blocks that run (not those only including a file)."""
     return [
         block
         for block in blocks(page.read_text())
-        if block.language in ("python", "py") and not block.includes_only
+        if block.language == "python" and not block.includes_only
     ]
 
 
@@ -99,13 +157,22 @@ def run_python_page(page: Path, workdir: Path) -> None:
     for all, in `workdir`. A traceback names the page and its line."""
     os.chdir(workdir)
     sys.path.insert(0, str(workdir))
+    sys.dont_write_bytecode = True  # a file written again within a second is read again
     namespace: dict[str, object] = {"__name__": "__docs__"}
     for block in python_blocks(page):
         first_line = block.code.split("\n", 1)[0]
         module_file = MODULE_FILE.match(first_line)
         if module_file is not None:
             name = module_file[1]
-            (workdir / f"{name}.py").write_text(block.code)
+            path = workdir / f"{name}.py"
+            imported = sys.modules.pop(name, None)
+            if imported is not None and getattr(imported, "__file__", None) != str(path):
+                raise RuntimeError(
+                    f"{page}:{block.line}: the block's file {name}.py would not run: module "
+                    f"{name} is already imported from {getattr(imported, '__file__', None)}"
+                )
+            path.write_text(block.code)  # a second block of the same file runs again
+            importlib.invalidate_caches()
             module = importlib.import_module(name)
             namespace.update({k: v for k, v in vars(module).items() if not k.startswith("__")})
             continue
@@ -141,6 +208,18 @@ def session_steps(block: Block) -> list[Step]:
     return steps
 
 
+def runs_at_once(statement: list[str]) -> bool:
+    """Whether psql runs `statement` as its last line is read: it ends in `;` (or a \\g
+    form), or it is a backslash command."""
+    last = statement[-1].rstrip()
+    return (
+        statement[0].lstrip().startswith("\\")
+        or last.endswith(";")
+        or last.split("--", 1)[0].rstrip().endswith(";")  # a comment after the ;
+        or re.search(r"\\g\w*(\s.*)?$", last) is not None
+    )
+
+
 def shape(line: str) -> str:
     """A line with its uuids, timestamps and intervals replaced by their kind,
     spaces and rules collapsed (column widths follow the values' lengths)."""
@@ -171,6 +250,15 @@ class Psql:
             bufsize=1,
         )
         self.count = 0
+        # Lines read by a thread, so that a statement psql never finishes times out.
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
 
     def run(self, statement: str) -> list[str]:
         assert self.process.stdin is not None and self.process.stdout is not None
@@ -179,16 +267,28 @@ class Psql:
         self.process.stdin.write(f"{statement}\n\\echo {separator}\n")
         self.process.stdin.flush()
         output: list[str] = []
-        for line in self.process.stdout:
-            if line.rstrip("\n") == separator:
+        while True:
+            try:
+                line = self.lines.get(timeout=PSQL_READ_TIMEOUT_SECONDS)
+            except queue.Empty:
+                raise RuntimeError(
+                    f"psql did not finish {statement!r} in {PSQL_READ_TIMEOUT_SECONDS}s (an open "
+                    f"quote, or a statement that reads its input): {output}"
+                ) from None
+            if line is None:
+                raise RuntimeError(f"psql ended during {statement!r}: {output}")
+            if line == separator:
                 return output
-            output.append(line.rstrip("\n"))
-        raise RuntimeError(f"psql ended during {statement!r}: {output}")
+            output.append(line)
 
     def close(self) -> None:
         assert self.process.stdin is not None
         self.process.stdin.close()
-        self.process.wait(timeout=30)
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
 
 def check_session(page: Path, block: Block, url: str) -> None:
