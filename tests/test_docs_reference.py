@@ -16,6 +16,7 @@ import psycopg
 import pytest
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File, Files
 from psycopg import sql
 
 from conftest import DB_DIR, MakeDatabase
@@ -179,3 +180,107 @@ def test_the_build_stops_in_one_line_without_a_database(
         docs_hooks.on_config(config)
     assert docs_hooks.DATABASE_URL in str(refused.value)
     assert "\n" not in str(refused.value)
+
+
+# -- a reference that would render empty stops the build, in one line -------------------
+
+
+def test_a_function_without_a_header_or_a_file_stops_the_build(tmp_path: Path) -> None:
+    (tmp_path / "functions").mkdir()
+    (tmp_path / "functions" / "bare.sql").write_text("CREATE FUNCTION taskboard.bare() ...\n")
+    (tmp_path / "functions" / "synopsis.sql").write_text("-- synopsis() -> void\n--\n")
+    for name, why in [
+        ("bare", "function bare has no contract header"),
+        ("synopsis", "function synopsis has no contract header"),
+        ("absent", f"function absent has no comment and no {tmp_path}/functions/absent.sql"),
+    ]:
+        function = reference.Function(name, "", "void", ("admin",), None)
+        with pytest.raises(reference.ReferenceError) as refused:
+            reference.contract_header(function, tmp_path / "functions")
+        assert str(refused.value) == why
+
+
+def test_a_function_file_the_database_lacks_stops_the_build(tmp_path: Path) -> None:
+    """Its header was shown nowhere, and nothing said so."""
+    (tmp_path / "functions").mkdir()
+    (tmp_path / "sqitch.plan").write_text("%project=t\n")
+    (tmp_path / "functions" / "claim.sql").write_text("-- Takes jobs.\n")
+    (tmp_path / "functions" / "newer.sql").write_text("-- Not deployed yet.\n")
+    claim = reference.Function("claim", "", "void", ("worker",), None)
+    catalog = reference.Catalog("taskboard", (claim,), ())
+    with pytest.raises(reference.ReferenceError) as refused:
+        reference.sql_functions(catalog, tmp_path)
+    assert str(refused.value) == (
+        f"{tmp_path}/functions: newer.sql define no function the database has "
+        "(deploy the change, or remove the file)"
+    )
+    overloaded = reference.Catalog("taskboard", (claim, replace(claim, arguments="x int")), ())
+    with pytest.raises(reference.ReferenceError, match=r"^functions with two signatures: claim$"):
+        reference.sql_functions(overloaded, tmp_path)
+
+
+def test_a_schema_without_functions_or_types_stops_the_build() -> None:
+    empty = reference.Catalog("taskboard", (), ())
+    with pytest.raises(reference.ReferenceError, match="schema taskboard has no function"):
+        reference.sql_functions(empty, DB_DIR)
+    with pytest.raises(reference.ReferenceError, match="schema taskboard has no composite type"):
+        reference.sql_types(empty)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "<!-- reference: sql-functions --> ",
+        "<!--reference: cli-->",
+        "  <!-- reference: settings -->",
+        "<!-- Reference: releases -->",
+        "<!-- reference: sql-view queue_stats extra -->",
+    ],
+)
+def test_a_line_that_is_almost_a_marker_stops_the_build(line: str) -> None:
+    """It stayed an HTML comment: the page rendered without its reference."""
+    with pytest.raises(reference.ReferenceError) as refused:
+        reference.fill(f"# Page\n\n{line}\n", lambda: reference.Catalog("t", (), ()), DB_DIR)
+    assert str(refused.value).startswith(
+        f"not a reference marker, so it would render nothing: {line.strip()!r}"
+    )
+    assert "\n" not in str(refused.value)
+
+
+def page_files(tmp_path: Path, pages: dict[str, str]) -> Files:
+    for name, text in pages.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    return Files([File(name, str(tmp_path), str(tmp_path / "site"), True) for name in pages])
+
+
+def test_the_build_stops_when_no_page_asks_for_a_reference(tmp_path: Path) -> None:
+    config = MkDocsConfig(config_file_path=str(tmp_path / "mkdocs.yml"))
+    pages = {
+        f"{what}.md": f"# {what}\n\n<!-- reference: {what} -->\n"
+        for what in reference.REQUIRED_MARKERS
+    }
+    assert docs_hooks.on_files(page_files(tmp_path, pages), config) is not None
+    del pages["sql-types.md"]
+    (tmp_path / "sql-types.md").unlink()
+    with pytest.raises(PluginError) as refused:
+        docs_hooks.on_files(page_files(tmp_path, pages), config)
+    assert str(refused.value) == (
+        "no page holds the reference marker <!-- reference: sql-types -->: that reference "
+        "would be missing from the site"
+    )
+    pages["cli.md"] = "# cli\n\n<!-- reference: cli  -->\n"
+    with pytest.raises(PluginError, match=r"^cli\.md: not a reference marker"):
+        docs_hooks.on_files(page_files(tmp_path, pages), config)
+
+
+def test_a_database_without_the_schema_or_unreachable_stops_the_build_in_one_line(
+    make_database: MakeDatabase,
+) -> None:
+    for url, why in [
+        (make_database(), "the database has no taskboard schema: run `taskboard migrate`"),
+        ("postgresql://nobody@127.0.0.1:1/x", "cannot read the database: connection failed"),
+    ]:
+        with pytest.raises(PluginError) as refused:
+            docs_hooks.catalog(url)
+        assert str(refused.value).startswith(f"{docs_hooks.DATABASE_URL}: {why}")
+        assert "\n" not in str(refused.value)

@@ -39,6 +39,11 @@ from taskboard.settings import Settings
 from taskboard.worker.startup import SUPPORTED_SCHEMA_VERSIONS
 
 MARKER = re.compile(r"^<!-- reference: (?P<what>[a-z-]+)(?: (?P<name>\w+))? -->$", re.MULTILINE)
+# A line that means to be a marker; one MARKER does not match would stay an HTML comment,
+# and its section would be silently empty.
+MARKER_LIKE = re.compile(r"<!--\s*reference\b", re.IGNORECASE)
+# The markers the site must hold, each on some page: without one, a reference is missing.
+REQUIRED_MARKERS = ("sql-functions", "sql-types", "role-grants", "settings", "cli", "releases")
 ROLE_KINDS = ("producer", "worker", "admin")  # each may do what the ones before it may
 ENV_PREFIX = "TASKBOARD_"
 HELP_WIDTH = 80  # columns of the CLI's help as the pages show it
@@ -269,7 +274,26 @@ def function_section(
 
 
 def sql_functions(catalog: Catalog, db_dir: Path) -> str:
-    """Each function, grouped by the least role that may call it, then the internal ones."""
+    """Each function, grouped by the least role that may call it, then the internal ones.
+
+    Raises ReferenceError when the schema has no function, a function two
+    signatures (one anchor each), or db/functions a file of a function the
+    database lacks (its header would be shown nowhere).
+    """
+    if not catalog.functions:
+        raise ReferenceError("schema taskboard has no function: run `taskboard migrate`")
+    names = [f.name for f in catalog.functions]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise ReferenceError(f"functions with two signatures: {', '.join(twice)}")
+    lacking = sorted(
+        path.name for path in (db_dir / "functions").glob("*.sql") if path.stem not in names
+    )
+    if lacking:
+        raise ReferenceError(
+            f"{db_dir / 'functions'}: {', '.join(lacking)} define no function the database has "
+            "(deploy the change, or remove the file)"
+        )
     types = [t.name for t in catalog.of_kind("type")]
     history = plan_history(db_dir)
     sections = []
@@ -296,6 +320,8 @@ def columns_table(relation: Relation) -> str:
 
 
 def sql_types(catalog: Catalog) -> str:
+    if not catalog.of_kind("type"):
+        raise ReferenceError("schema taskboard has no composite type: the sql-types list is empty")
     sections = []
     for relation in catalog.of_kind("type"):
         users = [
@@ -421,6 +447,8 @@ def setting_default(field: FieldInfo) -> str:
 
 def settings_sections() -> str:
     """A section per field: its variable, type and bounds, default and description."""
+    if not Settings.model_fields:
+        raise ReferenceError("Settings has no field: the settings list is empty")
     sections = []
     for name, field in Settings.model_fields.items():
         if not field.description:
@@ -493,7 +521,21 @@ def releases(db_dir: Path) -> str:
 
 
 def markers(markdown: str) -> Iterator[re.Match[str]]:
+    """The page's markers; ReferenceError for a line that means to be one and is not."""
+    for line in markdown.splitlines():
+        if MARKER_LIKE.search(line) and not MARKER.fullmatch(line):
+            raise ReferenceError(
+                f"not a reference marker, so it would render nothing: {line.strip()!r} "
+                "(write `<!-- reference: WHAT -->` or `<!-- reference: WHAT NAME -->` "
+                "alone on its line)"
+            )
     return MARKER.finditer(markdown)
+
+
+def missing_markers(pages: Sequence[str]) -> list[str]:
+    """The REQUIRED_MARKERS that no page of `pages` (their Markdown) holds."""
+    found = {match["what"] for page in pages for match in markers(page)}
+    return [what for what in REQUIRED_MARKERS if what not in found]
 
 
 def fill(markdown: str, catalog: Callable[[], Catalog], db_dir: Path) -> str:
