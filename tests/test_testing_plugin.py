@@ -20,7 +20,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from taskboard import AsyncContext, Retry, Taskboard, load_settings
+from taskboard import AsyncContext, Retry, StartupError, Taskboard, load_settings
 from taskboard.testing import (
     StillRunnable,
     assert_enqueued,
@@ -345,3 +345,15 @@ def test_run_until_empty_refuses_arguments_naming_them(
     with pytest.raises(ValueError) as caught:
         run_until_empty(app, **arguments)
     assert str(caught.value).startswith(message)
+
+
+def test_an_unreachable_database_stops_run_until_empty_with_one_line() -> None:
+    """It raised psycopg's OperationalError, over two lines, naming no setting."""
+    app = Taskboard(load_settings(database_url="postgresql://nobody@127.0.0.1:1/app"))
+    with pytest.raises(StartupError) as caught:
+        run_until_empty(app, timeout=5)
+    message = str(caught.value)
+    assert message.startswith("run_until_empty cannot connect to the app's database (connection ")
+    assert "TASKBOARD_DATABASE_URL; in a test, the taskboard_database fixture sets it" in message
+    assert "\n" not in message
+    app.close()

@@ -28,7 +28,7 @@ import psycopg
 
 from taskboard import sql
 from taskboard.app import Taskboard
-from taskboard.errors import translate
+from taskboard.errors import StartupError, translate
 from taskboard.events import JobEvent
 from taskboard.settings import Settings, load_settings, name_problem
 from taskboard.tasks import worker_queues
@@ -99,10 +99,10 @@ def run_until_empty(
 
     Raises StillRunnable (a TimeoutError) naming the jobs still runnable
     when the queues are not empty after `timeout` seconds, StartupError
-    when the worker cannot work in the database, ValueError for a
-    `timeout` that is not a positive number or `queues` that are empty or
-    hold a name no queue can have, and RuntimeError when called inside a
-    running event loop: there, use `arun_until_empty`.
+    when the database cannot be reached or the worker cannot work in it,
+    ValueError for a `timeout` that is not a positive number or `queues`
+    that are empty or hold a name no queue can have, and RuntimeError when
+    called inside a running event loop: there, use `arun_until_empty`.
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this function's body
     try:
@@ -154,9 +154,17 @@ async def arun_until_empty(
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     # Connecting first fails at once on an unreachable database (the worker would wait for it).
-    async with await psycopg.AsyncConnection.connect(
-        settings.database_url, **app.connect_kwargs(autocommit=True)
-    ) as reader:
+    try:
+        connected = await psycopg.AsyncConnection.connect(
+            settings.database_url, **app.connect_kwargs(autocommit=True)
+        )
+    except psycopg.OperationalError as exc:
+        raise StartupError(
+            f"run_until_empty cannot connect to the app's database ({' '.join(str(exc).split())}):"
+            " start its server, or give the app a database_url that reaches one "
+            "(TASKBOARD_DATABASE_URL; in a test, the taskboard_database fixture sets it)"
+        ) from None
+    async with connected as reader:
         stop = asyncio.Event()
         app.hooks.append(watch.hook)
         worker = asyncio.create_task(
