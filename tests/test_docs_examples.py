@@ -233,3 +233,29 @@ def test_a_statement_psql_never_finishes_fails_in_time(
     block = session("taskboard=# SELECT 'open;", " x")
     with pytest.raises(RuntimeError, match=r"psql did not finish \"SELECT 'open;\" in 1s"):
         docs_examples.check_session(ROOT / "README.md", block, make_database())
+
+
+def test_no_page_includes_an_example_that_nothing_runs() -> None:
+    found = [
+        f"{page_id(page)}: {problem}"
+        for page in PAGES
+        for problem in docs_examples.included_problems(page.read_text(), ROOT)
+    ]
+    assert found == []
+
+
+def test_a_runnable_block_in_included_markdown_is_a_problem(tmp_path: Path) -> None:
+    """The page shows what --8<-- includes, but the runner reads the page only."""
+    (tmp_path / "notes.md").write_text(
+        "<!-- --8<-- [start:shown] -->\n```python\nassert False\n```\n"
+        "<!-- --8<-- [end:shown] -->\n\n```psql\ntaskboard=# SELECT 1;\n```\n"
+    )
+    page = 'Intro.\n\n--8<-- "notes.md:shown"\n\n--8<-- "notes.md"\n'
+    assert docs_examples.included_problems(page, tmp_path) == [
+        "line 3: the included notes.md shows a python block that nothing runs: move the "
+        "example into a page of docs/",
+        "line 5: the included notes.md shows a python block that nothing runs: move the "
+        "example into a page of docs/",
+        "line 5: the included notes.md shows a psql block that nothing runs: move the "
+        "example into a page of docs/",
+    ]

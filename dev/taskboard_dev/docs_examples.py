@@ -19,7 +19,9 @@ Every other block must be of a language that is only shown (SHOWN: sh,
 text, sql, ...): `problems(text)` names a block of another language or of
 none (```py3 once ran nothing), a fence the collector would not see (after
 `>` or a list marker on its line), and a psql statement that psql would
-not run (no closing `;`). tests/test_docs_examples.py fails on any.
+not run (no closing `;`); `included_problems` a python or psql block in
+Markdown a page includes (`--8<-- "model/README.md:results"`), which the
+site shows and nothing runs. tests/test_docs_examples.py fails on any.
 
 Run one page by hand: python -m taskboard_dev.docs_examples PAGE (with
 TASKBOARD_DATABASE_URL set): it runs the page's Python blocks.
@@ -52,6 +54,8 @@ SHOWN = frozenset(
 )
 PSQL_READ_TIMEOUT_SECONDS = 60  # for one statement's output
 INCLUDE = re.compile(r'^\s*--8<--\s+"[^"]+"\s*$')
+# A page's include of a Markdown file or of one section of it: "PATH" or "PATH:SECTION".
+MARKDOWN_INCLUDE = re.compile(r'^\s*--8<--\s+"(?P<path>[^":]+\.md)(?::(?P<section>[\w-]+))?"\s*$')
 MODULE_FILE = re.compile(r"^# ([A-Za-z_][A-Za-z0-9_]*)\.py\s*$")
 PROMPT = re.compile(r"^\w+(?P<kind>[-=('\"*$][#>]) ?(?P<text>.*)$")
 
@@ -133,6 +137,28 @@ def problems(text: str) -> list[str]:
                         f"line {block.line}: psql runs no statement without a closing ; "
                         f"(nor a \\command): {step.statement[-1]!r}"
                     )
+    return found
+
+
+def included_problems(text: str, root: Path) -> list[str]:
+    """The runnable blocks (python, psql) of the Markdown a page includes (`--8<--`): the
+    site shows them, and nothing runs them; each with the page's line of the include."""
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        include = MARKDOWN_INCLUDE.match(line)
+        if include is None:
+            continue
+        path = root / include["path"]
+        included = path.read_text(encoding="utf-8")
+        if include["section"]:
+            start, end = f"[start:{include['section']}]", f"[end:{include['section']}]"
+            included = included.partition(start)[2].partition(end)[0]
+        for block in blocks(included):
+            if block.language in RUN:
+                found.append(
+                    f"line {number}: the included {include['path']} shows a {block.language} "
+                    "block that nothing runs: move the example into a page of docs/"
+                )
     return found
 
 
