@@ -152,6 +152,16 @@ def test_every_spelling_of_a_python_fence_is_collected(tmp_path: Path) -> None:
     assert docs_examples.problems(SPELLINGS) == []
 
 
+def test_a_longer_closing_fence_closes_its_block(tmp_path: Path) -> None:
+    """```sh closed by ```` swallowed the Python block after it, which then never ran."""
+    page = tmp_path / "page.md"
+    page.write_text("```sh\nmake\n````\n\n```python\nx = 1\n```\n\n````python\ny = 2\n```\n````\n")
+    assert [block.code for block in docs_examples.python_blocks(page)] == [
+        "x = 1\n",
+        "y = 2\n```\n",
+    ]
+
+
 def test_a_block_that_would_not_run_is_a_problem() -> None:
     text = (
         "```pycon\n>>> 1\n```\n\n"  # line 1

@@ -92,7 +92,10 @@ def blocks(text: str) -> Iterator[Block]:
         indent, fence = opening["indent"], opening["fence"]
         language = language_of(opening["info"])
         start = index
-        while index < len(lines) and lines[index].strip() != fence:
+        # A run of the fence's character at least as long closes it (CommonMark): a longer
+        # one left open swallowed the blocks after it.
+        closing = re.compile(rf"{re.escape(fence[0])}{{{len(fence)},}}")
+        while index < len(lines) and not closing.fullmatch(lines[index].strip()):
             index += 1
         body = [
             line[len(indent) :] if line.startswith(indent) else line.lstrip()
