@@ -95,7 +95,7 @@ def test_every_block_of_every_page_runs_or_is_only_shown() -> None:
     found = [
         f"{page_id(page)}: {problem}"
         for page in PAGES
-        for problem in docs_examples.problems(page.read_text())
+        for problem in docs_examples.problems(docs_examples.page_text(page, ROOT))
     ]
     assert found == []
 
@@ -245,27 +245,26 @@ def test_a_statement_psql_never_finishes_fails_in_time(
         docs_examples.check_session(ROOT / "README.md", block, make_database())
 
 
-def test_no_page_includes_an_example_that_nothing_runs() -> None:
-    found = [
-        f"{page_id(page)}: {problem}"
-        for page in PAGES
-        for problem in docs_examples.included_problems(page.read_text(), ROOT)
-    ]
-    assert found == []
-
-
-def test_a_runnable_block_in_included_markdown_is_a_problem(tmp_path: Path) -> None:
-    """The page shows what --8<-- includes, but the runner reads the page only."""
+def test_the_examples_a_page_includes_run_as_its_own(tmp_path: Path) -> None:
+    """The site shows what --8<-- includes, so the runner reads the page as the
+    site does: an included section's blocks run with the page's."""
     (tmp_path / "notes.md").write_text(
-        "<!-- --8<-- [start:shown] -->\n```python\nassert False\n```\n"
-        "<!-- --8<-- [end:shown] -->\n\n```psql\ntaskboard=# SELECT 1;\n```\n"
+        "Before.\n<!-- --8<-- [start:shown] -->\n```python\nshown = 1\n```\n"
+        "<!-- --8<-- [end:shown] -->\nAfter.\n"
     )
-    page = 'Intro.\n\n--8<-- "notes.md:shown"\n\n--8<-- "notes.md"\n'
-    assert docs_examples.included_problems(page, tmp_path) == [
-        "line 3: the included notes.md shows a python block that nothing runs: move the "
-        "example into a page of docs/",
-        "line 5: the included notes.md shows a python block that nothing runs: move the "
-        "example into a page of docs/",
-        "line 5: the included notes.md shows a psql block that nothing runs: move the "
-        "example into a page of docs/",
-    ]
+    page = tmp_path / "page.md"
+    page.write_text('Intro.\n\n--8<-- "notes.md:shown"\n\n```python\nassert shown == 1\n```\n')
+    assert docs_examples.page_text(page, tmp_path) == (
+        "Intro.\n\n```python\nshown = 1\n```\n\n```python\nassert shown == 1\n```\n"
+    )
+    page.write_text('--8<-- "notes.md:missing"\n')
+    with pytest.raises(ValueError, match=r"notes\.md has no section 'missing'"):
+        docs_examples.page_text(page, tmp_path)
+
+
+def test_getting_started_runs_the_readmes_example() -> None:
+    """The first task is written once, in the README, and Getting started
+    includes it: its later blocks import the module the README's block makes."""
+    [readme_block] = docs_examples.python_blocks(ROOT / "README.md")
+    started = docs_examples.python_blocks(ROOT / "docs" / "getting-started.md")
+    assert readme_block.code in [block.code for block in started]

@@ -19,9 +19,9 @@ Every other block must be of a language that is only shown (SHOWN: sh,
 text, sql, ...): `problems(text)` names a block of another language or of
 none (```py3 once ran nothing), a fence the collector would not see (after
 `>` or a list marker on its line), and a psql statement that psql would
-not run (no closing `;`); `included_problems` a python or psql block in
-Markdown a page includes (`--8<-- "model/README.md:results"`), which the
-site shows and nothing runs. tests/test_docs_examples.py fails on any.
+not run (no closing `;`). tests/test_docs_examples.py fails on any. A
+page that includes Markdown (`--8<-- "README.md:myapp"`) is read as the
+site shows it (`page_text`): the examples it includes run as its own.
 
 Run one page by hand: python -m taskboard_dev.docs_examples PAGE (with
 TASKBOARD_DATABASE_URL set): it runs the page's Python blocks.
@@ -39,6 +39,8 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from taskboard_dev.devdb import project_root
 
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^`\n]*)$")
 # A fence after other text on its line (a quote's `>`, a list marker): the page
@@ -143,39 +145,40 @@ def problems(text: str) -> list[str]:
     return found
 
 
-def included_problems(text: str, root: Path) -> list[str]:
-    """The runnable blocks (python, psql) of the Markdown a page includes (`--8<--`): the
-    site shows them, and nothing runs them; each with the page's line of the include."""
-    found = []
-    for number, line in enumerate(text.splitlines(), 1):
+def page_text(page: Path, root: Path) -> str:
+    """The page as the site shows it: each line including Markdown
+    (`--8<-- "README.md:myapp"`) replaced by that file or section, so the
+    examples a page includes run with the page's own."""
+    lines = []
+    for line in page.read_text(encoding="utf-8").splitlines():
         include = MARKDOWN_INCLUDE.match(line)
         if include is None:
+            lines.append(line)
             continue
-        path = root / include["path"]
-        included = path.read_text(encoding="utf-8")
+        included = (root / include["path"]).read_text(encoding="utf-8")
         if include["section"]:
             start, end = f"[start:{include['section']}]", f"[end:{include['section']}]"
+            if start not in included or end not in included:
+                raise ValueError(f"{page}: {include['path']} has no section {include['section']!r}")
             included = included.partition(start)[2].partition(end)[0]
-        for block in blocks(included):
-            if block.language in RUN:
-                found.append(
-                    f"line {number}: the included {include['path']} shows a {block.language} "
-                    "block that nothing runs: move the example into a page of docs/"
-                )
-    return found
+            included = included.split("\n", 1)[1].rsplit("\n", 1)[0]  # the marker lines
+        lines.extend(included.splitlines())
+    return "\n".join(lines) + "\n"
 
 
 def python_blocks(page: Path) -> list[Block]:
-    """The page's Python blocks that run (not those only including a file)."""
+    """The page's Python blocks that run (not those only including a file),
+    those of the Markdown it includes among them."""
     return [
         block
-        for block in blocks(page.read_text())
+        for block in blocks(page_text(page, project_root()))
         if block.language == "python" and not block.includes_only
     ]
 
 
 def psql_blocks(page: Path) -> list[Block]:
-    return [block for block in blocks(page.read_text()) if block.language == "psql"]
+    """The page's psql sessions, those of the Markdown it includes among them."""
+    return [block for block in blocks(page_text(page, project_root())) if block.language == "psql"]
 
 
 # -- Python ---------------------------------------------------------------------

@@ -80,7 +80,7 @@ class Needs:
 # Each command's needs: its --help says them, and a login the database
 # refuses is told the GRANT of this role (see refused).
 COMMAND_NEEDS: dict[str, Needs] = {
-    "migrate": Needs(None, "a login with CREATEROLE, or a superuser"),
+    "migrate": Needs(None, "a superuser, or a login with CREATEROLE and CREATE on the database"),
     "sql": Needs(None, "no database"),
     "worker": Needs("worker"),
     "enqueue": Needs("producer"),
