@@ -25,7 +25,7 @@ TOOL_PACKAGES := sqitch libdbd-pg-perl libtap-parser-sourcehandler-pgtap-perl po
 PGBOUNCER := $(or $(shell command -v pgbouncer 2>/dev/null),/usr/sbin/pgbouncer)
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: help venv tools db db-stop test test-pg18 test-pg15 test-installed docs lint demo demo-sql dashboard clean
+.PHONY: help venv tools db db-stop test test-pg18 test-pg15 test-installed docs schema schema-check lint demo demo-sql dashboard clean
 
 help: ## List the targets
 	@echo "usage: make TARGET"
@@ -59,6 +59,8 @@ db-stop: ## Stop the dev PostgreSQL servers
 	@$(DEVDB_STDLIB) stop --pg 15
 
 test: test-pg18 ## Run all tests on PostgreSQL 18, the docs site, what users install, then on 15 when Debian's PostgreSQL 15 is installed, then make model
+	@echo "== make schema-check"
+	@$(MAKE) --no-print-directory schema-check
 	@echo "== make docs"
 	@$(MAKE) --no-print-directory docs
 	@echo "== make test-installed"
@@ -117,6 +119,20 @@ docs: venv tools ## Build the docs site strictly into .taskboard/site, its SQL r
 	NO_MKDOCS_2_WARNING=1 TASKBOARD_DOCS_DATABASE_URL="$$db_url" $(VENV)/bin/mkdocs build --strict 2>&1 \
 	  | { grep -v "^INFO " || true; }
 	@echo "== the site is in .taskboard/site (open .taskboard/site/index.html)"
+
+SCHEMA_DB := taskboard_schema
+
+schema: venv tools ## Write db/schema.sql from a fresh deploy (database taskboard_schema on the dev PostgreSQL 18)
+schema-check: venv tools ## Fail when db/schema.sql differs from what make schema writes
+schema schema-check: SCHEMA_COMMAND = $(if $(filter schema,$@),write,check)
+schema schema-check:
+	@if [ -n "$${TASKBOARD_DATABASE_URL:-}" ]; then \
+	  echo "make $@ reads the dev PostgreSQL 18 only: unset TASKBOARD_DATABASE_URL." >&2; \
+	  exit 1; \
+	fi; \
+	db_url=$$($(DEVDB) recreate-db $(SCHEMA_DB) --pg 18 --no-pgtap); \
+	TASKBOARD_DATABASE_URL="$$($(DEVDB) deployer "$$db_url")" $(VENV)/bin/taskboard migrate >/dev/null; \
+	$(PY) -m taskboard_dev.schema $(SCHEMA_COMMAND) "$$db_url"
 
 # What lint checks: the driver, its development tooling (dev/), the tests, soak, bench, examples.
 LINT_PATHS := pydriver dev tests soak bench examples

@@ -1,0 +1,1877 @@
+-- The taskboard schema as deployed: written by `make schema` from pg_dump of a fresh
+-- deploy (never by hand); `make test` fails when it differs. The changes that build
+-- it are db/deploy/ in the order of db/sqitch.plan.
+
+--
+-- PostgreSQL database dump
+--
+
+SET statement_timeout = 0;
+SET lock_timeout = 0;
+SET idle_in_transaction_session_timeout = 0;
+SET transaction_timeout = 0;
+SET client_encoding = 'UTF8';
+SET standard_conforming_strings = on;
+SELECT pg_catalog.set_config('search_path', '', false);
+SET check_function_bodies = false;
+SET xmloption = content;
+SET client_min_messages = warning;
+SET row_security = off;
+
+--
+-- Name: taskboard; Type: SCHEMA; Schema: -; Owner: -
+--
+
+CREATE SCHEMA taskboard;
+
+--
+-- Name: SCHEMA taskboard; Type: COMMENT; Schema: -; Owner: -
+--
+
+COMMENT ON SCHEMA taskboard IS 'Taskboard job queue: who holds a job, until when, and whether a write is still allowed.';
+
+--
+-- Name: claimed; Type: TYPE; Schema: taskboard; Owner: -
+--
+
+CREATE TYPE taskboard.claimed AS (
+	job_id bigint,
+	token uuid,
+	task text,
+	payload jsonb,
+	attempt integer,
+	lease_expires_at timestamp with time zone,
+	idempotency_key uuid,
+	fence bigint,
+	trace_context jsonb,
+	waited interval
+);
+
+--
+-- Name: job_info; Type: TYPE; Schema: taskboard; Owner: -
+--
+
+CREATE TYPE taskboard.job_info AS (
+	job_id bigint,
+	queue text,
+	task text,
+	state text,
+	attempt integer,
+	max_attempts integer,
+	priority integer,
+	run_at timestamp with time zone,
+	created_at timestamp with time zone,
+	finished_at timestamp with time zone,
+	result jsonb,
+	errors jsonb,
+	started_at timestamp with time zone,
+	payload jsonb,
+	fence bigint
+);
+
+--
+-- Name: cancel(bigint); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.cancel(job_id bigint) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+    IF cancel.job_id IS NULL THEN
+        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    UPDATE taskboard.jobs AS j
+       SET state = 'cancelled',
+           finished_at = pg_catalog.clock_timestamp()
+     WHERE j.id = cancel.job_id
+       AND j.state IN ('queued', 'running');
+
+    RETURN FOUND;
+END
+$$;
+
+--
+-- Name: claim(text, text, integer, interval); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.claim(queue text, worker text, batch integer DEFAULT 1, lease interval DEFAULT '00:01:00'::interval) RETURNS SETOF taskboard.claimed
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    AS $$
+DECLARE
+    v_now timestamptz := pg_catalog.clock_timestamp();
+    v_paused boolean;
+    v_limit integer;
+    -- How many queued jobs this call may start: batch, or less under a limit.
+    v_room integer := claim.batch;
+BEGIN
+    IF claim.queue IS NULL OR claim.queue = '' THEN
+        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.char_length(claim.queue) > 200 THEN
+        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(claim.queue)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF claim.worker IS NULL OR claim.worker = '' THEN
+        RAISE EXCEPTION 'worker must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.char_length(claim.worker) > 200 THEN
+        RAISE EXCEPTION 'worker must be at most 200 characters, got %', pg_catalog.char_length(claim.worker)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF claim.batch IS NULL OR claim.batch NOT BETWEEN 1 AND 1000 THEN
+        RAISE EXCEPTION 'batch must be between 1 and 1000, got %', claim.batch
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF claim.lease IS NULL OR claim.lease <= interval '0' THEN
+        RAISE EXCEPTION 'lease must be positive, got %', claim.lease
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF claim.lease > interval '12 hours' THEN
+        RAISE EXCEPTION 'lease must be at most 12 hours, got %', claim.lease
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    -- Queue control. A queue without a row in taskboard.queues is unpaused
+    -- and unlimited: one primary-key probe, no lock.
+    SELECT q.paused, q.max_running INTO v_paused, v_limit
+      FROM taskboard.queues AS q
+     WHERE q.queue = claim.queue;
+    IF v_limit IS NOT NULL THEN
+        -- Claimers of a limited queue take turns on its row, held until the
+        -- caller's transaction ends: the count below sees every claim made
+        -- before, so together they never pass the limit. Reclaiming an
+        -- expired job does not add a running one; starting a queued job does.
+        -- Each writes the row (the same values) rather than only locking it:
+        -- in REPEATABLE READ or SERIALIZABLE the snapshot was taken before
+        -- the wait and would miss the claim it waited for, and a row updated
+        -- since the snapshot makes PostgreSQL raise 40001 instead.
+        UPDATE taskboard.queues AS q
+           SET paused = q.paused
+         WHERE q.queue = claim.queue
+        RETURNING q.paused, q.max_running INTO v_paused, v_limit;
+        SELECT GREATEST(0, v_limit - pg_catalog.count(*))::integer INTO v_room
+          FROM taskboard.jobs AS j
+         WHERE j.queue = claim.queue
+           AND j.state = 'running'
+           AND NOT (j.lease_expires_at <= v_now AND j.attempt >= j.max_attempts);
+        v_room := LEAST(v_room, claim.batch);
+    END IF;
+    IF v_paused THEN
+        RETURN;
+    END IF;
+
+    RETURN QUERY
+    WITH doomed AS MATERIALIZED (
+        -- Expired leases with no attempt left, locked once per call: an
+        -- IN (subquery ... FOR UPDATE) was planned to rerun per running row.
+        SELECT x.id
+          FROM taskboard.jobs AS x
+         WHERE x.queue = claim.queue
+           AND x.state = 'running'
+           AND x.lease_expires_at <= v_now
+           AND x.attempt >= x.max_attempts
+           FOR UPDATE SKIP LOCKED
+    ),
+    buried AS (
+        -- They are dead now, never handed out. Found by id among this
+        -- queue's running jobs: a plan made while the table was empty walks
+        -- the running jobs' index, and without the queue it would walk every
+        -- queue's.
+        UPDATE taskboard.jobs AS j
+           SET state = 'dead',
+               finished_at = v_now,
+               errors = j.errors || pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
+                   'error', 'lease expired',
+                   'attempt', j.attempt,
+                   'worker', j.claimed_by,
+                   'at', v_now))
+         WHERE j.id = ANY (ARRAY(SELECT d.id FROM doomed AS d))
+           AND j.queue = claim.queue
+           AND j.state = 'running'
+    ),
+    expired AS MATERIALIZED (
+        -- Reclaimable: the few running jobs of the queue whose lease ran out.
+        SELECT j.id, j.priority, j.run_at, j.lease_expires_at AS due_at
+          FROM taskboard.jobs AS j
+         WHERE j.queue = claim.queue
+           AND j.state = 'running'
+           AND j.lease_expires_at <= v_now
+           AND j.attempt < j.max_attempts
+         ORDER BY j.priority DESC, j.run_at, j.id
+         LIMIT claim.batch
+           FOR UPDATE SKIP LOCKED
+    ),
+    queued AS MATERIALIZED (
+        SELECT j.id, j.priority, j.run_at, j.run_at AS due_at
+          FROM taskboard.jobs AS j
+         WHERE j.queue = claim.queue
+           AND j.state = 'queued'
+           AND j.run_at <= v_now
+         ORDER BY j.priority DESC, j.run_at, j.id
+         LIMIT v_room
+           FOR UPDATE SKIP LOCKED
+    ),
+    chosen AS (
+        SELECT c.id, c.due_at
+          FROM (SELECT e.id, e.priority, e.run_at, e.due_at FROM expired AS e
+                UNION ALL
+                SELECT q.id, q.priority, q.run_at, q.due_at FROM queued AS q) AS c
+         ORDER BY c.priority DESC, c.run_at, c.id
+         LIMIT claim.batch
+    ),
+    claimed AS (
+        -- Every chosen row is locked by this statement; the state test
+        -- repeats the fence for the reader.
+        UPDATE taskboard.jobs AS j
+           SET state = 'running',
+               lease_token = pg_catalog.gen_random_uuid(),
+               lease_expires_at = v_now + claim.lease,
+               attempt = j.attempt + 1,
+               fence = j.fence + 1,
+               started_at = v_now,
+               claimed_by = claim.worker
+          FROM chosen AS c
+         WHERE j.id = c.id
+           AND j.state IN ('queued', 'running')
+        RETURNING j.id, j.lease_token, j.task, j.payload, j.attempt, j.lease_expires_at,
+                  j.idempotency_key, j.fence, j.trace_context, v_now - c.due_at AS waited,
+                  j.priority, j.run_at
+    )
+    SELECT c.id, c.lease_token, c.task, c.payload, c.attempt, c.lease_expires_at, c.idempotency_key,
+           c.fence, c.trace_context, c.waited
+      FROM claimed AS c
+     ORDER BY c.priority DESC, c.run_at, c.id;
+END
+$$;
+
+--
+-- Name: complete(bigint, uuid, jsonb); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.complete(job_id bigint, token uuid, result jsonb DEFAULT NULL::jsonb) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+    IF complete.job_id IS NULL THEN
+        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF complete.token IS NULL THEN
+        RAISE EXCEPTION 'token must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    UPDATE taskboard.jobs AS j
+       SET state = 'succeeded',
+           result = complete.result,
+           finished_at = pg_catalog.clock_timestamp()
+     WHERE j.id = complete.job_id
+       AND j.state = 'running'
+       AND j.lease_token = complete.token;
+    IF FOUND THEN
+        RETURN true;
+    END IF;
+
+    -- The same holder asking again after its own success.
+    RETURN EXISTS (
+        SELECT
+          FROM taskboard.jobs AS j
+         WHERE j.id = complete.job_id
+           AND j.state = 'succeeded'
+           AND j.lease_token = complete.token
+    );
+END
+$$;
+
+--
+-- Name: complete_many(bigint[], uuid[], jsonb[]); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.complete_many(job_ids bigint[], tokens uuid[], results jsonb[] DEFAULT NULL::jsonb[]) RETURNS TABLE(job_id bigint, completed boolean)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_now timestamptz := pg_catalog.clock_timestamp();
+BEGIN
+    IF complete_many.job_ids IS NULL THEN
+        RAISE EXCEPTION 'job_ids must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF complete_many.tokens IS NULL THEN
+        RAISE EXCEPTION 'tokens must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.array_ndims(complete_many.job_ids) > 1
+       OR pg_catalog.array_ndims(complete_many.tokens) > 1
+       OR pg_catalog.array_ndims(complete_many.results) > 1 THEN
+        RAISE EXCEPTION 'job_ids, tokens and results must be one-dimensional arrays'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.array_position(complete_many.job_ids, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'job_ids must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.array_position(complete_many.tokens, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'tokens must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.cardinality(complete_many.job_ids) <> pg_catalog.cardinality(complete_many.tokens) THEN
+        RAISE EXCEPTION 'job_ids has % elements but tokens has %',
+            pg_catalog.cardinality(complete_many.job_ids), pg_catalog.cardinality(complete_many.tokens)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.cardinality(complete_many.results) <> pg_catalog.cardinality(complete_many.job_ids) THEN
+        RAISE EXCEPTION 'results has % elements but job_ids has %',
+            pg_catalog.cardinality(complete_many.results), pg_catalog.cardinality(complete_many.job_ids)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    RETURN QUERY
+    WITH input AS (
+        SELECT u.id, u.token, u.result, u.ord
+          FROM unnest(complete_many.job_ids, complete_many.tokens, complete_many.results)
+               WITH ORDINALITY AS u(id, token, result, ord)
+    ),
+    locked AS MATERIALIZED (
+        SELECT j.id, i.token, i.result
+          FROM taskboard.jobs AS j
+          JOIN input AS i ON i.id = j.id
+         WHERE j.id = ANY (complete_many.job_ids)
+           AND j.state = 'running'
+           AND j.lease_token = i.token
+         ORDER BY j.id
+           FOR UPDATE OF j
+    ),
+    succeeded AS (
+        UPDATE taskboard.jobs AS j
+           SET state = 'succeeded',
+               result = l.result,
+               finished_at = v_now
+          FROM locked AS l
+         WHERE j.id = l.id
+           AND j.id = ANY (complete_many.job_ids)
+           AND j.state = 'running'
+           AND j.lease_token = l.token
+        RETURNING j.id, j.lease_token
+    )
+    SELECT i.id,
+           EXISTS (SELECT FROM succeeded AS s WHERE s.id = i.id AND s.lease_token = i.token)
+           OR EXISTS (
+               -- The same holder asking again after its own success.
+               SELECT
+                 FROM taskboard.jobs AS j
+                WHERE j.id = i.id
+                  AND j.state = 'succeeded'
+                  AND j.lease_token = i.token)
+      FROM input AS i
+     ORDER BY i.ord;
+END
+$$;
+
+--
+-- Name: enqueue(text, jsonb, text, timestamp with time zone, integer, integer, text, jsonb); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.enqueue(task text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT 'default'::text, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 5, dedupe_key text DEFAULT NULL::text, trace_context jsonb DEFAULT NULL::jsonb) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+DECLARE
+    v_now    timestamptz := pg_catalog.clock_timestamp();
+    v_run_at timestamptz := coalesce(enqueue.run_at, v_now);
+    v_id     bigint;
+    v_hash   bytea;
+    v_held   text;
+BEGIN
+    IF NOT pg_catalog.isfinite(v_run_at) THEN
+        RAISE EXCEPTION 'run_at must be a finite time, got %', enqueue.run_at
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue.task IS NULL OR enqueue.task = '' THEN
+        RAISE EXCEPTION 'task must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.char_length(enqueue.task) > 200 THEN
+        RAISE EXCEPTION 'task must be at most 200 characters, got %', pg_catalog.char_length(enqueue.task)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue.queue IS NULL OR enqueue.queue = '' THEN
+        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.char_length(enqueue.queue) > 200 THEN
+        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(enqueue.queue)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue.payload IS NULL THEN
+        RAISE EXCEPTION 'payload must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue.priority IS NULL THEN
+        RAISE EXCEPTION 'priority must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue.max_attempts IS NULL OR enqueue.max_attempts < 1 THEN
+        RAISE EXCEPTION 'max_attempts must be at least 1, got %', enqueue.max_attempts
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue.dedupe_key = '' THEN
+        RAISE EXCEPTION 'dedupe_key must not be empty (NULL means no key)'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.char_length(enqueue.dedupe_key) > 400 THEN
+        RAISE EXCEPTION 'dedupe_key must be at most 400 characters, got %', pg_catalog.char_length(enqueue.dedupe_key)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.jsonb_typeof(enqueue.trace_context) <> 'object'
+       OR EXISTS (SELECT FROM pg_catalog.jsonb_each(enqueue.trace_context) AS e(key, value)
+                   WHERE pg_catalog.jsonb_typeof(e.value) <> 'string') THEN
+        RAISE EXCEPTION 'trace_context must be a JSON object of strings, got %', enqueue.trace_context
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.octet_length(enqueue.trace_context::text) > 8192 THEN
+        RAISE EXCEPTION 'trace_context must be at most 8192 bytes as text, got %',
+            pg_catalog.octet_length(enqueue.trace_context::text)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    -- The index holds the key's SHA-256, not the key (queue, task and key
+    -- at their limits are too long for one btree entry): ON CONFLICT names
+    -- the index's own expression, and the look-up uses it too, so that it
+    -- finds the holder through the index. See deploy/dedupe_scope.sql.
+    v_hash := pg_catalog.sha256(pg_catalog.decode(pg_catalog.replace(enqueue.dedupe_key, E'\\', E'\\\\'), 'escape'));
+
+    LOOP
+        INSERT INTO taskboard.jobs AS j (queue, task, payload, priority, run_at, max_attempts, dedupe_key,
+                                         trace_context)
+        VALUES (enqueue.queue, enqueue.task, enqueue.payload, enqueue.priority, v_run_at,
+                enqueue.max_attempts, enqueue.dedupe_key, enqueue.trace_context)
+        ON CONFLICT (queue, task,
+                     pg_catalog.sha256(pg_catalog.decode(pg_catalog.replace(dedupe_key, E'\\', E'\\\\'), 'escape')))
+           WHERE dedupe_key IS NOT NULL AND state IN ('queued', 'running')
+           DO NOTHING
+        RETURNING j.id INTO v_id;
+        EXIT WHEN v_id IS NOT NULL;
+
+        -- An unfinished job of the queue and task holds the key's hash. When
+        -- it holds the same key, its id is the answer. A different key with
+        -- the same SHA-256 is one key to the unique index, which keeps out
+        -- a second unfinished job as long as the first is unfinished: say so
+        -- rather than answer with the other key's job. Should the job finish
+        -- before this statement sees it, the key is free: insert again.
+        SELECT j.id, j.dedupe_key
+          INTO v_id, v_held
+          FROM taskboard.jobs AS j
+         WHERE j.queue = enqueue.queue
+           AND j.task = enqueue.task
+           AND pg_catalog.sha256(pg_catalog.decode(pg_catalog.replace(j.dedupe_key, E'\\', E'\\\\'), 'escape')) = v_hash
+           AND j.dedupe_key IS NOT NULL
+           AND j.state IN ('queued', 'running');
+        IF FOUND THEN
+            IF v_held <> enqueue.dedupe_key THEN
+                RAISE EXCEPTION 'dedupe_key has the same SHA-256 as the different key of unfinished job % of this queue and task', v_id
+                    USING ERRCODE = 'unique_violation';
+            END IF;
+            RETURN v_id;
+        END IF;
+    END LOOP;
+
+    IF v_run_at <= v_now THEN
+        PERFORM taskboard.notify_runnable(enqueue.queue);
+    END IF;
+    RETURN v_id;
+END
+$$;
+
+--
+-- Name: enqueue_many(text, jsonb[], text, timestamp with time zone, integer, integer, text[], jsonb); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.enqueue_many(task text, payloads jsonb[], queue text DEFAULT 'default'::text, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 5, dedupe_keys text[] DEFAULT NULL::text[], trace_context jsonb DEFAULT NULL::jsonb) RETURNS SETOF bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+DECLARE
+    v_now      timestamptz := pg_catalog.clock_timestamp();
+    v_run_at   timestamptz := coalesce(enqueue_many.run_at, v_now);
+    v_ids      bigint[];
+    v_inserted bigint;
+    v_id       bigint;
+    v_first    integer;
+    v_ord      integer;
+    v_hash     bytea;
+    v_held     text;
+BEGIN
+    IF NOT pg_catalog.isfinite(v_run_at) THEN
+        RAISE EXCEPTION 'run_at must be a finite time, got %', enqueue_many.run_at
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue_many.task IS NULL OR enqueue_many.task = '' THEN
+        RAISE EXCEPTION 'task must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.char_length(enqueue_many.task) > 200 THEN
+        RAISE EXCEPTION 'task must be at most 200 characters, got %', pg_catalog.char_length(enqueue_many.task)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue_many.queue IS NULL OR enqueue_many.queue = '' THEN
+        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.char_length(enqueue_many.queue) > 200 THEN
+        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(enqueue_many.queue)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue_many.payloads IS NULL THEN
+        RAISE EXCEPTION 'payloads must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.array_ndims(enqueue_many.payloads) > 1 OR pg_catalog.array_ndims(enqueue_many.dedupe_keys) > 1 THEN
+        RAISE EXCEPTION 'payloads and dedupe_keys must be one-dimensional arrays'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.array_position(enqueue_many.payloads, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'payloads must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue_many.dedupe_keys IS NOT NULL
+       AND pg_catalog.cardinality(enqueue_many.dedupe_keys) <> pg_catalog.cardinality(enqueue_many.payloads) THEN
+        RAISE EXCEPTION 'dedupe_keys has % elements but payloads has %',
+            pg_catalog.cardinality(enqueue_many.dedupe_keys), pg_catalog.cardinality(enqueue_many.payloads)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.array_position(enqueue_many.dedupe_keys, '') IS NOT NULL THEN
+        RAISE EXCEPTION 'dedupe_keys must not contain an empty string (NULL means no key)'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF EXISTS (SELECT FROM pg_catalog.unnest(enqueue_many.dedupe_keys) AS k(key) WHERE pg_catalog.char_length(k.key) > 400) THEN
+        RAISE EXCEPTION 'dedupe_keys must hold keys of at most 400 characters'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue_many.priority IS NULL THEN
+        RAISE EXCEPTION 'priority must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue_many.max_attempts IS NULL OR enqueue_many.max_attempts < 1 THEN
+        RAISE EXCEPTION 'max_attempts must be at least 1, got %', enqueue_many.max_attempts
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.jsonb_typeof(enqueue_many.trace_context) <> 'object'
+       OR EXISTS (SELECT FROM pg_catalog.jsonb_each(enqueue_many.trace_context) AS e(key, value)
+                   WHERE pg_catalog.jsonb_typeof(e.value) <> 'string') THEN
+        RAISE EXCEPTION 'trace_context must be a JSON object of strings, got %', enqueue_many.trace_context
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.octet_length(enqueue_many.trace_context::text) > 8192 THEN
+        RAISE EXCEPTION 'trace_context must be at most 8192 bytes as text, got %',
+            pg_catalog.octet_length(enqueue_many.trace_context::text)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    IF pg_catalog.cardinality(enqueue_many.payloads) = 0 THEN
+        RETURN;
+    END IF;
+    -- Elements are addressed by position below: count positions from 1.
+    IF pg_catalog.array_lower(enqueue_many.payloads, 1) <> 1 THEN
+        enqueue_many.payloads := ARRAY(SELECT pg_catalog.unnest(enqueue_many.payloads));
+    END IF;
+    IF pg_catalog.array_lower(enqueue_many.dedupe_keys, 1) <> 1 THEN
+        enqueue_many.dedupe_keys := ARRAY(SELECT pg_catalog.unnest(enqueue_many.dedupe_keys));
+    END IF;
+
+    IF enqueue_many.dedupe_keys IS NULL THEN
+        -- No keys: every element is a new job. Ids are drawn first and
+        -- matched to elements by position.
+        v_ids := ARRAY(SELECT pg_catalog.nextval('taskboard.jobs_id_seq')
+                         FROM pg_catalog.generate_series(1, pg_catalog.cardinality(enqueue_many.payloads)));
+        INSERT INTO taskboard.jobs (id, queue, task, payload, priority, run_at, max_attempts, trace_context)
+        SELECT v_ids[u.ord], enqueue_many.queue, enqueue_many.task, u.payload, enqueue_many.priority,
+               v_run_at, enqueue_many.max_attempts, enqueue_many.trace_context
+          FROM unnest(enqueue_many.payloads) WITH ORDINALITY AS u(payload, ord);
+        v_inserted := pg_catalog.cardinality(v_ids);
+    ELSE
+        -- One statement inserts every job without a key and the first job of
+        -- each key. Ids are drawn before the insert so that each element knows
+        -- its own; an element whose key an unfinished job already holds keeps
+        -- a NULL id here.
+        WITH input AS (
+            SELECT u.ord, u.payload, u.dedupe_key,
+                   u.dedupe_key IS NULL
+                   OR pg_catalog.row_number() OVER (PARTITION BY u.dedupe_key ORDER BY u.ord) = 1 AS first_of_key
+              FROM unnest(enqueue_many.payloads, enqueue_many.dedupe_keys)
+                   WITH ORDINALITY AS u(payload, dedupe_key, ord)
+        ),
+        numbered AS MATERIALIZED (
+            SELECT i.ord, i.payload, i.dedupe_key, i.first_of_key,
+                   CASE WHEN i.first_of_key THEN pg_catalog.nextval('taskboard.jobs_id_seq') END AS new_id
+              FROM input AS i
+        ),
+        inserted AS (
+            INSERT INTO taskboard.jobs AS j (id, queue, task, payload, priority, run_at, max_attempts, dedupe_key,
+                                             trace_context)
+            SELECT n.new_id, enqueue_many.queue, enqueue_many.task, n.payload, enqueue_many.priority,
+                   v_run_at, enqueue_many.max_attempts, n.dedupe_key, enqueue_many.trace_context
+              FROM numbered AS n
+             WHERE n.first_of_key
+             ORDER BY n.dedupe_key NULLS FIRST, n.ord
+            ON CONFLICT (queue, task,
+                         pg_catalog.sha256(pg_catalog.decode(pg_catalog.replace(dedupe_key, E'\\', E'\\\\'), 'escape')))
+               WHERE dedupe_key IS NOT NULL AND state IN ('queued', 'running')
+               DO NOTHING
+            RETURNING j.id
+        )
+        SELECT pg_catalog.array_agg(ins.id ORDER BY n.ord),
+               pg_catalog.count(ins.id)
+          INTO v_ids, v_inserted
+          FROM numbered AS n
+          LEFT JOIN inserted AS ins ON ins.id = n.new_id;
+
+        -- Elements left without an id carry a key: a later occurrence takes its
+        -- first occurrence's id; a first occurrence takes the id of the job that
+        -- holds the key, or inserts again if that job finished meanwhile.
+        -- In key order, as the insert above: no two calls wait on each other in a cycle.
+        -- The holder is found as in enqueue, through the index's expression;
+        -- a different key with the same SHA-256 (one key to the index) raises.
+        FOR v_ord IN
+            SELECT u.ord
+              FROM unnest(enqueue_many.dedupe_keys) WITH ORDINALITY AS u(dedupe_key, ord)
+             WHERE v_ids[u.ord] IS NULL
+             ORDER BY u.dedupe_key, u.ord
+        LOOP
+            v_first := pg_catalog.array_position(enqueue_many.dedupe_keys, enqueue_many.dedupe_keys[v_ord]);
+            IF v_first < v_ord THEN
+                v_ids[v_ord] := v_ids[v_first];
+                CONTINUE;
+            END IF;
+            v_hash := pg_catalog.sha256(pg_catalog.decode(
+                          pg_catalog.replace(enqueue_many.dedupe_keys[v_ord], E'\\', E'\\\\'), 'escape'));
+            LOOP
+                SELECT j.id, j.dedupe_key
+                  INTO v_id, v_held
+                  FROM taskboard.jobs AS j
+                 WHERE j.queue = enqueue_many.queue
+                   AND j.task = enqueue_many.task
+                   AND pg_catalog.sha256(pg_catalog.decode(pg_catalog.replace(j.dedupe_key, E'\\', E'\\\\'), 'escape')) = v_hash
+                   AND j.dedupe_key IS NOT NULL
+                   AND j.state IN ('queued', 'running');
+                IF FOUND THEN
+                    IF v_held <> enqueue_many.dedupe_keys[v_ord] THEN
+                        RAISE EXCEPTION 'dedupe_keys element % (counting from 1) has the same SHA-256 as the different key of unfinished job % of this queue and task',
+                            v_ord, v_id
+                            USING ERRCODE = 'unique_violation';
+                    END IF;
+                    EXIT;
+                END IF;
+                INSERT INTO taskboard.jobs AS j (queue, task, payload, priority, run_at, max_attempts, dedupe_key,
+                                                 trace_context)
+                VALUES (enqueue_many.queue, enqueue_many.task, enqueue_many.payloads[v_ord], enqueue_many.priority,
+                        v_run_at, enqueue_many.max_attempts, enqueue_many.dedupe_keys[v_ord],
+                        enqueue_many.trace_context)
+                ON CONFLICT (queue, task,
+                             pg_catalog.sha256(pg_catalog.decode(pg_catalog.replace(dedupe_key, E'\\', E'\\\\'), 'escape')))
+                   WHERE dedupe_key IS NOT NULL AND state IN ('queued', 'running')
+                   DO NOTHING
+                RETURNING j.id INTO v_id;
+                IF v_id IS NOT NULL THEN
+                    v_inserted := v_inserted + 1;
+                    EXIT;
+                END IF;
+            END LOOP;
+            v_ids[v_ord] := v_id;
+        END LOOP;
+    END IF;
+
+    IF v_inserted > 0 AND v_run_at <= v_now THEN
+        PERFORM taskboard.notify_runnable(enqueue_many.queue);
+    END IF;
+
+    RETURN QUERY
+    SELECT u.id
+      FROM pg_catalog.unnest(v_ids) WITH ORDINALITY AS u(id, ord)
+     ORDER BY u.ord;
+END
+$$;
+
+--
+-- Name: enqueue_periodic(text, timestamp with time zone, text, jsonb, text, integer, integer); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT 'default'::text, priority integer DEFAULT 0, max_attempts integer DEFAULT 5) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := pg_catalog.clock_timestamp();
+    v_id  bigint;
+BEGIN
+    IF enqueue_periodic.schedule IS NULL OR enqueue_periodic.schedule = '' THEN
+        RAISE EXCEPTION 'schedule must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.char_length(enqueue_periodic.schedule) > 200 THEN
+        RAISE EXCEPTION 'schedule must be at most 200 characters, got %', pg_catalog.char_length(enqueue_periodic.schedule)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue_periodic.slot IS NULL THEN
+        RAISE EXCEPTION 'slot must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF NOT pg_catalog.isfinite(enqueue_periodic.slot) THEN
+        RAISE EXCEPTION 'slot must be a finite time, got %', enqueue_periodic.slot
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue_periodic.slot > v_now THEN
+        RAISE EXCEPTION 'slot must not be later than the database clock (%), got %', v_now, enqueue_periodic.slot
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- The same checks as enqueue's, made before the slot is looked at: bad
+    -- input is refused whether or not the slot is still free.
+    IF enqueue_periodic.task IS NULL OR enqueue_periodic.task = '' THEN
+        RAISE EXCEPTION 'task must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.char_length(enqueue_periodic.task) > 200 THEN
+        RAISE EXCEPTION 'task must be at most 200 characters, got %', pg_catalog.char_length(enqueue_periodic.task)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue_periodic.queue IS NULL OR enqueue_periodic.queue = '' THEN
+        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.char_length(enqueue_periodic.queue) > 200 THEN
+        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(enqueue_periodic.queue)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue_periodic.payload IS NULL THEN
+        RAISE EXCEPTION 'payload must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue_periodic.priority IS NULL THEN
+        RAISE EXCEPTION 'priority must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue_periodic.max_attempts IS NULL OR enqueue_periodic.max_attempts < 1 THEN
+        RAISE EXCEPTION 'max_attempts must be at least 1, got %', enqueue_periodic.max_attempts
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    -- Take the slot: insert the schedule's row, or move its last_slot
+    -- forward. A concurrent caller of the same schedule waits here for this
+    -- transaction, then sees the slot taken (or, after a rollback, free).
+    INSERT INTO taskboard.schedule_slots AS s (schedule, last_slot, updated_at)
+    VALUES (enqueue_periodic.schedule, enqueue_periodic.slot, v_now)
+    ON CONFLICT ON CONSTRAINT schedule_slots_pkey DO UPDATE
+       SET last_slot = excluded.last_slot,
+           last_job_id = NULL,
+           updated_at = excluded.updated_at
+     WHERE s.last_slot < excluded.last_slot;
+    IF NOT FOUND THEN
+        RETURN NULL;
+    END IF;
+
+    v_id := taskboard.enqueue(
+        task         => enqueue_periodic.task,
+        payload      => enqueue_periodic.payload,
+        queue        => enqueue_periodic.queue,
+        run_at       => enqueue_periodic.slot,
+        priority     => enqueue_periodic.priority,
+        max_attempts => enqueue_periodic.max_attempts
+    );
+
+    UPDATE taskboard.schedule_slots AS s
+       SET last_job_id = v_id
+     WHERE s.schedule = enqueue_periodic.schedule;
+    RETURN v_id;
+END
+$$;
+
+--
+-- Name: fail(bigint, uuid, text, interval, boolean, text); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.fail(job_id bigint, token uuid, error text, retry_in interval DEFAULT NULL::interval, retry boolean DEFAULT true, traceback text DEFAULT NULL::text) RETURNS text
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    -- A longer traceback keeps its last c_traceback_kept characters.
+    c_traceback_max  constant integer := 16384;
+    c_traceback_kept constant integer := 16000;
+    v_now       timestamptz := pg_catalog.clock_timestamp();
+    v_traceback text := fail.traceback;
+    v_state     text;
+BEGIN
+    IF fail.job_id IS NULL THEN
+        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF fail.token IS NULL THEN
+        RAISE EXCEPTION 'token must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF fail.retry IS NULL THEN
+        RAISE EXCEPTION 'retry must not be NULL (true: retry while attempts are left; false: dead at once)'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF fail.retry_in <= interval '0' THEN
+        RAISE EXCEPTION 'retry_in must be positive, got %', fail.retry_in
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF fail.retry_in > interval '12 hours' THEN
+        RAISE EXCEPTION 'retry_in must be at most 12 hours, got %', fail.retry_in
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    IF pg_catalog.length(v_traceback) > c_traceback_max THEN
+        v_traceback := pg_catalog.format(
+                '[traceback cut: its first %s characters are not stored]',
+                pg_catalog.length(v_traceback) - c_traceback_kept)
+            || E'\n' || pg_catalog.right(v_traceback, c_traceback_kept);
+    END IF;
+
+    UPDATE taskboard.jobs AS j
+       SET state = CASE
+               WHEN NOT fail.retry OR j.attempt >= j.max_attempts THEN 'dead'
+               ELSE 'queued'
+           END,
+           run_at = CASE
+               WHEN NOT fail.retry OR j.attempt >= j.max_attempts THEN j.run_at
+               ELSE v_now + coalesce(
+                   fail.retry_in,
+                   -- Past attempt 13 even 75 % of 2^attempt s exceeds the
+                   -- one-hour cap; the exponent is bounded only so that
+                   -- power() cannot overflow.
+                   pg_catalog.make_interval(secs => least(
+                       3600,
+                       pg_catalog.power(2, least(j.attempt, 16)) * (0.75 + 0.5 * pg_catalog.random()))))
+           END,
+           finished_at = CASE WHEN NOT fail.retry OR j.attempt >= j.max_attempts THEN v_now END,
+           errors = j.errors || pg_catalog.jsonb_build_array(
+               pg_catalog.jsonb_build_object(
+                   'error', fail.error,
+                   'attempt', j.attempt,
+                   'worker', j.claimed_by,
+                   'at', v_now)
+               || CASE
+                      WHEN v_traceback IS NULL THEN '{}'::jsonb
+                      ELSE pg_catalog.jsonb_build_object('traceback', v_traceback)
+                  END)
+     WHERE j.id = fail.job_id
+       AND j.state = 'running'
+       AND j.lease_token = fail.token
+    RETURNING j.state INTO v_state;
+
+    RETURN v_state;
+END
+$$;
+
+--
+-- Name: find_jobs(text, text, text, bigint, integer); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.find_jobs(queue text DEFAULT NULL::text, state text DEFAULT NULL::text, task text DEFAULT NULL::text, after_id bigint DEFAULT NULL::bigint, max_rows integer DEFAULT 50) RETURNS SETOF taskboard.job_info
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_custom_plan'
+    AS $$
+BEGIN
+    IF find_jobs.queue = '' THEN
+        RAISE EXCEPTION 'queue must not be empty (NULL: every queue)'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF find_jobs.task = '' THEN
+        RAISE EXCEPTION 'task must not be empty (NULL: every task)'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF find_jobs.state NOT IN ('queued', 'running', 'succeeded', 'dead', 'cancelled') THEN
+        RAISE EXCEPTION 'state must be queued, running, succeeded, dead or cancelled, got %',
+            pg_catalog.quote_literal(find_jobs.state)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF find_jobs.max_rows IS NULL OR find_jobs.max_rows NOT BETWEEN 1 AND 1000 THEN
+        RAISE EXCEPTION 'max_rows must be between 1 and 1000, got %',
+            coalesce(find_jobs.max_rows::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    RETURN QUERY
+    SELECT j.id, j.queue, j.task, j.state, j.attempt, j.max_attempts, j.priority,
+           j.run_at, j.created_at, j.finished_at, j.result, j.errors, j.started_at,
+           j.payload, j.fence
+      FROM taskboard.jobs AS j
+     WHERE (find_jobs.queue IS NULL OR j.queue = find_jobs.queue)
+       AND (find_jobs.state IS NULL OR j.state = find_jobs.state)
+       AND (find_jobs.task IS NULL OR j.task = find_jobs.task)
+       AND (find_jobs.after_id IS NULL OR j.id < find_jobs.after_id)
+     ORDER BY j.id DESC
+     LIMIT find_jobs.max_rows;
+END
+$$;
+
+--
+-- Name: get_job(bigint); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.get_job(job_id bigint) RETURNS taskboard.job_info
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_job taskboard.job_info;
+BEGIN
+    IF get_job.job_id IS NULL THEN
+        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    SELECT j.id, j.queue, j.task, j.state, j.attempt, j.max_attempts, j.priority,
+           j.run_at, j.created_at, j.finished_at, j.result, j.errors, j.started_at,
+           j.payload, j.fence
+      INTO v_job
+      FROM taskboard.jobs AS j
+     WHERE j.id = get_job.job_id;
+
+    RETURN v_job;
+END
+$$;
+
+--
+-- Name: job_activity(interval); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.job_activity(recent interval DEFAULT '01:00:00'::interval) RETURNS TABLE(minute_start timestamp with time zone, queue text, succeeded bigint, failed bigint, dead bigint, cancelled bigint)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_since timestamptz;
+BEGIN
+    IF job_activity.recent IS NULL
+       OR job_activity.recent <= interval '0'
+       OR job_activity.recent > interval '31 days' THEN
+        RAISE EXCEPTION 'recent must be positive and at most 31 days, got %',
+            coalesce(job_activity.recent::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    v_since := pg_catalog.clock_timestamp() - job_activity.recent;
+
+    RETURN QUERY
+    WITH recent_jobs AS (
+        SELECT j.queue, j.state, j.finished_at, j.errors
+          FROM taskboard.jobs AS j
+         WHERE j.finished_at >= v_since
+        UNION ALL
+        -- A job that failed and waits for its next attempt, or runs it; or
+        -- one an admin retried (its attempts reset, its errors kept).
+        SELECT j.queue, j.state, j.finished_at, j.errors
+          FROM taskboard.jobs AS j
+         WHERE j.state = 'queued' AND j.errors <> '[]'::jsonb
+        UNION ALL
+        SELECT j.queue, j.state, j.finished_at, j.errors
+          FROM taskboard.jobs AS j
+         WHERE j.state = 'running' AND j.errors <> '[]'::jsonb
+    ), events AS (
+        SELECT r.queue, r.state AS what, r.finished_at AS at
+          FROM recent_jobs AS r
+         WHERE r.finished_at IS NOT NULL
+        UNION ALL
+        SELECT r.queue, 'failed', (e.entry ->> 'at')::timestamptz
+          FROM recent_jobs AS r
+         CROSS JOIN LATERAL pg_catalog.jsonb_array_elements(r.errors) AS e(entry)
+         WHERE (e.entry ->> 'at')::timestamptz >= v_since
+    )
+    SELECT pg_catalog.date_trunc('minute', ev.at),
+           ev.queue,
+           pg_catalog.count(*) FILTER (WHERE ev.what = 'succeeded'),
+           pg_catalog.count(*) FILTER (WHERE ev.what = 'failed'),
+           pg_catalog.count(*) FILTER (WHERE ev.what = 'dead'),
+           pg_catalog.count(*) FILTER (WHERE ev.what = 'cancelled')
+      FROM events AS ev
+     GROUP BY 1, 2
+     ORDER BY 1, 2;
+END
+$$;
+
+--
+-- Name: lease_state(bigint, uuid); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.lease_state(job_id bigint, token uuid) RETURNS text
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_state text;
+BEGIN
+    IF lease_state.job_id IS NULL THEN
+        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF lease_state.token IS NULL THEN
+        RAISE EXCEPTION 'token must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    SELECT CASE
+               WHEN j.state = 'running' AND j.lease_expires_at > pg_catalog.clock_timestamp() THEN 'held'
+               WHEN j.state = 'running' THEN 'expired'
+               WHEN j.state = 'succeeded' THEN 'completed'
+           END
+      INTO v_state
+      FROM taskboard.jobs AS j
+     WHERE j.id = lease_state.job_id
+       AND j.lease_token = lease_state.token
+       AND j.state IN ('running', 'succeeded');
+
+    RETURN coalesce(v_state, 'lost');
+END
+$$;
+
+--
+-- Name: notify_runnable(text); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.notify_runnable(queue text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+    IF pg_catalog.lower(pg_catalog.current_setting('taskboard.notify', true))
+           IN ('off', 'false', 'no', '0') THEN
+        RETURN;
+    END IF;
+    PERFORM pg_catalog.pg_notify('taskboard', notify_runnable.queue);
+END
+$$;
+
+--
+-- Name: pause(text); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.pause(queue text) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+    IF pause.queue IS NULL OR pause.queue = '' THEN
+        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.char_length(pause.queue) > 200 THEN
+        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(pause.queue)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    INSERT INTO taskboard.queues AS q (queue, paused)
+    VALUES (pause.queue, true)
+    ON CONFLICT ON CONSTRAINT queues_pkey DO UPDATE
+       SET paused = true,
+           updated_at = pg_catalog.clock_timestamp()
+     WHERE NOT q.paused;
+    RETURN FOUND;
+END
+$$;
+
+--
+-- Name: prune(interval, integer); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.prune(older_than interval, batch integer DEFAULT 10000) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_cutoff  timestamptz;
+    v_deleted bigint;
+BEGIN
+    IF prune.older_than IS NULL OR prune.older_than < interval '0' THEN
+        RAISE EXCEPTION 'older_than must not be NULL or negative, got %', prune.older_than
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF prune.older_than > interval '36500 days' THEN
+        RAISE EXCEPTION 'older_than must be at most 36500 days (100 years), got %', prune.older_than
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF prune.batch IS NULL OR prune.batch < 1 THEN
+        RAISE EXCEPTION 'batch must be at least 1, got %', prune.batch
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    -- A value, not clock_timestamp() in the query: an index scan can stop at it.
+    v_cutoff := pg_catalog.clock_timestamp() - prune.older_than;
+
+    WITH doomed AS (
+        SELECT j.id
+          FROM taskboard.jobs AS j
+         WHERE j.finished_at < v_cutoff
+           AND j.state IN ('succeeded', 'cancelled', 'dead')
+         ORDER BY j.finished_at
+         LIMIT prune.batch
+           FOR UPDATE SKIP LOCKED
+    ),
+    deleted AS (
+        DELETE FROM taskboard.jobs AS j
+         USING doomed AS d
+         WHERE j.id = d.id
+        RETURNING j.id
+    )
+    SELECT pg_catalog.count(*) INTO v_deleted FROM deleted;
+
+    RETURN v_deleted;
+END
+$$;
+
+--
+-- Name: queue_overview(interval); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.queue_overview(recent interval DEFAULT '01:00:00'::interval) RETURNS TABLE(queue text, queued bigint, running bigint, runnable bigint, oldest_runnable_at timestamp with time zone, dead bigint, cancelled bigint, succeeded_recent bigint, dead_recent bigint, cancelled_recent bigint, paused boolean, max_running integer)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    -- Read once: every count below is against the same instant.
+    v_now   timestamptz := pg_catalog.clock_timestamp();
+    v_since timestamptz;
+BEGIN
+    IF queue_overview.recent IS NULL
+       OR queue_overview.recent <= interval '0'
+       OR queue_overview.recent > interval '31 days' THEN
+        RAISE EXCEPTION 'recent must be positive and at most 31 days, got %',
+            coalesce(queue_overview.recent::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    v_since := v_now - queue_overview.recent;
+
+    RETURN QUERY
+    WITH waiting AS (
+        -- Each branch reads its state's partial index, never finished jobs.
+        SELECT j.queue,
+               pg_catalog.count(*) AS queued,
+               0::bigint AS running,
+               pg_catalog.count(*) FILTER (WHERE j.run_at <= v_now) AS runnable,
+               pg_catalog.min(j.run_at) FILTER (WHERE j.run_at <= v_now) AS oldest
+          FROM taskboard.jobs AS j
+         WHERE j.state = 'queued'
+         GROUP BY j.queue
+        UNION ALL
+        SELECT j.queue,
+               0::bigint,
+               pg_catalog.count(*),
+               pg_catalog.count(*) FILTER (
+                   WHERE j.lease_expires_at <= v_now AND j.attempt < j.max_attempts),
+               pg_catalog.min(j.lease_expires_at) FILTER (
+                   WHERE j.lease_expires_at <= v_now AND j.attempt < j.max_attempts)
+          FROM taskboard.jobs AS j
+         WHERE j.state = 'running'
+         GROUP BY j.queue
+    ), unfinished AS (
+        SELECT w.queue,
+               pg_catalog.sum(w.queued)::bigint AS queued,
+               pg_catalog.sum(w.running)::bigint AS running,
+               pg_catalog.sum(w.runnable)::bigint AS runnable,
+               pg_catalog.min(w.oldest) AS oldest
+          FROM waiting AS w
+         GROUP BY w.queue
+    ), failed AS (
+        SELECT j.queue,
+               pg_catalog.count(*) FILTER (WHERE j.state = 'dead') AS dead,
+               pg_catalog.count(*) FILTER (WHERE j.state = 'cancelled') AS cancelled
+          FROM taskboard.jobs AS j
+         WHERE j.state IN ('dead', 'cancelled')
+         GROUP BY j.queue
+    ), finished AS (
+        SELECT j.queue,
+               pg_catalog.count(*) FILTER (WHERE j.state = 'succeeded') AS succeeded,
+               pg_catalog.count(*) FILTER (WHERE j.state = 'dead') AS dead,
+               pg_catalog.count(*) FILTER (WHERE j.state = 'cancelled') AS cancelled
+          FROM taskboard.jobs AS j
+         WHERE j.finished_at >= v_since
+         GROUP BY j.queue
+    ), names AS (
+        SELECT u.queue FROM unfinished AS u
+        UNION SELECT f.queue FROM failed AS f
+        UNION SELECT f.queue FROM finished AS f
+        UNION SELECT q.queue FROM taskboard.queues AS q
+    )
+    SELECT n.queue,
+           coalesce(u.queued, 0),
+           coalesce(u.running, 0),
+           coalesce(u.runnable, 0),
+           u.oldest,
+           coalesce(fa.dead, 0),
+           coalesce(fa.cancelled, 0),
+           coalesce(fi.succeeded, 0),
+           coalesce(fi.dead, 0),
+           coalesce(fi.cancelled, 0),
+           coalesce(q.paused, false),
+           q.max_running
+      FROM names AS n
+      LEFT JOIN unfinished AS u ON u.queue = n.queue
+      LEFT JOIN failed AS fa ON fa.queue = n.queue
+      LEFT JOIN finished AS fi ON fi.queue = n.queue
+      LEFT JOIN taskboard.queues AS q ON q.queue = n.queue
+     ORDER BY n.queue;
+END
+$$;
+
+--
+-- Name: release(bigint, uuid, interval); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.release(job_id bigint, token uuid, delay interval DEFAULT '00:00:00'::interval) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_queue text;
+BEGIN
+    IF release.job_id IS NULL THEN
+        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF release.token IS NULL THEN
+        RAISE EXCEPTION 'token must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF release.delay IS NULL OR release.delay < interval '0' THEN
+        RAISE EXCEPTION 'delay must not be NULL or negative, got %', release.delay
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF release.delay > interval '12 hours' THEN
+        RAISE EXCEPTION 'delay must be at most 12 hours, got %', release.delay
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    UPDATE taskboard.jobs AS j
+       SET state = 'queued',
+           run_at = pg_catalog.clock_timestamp() + release.delay,
+           attempt = j.attempt - 1
+     WHERE j.id = release.job_id
+       AND j.state = 'running'
+       AND j.lease_token = release.token
+    RETURNING j.queue INTO v_queue;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+
+    IF release.delay = interval '0' THEN
+        PERFORM taskboard.notify_runnable(v_queue);
+    END IF;
+    RETURN true;
+END
+$$;
+
+--
+-- Name: renew(bigint, uuid, interval); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.renew(job_id bigint, token uuid, lease interval DEFAULT '00:01:00'::interval) RETURNS timestamp with time zone
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_now      timestamptz := pg_catalog.clock_timestamp();
+    v_deadline timestamptz;
+BEGIN
+    IF renew.job_id IS NULL THEN
+        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF renew.token IS NULL THEN
+        RAISE EXCEPTION 'token must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF renew.lease IS NULL OR renew.lease <= interval '0' THEN
+        RAISE EXCEPTION 'lease must be positive, got %', renew.lease
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF renew.lease > interval '12 hours' THEN
+        RAISE EXCEPTION 'lease must be at most 12 hours, got %', renew.lease
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    UPDATE taskboard.jobs AS j
+       SET lease_expires_at = v_now + renew.lease
+     WHERE j.id = renew.job_id
+       AND j.state = 'running'
+       AND j.lease_token = renew.token
+       AND j.lease_expires_at > v_now
+    RETURNING j.lease_expires_at INTO v_deadline;
+
+    RETURN v_deadline;
+END
+$$;
+
+--
+-- Name: renew_many(bigint[], uuid[], interval); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.renew_many(job_ids bigint[], tokens uuid[], lease interval DEFAULT '00:01:00'::interval) RETURNS TABLE(job_id bigint, lease_expires_at timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_now timestamptz := pg_catalog.clock_timestamp();
+BEGIN
+    IF renew_many.job_ids IS NULL THEN
+        RAISE EXCEPTION 'job_ids must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF renew_many.tokens IS NULL THEN
+        RAISE EXCEPTION 'tokens must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.array_ndims(renew_many.job_ids) > 1 OR pg_catalog.array_ndims(renew_many.tokens) > 1 THEN
+        RAISE EXCEPTION 'job_ids and tokens must be one-dimensional arrays'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.array_position(renew_many.job_ids, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'job_ids must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.array_position(renew_many.tokens, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'tokens must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.cardinality(renew_many.job_ids) <> pg_catalog.cardinality(renew_many.tokens) THEN
+        RAISE EXCEPTION 'job_ids has % elements but tokens has %',
+            pg_catalog.cardinality(renew_many.job_ids), pg_catalog.cardinality(renew_many.tokens)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF renew_many.lease IS NULL OR renew_many.lease <= interval '0' THEN
+        RAISE EXCEPTION 'lease must be positive, got %', renew_many.lease
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF renew_many.lease > interval '12 hours' THEN
+        RAISE EXCEPTION 'lease must be at most 12 hours, got %', renew_many.lease
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    RETURN QUERY
+    WITH input AS (
+        SELECT u.id, u.token, u.ord
+          FROM unnest(renew_many.job_ids, renew_many.tokens) WITH ORDINALITY AS u(id, token, ord)
+    ),
+    locked AS MATERIALIZED (
+        SELECT j.id, i.token
+          FROM taskboard.jobs AS j
+          JOIN input AS i ON i.id = j.id
+         WHERE j.state = 'running'
+           AND j.lease_token = i.token
+           AND j.lease_expires_at > v_now
+         ORDER BY j.id
+           FOR UPDATE OF j
+    ),
+    renewed AS (
+        UPDATE taskboard.jobs AS j
+           SET lease_expires_at = v_now + renew_many.lease
+          FROM locked AS l
+         WHERE j.id = l.id
+           AND j.state = 'running'
+           AND j.lease_token = l.token
+           AND j.lease_expires_at > v_now
+        RETURNING j.id, j.lease_token, j.lease_expires_at
+    )
+    SELECT i.id, r.lease_expires_at
+      FROM input AS i
+      LEFT JOIN renewed AS r ON r.id = i.id AND r.lease_token = i.token
+     ORDER BY i.ord;
+END
+$$;
+
+--
+-- Name: resume(text); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.resume(queue text) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+    IF resume.queue IS NULL OR resume.queue = '' THEN
+        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.char_length(resume.queue) > 200 THEN
+        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(resume.queue)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    UPDATE taskboard.queues AS q
+       SET paused = false,
+           updated_at = pg_catalog.clock_timestamp()
+     WHERE q.queue = resume.queue
+       AND q.paused;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    IF EXISTS (SELECT FROM taskboard.jobs AS j
+                WHERE j.queue = resume.queue AND j.state = 'queued'
+                  AND j.run_at <= pg_catalog.clock_timestamp()) THEN
+        PERFORM taskboard.notify_runnable(resume.queue);
+    END IF;
+    RETURN true;
+END
+$$;
+
+--
+-- Name: retry(bigint); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.retry(job_id bigint) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_now timestamptz := pg_catalog.clock_timestamp();
+    v_queue text;
+    v_run_at timestamptz;
+BEGIN
+    IF retry.job_id IS NULL THEN
+        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    BEGIN
+        UPDATE taskboard.jobs AS j
+           SET state = 'queued',
+               run_at = CASE WHEN j.state = 'cancelled' AND j.lease_expires_at > v_now
+                             THEN j.lease_expires_at
+                             ELSE v_now
+                        END,
+               attempt = 0,
+               result = NULL,
+               finished_at = NULL
+         WHERE j.id = retry.job_id
+           AND j.state IN ('dead', 'cancelled')
+        RETURNING j.queue, j.run_at INTO v_queue, v_run_at;
+    EXCEPTION
+        WHEN unique_violation THEN
+            -- jobs_unfinished_dedupe_key: another unfinished job holds the key.
+            RETURN false;
+    END;
+    IF v_queue IS NULL THEN
+        RETURN false;
+    END IF;
+
+    IF v_run_at <= v_now THEN
+        PERFORM taskboard.notify_runnable(v_queue);
+    END IF;
+    RETURN true;
+END
+$$;
+
+--
+-- Name: set_queue_limit(text, integer); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.set_queue_limit(queue text, max_running integer) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+    IF set_queue_limit.queue IS NULL OR set_queue_limit.queue = '' THEN
+        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.char_length(set_queue_limit.queue) > 200 THEN
+        RAISE EXCEPTION 'queue must be at most 200 characters, got %',
+            pg_catalog.char_length(set_queue_limit.queue)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF set_queue_limit.max_running < 1 THEN
+        RAISE EXCEPTION 'max_running must be at least 1 or NULL (no limit), got %; pause the queue to stop it',
+            set_queue_limit.max_running
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    INSERT INTO taskboard.queues AS q (queue, max_running)
+    VALUES (set_queue_limit.queue, set_queue_limit.max_running)
+    ON CONFLICT ON CONSTRAINT queues_pkey DO UPDATE
+       SET max_running = EXCLUDED.max_running,
+           updated_at = pg_catalog.clock_timestamp()
+     WHERE q.max_running IS DISTINCT FROM EXCLUDED.max_running;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    IF EXISTS (SELECT FROM taskboard.jobs AS j
+                WHERE j.queue = set_queue_limit.queue AND j.state = 'queued'
+                  AND j.run_at <= pg_catalog.clock_timestamp()) THEN
+        PERFORM taskboard.notify_runnable(set_queue_limit.queue);
+    END IF;
+    RETURN true;
+END
+$$;
+
+--
+-- Name: version(); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.version() RETURNS text
+    LANGUAGE sql IMMUTABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+SELECT '0.4.2'::text
+$$;
+
+SET default_tablespace = '';
+
+SET default_table_access_method = heap;
+
+--
+-- Name: jobs; Type: TABLE; Schema: taskboard; Owner: -
+--
+
+CREATE TABLE taskboard.jobs (
+    id bigint NOT NULL,
+    queue text NOT NULL,
+    task text NOT NULL,
+    payload jsonb DEFAULT '{}'::jsonb NOT NULL,
+    state text DEFAULT 'queued'::text NOT NULL,
+    priority integer DEFAULT 0 NOT NULL,
+    run_at timestamp with time zone NOT NULL,
+    attempt integer DEFAULT 0 NOT NULL,
+    max_attempts integer NOT NULL,
+    dedupe_key text,
+    lease_token uuid,
+    lease_expires_at timestamp with time zone,
+    claimed_by text,
+    idempotency_key uuid DEFAULT gen_random_uuid() NOT NULL,
+    result jsonb,
+    errors jsonb DEFAULT '[]'::jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    finished_at timestamp with time zone,
+    fence bigint DEFAULT 0 NOT NULL,
+    started_at timestamp with time zone,
+    trace_context jsonb,
+    CONSTRAINT jobs_attempt_within_max CHECK (((attempt >= 0) AND (attempt <= max_attempts))),
+    CONSTRAINT jobs_errors_is_array CHECK ((jsonb_typeof(errors) = 'array'::text)),
+    CONSTRAINT jobs_fence_not_negative CHECK ((fence >= 0)),
+    CONSTRAINT jobs_finished_at_iff_terminal CHECK (((state = ANY (ARRAY['succeeded'::text, 'dead'::text, 'cancelled'::text])) = (finished_at IS NOT NULL))),
+    CONSTRAINT jobs_max_attempts_positive CHECK ((max_attempts >= 1)),
+    CONSTRAINT jobs_queue_not_empty CHECK ((queue <> ''::text)),
+    CONSTRAINT jobs_running_has_lease CHECK (((state <> 'running'::text) OR ((lease_token IS NOT NULL) AND (lease_expires_at IS NOT NULL) AND (claimed_by IS NOT NULL)))),
+    CONSTRAINT jobs_state_known CHECK ((state = ANY (ARRAY['queued'::text, 'running'::text, 'succeeded'::text, 'dead'::text, 'cancelled'::text]))),
+    CONSTRAINT jobs_task_not_empty CHECK ((task <> ''::text))
+)
+WITH (fillfactor='80');
+
+--
+-- Name: TABLE jobs; Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON TABLE taskboard.jobs IS 'One row per job. Written only by the taskboard functions, as taskboard_owner.';
+
+--
+-- Name: jobs_id_seq; Type: SEQUENCE; Schema: taskboard; Owner: -
+--
+
+ALTER TABLE taskboard.jobs ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME taskboard.jobs_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: queues; Type: TABLE; Schema: taskboard; Owner: -
+--
+
+CREATE TABLE taskboard.queues (
+    queue text NOT NULL,
+    paused boolean DEFAULT false NOT NULL,
+    max_running integer,
+    updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT queues_max_running_positive CHECK (((max_running IS NULL) OR (max_running >= 1))),
+    CONSTRAINT queues_queue_named CHECK (((queue <> ''::text) AND (char_length(queue) <= 200)))
+);
+
+--
+-- Name: TABLE queues; Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON TABLE taskboard.queues IS 'Queue settings (paused, max_running). Written only by the taskboard functions.';
+
+--
+-- Name: queue_stats; Type: VIEW; Schema: taskboard; Owner: -
+--
+
+CREATE VIEW taskboard.queue_stats AS
+ SELECT j.queue,
+    j.state,
+    count(*) AS jobs,
+    min(j.run_at) AS oldest_run_at,
+    count(*) FILTER (WHERE (((j.state = 'queued'::text) AND (j.run_at <= clock_timestamp())) OR ((j.state = 'running'::text) AND (j.lease_expires_at <= clock_timestamp()) AND (j.attempt < j.max_attempts)))) AS runnable,
+    COALESCE(q.paused, false) AS paused,
+    q.max_running
+   FROM (taskboard.jobs j
+     LEFT JOIN taskboard.queues q ON ((q.queue = j.queue)))
+  GROUP BY j.queue, j.state, q.paused, q.max_running;
+
+--
+-- Name: schedule_slots; Type: TABLE; Schema: taskboard; Owner: -
+--
+
+CREATE TABLE taskboard.schedule_slots (
+    schedule text NOT NULL,
+    last_slot timestamp with time zone NOT NULL,
+    last_job_id bigint,
+    updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT schedule_slots_last_slot_finite CHECK (isfinite(last_slot)),
+    CONSTRAINT schedule_slots_schedule_named CHECK (((schedule <> ''::text) AND (char_length(schedule) <= 200)))
+);
+
+--
+-- Name: TABLE schedule_slots; Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON TABLE taskboard.schedule_slots IS 'The latest enqueued slot of each schedule. Written only by taskboard.enqueue_periodic.';
+
+--
+-- Name: schedules; Type: VIEW; Schema: taskboard; Owner: -
+--
+
+CREATE VIEW taskboard.schedules AS
+ SELECT schedule,
+    last_slot,
+    last_job_id
+   FROM taskboard.schedule_slots s;
+
+--
+-- Name: jobs jobs_pkey; Type: CONSTRAINT; Schema: taskboard; Owner: -
+--
+
+ALTER TABLE ONLY taskboard.jobs
+    ADD CONSTRAINT jobs_pkey PRIMARY KEY (id);
+
+--
+-- Name: queues queues_pkey; Type: CONSTRAINT; Schema: taskboard; Owner: -
+--
+
+ALTER TABLE ONLY taskboard.queues
+    ADD CONSTRAINT queues_pkey PRIMARY KEY (queue);
+
+--
+-- Name: schedule_slots schedule_slots_pkey; Type: CONSTRAINT; Schema: taskboard; Owner: -
+--
+
+ALTER TABLE ONLY taskboard.schedule_slots
+    ADD CONSTRAINT schedule_slots_pkey PRIMARY KEY (schedule);
+
+--
+-- Name: jobs_failed_by_queue; Type: INDEX; Schema: taskboard; Owner: -
+--
+
+CREATE INDEX jobs_failed_by_queue ON taskboard.jobs USING btree (state, queue, id) WHERE (state = ANY (ARRAY['dead'::text, 'cancelled'::text]));
+
+--
+-- Name: jobs_finished_at; Type: INDEX; Schema: taskboard; Owner: -
+--
+
+CREATE INDEX jobs_finished_at ON taskboard.jobs USING btree (finished_at) WHERE (finished_at IS NOT NULL);
+
+--
+-- Name: jobs_queued_claim_order; Type: INDEX; Schema: taskboard; Owner: -
+--
+
+CREATE INDEX jobs_queued_claim_order ON taskboard.jobs USING btree (queue, priority DESC, run_at, id) WHERE (state = 'queued'::text);
+
+--
+-- Name: jobs_running_by_queue; Type: INDEX; Schema: taskboard; Owner: -
+--
+
+CREATE INDEX jobs_running_by_queue ON taskboard.jobs USING btree (queue) WHERE (state = 'running'::text);
+
+--
+-- Name: jobs_unfinished_task_dedupe_key; Type: INDEX; Schema: taskboard; Owner: -
+--
+
+CREATE UNIQUE INDEX jobs_unfinished_task_dedupe_key ON taskboard.jobs USING btree (queue, task, sha256(decode(replace(dedupe_key, '\'::text, '\\'::text), 'escape'::text))) WHERE ((dedupe_key IS NOT NULL) AND (state = ANY (ARRAY['queued'::text, 'running'::text])));
+
+--
+-- Name: SCHEMA taskboard; Type: ACL; Schema: -; Owner: -
+--
+
+GRANT USAGE ON SCHEMA taskboard TO taskboard_producer;
+GRANT USAGE ON SCHEMA taskboard TO taskboard_worker;
+GRANT USAGE ON SCHEMA taskboard TO taskboard_admin;
+
+--
+-- Name: FUNCTION cancel(job_id bigint); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.cancel(job_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.cancel(job_id bigint) TO taskboard_admin;
+
+--
+-- Name: FUNCTION claim(queue text, worker text, batch integer, lease interval); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.claim(queue text, worker text, batch integer, lease interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.claim(queue text, worker text, batch integer, lease interval) TO taskboard_worker;
+GRANT ALL ON FUNCTION taskboard.claim(queue text, worker text, batch integer, lease interval) TO taskboard_admin;
+
+--
+-- Name: FUNCTION complete(job_id bigint, token uuid, result jsonb); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.complete(job_id bigint, token uuid, result jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.complete(job_id bigint, token uuid, result jsonb) TO taskboard_worker;
+GRANT ALL ON FUNCTION taskboard.complete(job_id bigint, token uuid, result jsonb) TO taskboard_admin;
+
+--
+-- Name: FUNCTION complete_many(job_ids bigint[], tokens uuid[], results jsonb[]); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.complete_many(job_ids bigint[], tokens uuid[], results jsonb[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.complete_many(job_ids bigint[], tokens uuid[], results jsonb[]) TO taskboard_worker;
+GRANT ALL ON FUNCTION taskboard.complete_many(job_ids bigint[], tokens uuid[], results jsonb[]) TO taskboard_admin;
+
+--
+-- Name: FUNCTION enqueue(task text, payload jsonb, queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_key text, trace_context jsonb); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.enqueue(task text, payload jsonb, queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_key text, trace_context jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.enqueue(task text, payload jsonb, queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_key text, trace_context jsonb) TO taskboard_producer;
+GRANT ALL ON FUNCTION taskboard.enqueue(task text, payload jsonb, queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_key text, trace_context jsonb) TO taskboard_worker;
+GRANT ALL ON FUNCTION taskboard.enqueue(task text, payload jsonb, queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_key text, trace_context jsonb) TO taskboard_admin;
+
+--
+-- Name: FUNCTION enqueue_many(task text, payloads jsonb[], queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_keys text[], trace_context jsonb); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.enqueue_many(task text, payloads jsonb[], queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_keys text[], trace_context jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.enqueue_many(task text, payloads jsonb[], queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_keys text[], trace_context jsonb) TO taskboard_producer;
+GRANT ALL ON FUNCTION taskboard.enqueue_many(task text, payloads jsonb[], queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_keys text[], trace_context jsonb) TO taskboard_worker;
+GRANT ALL ON FUNCTION taskboard.enqueue_many(task text, payloads jsonb[], queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_keys text[], trace_context jsonb) TO taskboard_admin;
+
+--
+-- Name: FUNCTION enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb, queue text, priority integer, max_attempts integer); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb, queue text, priority integer, max_attempts integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb, queue text, priority integer, max_attempts integer) TO taskboard_producer;
+GRANT ALL ON FUNCTION taskboard.enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb, queue text, priority integer, max_attempts integer) TO taskboard_worker;
+GRANT ALL ON FUNCTION taskboard.enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb, queue text, priority integer, max_attempts integer) TO taskboard_admin;
+
+--
+-- Name: FUNCTION fail(job_id bigint, token uuid, error text, retry_in interval, retry boolean, traceback text); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.fail(job_id bigint, token uuid, error text, retry_in interval, retry boolean, traceback text) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.fail(job_id bigint, token uuid, error text, retry_in interval, retry boolean, traceback text) TO taskboard_worker;
+GRANT ALL ON FUNCTION taskboard.fail(job_id bigint, token uuid, error text, retry_in interval, retry boolean, traceback text) TO taskboard_admin;
+
+--
+-- Name: FUNCTION find_jobs(queue text, state text, task text, after_id bigint, max_rows integer); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.find_jobs(queue text, state text, task text, after_id bigint, max_rows integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.find_jobs(queue text, state text, task text, after_id bigint, max_rows integer) TO taskboard_admin;
+GRANT ALL ON FUNCTION taskboard.find_jobs(queue text, state text, task text, after_id bigint, max_rows integer) TO taskboard_producer;
+GRANT ALL ON FUNCTION taskboard.find_jobs(queue text, state text, task text, after_id bigint, max_rows integer) TO taskboard_worker;
+
+--
+-- Name: FUNCTION get_job(job_id bigint); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.get_job(job_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.get_job(job_id bigint) TO taskboard_producer;
+GRANT ALL ON FUNCTION taskboard.get_job(job_id bigint) TO taskboard_worker;
+GRANT ALL ON FUNCTION taskboard.get_job(job_id bigint) TO taskboard_admin;
+
+--
+-- Name: FUNCTION job_activity(recent interval); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.job_activity(recent interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.job_activity(recent interval) TO taskboard_producer;
+GRANT ALL ON FUNCTION taskboard.job_activity(recent interval) TO taskboard_worker;
+GRANT ALL ON FUNCTION taskboard.job_activity(recent interval) TO taskboard_admin;
+
+--
+-- Name: FUNCTION lease_state(job_id bigint, token uuid); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.lease_state(job_id bigint, token uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.lease_state(job_id bigint, token uuid) TO taskboard_worker;
+GRANT ALL ON FUNCTION taskboard.lease_state(job_id bigint, token uuid) TO taskboard_admin;
+
+--
+-- Name: FUNCTION notify_runnable(queue text); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.notify_runnable(queue text) FROM PUBLIC;
+
+--
+-- Name: FUNCTION pause(queue text); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.pause(queue text) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.pause(queue text) TO taskboard_admin;
+
+--
+-- Name: FUNCTION prune(older_than interval, batch integer); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.prune(older_than interval, batch integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.prune(older_than interval, batch integer) TO taskboard_admin;
+GRANT ALL ON FUNCTION taskboard.prune(older_than interval, batch integer) TO taskboard_worker;
+
+--
+-- Name: FUNCTION queue_overview(recent interval); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.queue_overview(recent interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.queue_overview(recent interval) TO taskboard_producer;
+GRANT ALL ON FUNCTION taskboard.queue_overview(recent interval) TO taskboard_worker;
+GRANT ALL ON FUNCTION taskboard.queue_overview(recent interval) TO taskboard_admin;
+
+--
+-- Name: FUNCTION release(job_id bigint, token uuid, delay interval); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.release(job_id bigint, token uuid, delay interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.release(job_id bigint, token uuid, delay interval) TO taskboard_worker;
+GRANT ALL ON FUNCTION taskboard.release(job_id bigint, token uuid, delay interval) TO taskboard_admin;
+
+--
+-- Name: FUNCTION renew(job_id bigint, token uuid, lease interval); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.renew(job_id bigint, token uuid, lease interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.renew(job_id bigint, token uuid, lease interval) TO taskboard_worker;
+GRANT ALL ON FUNCTION taskboard.renew(job_id bigint, token uuid, lease interval) TO taskboard_admin;
+
+--
+-- Name: FUNCTION renew_many(job_ids bigint[], tokens uuid[], lease interval); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.renew_many(job_ids bigint[], tokens uuid[], lease interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.renew_many(job_ids bigint[], tokens uuid[], lease interval) TO taskboard_worker;
+GRANT ALL ON FUNCTION taskboard.renew_many(job_ids bigint[], tokens uuid[], lease interval) TO taskboard_admin;
+
+--
+-- Name: FUNCTION resume(queue text); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.resume(queue text) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.resume(queue text) TO taskboard_admin;
+
+--
+-- Name: FUNCTION retry(job_id bigint); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.retry(job_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.retry(job_id bigint) TO taskboard_admin;
+
+--
+-- Name: FUNCTION set_queue_limit(queue text, max_running integer); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.set_queue_limit(queue text, max_running integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.set_queue_limit(queue text, max_running integer) TO taskboard_admin;
+
+--
+-- Name: FUNCTION version(); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.version() FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.version() TO taskboard_producer;
+GRANT ALL ON FUNCTION taskboard.version() TO taskboard_worker;
+GRANT ALL ON FUNCTION taskboard.version() TO taskboard_admin;
+
+--
+-- Name: TABLE queue_stats; Type: ACL; Schema: taskboard; Owner: -
+--
+
+GRANT SELECT ON TABLE taskboard.queue_stats TO taskboard_producer;
+GRANT SELECT ON TABLE taskboard.queue_stats TO taskboard_worker;
+GRANT SELECT ON TABLE taskboard.queue_stats TO taskboard_admin;
+
+--
+-- Name: TABLE schedules; Type: ACL; Schema: taskboard; Owner: -
+--
+
+GRANT SELECT ON TABLE taskboard.schedules TO taskboard_producer;
+GRANT SELECT ON TABLE taskboard.schedules TO taskboard_worker;
+GRANT SELECT ON TABLE taskboard.schedules TO taskboard_admin;
+
+--
+-- PostgreSQL database dump complete
+--
