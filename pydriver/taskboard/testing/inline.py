@@ -28,7 +28,7 @@ import psycopg
 
 from taskboard import sql
 from taskboard.app import Taskboard
-from taskboard.errors import StartupError, translate
+from taskboard.errors import StartupError, one_line, translate
 from taskboard.events import JobEvent
 from taskboard.settings import Settings, load_settings, name_problem
 from taskboard.tasks import worker_queues
@@ -160,7 +160,7 @@ async def arun_until_empty(
         )
     except psycopg.OperationalError as exc:
         raise StartupError(
-            f"run_until_empty cannot connect to the app's database ({' '.join(str(exc).split())}):"
+            f"run_until_empty cannot connect to the app's database ({one_line(str(exc))}):"
             " start its server, or give the app a database_url that reaches one "
             "(TASKBOARD_DATABASE_URL; in a test, the taskboard_database fixture sets it)"
         ) from None
