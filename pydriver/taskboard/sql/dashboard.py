@@ -1,0 +1,109 @@
+"""The reads of `taskboard stats`, the metrics and the dashboard."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+
+QUEUE_STATS = "SELECT * FROM taskboard.queue_stats ORDER BY queue, state"
+
+
+def queue_stats(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
+    """queue_stats' rows by column name."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return list(cur.execute(QUEUE_STATS).fetchall())
+
+
+# The same rows, each with the database's clock as it read them (for ages).
+QUEUE_STATS_READ_AT = """
+SELECT s.*, pg_catalog.clock_timestamp() AS read_at
+  FROM taskboard.queue_stats AS s
+ ORDER BY s.queue, s.state
+"""
+
+
+def queue_stats_read_at(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
+    """queue_stats' rows by column name, each with `read_at`, the database's clock."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return list(cur.execute(QUEUE_STATS_READ_AT).fetchall())
+
+
+# -- periodic jobs -----------------------------------------------------------------
+
+SCHEDULES = """
+SELECT schedule, last_slot, last_job_id
+  FROM taskboard.schedules
+ ORDER BY schedule
+"""
+
+
+def schedules(conn: psycopg.Connection[Any]) -> list[dict[str, Any]] | None:
+    """The rows of taskboard.schedules by column name; None when the schema has no such view."""
+    row = conn.execute("SELECT to_regclass('taskboard.schedules') IS NOT NULL").fetchone()
+    if not (row and row[0]):
+        return None
+    with conn.cursor(row_factory=dict_row) as cur:
+        return list(cur.execute(SCHEDULES).fetchall())
+
+
+# -- the dashboard's reads (schema 0.4.0 and later) ------------------------------
+
+# Each queue now, with the database's clock as it read them (for ages).
+QUEUE_OVERVIEW = """
+SELECT o.*, pg_catalog.clock_timestamp() AS read_at
+  FROM taskboard.queue_overview(recent => %(recent)s) AS o
+"""
+JOB_ACTIVITY = "SELECT * FROM taskboard.job_activity(recent => %(recent)s)"
+# The schedules with the state of each one's last job.
+SCHEDULES_WITH_LAST_JOB = """
+SELECT s.schedule, s.last_slot, s.last_job_id,
+       CASE WHEN s.last_job_id IS NOT NULL
+            THEN (taskboard.get_job(job_id => s.last_job_id)).state END AS last_job_state
+  FROM taskboard.schedules AS s
+ ORDER BY s.schedule
+"""
+# What this login may do of what the dashboard offers (the admin role's grants).
+ALLOWED_ACTIONS = """
+SELECT pg_catalog.has_function_privilege('taskboard.cancel(bigint)', 'EXECUTE') AS cancel,
+       pg_catalog.has_function_privilege('taskboard.retry(bigint)', 'EXECUTE') AS retry,
+       pg_catalog.has_function_privilege('taskboard.pause(text)', 'EXECUTE') AS pause,
+       pg_catalog.has_function_privilege('taskboard.resume(text)', 'EXECUTE') AS resume,
+       pg_catalog.has_function_privilege('taskboard.set_queue_limit(text, integer)', 'EXECUTE')
+           AS set_queue_limit
+"""
+
+
+async def _arows(
+    conn: psycopg.AsyncConnection[Any], query: str, params: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    async with conn.cursor(row_factory=dict_row) as cur:
+        await cur.execute(query, params)
+        return list(await cur.fetchall())
+
+
+async def aqueue_overview(
+    conn: psycopg.AsyncConnection[Any], recent: dt.timedelta
+) -> list[dict[str, Any]]:
+    """queue_overview's rows by column name, each with `read_at`, the database's clock."""
+    return await _arows(conn, QUEUE_OVERVIEW, {"recent": recent})
+
+
+async def ajob_activity(
+    conn: psycopg.AsyncConnection[Any], recent: dt.timedelta
+) -> list[dict[str, Any]]:
+    """job_activity's rows by column name: per minute and queue, oldest first."""
+    return await _arows(conn, JOB_ACTIVITY, {"recent": recent})
+
+
+async def aschedules(conn: psycopg.AsyncConnection[Any]) -> list[dict[str, Any]]:
+    """taskboard.schedules with `last_job_state`, by column name."""
+    return await _arows(conn, SCHEDULES_WITH_LAST_JOB)
+
+
+async def aallowed_actions(conn: psycopg.AsyncConnection[Any]) -> dict[str, bool]:
+    """For each action the dashboard offers, whether this login may take it."""
+    rows = await _arows(conn, ALLOWED_ACTIONS)
+    return {name: bool(value) for name, value in rows[0].items()}

@@ -1,0 +1,275 @@
+"""The checks of the arguments every call sends: each refusal is an InvalidArgument
+naming the argument, before anything reaches the database.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import psycopg
+
+from taskboard.errors import INVALID_PARAMETER_VALUE, InvalidArgument
+
+
+class NotJSON(ValueError):
+    """A value that jsonb cannot store; the message says why."""
+
+
+# \u0000 in JSON text, not preceded by an escaped backslash.
+ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+
+
+def json_text(value: Any) -> str:
+    """`value` as JSON text that jsonb accepts; NotJSON saying why otherwise.
+
+    Stricter than json.dumps: no NaN or infinity, no NUL character, no lone
+    surrogate (jsonb refuses all three).
+    """
+    try:
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+    except Exception as exc:  # noqa: BLE001 - any failure of the caller's object means "not JSON"
+        raise NotJSON(f"is not JSON-serialisable: {type(exc).__name__}: {str(exc)[:200]}") from None
+    if "\\u0000" in text and ESCAPED_NUL.search(text):
+        raise NotJSON("holds a NUL character, which jsonb cannot store")
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            # Surrogates: a pair held as two code points is one character; a lone one is not.
+            try:
+                text = text.encode("utf-16", "surrogatepass").decode("utf-16")
+            except UnicodeDecodeError:
+                raise NotJSON("holds a lone surrogate, which jsonb cannot store") from None
+    return text
+
+
+def seconds(value: float) -> dt.timedelta:
+    return dt.timedelta(seconds=value)
+
+
+# -- the caller's connection -------------------------------------------------------
+
+# How to reach the psycopg connection under another library's connection object,
+# by the top-level package of its type.
+UNDERLYING = {
+    "sqlalchemy": (
+        "pass the psycopg connection under it: session.connection().connection.driver_connection"
+        " for a Session, connection.connection.driver_connection for a Connection,"
+        " (await (await session.connection()).get_raw_connection()).driver_connection"
+        " for an AsyncSession (an engine on the postgresql+psycopg dialect)"
+    ),
+    "django": (
+        "pass the psycopg connection under it: django.db.connection.connection"
+        " (open inside transaction.atomic(); the postgresql backend with psycopg 3)"
+    ),
+    "psycopg2": "Taskboard needs psycopg 3 (the psycopg package), not psycopg2",
+    "asyncpg": "Taskboard needs psycopg 3 (the psycopg package); asyncpg is not supported",
+}
+
+
+def check_connection(call: str, conn: object, *, asynchronous: bool) -> None:
+    """TypeError unless `conn` is the psycopg connection `call` takes.
+
+    `call` is the public name (aenqueue, jobs, ...): an async call needs a
+    psycopg.AsyncConnection, a sync one a psycopg.Connection. The message
+    names the twin that takes the connection given, or says how to reach the
+    psycopg connection under another library's object.
+    """
+    wanted = psycopg.AsyncConnection if asynchronous else psycopg.Connection
+    if isinstance(conn, wanted):
+        return
+    if asynchronous and isinstance(conn, psycopg.Connection):
+        raise TypeError(
+            f"{call} needs a psycopg.AsyncConnection; with a sync psycopg.Connection call {call[1:]}"
+        )
+    if not asynchronous and isinstance(conn, psycopg.AsyncConnection):
+        raise TypeError(
+            f"{call} needs a psycopg.Connection; with a psycopg.AsyncConnection call a{call}"
+        )
+    kind = type(conn)
+    given = (
+        kind.__qualname__
+        if kind.__module__ == "builtins"
+        else f"{kind.__module__}.{kind.__qualname__}"
+    )
+    how = UNDERLYING.get(kind.__module__.partition(".")[0])
+    raise TypeError(
+        f"{call} needs a psycopg.{wanted.__name__} as conn, got {given}"
+        + (f"; {how}" if how else "")
+    )
+
+
+def trace_context_json(trace_context: Mapping[str, str] | None) -> str | None:
+    """A trace context as JSON text for enqueue's trace_context; None for none."""
+    return None if not trace_context else json.dumps(dict(trace_context))
+
+
+INT4_MIN, INT4_MAX = -(2**31), 2**31 - 1
+
+
+def int4(name: str, value: Any) -> int:
+    """`value` when it is an integer the SQL functions take; InvalidArgument naming `name` else."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgument(f"{name} must be an integer, got {value!r}", INVALID_PARAMETER_VALUE)
+    if not INT4_MIN <= value <= INT4_MAX:
+        raise InvalidArgument(
+            f"{name} must be between {INT4_MIN} and {INT4_MAX}, got {value}",
+            INVALID_PARAMETER_VALUE,
+        )
+    return value
+
+
+def text(name: str, value: Any) -> str:
+    """`value` when it is a str; InvalidArgument naming `name` else (the SQL functions check the rest)."""
+    if not isinstance(value, str):
+        raise InvalidArgument(f"{name} must be a string, got {value!r}", INVALID_PARAMETER_VALUE)
+    return value
+
+
+def payload_json(name: str, payload: Any) -> str:
+    """A payload as JSON text (None is {}); InvalidArgument naming `name` when jsonb cannot hold it."""
+    try:
+        return json_text({} if payload is None else payload)
+    except NotJSON as exc:
+        raise InvalidArgument(f"{name} {exc}", INVALID_PARAMETER_VALUE) from None
+
+
+def sequence(name: str, value: Any) -> list[Any]:
+    """Any iterable of items as a list; InvalidArgument for a str, bytes or mapping (which
+    would iterate over characters or keys) and for what is not iterable."""
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise InvalidArgument(
+            f"{name} must be a list (any iterable of items), got {type(value).__name__}",
+            INVALID_PARAMETER_VALUE,
+        )
+    return list(value)
+
+
+def dedupe_list(keys: Any) -> list[str | None]:
+    return [
+        None if k is None else text(f"dedupe_keys[{i}]", k)
+        for i, k in enumerate(sequence("dedupe_keys", keys))
+    ]
+
+
+def enqueue_params(
+    task: str,
+    payload: Any,
+    queue: str,
+    run_at: dt.datetime | None,
+    priority: int,
+    max_attempts: int,
+    dedupe_key: str | None,
+) -> dict[str, Any]:
+    return {
+        "task": text("task", task),
+        "payload": payload_json("payload", payload),
+        "queue": text("queue", queue),
+        "run_at": run_at,
+        "priority": int4("priority", priority),
+        "max_attempts": int4("max_attempts", max_attempts),
+        "dedupe_key": None if dedupe_key is None else text("dedupe_key", dedupe_key),
+    }
+
+
+def enqueue_many_params(
+    task: str,
+    payloads: Iterable[Any],
+    queue: str,
+    run_at: dt.datetime | None,
+    priority: int,
+    max_attempts: int,
+    dedupe_keys: Iterable[str | None] | None,
+) -> dict[str, Any]:
+    return {
+        "task": text("task", task),
+        "payloads": [
+            payload_json(f"payloads[{i}]", p) for i, p in enumerate(sequence("payloads", payloads))
+        ],
+        "queue": text("queue", queue),
+        "run_at": run_at,
+        "priority": int4("priority", priority),
+        "max_attempts": int4("max_attempts", max_attempts),
+        "dedupe_keys": None if dedupe_keys is None else dedupe_list(dedupe_keys),
+    }
+
+
+def release_of(version: str | None) -> tuple[int, ...] | None:
+    """(X, Y, Z) of release X.Y.Z; None for None or anything else."""
+    parts = (version or "").split(".")
+    if len(parts) != 3 or not all(part.isdigit() for part in parts):
+        return None
+    return tuple(int(part) for part in parts)
+
+
+def queue_params(queue: str) -> dict[str, Any]:
+    return {"queue": text("queue", queue)}
+
+
+def queue_limit_params(queue: str, max_running: int | None) -> dict[str, Any]:
+    limit = None if max_running is None else int4("max_running", max_running)
+    return {"queue": text("queue", queue), "max_running": limit}
+
+
+INT8_MIN, INT8_MAX = -(2**63), 2**63 - 1
+
+
+def int8(name: str, value: Any) -> int:
+    """`value` when it is a bigint; InvalidArgument naming `name` else."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgument(f"{name} must be an integer, got {value!r}", INVALID_PARAMETER_VALUE)
+    if not INT8_MIN <= value <= INT8_MAX:
+        raise InvalidArgument(f"{name} is out of range, got {value}", INVALID_PARAMETER_VALUE)
+    return value
+
+
+def optional_text(name: str, value: Any) -> str | None:
+    return None if value is None else text(name, value)
+
+
+def job_params(job_id: Any) -> dict[str, Any]:
+    return {"job_id": int8("job_id", job_id)}
+
+
+MAX_PAGE = 1000  # find_jobs's bound on max_rows
+
+
+def find_jobs_params(
+    queue: Any, state: Any, task: Any, after_id: Any, limit: Any
+) -> dict[str, Any]:
+    """find_jobs's arguments; InvalidArgument naming `limit` outside 1..MAX_PAGE."""
+    max_rows = int4("limit", limit)
+    if not 1 <= max_rows <= MAX_PAGE:
+        raise InvalidArgument(
+            f"limit must be between 1 and {MAX_PAGE}, got {max_rows}", INVALID_PARAMETER_VALUE
+        )
+    return {
+        "queue": optional_text("queue", queue),
+        "state": optional_text("state", state),
+        "task": optional_text("task", task),
+        "after_id": None if after_id is None else int8("after_id", after_id),
+        "max_rows": max_rows,
+    }
+
+
+def prune_params(older_than: Any, batch: Any) -> dict[str, Any]:
+    if isinstance(older_than, dt.timedelta):
+        interval = older_than
+    elif isinstance(older_than, (int, float)) and not isinstance(older_than, bool):
+        if not math.isfinite(older_than):
+            raise InvalidArgument(
+                f"older_than must be a finite number of seconds, got {older_than!r}",
+                INVALID_PARAMETER_VALUE,
+            )
+        interval = seconds(older_than)
+    else:
+        raise InvalidArgument(
+            f"older_than must be seconds or a timedelta, got {older_than!r}",
+            INVALID_PARAMETER_VALUE,
+        )
+    return {"older_than": interval, "batch": int4("batch", batch)}

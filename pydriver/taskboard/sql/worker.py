@@ -1,0 +1,583 @@
+"""The worker's calls: claim, renew, complete, fail, release, and its start-up checks;
+`Queries` is the object a worker makes them through.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg.rows import tuple_row
+
+from taskboard.sql.admin import PRUNE
+from taskboard.sql.parameters import prune_params, seconds
+from taskboard.sql.producer import TRACE_CONTEXT_SINCE, aversion
+
+CHANNEL = "taskboard"
+
+
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    """One row of taskboard.claim: the only place a lease token comes from.
+
+    `payload_error` says why the payload could not be decoded (jsonb
+    accepts JSON that Python's json module refuses: nesting deeper than its
+    recursion limit, integers of more than 4,300 digits); `payload` is then
+    None and the worker fails that job alone.
+    """
+
+    job_id: int
+    token: uuid.UUID
+    task: str
+    payload: Any
+    attempt: int
+    lease_expires_at: dt.datetime
+    idempotency_key: uuid.UUID
+    fence: int | None = None
+    payload_error: str | None = None
+    queue: str = ""  # the queue it was claimed from (claim's argument)
+    # The W3C trace context its enqueuer stored (schema 0.4.0 on); None when none.
+    trace_context: dict[str, str] | None = None
+    # How long the job had been runnable when claimed, database clock (schema 0.4.0 on).
+    waited: dt.timedelta | None = None
+
+
+def claimed(row: Sequence[Any], queue: str = "") -> Claimed:
+    """A Claimed from a claim row of `queue` whose payload comes as text (decoded here,
+    per job).
+
+    The row ends with the fence on schemas that have one (0.3.0 on), then
+    the trace context and how long the job waited on schemas that have them
+    (0.4.0 on).
+    """
+    job_id, token, task, payload_text, attempt, lease_expires_at, idempotency_key = row[:7]
+    fence = row[7] if len(row) > 7 else None
+    trace_context = row[8] if len(row) > 8 else None
+    waited = row[9] if len(row) > 9 else None
+    why: str | None = None
+    try:
+        payload = json.loads(payload_text)
+    except (ValueError, RecursionError) as exc:
+        why = f"the payload cannot be decoded: {type(exc).__name__}: {str(exc)[:200]}"
+        payload = None
+    return Claimed(
+        job_id,
+        token,
+        task,
+        payload,
+        attempt,
+        lease_expires_at,
+        idempotency_key,
+        fence,
+        why,
+        queue,
+        trace_context if isinstance(trace_context, dict) else None,
+        waited,
+    )
+
+
+# -- workers -------------------------------------------------------------------
+
+
+async def listen(conn: psycopg.AsyncConnection[Any]) -> None:
+    await conn.execute(f"LISTEN {CHANNEL}")
+
+
+# The schema release from which claim hands out the fence.
+FENCE_SINCE = (0, 3, 0)
+# The columns later releases added to taskboard.claimed, in order: (since, name, type).
+CLAIMED_EXTRAS = (
+    (FENCE_SINCE, "fence", "bigint"),
+    (TRACE_CONTEXT_SINCE, "trace_context", "jsonb"),
+    (TRACE_CONTEXT_SINCE, "waited", "interval"),
+)
+
+# The payload comes as text and is decoded per job (sql.claimed): one that
+# Python cannot decode fails its own job, not the whole claim. The claim
+# queries read the columns of the schema the worker found at start-up
+# (claimed_extras), made once per worker.
+CLAIMED_COLUMNS = "job_id, token, task, payload::text, attempt, lease_expires_at, idempotency_key"
+CLAIM_CALL = "taskboard.claim(queue => %s, worker => %s, batch => %s, lease => %s)"
+
+
+def claimed_extras(release: tuple[int, ...]) -> list[tuple[str, str]]:
+    """(name, type) of each column after CLAIMED_COLUMNS that `release`'s claim returns."""
+    return [(name, type_) for since, name, type_ in CLAIMED_EXTRAS if release >= since]
+
+
+def claim_query(extras: Sequence[tuple[str, str]]) -> str:
+    columns = "".join(f", {name}" for name, _ in extras)
+    return f"SELECT {CLAIMED_COLUMNS}{columns} FROM {CLAIM_CALL}"
+
+
+CLAIM = claim_query([])
+
+
+async def claim(
+    conn: psycopg.AsyncConnection[Any],
+    queue: str,
+    worker: str,
+    batch: int,
+    lease: float,
+    *,
+    query: str = CLAIM,
+) -> list[Claimed]:
+    """claim's rows as Claimed; `query` is claim_query of the schema's columns."""
+    cur = await conn.execute(query, [queue, worker, batch, seconds(lease)])
+    return [claimed(row, queue) for row in await cur.fetchall()]
+
+
+RENEW_MANY = """
+SELECT job_id, lease_expires_at
+  FROM taskboard.renew_many(job_ids => %s::bigint[], tokens => %s::uuid[], lease => %s)
+"""
+
+
+async def renew_many(
+    conn: psycopg.AsyncConnection[Any],
+    job_ids: Sequence[int],
+    tokens: Sequence[uuid.UUID],
+    lease: float,
+) -> list[dt.datetime | None]:
+    """New deadline per job, in input order; None where the token is no longer current
+    or its lease expired."""
+    cur = await conn.execute(RENEW_MANY, [list(job_ids), list(tokens), seconds(lease)])
+    return [row[1] for row in await cur.fetchall()]
+
+
+RENEW = "SELECT taskboard.renew(job_id => %s, token => %s, lease => %s)"
+
+
+async def renew(
+    conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID, lease: float
+) -> dt.datetime | None:
+    """The new deadline, or None when the token is no longer current or its lease expired."""
+    row = await (await conn.execute(RENEW, [job_id, token, seconds(lease)])).fetchone()
+    return None if row is None else row[0]
+
+
+COMPLETE = "SELECT taskboard.complete(job_id => %s, token => %s, result => %s::jsonb)"
+
+
+async def complete(
+    conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID, result_json: str | None
+) -> bool:
+    """True when this token completed the job; False when it no longer holds it."""
+    row = await (await conn.execute(COMPLETE, [job_id, token, result_json])).fetchone()
+    return bool(row and row[0])
+
+
+COMPLETE_MANY = """
+SELECT job_id, completed
+  FROM taskboard.complete_many(job_ids => %s::bigint[], tokens => %s::uuid[], results => %s::jsonb[])
+"""
+
+
+def complete_many_params(
+    job_ids: Sequence[int], tokens: Sequence[uuid.UUID], results_json: Sequence[str | None]
+) -> list[Any]:
+    # No result at all (the common case) is sent as NULL, not an array of NULLs.
+    results = None if all(r is None for r in results_json) else list(results_json)
+    return [list(job_ids), list(tokens), results]
+
+
+async def complete_many(
+    conn: psycopg.AsyncConnection[Any],
+    job_ids: Sequence[int],
+    tokens: Sequence[uuid.UUID],
+    results_json: Sequence[str | None],
+) -> list[tuple[int, bool]]:
+    """(job_id, completed) in input order; completed is False where the token is stale."""
+    cur = await conn.execute(COMPLETE_MANY, complete_many_params(job_ids, tokens, results_json))
+    return [(row[0], bool(row[1])) for row in await cur.fetchall()]
+
+
+# Both calls in one statement: complete_many's rows first (token NULL), then
+# claim's. One statement is one round trip and one transaction: if
+# complete_many raises, no claim is made and nothing commits.
+def complete_many_then_claim_query(extras: Sequence[tuple[str, str]]) -> str:
+    nulls = "".join(f", NULL::{type_}" for _, type_ in extras)
+    columns = "".join(f", k.{name}" for name, _ in extras)
+    return f"""
+SELECT c.job_id, c.completed, NULL::uuid, NULL::text, NULL::text, NULL::integer,
+       NULL::timestamptz, NULL::uuid{nulls}
+  FROM taskboard.complete_many(job_ids => %s::bigint[], tokens => %s::uuid[], results => %s::jsonb[]) AS c
+UNION ALL
+SELECT k.job_id, NULL, k.token, k.task, k.payload::text, k.attempt, k.lease_expires_at,
+       k.idempotency_key{columns}
+  FROM taskboard.claim(queue => %s, worker => %s, batch => %s, lease => %s) AS k
+"""
+
+
+COMPLETE_MANY_THEN_CLAIM = complete_many_then_claim_query([])
+
+
+async def complete_many_then_claim(
+    conn: psycopg.AsyncConnection[Any],
+    job_ids: Sequence[int],
+    tokens: Sequence[uuid.UUID],
+    results_json: Sequence[str | None],
+    claim_args: tuple[str, str, int, float],
+    *,
+    query: str = COMPLETE_MANY_THEN_CLAIM,
+) -> tuple[list[tuple[int, bool]], list[Claimed]]:
+    """complete_many, and claim(queue, worker, batch, lease), in one statement.
+
+    (job_id, completed) in input order, and the claimed jobs. Both commit
+    together or not at all.
+    """
+    queue, worker, batch, lease = claim_args
+    params = [
+        *complete_many_params(job_ids, tokens, results_json),
+        queue,
+        worker,
+        batch,
+        seconds(lease),
+    ]
+    rows = await (await conn.execute(query, params)).fetchall()
+    completed = {row[0]: bool(row[1]) for row in rows if row[2] is None}
+    done = [(job_id, completed[job_id]) for job_id in job_ids]
+    return done, [claimed((row[0], *row[2:]), queue) for row in rows if row[2] is not None]
+
+
+# The schema release from which fail takes retry and traceback.
+FAIL_RETRY_SINCE = (0, 3, 0)
+
+FAIL = "SELECT taskboard.fail(job_id => %s, token => %s, error => %s, retry_in => %s)"
+FAIL_RETRY = (
+    "SELECT taskboard.fail(job_id => %s, token => %s, error => %s, retry_in => %s,"
+    " retry => %s, traceback => %s)"
+)
+
+
+async def fail(
+    conn: psycopg.AsyncConnection[Any],
+    job_id: int,
+    token: uuid.UUID,
+    error: str,
+    retry_in: float | None = None,
+    *,
+    retry: bool = True,
+    traceback: str | None = None,
+    extended: bool = False,
+) -> str | None:
+    """The job's new state ('queued' or 'dead'), or None when this token no longer holds it.
+
+    With `extended` (a schema of 0.3.0 on) retry and traceback are sent;
+    without, they are not (the four-argument call of earlier releases).
+    """
+    delay = None if retry_in is None else seconds(retry_in)
+    if extended:
+        params = [job_id, token, error, delay, retry, traceback]
+        row = await (await conn.execute(FAIL_RETRY, params)).fetchone()
+    else:
+        row = await (await conn.execute(FAIL, [job_id, token, error, delay])).fetchone()
+    return None if row is None else row[0]
+
+
+RELEASE = "SELECT taskboard.release(job_id => %s, token => %s, delay => %s)"
+
+
+async def release(
+    conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID, delay: float = 0.0
+) -> bool:
+    """True when the job was handed back uncounted; False when this token no longer holds it."""
+    row = await (await conn.execute(RELEASE, [job_id, token, seconds(delay)])).fetchone()
+    return bool(row and row[0])
+
+
+LEASE_STATE = "SELECT taskboard.lease_state(job_id => %s, token => %s)"
+
+
+async def lease_state(conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID) -> str:
+    """'held', 'expired', 'completed' or 'lost'."""
+    row = await (await conn.execute(LEASE_STATE, [job_id, token])).fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+async def transaction_isolation(conn: psycopg.AsyncConnection[Any]) -> str:
+    row = await (await conn.execute("SHOW transaction_isolation")).fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+async def transaction_id(conn: psycopg.AsyncConnection[Any]) -> int:
+    """The id of the connection's open transaction (assigning one if it has none yet)."""
+    row = await (await conn.execute("SELECT pg_current_xact_id()::text::bigint")).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+async def transaction_id_if_assigned(conn: psycopg.AsyncConnection[Any]) -> int | None:
+    """The id of the connection's current transaction, None when it has none."""
+    row = await (
+        await conn.execute("SELECT pg_current_xact_id_if_assigned()::text::bigint")
+    ).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+async def set_lock_timeout(conn: psycopg.AsyncConnection[Any], seconds_: float) -> None:
+    """Make the session's statements give up waiting for a row lock after `seconds_`."""
+    await conn.execute(
+        "SELECT pg_catalog.set_config('lock_timeout', %s, false)", [f"{int(seconds_ * 1000)}ms"]
+    )
+
+
+CLOCK = "SELECT pg_catalog.clock_timestamp()"
+
+
+async def clock(conn: psycopg.AsyncConnection[Any]) -> dt.datetime:
+    """The database's clock now: where a periodic schedule's slots are counted from."""
+    row = await (await conn.execute(CLOCK)).fetchone()
+    assert row is not None
+    value: dt.datetime = row[0]
+    return value
+
+
+ENQUEUE_PERIODIC = """
+SELECT taskboard.enqueue_periodic(
+    schedule => %s, slot => %s, task => %s, payload => %s::jsonb, queue => %s,
+    priority => %s, max_attempts => %s)
+"""
+
+
+async def enqueue_periodic(
+    conn: psycopg.AsyncConnection[Any],
+    schedule: str,
+    slot: dt.datetime,
+    task: str,
+    payload_json: str,
+    queue: str,
+    priority: int,
+    max_attempts: int,
+) -> int | None:
+    """The id of the job of `schedule`'s `slot`; None when that slot or a later one already
+    has its job."""
+    params = [schedule, slot, task, payload_json, queue, priority, max_attempts]
+    row = await (await conn.execute(ENQUEUE_PERIODIC, params)).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+class Queries:
+    """The SQL calls a worker makes, as one object handed to it.
+
+    Every method passes its arguments to the taskboard.* function of the
+    same name and returns the answer unchanged. A subclass can observe or
+    delay a call (the soak and the tests do); it must not change answers.
+
+    `schema` is the release (X, Y, Z) of the schema the worker found at
+    start-up (`use_schema`): calls that a later release added or extended
+    are made in their newer form only where the schema has it. Until told,
+    the oldest supported release.
+    """
+
+    schema: tuple[int, ...] = (0, 1, 0)
+
+    claim_query: str = CLAIM
+    complete_many_then_claim_query: str = COMPLETE_MANY_THEN_CLAIM
+
+    def use_schema(self, release: tuple[int, ...]) -> None:
+        self.schema = release
+        extras = claimed_extras(release)
+        self.claim_query = claim_query(extras)
+        self.complete_many_then_claim_query = complete_many_then_claim_query(extras)
+
+    @property
+    def fail_takes_retry(self) -> bool:
+        """Whether fail takes retry (false: dead at once) and traceback on this schema."""
+        return self.schema >= FAIL_RETRY_SINCE
+
+    async def version(self, conn: psycopg.AsyncConnection[Any]) -> str | None:
+        return await aversion(conn)
+
+    async def listen(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        await listen(conn)
+
+    async def claim(
+        self, conn: psycopg.AsyncConnection[Any], queue: str, worker: str, batch: int, lease: float
+    ) -> list[Claimed]:
+        return await claim(conn, queue, worker, batch, lease, query=self.claim_query)
+
+    async def renew_many(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        job_ids: Sequence[int],
+        tokens: Sequence[uuid.UUID],
+        lease: float,
+    ) -> list[dt.datetime | None]:
+        return await renew_many(conn, job_ids, tokens, lease)
+
+    async def renew(
+        self, conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID, lease: float
+    ) -> dt.datetime | None:
+        return await renew(conn, job_id, token, lease)
+
+    async def complete(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        job_id: int,
+        token: uuid.UUID,
+        result_json: str | None,
+    ) -> bool:
+        return await complete(conn, job_id, token, result_json)
+
+    async def complete_many(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        job_ids: Sequence[int],
+        tokens: Sequence[uuid.UUID],
+        results_json: Sequence[str | None],
+    ) -> list[tuple[int, bool]]:
+        return await complete_many(conn, job_ids, tokens, results_json)
+
+    async def complete_many_then_claim(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        job_ids: Sequence[int],
+        tokens: Sequence[uuid.UUID],
+        results_json: Sequence[str | None],
+        claim_args: tuple[str, str, int, float],
+    ) -> tuple[list[tuple[int, bool]], list[Claimed]]:
+        return await complete_many_then_claim(
+            conn,
+            job_ids,
+            tokens,
+            results_json,
+            claim_args,
+            query=self.complete_many_then_claim_query,
+        )
+
+    async def fail(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        job_id: int,
+        token: uuid.UUID,
+        error: str,
+        retry_in: float | None = None,
+        retry: bool = True,
+        traceback: str | None = None,
+    ) -> str | None:
+        """fail; on a schema older than 0.3.0 without retry and traceback (see
+        fail_takes_retry: the caller decides what a retry of False then means)."""
+        return await fail(
+            conn,
+            job_id,
+            token,
+            error,
+            retry_in,
+            retry=retry,
+            traceback=traceback,
+            extended=self.fail_takes_retry,
+        )
+
+    async def release(
+        self, conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID, delay: float
+    ) -> bool:
+        return await release(conn, job_id, token, delay)
+
+    async def lease_state(
+        self, conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID
+    ) -> str:
+        return await lease_state(conn, job_id, token)
+
+    async def prune(self, conn: psycopg.AsyncConnection[Any], older_than: float, batch: int) -> int:
+        """One prune call: how many finished jobs it deleted (at most `batch`)."""
+        row = await (await conn.execute(PRUNE, prune_params(older_than, batch))).fetchone()
+        return int(row[0]) if row else 0
+
+    async def clock(self, conn: psycopg.AsyncConnection[Any]) -> dt.datetime:
+        """The database's clock_timestamp(), the one clock periodic slots are counted on."""
+        return await clock(conn)
+
+    async def enqueue_periodic(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        schedule: str,
+        slot: dt.datetime,
+        task: str,
+        payload_json: str,
+        queue: str,
+        priority: int,
+        max_attempts: int,
+    ) -> int | None:
+        return await enqueue_periodic(
+            conn, schedule, slot, task, payload_json, queue, priority, max_attempts
+        )
+
+
+# -- start-up checks -------------------------------------------------------------
+
+
+async def can_work(conn: psycopg.AsyncConnection[Any]) -> bool:
+    """True when the session's user may call claim (the worker role's grant)."""
+    row = await (
+        await conn.execute(
+            "SELECT has_function_privilege("
+            "'taskboard.claim(text, text, integer, interval)', 'EXECUTE')"
+        )
+    ).fetchone()
+    return bool(row and row[0])
+
+
+# Who this session is and which Taskboard roles it has the rights of, from the
+# catalogs alone (any login may read them, with or without USAGE on the schema).
+# The prefix is the schema owner's name less `_owner` (NULL without the schema, or
+# for an owner named otherwise); the login comes quoted as SQL would need it.
+LOGIN_ROLES = """
+SELECT pg_catalog.quote_ident(current_user) AS login,
+       o.prefix,
+       ARRAY(SELECT k.kind
+               FROM unnest(ARRAY['producer', 'worker', 'admin']) WITH ORDINALITY AS k(kind, n)
+               JOIN pg_catalog.pg_roles AS r ON r.rolname = o.prefix || '_' || k.kind
+              WHERE pg_catalog.pg_has_role(r.oid, 'USAGE')
+              ORDER BY k.n) AS holds
+  FROM (SELECT (SELECT pg_catalog.substring(pg_catalog.pg_get_userbyid(n.nspowner),
+                                            '^([a-z_][a-z0-9_]*)_owner$')
+                  FROM pg_catalog.pg_namespace AS n
+                 WHERE n.nspname = 'taskboard') AS prefix) AS o
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class LoginRoles:
+    """The session's login and the Taskboard roles whose rights it has."""
+
+    login: str  # quoted as an identifier where SQL needs it
+    prefix: str | None  # of the schema's roles (owner PREFIX_owner); None when unknown
+    holds: tuple[str, ...]  # of producer, worker, admin
+
+
+def _login_roles(row: Sequence[Any] | None) -> LoginRoles:
+    assert row is not None
+    login, prefix, holds = row
+    return LoginRoles(str(login), prefix, tuple(holds))
+
+
+def login_roles(conn: psycopg.Connection[Any]) -> LoginRoles:
+    """Which Taskboard roles the session's login may use; works for any login."""
+    with conn.cursor(row_factory=tuple_row) as cur:
+        return _login_roles(cur.execute(LOGIN_ROLES).fetchone())
+
+
+async def alogin_roles(conn: psycopg.AsyncConnection[Any]) -> LoginRoles:
+    """`login_roles` on an AsyncConnection."""
+    async with conn.cursor(row_factory=tuple_row) as cur:
+        await cur.execute(LOGIN_ROLES)
+        return _login_roles(await cur.fetchone())
+
+
+async def current_user(conn: psycopg.AsyncConnection[Any]) -> str:
+    row = await (await conn.execute("SELECT current_user")).fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+async def probe_prepared(conn: psycopg.AsyncConnection[Any]) -> None:
+    """One execution of a statement psycopg prepares at once (prepare=True)."""
+    await conn.execute("SELECT taskboard.version()", prepare=True)
