@@ -25,7 +25,7 @@ TOOL_PACKAGES := sqitch libdbd-pg-perl libtap-parser-sourcehandler-pgtap-perl po
 PGBOUNCER := $(or $(shell command -v pgbouncer 2>/dev/null),/usr/sbin/pgbouncer)
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: help venv tools db db-stop test test-pg18 test-pg15 test-installed docs schema schema-check lint demo demo-sql dashboard clean
+.PHONY: help venv tools db db-stop test test-pg18 test-pg15 test-installed docs schema schema-check sync lint demo demo-sql dashboard clean
 
 help: ## List the targets
 	@echo "usage: make TARGET"
@@ -137,7 +137,11 @@ schema schema-check:
 # What lint checks: the driver, its development tooling (dev/), the tests, soak, bench, examples.
 LINT_PATHS := pydriver dev tests soak bench examples
 
-lint: venv ## ruff (rules and format), mypy --strict and the import contracts (import-linter)
+sync: venv ## Write the sync calls (taskboard/sql/X.py, the sync methods of app.py) from their asyncio source
+	@$(PY) -m taskboard_dev.async_to_sync write
+
+lint: venv ## ruff (rules and format), mypy --strict, the import contracts (import-linter) and that make sync has nothing to write
+	@echo "== make sync has nothing to write"; $(PY) -m taskboard_dev.async_to_sync check
 	@echo "== ruff check"; $(VENV)/bin/ruff check $(LINT_PATHS)
 	@echo "== ruff format --check"; $(VENV)/bin/ruff format --check $(LINT_PATHS)
 	@echo "== mypy --strict"; $(VENV)/bin/mypy

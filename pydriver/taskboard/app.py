@@ -260,6 +260,9 @@ class Taskboard:
         self.hooks.append(hook)
         return hook
 
+    # -- generated sync calls: made from the asyncio calls below by make sync
+    # (dev/taskboard_dev/async_to_sync.py); edit those, not these.
+
     # -- enqueue -----------------------------------------------------------------
 
     def enqueue(
@@ -280,7 +283,8 @@ class Taskboard:
         transaction: it commits when the caller commits (at once in
         autocommit) and vanishes if it rolls back; see Taskboard for a
         closed connection or a failed transaction. Without, a connection of
-        the app's pool commits it at once. With `dedupe_key`, an unfinished
+        the app's pool commits it at once (a pool for the sync calls, one per
+        event loop for the asyncio ones). With `dedupe_key`, an unfinished
         job of the same queue and task holding that key is returned instead
         of a new one. `max_attempts=None` means the task's registered
         max_attempts, else DEFAULT_MAX_ATTEMPTS (5). A task registered with a
@@ -332,6 +336,140 @@ class Taskboard:
             "enqueue_many", self._traced(sql.enqueue_many), self._with_trace(params), conn
         )
 
+    # -- queue control (the admin role) -------------------------------------------
+
+    def pause(self, queue: str, *, conn: psycopg.Connection[Any] | None = None) -> bool:
+        """Pause `queue`: from the next claim on, no worker takes a job from it, until
+        `resume`. Its running jobs carry on, renew, complete and fail. True when this call
+        paused it, False when it already was. Needs the admin role."""
+        return self._produce("pause", sql.pause, sql.queue_params(queue), conn, role=ADMIN_ROLE)
+
+    def resume(self, queue: str, *, conn: psycopg.Connection[Any] | None = None) -> bool:
+        """Resume a paused `queue`; its workers are woken when a job is runnable. True when
+        this call resumed it, False when it was not paused. Needs the admin role."""
+        return self._produce("resume", sql.resume, sql.queue_params(queue), conn, role=ADMIN_ROLE)
+
+    def set_queue_limit(
+        self,
+        queue: str,
+        max_running: int | None,
+        *,
+        conn: psycopg.Connection[Any] | None = None,
+    ) -> bool:
+        """Never run more than `max_running` jobs of `queue` at once, across all workers
+        (None: no limit). Jobs already running over a lowered limit carry on. True when
+        this call changed the limit. Needs the admin role; InvalidArgument below 1."""
+        params = sql.queue_limit_params(queue, max_running)
+        return self._produce("set_queue_limit", sql.set_queue_limit, params, conn, role=ADMIN_ROLE)
+
+    # -- managing jobs -------------------------------------------------------------
+
+    def get_job(
+        self, job_id: int, *, conn: psycopg.Connection[Any] | None = None
+    ) -> sql.JobInfo | None:
+        """The job as a person may see it (never its token); None for an unknown id."""
+        return self._produce("get_job", sql.get_job, sql.job_params(job_id), conn)
+
+    def jobs(
+        self,
+        *,
+        queue: str | None = None,
+        state: str | None = None,
+        task: str | None = None,
+        after_id: int | None = None,
+        limit: int = DEFAULT_PAGE,
+        conn: psycopg.Connection[Any] | None = None,
+    ) -> list[sql.JobInfo]:
+        """Jobs matching every filter given, newest first, at most `limit` (1..1000).
+
+        The next page: pass the last job's id as `after_id`. Any Taskboard role
+        may (from 0.4.0; the admin role before).
+        """
+        params = sql.find_jobs_params(queue, state, task, after_id, limit)
+        return self._produce("jobs", sql.find_jobs, params, conn, role=ADMIN_ROLE)
+
+    def cancel(self, job_id: int, *, conn: psycopg.Connection[Any] | None = None) -> bool:
+        """Cancel a queued or running job; its holder's later writes are refused. False
+        for a finished or unknown job. Needs the admin role."""
+        return self._produce("cancel", sql.cancel, sql.job_params(job_id), conn, role=ADMIN_ROLE)
+
+    def retry(self, job_id: int, *, conn: psycopg.Connection[Any] | None = None) -> bool:
+        """Queue a dead or cancelled job again, its attempts reset: runnable now, or, when
+        it was cancelled under a lease that has not run out, once that lease ends. False for
+        any other state, an unknown job, or when its dedupe key is held by another unfinished
+        job. Needs the admin role."""
+        return self._produce("retry", sql.retry, sql.job_params(job_id), conn, role=ADMIN_ROLE)
+
+    def prune(
+        self,
+        older_than: float | dt.timedelta,
+        *,
+        batch: int = PRUNE_BATCH,
+        conn: psycopg.Connection[Any] | None = None,
+    ) -> int:
+        """Delete finished jobs that finished more than `older_than` (seconds or a
+        timedelta) ago, `batch` at a time until none is left; how many in all. Needs the
+        admin (or worker) role."""
+        params = sql.prune_params(older_than, batch)
+        return self._produce("prune", sql.prune, params, conn, role=ADMIN_ROLE)
+
+    def result(self, job_id: int, *, timeout: float | None = None) -> Any:
+        """Wait until the job is finished and return its result.
+
+        Raises JobFailed when it is dead, JobCancelled when it was cancelled,
+        JobNotFound for an unknown id, and TimeoutError when it is not
+        finished within `timeout` seconds (None: wait as long as it takes).
+        Asks get_job, less often the longer it waits (at most every second).
+        """
+        waiting = _Waiting(timeout)
+        while True:
+            job = self.get_job(job_id)
+            if (done := _outcome(job_id, job)) is not None:
+                return done.value
+            time.sleep(waiting.next_pause(job_id))
+
+    # -- making the calls ------------------------------------------------------------
+
+    def _traced(
+        self, call: Callable[[psycopg.Connection[Any], dict[str, Any]], R]
+    ) -> Callable[[psycopg.Connection[Any], dict[str, Any]], R]:
+        """`call`, sending the trace context only where the schema stores it (0.4.0 on)."""
+
+        def traced(conn: psycopg.Connection[Any], params: dict[str, Any]) -> R:
+            if params.get("trace_context") is not None and self._schema_traces is None:
+                self._schema_traces = sql.stores_trace_context(conn)
+            if not self._schema_traces:
+                params = {**params, "trace_context": None}
+            return call(conn, params)
+
+        return traced
+
+    def _produce(
+        self,
+        name: str,
+        call: Callable[[psycopg.Connection[Any], dict[str, Any]], R],
+        params: dict[str, Any],
+        conn: psycopg.Connection[Any] | None,
+        *,
+        role: str = PRODUCER_ROLE,
+    ) -> R:
+        """Make the call `name` (public), which `role` may make, on `conn`, else on a
+        connection of the app's pool. TypeError when `conn` is not a
+        psycopg.Connection."""
+        if conn is not None:
+            sql.check_connection(name, conn, psycopg.Connection)
+            with translate(role_needed=role):
+                return call(conn, params)
+        pool = self._pools.pool()
+        with pool.connection() as own, translate(role_needed=role):
+            return call(own, params)
+
+    # -- end of the generated sync calls
+
+    # -- asyncio calls: the source of the generated sync calls above (make sync) ------
+
+    # -- enqueue -----------------------------------------------------------------
+
     async def aenqueue(
         self,
         task: str,
@@ -344,10 +482,24 @@ class Taskboard:
         dedupe_key: str | None = None,
         conn: psycopg.AsyncConnection[Any] | None = None,
     ) -> int:
-        """`enqueue` for asyncio code; `conn` is then an AsyncConnection.
+        """Enqueue one job and return its id.
 
-        Without `conn`, a connection of the app's pool for the running event
-        loop commits the job at once.
+        With `conn` (any row factory), the job joins that connection's
+        transaction: it commits when the caller commits (at once in
+        autocommit) and vanishes if it rolls back; see Taskboard for a
+        closed connection or a failed transaction. Without, a connection of
+        the app's pool commits it at once (a pool for the sync calls, one per
+        event loop for the asyncio ones). With `dedupe_key`, an unfinished
+        job of the same queue and task holding that key is returned instead
+        of a new one. `max_attempts=None` means the task's registered
+        max_attempts, else DEFAULT_MAX_ATTEMPTS (5). A task registered with a
+        payload model validates `payload` first (see `task`).
+
+        A task this app does not register is enqueued all the same (a worker
+        of another app may run it); an app that registers tasks logs one
+        warning per such name.
+        Raises InvalidArgument when the payload or an argument is refused, and
+        PermissionDenied when the login lacks taskboard_producer.
         """
         params = sql.enqueue_params(
             task,
@@ -374,7 +526,10 @@ class Taskboard:
         dedupe_keys: Iterable[str | None] | None = None,
         conn: psycopg.AsyncConnection[Any] | None = None,
     ) -> list[int]:
-        """`enqueue_many` for asyncio code; `conn` is then an AsyncConnection."""
+        """Enqueue one job of `task` per payload in one round trip; ids in payload order.
+
+        As `aenqueue`: a payload model validates every payload before any is sent.
+        """
         params = sql.enqueue_many_params(
             task,
             self._payloads(task, payloads),
@@ -387,6 +542,153 @@ class Taskboard:
         return await self._aproduce(
             "aenqueue_many", self._atraced(sql.aenqueue_many), self._with_trace(params), conn
         )
+
+    # -- queue control (the admin role) -------------------------------------------
+
+    async def apause(self, queue: str, *, conn: psycopg.AsyncConnection[Any] | None = None) -> bool:
+        """Pause `queue`: from the next claim on, no worker takes a job from it, until
+        `aresume`. Its running jobs carry on, renew, complete and fail. True when this call
+        paused it, False when it already was. Needs the admin role."""
+        return await self._aproduce(
+            "apause", sql.apause, sql.queue_params(queue), conn, role=ADMIN_ROLE
+        )
+
+    async def aresume(
+        self, queue: str, *, conn: psycopg.AsyncConnection[Any] | None = None
+    ) -> bool:
+        """Resume a paused `queue`; its workers are woken when a job is runnable. True when
+        this call resumed it, False when it was not paused. Needs the admin role."""
+        return await self._aproduce(
+            "aresume", sql.aresume, sql.queue_params(queue), conn, role=ADMIN_ROLE
+        )
+
+    async def aset_queue_limit(
+        self,
+        queue: str,
+        max_running: int | None,
+        *,
+        conn: psycopg.AsyncConnection[Any] | None = None,
+    ) -> bool:
+        """Never run more than `max_running` jobs of `queue` at once, across all workers
+        (None: no limit). Jobs already running over a lowered limit carry on. True when
+        this call changed the limit. Needs the admin role; InvalidArgument below 1."""
+        params = sql.queue_limit_params(queue, max_running)
+        return await self._aproduce(
+            "aset_queue_limit", sql.aset_queue_limit, params, conn, role=ADMIN_ROLE
+        )
+
+    # -- managing jobs -------------------------------------------------------------
+
+    async def aget_job(
+        self, job_id: int, *, conn: psycopg.AsyncConnection[Any] | None = None
+    ) -> sql.JobInfo | None:
+        """The job as a person may see it (never its token); None for an unknown id."""
+        return await self._aproduce("aget_job", sql.aget_job, sql.job_params(job_id), conn)
+
+    async def ajobs(
+        self,
+        *,
+        queue: str | None = None,
+        state: str | None = None,
+        task: str | None = None,
+        after_id: int | None = None,
+        limit: int = DEFAULT_PAGE,
+        conn: psycopg.AsyncConnection[Any] | None = None,
+    ) -> list[sql.JobInfo]:
+        """Jobs matching every filter given, newest first, at most `limit` (1..1000).
+
+        The next page: pass the last job's id as `after_id`. Any Taskboard role
+        may (from 0.4.0; the admin role before).
+        """
+        params = sql.find_jobs_params(queue, state, task, after_id, limit)
+        return await self._aproduce("ajobs", sql.afind_jobs, params, conn, role=ADMIN_ROLE)
+
+    async def acancel(
+        self, job_id: int, *, conn: psycopg.AsyncConnection[Any] | None = None
+    ) -> bool:
+        """Cancel a queued or running job; its holder's later writes are refused. False
+        for a finished or unknown job. Needs the admin role."""
+        return await self._aproduce(
+            "acancel", sql.acancel, sql.job_params(job_id), conn, role=ADMIN_ROLE
+        )
+
+    async def aretry(
+        self, job_id: int, *, conn: psycopg.AsyncConnection[Any] | None = None
+    ) -> bool:
+        """Queue a dead or cancelled job again, its attempts reset: runnable now, or, when
+        it was cancelled under a lease that has not run out, once that lease ends. False for
+        any other state, an unknown job, or when its dedupe key is held by another unfinished
+        job. Needs the admin role."""
+        return await self._aproduce(
+            "aretry", sql.aretry, sql.job_params(job_id), conn, role=ADMIN_ROLE
+        )
+
+    async def aprune(
+        self,
+        older_than: float | dt.timedelta,
+        *,
+        batch: int = PRUNE_BATCH,
+        conn: psycopg.AsyncConnection[Any] | None = None,
+    ) -> int:
+        """Delete finished jobs that finished more than `older_than` (seconds or a
+        timedelta) ago, `batch` at a time until none is left; how many in all. Needs the
+        admin (or worker) role."""
+        params = sql.prune_params(older_than, batch)
+        return await self._aproduce("aprune", sql.aprune, params, conn, role=ADMIN_ROLE)
+
+    async def aresult(self, job_id: int, *, timeout: float | None = None) -> Any:
+        """Wait until the job is finished and return its result.
+
+        Raises JobFailed when it is dead, JobCancelled when it was cancelled,
+        JobNotFound for an unknown id, and TimeoutError when it is not
+        finished within `timeout` seconds (None: wait as long as it takes).
+        Asks aget_job, less often the longer it waits (at most every second).
+        """
+        waiting = _Waiting(timeout)
+        while True:
+            job = await self.aget_job(job_id)
+            if (done := _outcome(job_id, job)) is not None:
+                return done.value
+            await asyncio.sleep(waiting.next_pause(job_id))
+
+    # -- making the calls ------------------------------------------------------------
+
+    def _atraced(
+        self, call: Callable[[psycopg.AsyncConnection[Any], dict[str, Any]], Awaitable[R]]
+    ) -> Callable[[psycopg.AsyncConnection[Any], dict[str, Any]], Awaitable[R]]:
+        """`call`, sending the trace context only where the schema stores it (0.4.0 on)."""
+
+        async def traced(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> R:
+            if params.get("trace_context") is not None and self._schema_traces is None:
+                self._schema_traces = await sql.astores_trace_context(conn)
+            if not self._schema_traces:
+                params = {**params, "trace_context": None}
+            return await call(conn, params)
+
+        return traced
+
+    async def _aproduce(
+        self,
+        name: str,
+        call: Callable[[psycopg.AsyncConnection[Any], dict[str, Any]], Awaitable[R]],
+        params: dict[str, Any],
+        conn: psycopg.AsyncConnection[Any] | None,
+        *,
+        role: str = PRODUCER_ROLE,
+    ) -> R:
+        """Make the call `name` (public), which `role` may make, on `conn`, else on a
+        connection of the app's pool. TypeError when `conn` is not a
+        psycopg.AsyncConnection."""
+        if conn is not None:
+            sql.check_connection(name, conn, psycopg.AsyncConnection)
+            with translate(role_needed=role):
+                return await call(conn, params)
+        pool = await self._pools.apool()
+        async with pool.connection() as own:
+            with translate(role_needed=role):
+                return await call(own, params)
+
+    # -- end of the asyncio calls
 
     def _payload(self, task: str, payload: Any) -> Any:
         """`payload` as a job of `task` stores it (see Task.stored_payload)."""
@@ -426,249 +728,10 @@ class Taskboard:
         )
         return None
 
-    # -- queue control (the admin role) -------------------------------------------
-
-    def pause(self, queue: str, *, conn: psycopg.Connection[Any] | None = None) -> bool:
-        """Pause `queue`: from the next claim on, no worker takes a job from it, until
-        `resume`. Its running jobs carry on, renew, complete and fail. True when this call
-        paused it, False when it already was. Needs the admin role."""
-        return self._produce("pause", sql.pause, sql.queue_params(queue), conn, role=ADMIN_ROLE)
-
-    async def apause(self, queue: str, *, conn: psycopg.AsyncConnection[Any] | None = None) -> bool:
-        """`pause` for asyncio code; `conn` is then an AsyncConnection."""
-        return await self._aproduce(
-            "apause", sql.apause, sql.queue_params(queue), conn, role=ADMIN_ROLE
-        )
-
-    def resume(self, queue: str, *, conn: psycopg.Connection[Any] | None = None) -> bool:
-        """Resume a paused `queue`; its workers are woken when a job is runnable. True when
-        this call resumed it, False when it was not paused. Needs the admin role."""
-        return self._produce("resume", sql.resume, sql.queue_params(queue), conn, role=ADMIN_ROLE)
-
-    async def aresume(
-        self, queue: str, *, conn: psycopg.AsyncConnection[Any] | None = None
-    ) -> bool:
-        """`resume` for asyncio code; `conn` is then an AsyncConnection."""
-        return await self._aproduce(
-            "aresume", sql.aresume, sql.queue_params(queue), conn, role=ADMIN_ROLE
-        )
-
-    def set_queue_limit(
-        self, queue: str, max_running: int | None, *, conn: psycopg.Connection[Any] | None = None
-    ) -> bool:
-        """Never run more than `max_running` jobs of `queue` at once, across all workers
-        (None: no limit). Jobs already running over a lowered limit carry on. True when
-        this call changed the limit. Needs the admin role; InvalidArgument below 1."""
-        params = sql.queue_limit_params(queue, max_running)
-        return self._produce("set_queue_limit", sql.set_queue_limit, params, conn, role=ADMIN_ROLE)
-
-    async def aset_queue_limit(
-        self,
-        queue: str,
-        max_running: int | None,
-        *,
-        conn: psycopg.AsyncConnection[Any] | None = None,
-    ) -> bool:
-        """`set_queue_limit` for asyncio code; `conn` is then an AsyncConnection."""
-        params = sql.queue_limit_params(queue, max_running)
-        return await self._aproduce(
-            "aset_queue_limit", sql.aset_queue_limit, params, conn, role=ADMIN_ROLE
-        )
-
-    # -- managing jobs -------------------------------------------------------------
-
-    def get_job(
-        self, job_id: int, *, conn: psycopg.Connection[Any] | None = None
-    ) -> sql.JobInfo | None:
-        """The job as a person may see it (never its token); None for an unknown id."""
-        return self._produce("get_job", sql.get_job, sql.job_params(job_id), conn)
-
-    async def aget_job(
-        self, job_id: int, *, conn: psycopg.AsyncConnection[Any] | None = None
-    ) -> sql.JobInfo | None:
-        """`get_job` for asyncio code; `conn` is then an AsyncConnection."""
-        return await self._aproduce("aget_job", sql.aget_job, sql.job_params(job_id), conn)
-
-    def jobs(
-        self,
-        *,
-        queue: str | None = None,
-        state: str | None = None,
-        task: str | None = None,
-        after_id: int | None = None,
-        limit: int = DEFAULT_PAGE,
-        conn: psycopg.Connection[Any] | None = None,
-    ) -> list[sql.JobInfo]:
-        """Jobs matching every filter given, newest first, at most `limit` (1..1000).
-
-        The next page: pass the last job's id as `after_id`. Any Taskboard role
-        may (from 0.4.0; the admin role before).
-        """
-        params = sql.find_jobs_params(queue, state, task, after_id, limit)
-        return self._produce("jobs", sql.find_jobs, params, conn, role=ADMIN_ROLE)
-
-    async def ajobs(
-        self,
-        *,
-        queue: str | None = None,
-        state: str | None = None,
-        task: str | None = None,
-        after_id: int | None = None,
-        limit: int = DEFAULT_PAGE,
-        conn: psycopg.AsyncConnection[Any] | None = None,
-    ) -> list[sql.JobInfo]:
-        """`jobs` for asyncio code; `conn` is then an AsyncConnection."""
-        params = sql.find_jobs_params(queue, state, task, after_id, limit)
-        return await self._aproduce("ajobs", sql.afind_jobs, params, conn, role=ADMIN_ROLE)
-
-    def cancel(self, job_id: int, *, conn: psycopg.Connection[Any] | None = None) -> bool:
-        """Cancel a queued or running job; its holder's later writes are refused. False
-        for a finished or unknown job. Needs the admin role."""
-        return self._produce("cancel", sql.cancel, sql.job_params(job_id), conn, role=ADMIN_ROLE)
-
-    async def acancel(
-        self, job_id: int, *, conn: psycopg.AsyncConnection[Any] | None = None
-    ) -> bool:
-        """`cancel` for asyncio code; `conn` is then an AsyncConnection."""
-        return await self._aproduce(
-            "acancel", sql.acancel, sql.job_params(job_id), conn, role=ADMIN_ROLE
-        )
-
-    def retry(self, job_id: int, *, conn: psycopg.Connection[Any] | None = None) -> bool:
-        """Queue a dead or cancelled job again, its attempts reset: runnable now, or, when
-        it was cancelled under a lease that has not run out, once that lease ends. False for
-        any other state, an unknown job, or when its dedupe key is held by another unfinished
-        job. Needs the admin role."""
-        return self._produce("retry", sql.retry, sql.job_params(job_id), conn, role=ADMIN_ROLE)
-
-    async def aretry(
-        self, job_id: int, *, conn: psycopg.AsyncConnection[Any] | None = None
-    ) -> bool:
-        """`retry` for asyncio code; `conn` is then an AsyncConnection."""
-        return await self._aproduce(
-            "aretry", sql.aretry, sql.job_params(job_id), conn, role=ADMIN_ROLE
-        )
-
-    def prune(
-        self,
-        older_than: float | dt.timedelta,
-        *,
-        batch: int = PRUNE_BATCH,
-        conn: psycopg.Connection[Any] | None = None,
-    ) -> int:
-        """Delete finished jobs that finished more than `older_than` (seconds or a
-        timedelta) ago, `batch` at a time until none is left; how many in all. Needs the
-        admin (or worker) role."""
-        params = sql.prune_params(older_than, batch)
-        return self._produce("prune", sql.prune, params, conn, role=ADMIN_ROLE)
-
-    async def aprune(
-        self,
-        older_than: float | dt.timedelta,
-        *,
-        batch: int = PRUNE_BATCH,
-        conn: psycopg.AsyncConnection[Any] | None = None,
-    ) -> int:
-        """`prune` for asyncio code; `conn` is then an AsyncConnection."""
-        params = sql.prune_params(older_than, batch)
-        return await self._aproduce("aprune", sql.aprune, params, conn, role=ADMIN_ROLE)
-
-    def result(self, job_id: int, *, timeout: float | None = None) -> Any:
-        """Wait until the job is finished and return its result.
-
-        Raises JobFailed when it is dead, JobCancelled when it was cancelled,
-        JobNotFound for an unknown id, and TimeoutError when it is not
-        finished within `timeout` seconds (None: wait as long as it takes).
-        Asks get_job, less often the longer it waits (at most every second).
-        """
-        waiting = _Waiting(timeout)
-        while True:
-            job = self.get_job(job_id)
-            if (done := _outcome(job_id, job)) is not None:
-                return done.value
-            time.sleep(waiting.next_pause(job_id))
-
-    async def aresult(self, job_id: int, *, timeout: float | None = None) -> Any:
-        """`result` for asyncio code."""
-        waiting = _Waiting(timeout)
-        while True:
-            job = await self.aget_job(job_id)
-            if (done := _outcome(job_id, job)) is not None:
-                return done.value
-            await asyncio.sleep(waiting.next_pause(job_id))
-
-    # -- the trace context -------------------------------------------------------
-
     @staticmethod
     def _with_trace(params: dict[str, Any]) -> dict[str, Any]:
         """`params` with the caller's trace context (taskboard.tracing), when there is one."""
         return {**params, "trace_context": sql.trace_context_json(tracing.current_context())}
-
-    def _traced(
-        self, call: Callable[[psycopg.Connection[Any], dict[str, Any]], R]
-    ) -> Callable[[psycopg.Connection[Any], dict[str, Any]], R]:
-        """`call`, sending the trace context only where the schema stores it (0.4.0 on)."""
-
-        def traced(conn: psycopg.Connection[Any], params: dict[str, Any]) -> R:
-            if params.get("trace_context") is not None and self._schema_traces is None:
-                self._schema_traces = sql.stores_trace_context(conn)
-            if not self._schema_traces:
-                params = {**params, "trace_context": None}
-            return call(conn, params)
-
-        return traced
-
-    def _atraced(
-        self, call: Callable[[psycopg.AsyncConnection[Any], dict[str, Any]], Awaitable[R]]
-    ) -> Callable[[psycopg.AsyncConnection[Any], dict[str, Any]], Awaitable[R]]:
-        """`_traced` for asyncio."""
-
-        async def traced(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> R:
-            if params.get("trace_context") is not None and self._schema_traces is None:
-                self._schema_traces = await sql.astores_trace_context(conn)
-            if not self._schema_traces:
-                params = {**params, "trace_context": None}
-            return await call(conn, params)
-
-        return traced
-
-    def _produce(
-        self,
-        name: str,
-        call: Callable[[psycopg.Connection[Any], dict[str, Any]], R],
-        params: dict[str, Any],
-        conn: psycopg.Connection[Any] | None,
-        *,
-        role: str = PRODUCER_ROLE,
-    ) -> R:
-        """Make the call `name` (public), which `role` may make, on `conn`, else on a
-        connection of the app's sync pool. TypeError when `conn` is not a psycopg.Connection."""
-        if conn is not None:
-            sql.check_connection(name, conn, asynchronous=False)
-            with translate(role_needed=role):
-                return call(conn, params)
-        with self._pools.sync().connection() as own, translate(role_needed=role):
-            return call(own, params)
-
-    async def _aproduce(
-        self,
-        name: str,
-        call: Callable[[psycopg.AsyncConnection[Any], dict[str, Any]], Awaitable[R]],
-        params: dict[str, Any],
-        conn: psycopg.AsyncConnection[Any] | None,
-        *,
-        role: str = PRODUCER_ROLE,
-    ) -> R:
-        """`_produce` for asyncio: on `conn` (a psycopg.AsyncConnection), else on the
-        running loop's pool."""
-        if conn is not None:
-            sql.check_connection(name, conn, asynchronous=True)
-            with translate(role_needed=role):
-                return await call(conn, params)
-        pool = await self._pools.for_running_loop()
-        async with pool.connection() as own:
-            with translate(role_needed=role):
-                return await call(own, params)
 
     def connect_kwargs(self, *, autocommit: bool = True) -> dict[str, Any]:
         """psycopg connection options every connection of this app uses."""
@@ -783,6 +846,9 @@ class TaskHandle(Generic[P, R]):
     def __repr__(self) -> str:
         return f"<TaskHandle {self.name!r} queue={self.queue!r}>"
 
+    # -- generated sync calls: made from the asyncio calls below by make sync
+    # (dev/taskboard_dev/async_to_sync.py); edit those, not these.
+
     def enqueue(
         self,
         payload: Any = None,
@@ -830,6 +896,10 @@ class TaskHandle(Generic[P, R]):
             conn=conn,
         )
 
+    # -- end of the generated sync calls
+
+    # -- asyncio calls: the source of the generated sync calls above (make sync) ------
+
     async def aenqueue(
         self,
         payload: Any = None,
@@ -841,7 +911,7 @@ class TaskHandle(Generic[P, R]):
         dedupe_key: str | None = None,
         conn: psycopg.AsyncConnection[Any] | None = None,
     ) -> int:
-        """`enqueue` for asyncio code; `conn` is then an AsyncConnection."""
+        """Enqueue one job of this task and return its id (see Taskboard.aenqueue)."""
         return await self._app.aenqueue(
             self.name,
             payload,
@@ -864,7 +934,8 @@ class TaskHandle(Generic[P, R]):
         dedupe_keys: Iterable[str | None] | None = None,
         conn: psycopg.AsyncConnection[Any] | None = None,
     ) -> list[int]:
-        """`enqueue_many` for asyncio code; `conn` is then an AsyncConnection."""
+        """Enqueue one job of this task per payload in one round trip (see
+        Taskboard.aenqueue_many); ids in payload order."""
         return await self._app.aenqueue_many(
             self.name,
             payloads,
@@ -875,6 +946,8 @@ class TaskHandle(Generic[P, R]):
             dedupe_keys=dedupe_keys,
             conn=conn,
         )
+
+    # -- end of the asyncio calls
 
 
 @dataclass(frozen=True, slots=True)
@@ -940,7 +1013,7 @@ class _EnqueuePools:
             "open": False,
         }
 
-    def sync(self) -> ConnectionPool[psycopg.Connection[Any]]:
+    def pool(self) -> ConnectionPool[psycopg.Connection[Any]]:
         """The sync pool, opened now if it is not open.
 
         Raises psycopg.OperationalError when the database cannot be reached.
@@ -959,7 +1032,7 @@ class _EnqueuePools:
                 self._sync = pool
             return self._sync
 
-    async def for_running_loop(self) -> AsyncConnectionPool[Any]:
+    async def apool(self) -> AsyncConnectionPool[Any]:
         """The running loop's pool, opened now if it has none.
 
         Pools of loops closed since are let go of: their connections close

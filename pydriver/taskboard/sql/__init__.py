@@ -2,15 +2,31 @@
 
 Every decision about who holds a job is made by those functions; these
 wrappers pass arguments and return their answers unchanged. One module an
-audience: parameters (the checks of the arguments), producer, worker
-(`Queries`, the object a worker makes its calls through), admin (queue
-control, managing jobs, prune) and dashboard (the reads). Every name is
-also importable from here.
+audience: parameters (the checks of the arguments), session (the schema's
+release, the login's roles), producer, worker (`Queries`, the object a
+worker makes its calls through), admin (queue control, managing jobs,
+prune) and dashboard (the reads). Every name is also importable from here.
+
+A call made on both a psycopg.Connection and a psycopg.AsyncConnection is
+written once, for asyncio, in X_async.py (`aenqueue`, `apause`, ...); X.py
+holds its sync twin (`enqueue`, `pause`, ...), generated from it by
+`make sync` (dev/taskboard_dev/async_to_sync.py).
 """
 
 from __future__ import annotations
 
 from taskboard.sql.admin import (
+    cancel,
+    find_jobs,
+    get_job,
+    pause,
+    prune,
+    prune_batch,
+    resume,
+    retry,
+    set_queue_limit,
+)
+from taskboard.sql.admin_async import (
     CANCEL,
     DEFAULT_LOADERS,
     FIND_JOBS,
@@ -27,18 +43,11 @@ from taskboard.sql.admin import (
     aget_job,
     apause,
     aprune,
+    aprune_batch,
     aresume,
     aretry,
     aset_queue_limit,
-    cancel,
-    find_jobs,
-    get_job,
     job_info,
-    pause,
-    prune,
-    resume,
-    retry,
-    set_queue_limit,
 )
 from taskboard.sql.dashboard import (
     ALLOWED_ACTIONS,
@@ -86,20 +95,31 @@ from taskboard.sql.parameters import (
     trace_context_json,
 )
 from taskboard.sql.producer import (
+    enqueue,
+    enqueue_many,
+)
+from taskboard.sql.producer_async import (
     ENQUEUE,
     ENQUEUE_MANY,
     ENQUEUE_MANY_TRACED,
     ENQUEUE_TRACED,
-    TRACE_CONTEXT_SINCE,
     aenqueue,
     aenqueue_many,
-    astores_trace_context,
-    aversion,
-    enqueue,
-    enqueue_many,
+)
+from taskboard.sql.session import (
+    login_roles,
     schema_present,
     stores_trace_context,
     version,
+)
+from taskboard.sql.session_async import (
+    LOGIN_ROLES,
+    TRACE_CONTEXT_SINCE,
+    LoginRoles,
+    alogin_roles,
+    aschema_present,
+    astores_trace_context,
+    aversion,
 )
 from taskboard.sql.worker import (
     CHANNEL,
@@ -117,14 +137,11 @@ from taskboard.sql.worker import (
     FAIL_RETRY_SINCE,
     FENCE_SINCE,
     LEASE_STATE,
-    LOGIN_ROLES,
     RELEASE,
     RENEW,
     RENEW_MANY,
     Claimed,
-    LoginRoles,
     Queries,
-    alogin_roles,
     can_work,
     claim,
     claim_query,
@@ -141,7 +158,6 @@ from taskboard.sql.worker import (
     fail,
     lease_state,
     listen,
-    login_roles,
     probe_prepared,
     release,
     renew,
@@ -216,10 +232,12 @@ __all__ = [
     "alogin_roles",
     "apause",
     "aprune",
+    "aprune_batch",
     "aqueue_overview",
     "aresume",
     "aretry",
     "aschedules",
+    "aschema_present",
     "aset_queue_limit",
     "astores_trace_context",
     "aversion",
@@ -260,6 +278,7 @@ __all__ = [
     "payload_json",
     "probe_prepared",
     "prune",
+    "prune_batch",
     "prune_params",
     "queue_limit_params",
     "queue_params",

@@ -1,216 +1,90 @@
+# Generated from admin_async.py by dev/taskboard_dev/async_to_sync.py (make sync):
+# edit admin_async.py, not this file.
 """Queue control and managing jobs (the admin role): pause, resume, set_queue_limit,
 get_job, find_jobs, cancel, retry and prune.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import psycopg
-from psycopg.adapt import Loader
 from psycopg.rows import dict_row
-from psycopg.types.datetime import TimestamptzLoader
-from psycopg.types.json import JsonbLoader, JsonLoader
 
-from taskboard.sql.producer import _avalue, _value
-
-# -- queue control (the admin role) --------------------------------------------
-
-PAUSE = "SELECT taskboard.pause(queue => %(queue)s)"
-RESUME = "SELECT taskboard.resume(queue => %(queue)s)"
-SET_QUEUE_LIMIT = (
-    "SELECT taskboard.set_queue_limit(queue => %(queue)s, max_running => %(max_running)s)"
+from taskboard.sql.admin_async import (
+    CANCEL,
+    FIND_JOBS,
+    GET_JOB,
+    PAUSE,
+    PRUNE,
+    RESUME,
+    RETRY,
+    SET_QUEUE_LIMIT,
+    JobInfo,
+    _default_loaders,
+    job_info,
 )
+from taskboard.sql.session import value
 
 
-def _changed(conn: psycopg.Connection[Any], query: str, params: dict[str, Any]) -> bool:
-    return bool(_value(conn, query, params))
-
-
-async def _achanged(conn: psycopg.AsyncConnection[Any], query: str, params: dict[str, Any]) -> bool:
-    return bool(await _avalue(conn, query, params))
+def changed(conn: psycopg.Connection[Any], query: str, params: dict[str, Any]) -> bool:
+    """Whether the call `query` says it changed something."""
+    return bool(value(conn, query, params))
 
 
 def pause(conn: psycopg.Connection[Any], params: dict[str, Any]) -> bool:
-    return _changed(conn, PAUSE, params)
-
-
-async def apause(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> bool:
-    return await _achanged(conn, PAUSE, params)
+    """True when this call paused the queue of `params` (queue_params)."""
+    return changed(conn, PAUSE, params)
 
 
 def resume(conn: psycopg.Connection[Any], params: dict[str, Any]) -> bool:
-    return _changed(conn, RESUME, params)
-
-
-async def aresume(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> bool:
-    return await _achanged(conn, RESUME, params)
+    """True when this call resumed the queue of `params` (queue_params)."""
+    return changed(conn, RESUME, params)
 
 
 def set_queue_limit(conn: psycopg.Connection[Any], params: dict[str, Any]) -> bool:
-    return _changed(conn, SET_QUEUE_LIMIT, params)
-
-
-async def aset_queue_limit(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> bool:
-    return await _achanged(conn, SET_QUEUE_LIMIT, params)
-
-
-# Every column the schema has: paused and max_running arrived in 0.3.0.
-# -- managing jobs ---------------------------------------------------------------
-
-FINISHED_STATES = ("succeeded", "dead", "cancelled")
-
-
-@dataclass(frozen=True, slots=True)
-class JobInfo:
-    """One taskboard.job_info row: what a person may see of a job, never its token.
-
-    `errors` lists each failed attempt as {error, attempt, worker, at} (and a
-    `traceback` where the worker sent one). `started_at` is when the last
-    claim started the job; None before it was claimed, and on schemas older
-    than 0.3.0. `payload` is what the job was enqueued with and `fence` the
-    number of its latest claim (0 before the first); both None on schemas
-    older than 0.4.0.
-    """
-
-    job_id: int
-    queue: str
-    task: str
-    state: str
-    attempt: int
-    max_attempts: int
-    priority: int
-    run_at: dt.datetime
-    created_at: dt.datetime
-    finished_at: dt.datetime | None
-    result: Any
-    errors: list[dict[str, Any]]
-    started_at: dt.datetime | None = None
-    payload: Any = None
-    fence: int | None = None
-
-    @property
-    def finished(self) -> bool:
-        return self.state in FINISHED_STATES
-
-    def as_json(self) -> dict[str, Any]:
-        """The job as JSON-ready values: times in ISO 8601."""
-        return {
-            name: value.isoformat() if isinstance(value, dt.datetime) else value
-            for name, value in (
-                (field, getattr(self, field)) for field in self.__dataclass_fields__
-            )
-        }
-
-
-def job_info(row: Mapping[str, Any]) -> JobInfo | None:
-    """A JobInfo from a job_info row read by name; None for get_job's row of NULLs."""
-    if row["job_id"] is None:
-        return None
-    return JobInfo(
-        job_id=row["job_id"],
-        queue=row["queue"],
-        task=row["task"],
-        state=row["state"],
-        attempt=row["attempt"],
-        max_attempts=row["max_attempts"],
-        priority=row["priority"],
-        run_at=row["run_at"],
-        created_at=row["created_at"],
-        finished_at=row["finished_at"],
-        result=row["result"],
-        errors=list(row["errors"] or []),
-        started_at=row.get("started_at"),
-        payload=row.get("payload"),
-        fence=row.get("fence"),
-    )
-
-
-def _default_loaders(cur: psycopg.Cursor[Any] | psycopg.AsyncCursor[Any]) -> None:
-    """Decode json, jsonb and timestamptz on `cur` as psycopg does by default,
-    whatever the caller's connection registered (Django loads jsonb as text and,
-    without USE_TZ, timestamptz as naive datetimes)."""
-    for name, loader in DEFAULT_LOADERS:
-        cur.adapters.register_loader(name, loader)
-
-
-DEFAULT_LOADERS: tuple[tuple[str, type[Loader]], ...] = (
-    ("json", JsonLoader),
-    ("jsonb", JsonbLoader),
-    ("timestamptz", TimestamptzLoader),
-)
-
-GET_JOB = "SELECT * FROM taskboard.get_job(job_id => %(job_id)s)"
-FIND_JOBS = """
-SELECT * FROM taskboard.find_jobs(queue => %(queue)s, state => %(state)s, task => %(task)s,
-                                  after_id => %(after_id)s, max_rows => %(max_rows)s)
-"""
-CANCEL = "SELECT taskboard.cancel(job_id => %(job_id)s)"
-RETRY = "SELECT taskboard.retry(job_id => %(job_id)s)"
-PRUNE = "SELECT taskboard.prune(older_than => %(older_than)s, batch => %(batch)s)"
+    """True when this call changed the limit (queue_limit_params)."""
+    return changed(conn, SET_QUEUE_LIMIT, params)
 
 
 def get_job(conn: psycopg.Connection[Any], params: dict[str, Any]) -> JobInfo | None:
+    """The job of `params` (job_params); None for an unknown id."""
     with conn.cursor(row_factory=dict_row) as cur:
         _default_loaders(cur)
-        row = cur.execute(GET_JOB, params).fetchone()
-    return None if row is None else job_info(row)
-
-
-async def aget_job(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> JobInfo | None:
-    async with conn.cursor(row_factory=dict_row) as cur:
-        _default_loaders(cur)
-        row = await (await cur.execute(GET_JOB, params)).fetchone()
+        cur.execute(GET_JOB, params)
+        row = cur.fetchone()
     return None if row is None else job_info(row)
 
 
 def find_jobs(conn: psycopg.Connection[Any], params: dict[str, Any]) -> list[JobInfo]:
+    """The jobs `params` (find_jobs_params) selects, newest first."""
     with conn.cursor(row_factory=dict_row) as cur:
         _default_loaders(cur)
-        rows = cur.execute(FIND_JOBS, params).fetchall()
-    return [info for info in map(job_info, rows) if info is not None]
-
-
-async def afind_jobs(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> list[JobInfo]:
-    async with conn.cursor(row_factory=dict_row) as cur:
-        _default_loaders(cur)
-        rows = await (await cur.execute(FIND_JOBS, params)).fetchall()
+        cur.execute(FIND_JOBS, params)
+        rows = cur.fetchall()
     return [info for info in map(job_info, rows) if info is not None]
 
 
 def cancel(conn: psycopg.Connection[Any], params: dict[str, Any]) -> bool:
-    return _changed(conn, CANCEL, params)
-
-
-async def acancel(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> bool:
-    return await _achanged(conn, CANCEL, params)
+    """True when this call cancelled the job of `params` (job_params)."""
+    return changed(conn, CANCEL, params)
 
 
 def retry(conn: psycopg.Connection[Any], params: dict[str, Any]) -> bool:
-    return _changed(conn, RETRY, params)
+    """True when this call queued the job of `params` (job_params) again."""
+    return changed(conn, RETRY, params)
 
 
-async def aretry(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> bool:
-    return await _achanged(conn, RETRY, params)
+def prune_batch(conn: psycopg.Connection[Any], params: dict[str, Any]) -> int:
+    """One prune call: how many finished jobs it deleted (at most params["batch"])."""
+    return int(value(conn, PRUNE, params) or 0)
 
 
 def prune(conn: psycopg.Connection[Any], params: dict[str, Any]) -> int:
     """Batches of prune until one deletes fewer than a batch; how many in all."""
     total = 0
     while True:
-        deleted = int(_value(conn, PRUNE, params) or 0)
-        total += deleted
-        if deleted < params["batch"]:
-            return total
-
-
-async def aprune(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> int:
-    total = 0
-    while True:
-        deleted = int(await _avalue(conn, PRUNE, params) or 0)
+        deleted = prune_batch(conn, params)
         total += deleted
         if deleted < params["batch"]:
             return total

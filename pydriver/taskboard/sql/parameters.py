@@ -72,15 +72,16 @@ UNDERLYING = {
 }
 
 
-def check_connection(call: str, conn: object, *, asynchronous: bool) -> None:
+def check_connection(call: str, conn: object, wanted: type[Any]) -> None:
     """TypeError unless `conn` is the psycopg connection `call` takes.
 
-    `call` is the public name (aenqueue, jobs, ...): an async call needs a
-    psycopg.AsyncConnection, a sync one a psycopg.Connection. The message
-    names the twin that takes the connection given, or says how to reach the
-    psycopg connection under another library's object.
+    `call` is the public name (aenqueue, jobs, ...); `wanted` is the
+    connection class it takes: psycopg.AsyncConnection for an async call,
+    psycopg.Connection for a sync one. The message names the twin that takes
+    the connection given, or says how to reach the psycopg connection under
+    another library's object.
     """
-    wanted = psycopg.AsyncConnection if asynchronous else psycopg.Connection
+    asynchronous = wanted is psycopg.AsyncConnection
     if isinstance(conn, wanted):
         return
     if asynchronous and isinstance(conn, psycopg.Connection):

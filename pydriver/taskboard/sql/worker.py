@@ -12,11 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
-from psycopg.rows import tuple_row
 
-from taskboard.sql.admin import PRUNE
+from taskboard.sql.admin_async import PRUNE
 from taskboard.sql.parameters import prune_params, seconds
-from taskboard.sql.producer import TRACE_CONTEXT_SINCE, aversion
+from taskboard.sql.session_async import TRACE_CONTEXT_SINCE, aversion
 
 CHANNEL = "taskboard"
 
@@ -523,53 +522,6 @@ async def can_work(conn: psycopg.AsyncConnection[Any]) -> bool:
         )
     ).fetchone()
     return bool(row and row[0])
-
-
-# Who this session is and which Taskboard roles it has the rights of, from the
-# catalogs alone (any login may read them, with or without USAGE on the schema).
-# The prefix is the schema owner's name less `_owner` (NULL without the schema, or
-# for an owner named otherwise); the login comes quoted as SQL would need it.
-LOGIN_ROLES = """
-SELECT pg_catalog.quote_ident(current_user) AS login,
-       o.prefix,
-       ARRAY(SELECT k.kind
-               FROM unnest(ARRAY['producer', 'worker', 'admin']) WITH ORDINALITY AS k(kind, n)
-               JOIN pg_catalog.pg_roles AS r ON r.rolname = o.prefix || '_' || k.kind
-              WHERE pg_catalog.pg_has_role(r.oid, 'USAGE')
-              ORDER BY k.n) AS holds
-  FROM (SELECT (SELECT pg_catalog.substring(pg_catalog.pg_get_userbyid(n.nspowner),
-                                            '^([a-z_][a-z0-9_]*)_owner$')
-                  FROM pg_catalog.pg_namespace AS n
-                 WHERE n.nspname = 'taskboard') AS prefix) AS o
-"""
-
-
-@dataclass(frozen=True, slots=True)
-class LoginRoles:
-    """The session's login and the Taskboard roles whose rights it has."""
-
-    login: str  # quoted as an identifier where SQL needs it
-    prefix: str | None  # of the schema's roles (owner PREFIX_owner); None when unknown
-    holds: tuple[str, ...]  # of producer, worker, admin
-
-
-def _login_roles(row: Sequence[Any] | None) -> LoginRoles:
-    assert row is not None
-    login, prefix, holds = row
-    return LoginRoles(str(login), prefix, tuple(holds))
-
-
-def login_roles(conn: psycopg.Connection[Any]) -> LoginRoles:
-    """Which Taskboard roles the session's login may use; works for any login."""
-    with conn.cursor(row_factory=tuple_row) as cur:
-        return _login_roles(cur.execute(LOGIN_ROLES).fetchone())
-
-
-async def alogin_roles(conn: psycopg.AsyncConnection[Any]) -> LoginRoles:
-    """`login_roles` on an AsyncConnection."""
-    async with conn.cursor(row_factory=tuple_row) as cur:
-        await cur.execute(LOGIN_ROLES)
-        return _login_roles(await cur.fetchone())
 
 
 async def current_user(conn: psycopg.AsyncConnection[Any]) -> str:
