@@ -13,7 +13,7 @@ from typing import Any
 
 import psycopg
 
-from taskboard.sql.admin_async import PRUNE
+from taskboard.sql.admin_async import aprune_batch
 from taskboard.sql.parameters import prune_params, seconds
 from taskboard.sql.session_async import TRACE_CONTEXT_SINCE, aversion
 
@@ -82,11 +82,6 @@ def claimed(row: Sequence[Any], queue: str = "") -> Claimed:
 
 # -- workers -------------------------------------------------------------------
 
-
-async def listen(conn: psycopg.AsyncConnection[Any]) -> None:
-    await conn.execute(f"LISTEN {CHANNEL}")
-
-
 # The schema release from which claim hands out the fence.
 FENCE_SINCE = (0, 3, 0)
 # The columns later releases added to taskboard.claimed, in order: (since, name, type).
@@ -117,59 +112,14 @@ def claim_query(extras: Sequence[tuple[str, str]]) -> str:
 CLAIM = claim_query([])
 
 
-async def claim(
-    conn: psycopg.AsyncConnection[Any],
-    queue: str,
-    worker: str,
-    batch: int,
-    lease: float,
-    *,
-    query: str = CLAIM,
-) -> list[Claimed]:
-    """claim's rows as Claimed; `query` is claim_query of the schema's columns."""
-    cur = await conn.execute(query, [queue, worker, batch, seconds(lease)])
-    return [claimed(row, queue) for row in await cur.fetchall()]
-
-
 RENEW_MANY = """
 SELECT job_id, lease_expires_at
   FROM taskboard.renew_many(job_ids => %s::bigint[], tokens => %s::uuid[], lease => %s)
 """
 
-
-async def renew_many(
-    conn: psycopg.AsyncConnection[Any],
-    job_ids: Sequence[int],
-    tokens: Sequence[uuid.UUID],
-    lease: float,
-) -> list[dt.datetime | None]:
-    """New deadline per job, in input order; None where the token is no longer current
-    or its lease expired."""
-    cur = await conn.execute(RENEW_MANY, [list(job_ids), list(tokens), seconds(lease)])
-    return [row[1] for row in await cur.fetchall()]
-
-
 RENEW = "SELECT taskboard.renew(job_id => %s, token => %s, lease => %s)"
 
-
-async def renew(
-    conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID, lease: float
-) -> dt.datetime | None:
-    """The new deadline, or None when the token is no longer current or its lease expired."""
-    row = await (await conn.execute(RENEW, [job_id, token, seconds(lease)])).fetchone()
-    return None if row is None else row[0]
-
-
 COMPLETE = "SELECT taskboard.complete(job_id => %s, token => %s, result => %s::jsonb)"
-
-
-async def complete(
-    conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID, result_json: str | None
-) -> bool:
-    """True when this token completed the job; False when it no longer holds it."""
-    row = await (await conn.execute(COMPLETE, [job_id, token, result_json])).fetchone()
-    return bool(row and row[0])
-
 
 COMPLETE_MANY = """
 SELECT job_id, completed
@@ -183,17 +133,6 @@ def complete_many_params(
     # No result at all (the common case) is sent as NULL, not an array of NULLs.
     results = None if all(r is None for r in results_json) else list(results_json)
     return [list(job_ids), list(tokens), results]
-
-
-async def complete_many(
-    conn: psycopg.AsyncConnection[Any],
-    job_ids: Sequence[int],
-    tokens: Sequence[uuid.UUID],
-    results_json: Sequence[str | None],
-) -> list[tuple[int, bool]]:
-    """(job_id, completed) in input order; completed is False where the token is stale."""
-    cur = await conn.execute(COMPLETE_MANY, complete_many_params(job_ids, tokens, results_json))
-    return [(row[0], bool(row[1])) for row in await cur.fetchall()]
 
 
 # Both calls in one statement: complete_many's rows first (token NULL), then
@@ -216,34 +155,6 @@ SELECT k.job_id, NULL, k.token, k.task, k.payload::text, k.attempt, k.lease_expi
 COMPLETE_MANY_THEN_CLAIM = complete_many_then_claim_query([])
 
 
-async def complete_many_then_claim(
-    conn: psycopg.AsyncConnection[Any],
-    job_ids: Sequence[int],
-    tokens: Sequence[uuid.UUID],
-    results_json: Sequence[str | None],
-    claim_args: tuple[str, str, int, float],
-    *,
-    query: str = COMPLETE_MANY_THEN_CLAIM,
-) -> tuple[list[tuple[int, bool]], list[Claimed]]:
-    """complete_many, and claim(queue, worker, batch, lease), in one statement.
-
-    (job_id, completed) in input order, and the claimed jobs. Both commit
-    together or not at all.
-    """
-    queue, worker, batch, lease = claim_args
-    params = [
-        *complete_many_params(job_ids, tokens, results_json),
-        queue,
-        worker,
-        batch,
-        seconds(lease),
-    ]
-    rows = await (await conn.execute(query, params)).fetchall()
-    completed = {row[0]: bool(row[1]) for row in rows if row[2] is None}
-    done = [(job_id, completed[job_id]) for job_id in job_ids]
-    return done, [claimed((row[0], *row[2:]), queue) for row in rows if row[2] is not None]
-
-
 # The schema release from which fail takes retry and traceback.
 FAIL_RETRY_SINCE = (0, 3, 0)
 
@@ -253,91 +164,11 @@ FAIL_RETRY = (
     " retry => %s, traceback => %s)"
 )
 
-
-async def fail(
-    conn: psycopg.AsyncConnection[Any],
-    job_id: int,
-    token: uuid.UUID,
-    error: str,
-    retry_in: float | None = None,
-    *,
-    retry: bool = True,
-    traceback: str | None = None,
-    extended: bool = False,
-) -> str | None:
-    """The job's new state ('queued' or 'dead'), or None when this token no longer holds it.
-
-    With `extended` (a schema of 0.3.0 on) retry and traceback are sent;
-    without, they are not (the four-argument call of earlier releases).
-    """
-    delay = None if retry_in is None else seconds(retry_in)
-    if extended:
-        params = [job_id, token, error, delay, retry, traceback]
-        row = await (await conn.execute(FAIL_RETRY, params)).fetchone()
-    else:
-        row = await (await conn.execute(FAIL, [job_id, token, error, delay])).fetchone()
-    return None if row is None else row[0]
-
-
 RELEASE = "SELECT taskboard.release(job_id => %s, token => %s, delay => %s)"
-
-
-async def release(
-    conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID, delay: float = 0.0
-) -> bool:
-    """True when the job was handed back uncounted; False when this token no longer holds it."""
-    row = await (await conn.execute(RELEASE, [job_id, token, seconds(delay)])).fetchone()
-    return bool(row and row[0])
-
 
 LEASE_STATE = "SELECT taskboard.lease_state(job_id => %s, token => %s)"
 
-
-async def lease_state(conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID) -> str:
-    """'held', 'expired', 'completed' or 'lost'."""
-    row = await (await conn.execute(LEASE_STATE, [job_id, token])).fetchone()
-    assert row is not None
-    return str(row[0])
-
-
-async def transaction_isolation(conn: psycopg.AsyncConnection[Any]) -> str:
-    row = await (await conn.execute("SHOW transaction_isolation")).fetchone()
-    assert row is not None
-    return str(row[0])
-
-
-async def transaction_id(conn: psycopg.AsyncConnection[Any]) -> int:
-    """The id of the connection's open transaction (assigning one if it has none yet)."""
-    row = await (await conn.execute("SELECT pg_current_xact_id()::text::bigint")).fetchone()
-    assert row is not None
-    return int(row[0])
-
-
-async def transaction_id_if_assigned(conn: psycopg.AsyncConnection[Any]) -> int | None:
-    """The id of the connection's current transaction, None when it has none."""
-    row = await (
-        await conn.execute("SELECT pg_current_xact_id_if_assigned()::text::bigint")
-    ).fetchone()
-    return None if row is None or row[0] is None else int(row[0])
-
-
-async def set_lock_timeout(conn: psycopg.AsyncConnection[Any], seconds_: float) -> None:
-    """Make the session's statements give up waiting for a row lock after `seconds_`."""
-    await conn.execute(
-        "SELECT pg_catalog.set_config('lock_timeout', %s, false)", [f"{int(seconds_ * 1000)}ms"]
-    )
-
-
 CLOCK = "SELECT pg_catalog.clock_timestamp()"
-
-
-async def clock(conn: psycopg.AsyncConnection[Any]) -> dt.datetime:
-    """The database's clock now: where a periodic schedule's slots are counted from."""
-    row = await (await conn.execute(CLOCK)).fetchone()
-    assert row is not None
-    value: dt.datetime = row[0]
-    return value
-
 
 ENQUEUE_PERIODIC = """
 SELECT taskboard.enqueue_periodic(
@@ -346,25 +177,9 @@ SELECT taskboard.enqueue_periodic(
 """
 
 
-async def enqueue_periodic(
-    conn: psycopg.AsyncConnection[Any],
-    schedule: str,
-    slot: dt.datetime,
-    task: str,
-    payload_json: str,
-    queue: str,
-    priority: int,
-    max_attempts: int,
-) -> int | None:
-    """The id of the job of `schedule`'s `slot`; None when that slot or a later one already
-    has its job."""
-    params = [schedule, slot, task, payload_json, queue, priority, max_attempts]
-    row = await (await conn.execute(ENQUEUE_PERIODIC, params)).fetchone()
-    return None if row is None or row[0] is None else int(row[0])
-
-
 class Queries:
-    """The SQL calls a worker makes, as one object handed to it.
+    """The SQL calls a worker makes, as one object handed to it: the only place each
+    is written.
 
     Every method passes its arguments to the taskboard.* function of the
     same name and returns the answer unchanged. A subclass can observe or
@@ -393,15 +208,18 @@ class Queries:
         return self.schema >= FAIL_RETRY_SINCE
 
     async def version(self, conn: psycopg.AsyncConnection[Any]) -> str | None:
+        """The schema's release, or None when the taskboard schema is not installed."""
         return await aversion(conn)
 
     async def listen(self, conn: psycopg.AsyncConnection[Any]) -> None:
-        await listen(conn)
+        await conn.execute(f"LISTEN {CHANNEL}")
 
     async def claim(
         self, conn: psycopg.AsyncConnection[Any], queue: str, worker: str, batch: int, lease: float
     ) -> list[Claimed]:
-        return await claim(conn, queue, worker, batch, lease, query=self.claim_query)
+        """claim's rows as Claimed, in the columns of the schema (use_schema)."""
+        cur = await conn.execute(self.claim_query, [queue, worker, batch, seconds(lease)])
+        return [claimed(row, queue) for row in await cur.fetchall()]
 
     async def renew_many(
         self,
@@ -410,12 +228,18 @@ class Queries:
         tokens: Sequence[uuid.UUID],
         lease: float,
     ) -> list[dt.datetime | None]:
-        return await renew_many(conn, job_ids, tokens, lease)
+        """New deadline per job, in input order; None where the token is no longer current
+        or its lease expired."""
+        cur = await conn.execute(RENEW_MANY, [list(job_ids), list(tokens), seconds(lease)])
+        return [row[1] for row in await cur.fetchall()]
 
     async def renew(
         self, conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID, lease: float
     ) -> dt.datetime | None:
-        return await renew(conn, job_id, token, lease)
+        """The new deadline, or None when the token is no longer current or its lease
+        expired."""
+        row = await (await conn.execute(RENEW, [job_id, token, seconds(lease)])).fetchone()
+        return None if row is None else row[0]
 
     async def complete(
         self,
@@ -424,7 +248,9 @@ class Queries:
         token: uuid.UUID,
         result_json: str | None,
     ) -> bool:
-        return await complete(conn, job_id, token, result_json)
+        """True when this token completed the job; False when it no longer holds it."""
+        row = await (await conn.execute(COMPLETE, [job_id, token, result_json])).fetchone()
+        return bool(row and row[0])
 
     async def complete_many(
         self,
@@ -433,7 +259,10 @@ class Queries:
         tokens: Sequence[uuid.UUID],
         results_json: Sequence[str | None],
     ) -> list[tuple[int, bool]]:
-        return await complete_many(conn, job_ids, tokens, results_json)
+        """(job_id, completed) in input order; completed is False where the token is stale."""
+        params = complete_many_params(job_ids, tokens, results_json)
+        cur = await conn.execute(COMPLETE_MANY, params)
+        return [(row[0], bool(row[1])) for row in await cur.fetchall()]
 
     async def complete_many_then_claim(
         self,
@@ -443,14 +272,23 @@ class Queries:
         results_json: Sequence[str | None],
         claim_args: tuple[str, str, int, float],
     ) -> tuple[list[tuple[int, bool]], list[Claimed]]:
-        return await complete_many_then_claim(
-            conn,
-            job_ids,
-            tokens,
-            results_json,
-            claim_args,
-            query=self.complete_many_then_claim_query,
-        )
+        """complete_many, and claim(queue, worker, batch, lease), in one statement.
+
+        (job_id, completed) in input order, and the claimed jobs. Both commit
+        together or not at all.
+        """
+        queue, worker, batch, lease = claim_args
+        params = [
+            *complete_many_params(job_ids, tokens, results_json),
+            queue,
+            worker,
+            batch,
+            seconds(lease),
+        ]
+        rows = await (await conn.execute(self.complete_many_then_claim_query, params)).fetchall()
+        completed = {row[0]: bool(row[1]) for row in rows if row[2] is None}
+        done = [(job_id, completed[job_id]) for job_id in job_ids]
+        return done, [claimed((row[0], *row[2:]), queue) for row in rows if row[2] is not None]
 
     async def fail(
         self,
@@ -462,37 +300,47 @@ class Queries:
         retry: bool = True,
         traceback: str | None = None,
     ) -> str | None:
-        """fail; on a schema older than 0.3.0 without retry and traceback (see
-        fail_takes_retry: the caller decides what a retry of False then means)."""
-        return await fail(
-            conn,
-            job_id,
-            token,
-            error,
-            retry_in,
-            retry=retry,
-            traceback=traceback,
-            extended=self.fail_takes_retry,
-        )
+        """The job's new state ('queued' or 'dead'), or None when this token no longer
+        holds it.
+
+        On a schema older than 0.3.0 retry and traceback are not sent (the
+        four-argument call of those releases; see fail_takes_retry: the
+        caller decides what a retry of False then means).
+        """
+        delay = None if retry_in is None else seconds(retry_in)
+        if self.fail_takes_retry:
+            params = [job_id, token, error, delay, retry, traceback]
+            row = await (await conn.execute(FAIL_RETRY, params)).fetchone()
+        else:
+            row = await (await conn.execute(FAIL, [job_id, token, error, delay])).fetchone()
+        return None if row is None else row[0]
 
     async def release(
         self, conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID, delay: float
     ) -> bool:
-        return await release(conn, job_id, token, delay)
+        """True when the job was handed back uncounted; False when this token no longer
+        holds it."""
+        row = await (await conn.execute(RELEASE, [job_id, token, seconds(delay)])).fetchone()
+        return bool(row and row[0])
 
     async def lease_state(
         self, conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID
     ) -> str:
-        return await lease_state(conn, job_id, token)
+        """'held', 'expired', 'completed' or 'lost'."""
+        row = await (await conn.execute(LEASE_STATE, [job_id, token])).fetchone()
+        assert row is not None
+        return str(row[0])
 
     async def prune(self, conn: psycopg.AsyncConnection[Any], older_than: float, batch: int) -> int:
         """One prune call: how many finished jobs it deleted (at most `batch`)."""
-        row = await (await conn.execute(PRUNE, prune_params(older_than, batch))).fetchone()
-        return int(row[0]) if row else 0
+        return await aprune_batch(conn, prune_params(older_than, batch))
 
     async def clock(self, conn: psycopg.AsyncConnection[Any]) -> dt.datetime:
         """The database's clock_timestamp(), the one clock periodic slots are counted on."""
-        return await clock(conn)
+        row = await (await conn.execute(CLOCK)).fetchone()
+        assert row is not None
+        value: dt.datetime = row[0]
+        return value
 
     async def enqueue_periodic(
         self,
@@ -505,9 +353,56 @@ class Queries:
         priority: int,
         max_attempts: int,
     ) -> int | None:
-        return await enqueue_periodic(
-            conn, schedule, slot, task, payload_json, queue, priority, max_attempts
-        )
+        """The id of the job of `schedule`'s `slot`; None when that slot or a later one
+        already has its job."""
+        params = [schedule, slot, task, payload_json, queue, priority, max_attempts]
+        row = await (await conn.execute(ENQUEUE_PERIODIC, params)).fetchone()
+        return None if row is None or row[0] is None else int(row[0])
+
+
+# The calls of Queries as functions, on a schema of the oldest supported release
+# (the benchmarks and the inline test worker call them so).
+_OLDEST = Queries()
+listen = _OLDEST.listen
+claim = _OLDEST.claim
+renew_many = _OLDEST.renew_many
+renew = _OLDEST.renew
+complete = _OLDEST.complete
+complete_many = _OLDEST.complete_many
+complete_many_then_claim = _OLDEST.complete_many_then_claim
+fail = _OLDEST.fail
+release = _OLDEST.release
+lease_state = _OLDEST.lease_state
+clock = _OLDEST.clock
+enqueue_periodic = _OLDEST.enqueue_periodic
+
+
+async def transaction_isolation(conn: psycopg.AsyncConnection[Any]) -> str:
+    row = await (await conn.execute("SHOW transaction_isolation")).fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+async def transaction_id(conn: psycopg.AsyncConnection[Any]) -> int:
+    """The id of the connection's open transaction (assigning one if it has none yet)."""
+    row = await (await conn.execute("SELECT pg_current_xact_id()::text::bigint")).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+async def transaction_id_if_assigned(conn: psycopg.AsyncConnection[Any]) -> int | None:
+    """The id of the connection's current transaction, None when it has none."""
+    row = await (
+        await conn.execute("SELECT pg_current_xact_id_if_assigned()::text::bigint")
+    ).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+async def set_lock_timeout(conn: psycopg.AsyncConnection[Any], seconds_: float) -> None:
+    """Make the session's statements give up waiting for a row lock after `seconds_`."""
+    await conn.execute(
+        "SELECT pg_catalog.set_config('lock_timeout', %s, false)", [f"{int(seconds_ * 1000)}ms"]
+    )
 
 
 # -- start-up checks -------------------------------------------------------------
