@@ -7,11 +7,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+from psycopg.rows import dict_row
 
 from taskboard.sql.admin_async import aprune_batch
 from taskboard.sql.parameters import prune_params, seconds
@@ -46,37 +47,33 @@ class Claimed:
     waited: dt.timedelta | None = None
 
 
-def claimed(row: Sequence[Any], queue: str = "") -> Claimed:
-    """A Claimed from a claim row of `queue` whose payload comes as text (decoded here,
-    per job).
+def claimed(row: Mapping[str, Any], queue: str = "") -> Claimed:
+    """A Claimed from a claim row read by column name, of `queue`, whose payload comes as
+    text (decoded here, per job).
 
-    The row ends with the fence on schemas that have one (0.3.0 on), then
-    the trace context and how long the job waited on schemas that have them
-    (0.4.0 on).
+    A column the schema's claim does not return is None: the fence before
+    0.3.0, the trace context and how long the job waited before 0.4.0.
     """
-    job_id, token, task, payload_text, attempt, lease_expires_at, idempotency_key = row[:7]
-    fence = row[7] if len(row) > 7 else None
-    trace_context = row[8] if len(row) > 8 else None
-    waited = row[9] if len(row) > 9 else None
     why: str | None = None
     try:
-        payload = json.loads(payload_text)
+        payload = json.loads(row["payload"])
     except (ValueError, RecursionError) as exc:
         why = f"the payload cannot be decoded: {type(exc).__name__}: {str(exc)[:200]}"
         payload = None
+    trace_context = row.get("trace_context")
     return Claimed(
-        job_id,
-        token,
-        task,
-        payload,
-        attempt,
-        lease_expires_at,
-        idempotency_key,
-        fence,
-        why,
-        queue,
-        trace_context if isinstance(trace_context, dict) else None,
-        waited,
+        job_id=row["job_id"],
+        token=row["token"],
+        task=row["task"],
+        payload=payload,
+        attempt=row["attempt"],
+        lease_expires_at=row["lease_expires_at"],
+        idempotency_key=row["idempotency_key"],
+        fence=row.get("fence"),
+        payload_error=why,
+        queue=queue,
+        trace_context=trace_context if isinstance(trace_context, dict) else None,
+        waited=row.get("waited"),
     )
 
 
@@ -94,8 +91,10 @@ CLAIMED_EXTRAS = (
 # The payload comes as text and is decoded per job (sql.claimed): one that
 # Python cannot decode fails its own job, not the whole claim. The claim
 # queries read the columns of the schema the worker found at start-up
-# (claimed_extras), made once per worker.
-CLAIMED_COLUMNS = "job_id, token, task, payload::text, attempt, lease_expires_at, idempotency_key"
+# (claimed_extras), made once per worker; rows are read by column name.
+CLAIMED_COLUMNS = (
+    "job_id, token, task, payload::text AS payload, attempt, lease_expires_at, idempotency_key"
+)
 CLAIM_CALL = "taskboard.claim(queue => %s, worker => %s, batch => %s, lease => %s)"
 
 
@@ -139,11 +138,12 @@ def complete_many_params(
 # claim's. One statement is one round trip and one transaction: if
 # complete_many raises, no claim is made and nothing commits.
 def complete_many_then_claim_query(extras: Sequence[tuple[str, str]]) -> str:
-    nulls = "".join(f", NULL::{type_}" for _, type_ in extras)
+    nulls = "".join(f", NULL::{type_} AS {name}" for name, type_ in extras)
     columns = "".join(f", k.{name}" for name, _ in extras)
     return f"""
-SELECT c.job_id, c.completed, NULL::uuid, NULL::text, NULL::text, NULL::integer,
-       NULL::timestamptz, NULL::uuid{nulls}
+SELECT c.job_id, c.completed, NULL::uuid AS token, NULL::text AS task, NULL::text AS payload,
+       NULL::integer AS attempt, NULL::timestamptz AS lease_expires_at,
+       NULL::uuid AS idempotency_key{nulls}
   FROM taskboard.complete_many(job_ids => %s::bigint[], tokens => %s::uuid[], results => %s::jsonb[]) AS c
 UNION ALL
 SELECT k.job_id, NULL, k.token, k.task, k.payload::text, k.attempt, k.lease_expires_at,
@@ -218,8 +218,9 @@ class Queries:
         self, conn: psycopg.AsyncConnection[Any], queue: str, worker: str, batch: int, lease: float
     ) -> list[Claimed]:
         """claim's rows as Claimed, in the columns of the schema (use_schema)."""
-        cur = await conn.execute(self.claim_query, [queue, worker, batch, seconds(lease)])
-        return [claimed(row, queue) for row in await cur.fetchall()]
+        async with conn.cursor(row_factory=dict_row) as cur:
+            await cur.execute(self.claim_query, [queue, worker, batch, seconds(lease)])
+            return [claimed(row, queue) for row in await cur.fetchall()]
 
     async def renew_many(
         self,
@@ -230,8 +231,9 @@ class Queries:
     ) -> list[dt.datetime | None]:
         """New deadline per job, in input order; None where the token is no longer current
         or its lease expired."""
-        cur = await conn.execute(RENEW_MANY, [list(job_ids), list(tokens), seconds(lease)])
-        return [row[1] for row in await cur.fetchall()]
+        async with conn.cursor(row_factory=dict_row) as cur:
+            await cur.execute(RENEW_MANY, [list(job_ids), list(tokens), seconds(lease)])
+            return [row["lease_expires_at"] for row in await cur.fetchall()]
 
     async def renew(
         self, conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID, lease: float
@@ -261,8 +263,9 @@ class Queries:
     ) -> list[tuple[int, bool]]:
         """(job_id, completed) in input order; completed is False where the token is stale."""
         params = complete_many_params(job_ids, tokens, results_json)
-        cur = await conn.execute(COMPLETE_MANY, params)
-        return [(row[0], bool(row[1])) for row in await cur.fetchall()]
+        async with conn.cursor(row_factory=dict_row) as cur:
+            await cur.execute(COMPLETE_MANY, params)
+            return [(row["job_id"], bool(row["completed"])) for row in await cur.fetchall()]
 
     async def complete_many_then_claim(
         self,
@@ -285,10 +288,13 @@ class Queries:
             batch,
             seconds(lease),
         ]
-        rows = await (await conn.execute(self.complete_many_then_claim_query, params)).fetchall()
-        completed = {row[0]: bool(row[1]) for row in rows if row[2] is None}
+        async with conn.cursor(row_factory=dict_row) as cur:
+            await cur.execute(self.complete_many_then_claim_query, params)
+            rows = await cur.fetchall()
+        # complete_many's rows are those without a token.
+        completed = {row["job_id"]: bool(row["completed"]) for row in rows if row["token"] is None}
         done = [(job_id, completed[job_id]) for job_id in job_ids]
-        return done, [claimed((row[0], *row[2:]), queue) for row in rows if row[2] is not None]
+        return done, [claimed(row, queue) for row in rows if row["token"] is not None]
 
     async def fail(
         self,
