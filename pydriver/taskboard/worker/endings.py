@@ -18,7 +18,6 @@ from taskboard.retries import Abort, Retry, Snooze, delay_seconds
 from taskboard.sql import Queries
 from taskboard.worker.held import Held
 from taskboard.worker.outcomes import (
-    Complete,
     Fail,
     Outcome,
     Release,
@@ -58,10 +57,6 @@ class Endings:
     def __init__(self, queries: Queries) -> None:
         self.queries = queries
         self._abort_warned = False
-
-    def success(self, held: Held, result: Any) -> Complete:
-        """The outcome of a handler that returned `result`."""
-        return Complete(self.result_json(held, result))
 
     def failure(self, held: Held, exc: BaseException) -> Outcome:
         """The outcome of a handler that raised `exc`.

@@ -37,7 +37,7 @@ from taskboard.sql import Queries
 from taskboard.tasks import PayloadInvalid, Task
 from taskboard.worker.endings import Endings, bounded
 from taskboard.worker.held import Held, Ledger, State
-from taskboard.worker.outcomes import Fail, Release, describe
+from taskboard.worker.outcomes import Complete, Fail, Release, describe
 from taskboard.worker.transactional import Transactional
 
 log = logging.getLogger("taskboard.worker")
@@ -195,7 +195,7 @@ class Executor:
         except BaseException as exc:  # noqa: BLE001 - SystemExit from a handler fails its job
             outcome = self.endings.failure(held, exc)
         else:
-            outcome = self.endings.success(held, result)
+            outcome = Complete(self.endings.result_json(held, result))
         self.ledger.settle(held, outcome)
 
     def _hand_back_unknown(self, held: Held) -> None:

@@ -40,7 +40,7 @@ from taskboard import sql
 from taskboard.context import BaseContext
 from taskboard.events import EventHook, JobEvent, emit
 from taskboard.tasks import Task
-from taskboard.worker.outcomes import Fail, Outcome, Release, describe
+from taskboard.worker.outcomes import Complete, Fail, Outcome, Release, describe
 
 log = logging.getLogger("taskboard.worker")
 
@@ -220,12 +220,15 @@ class Ledger:
     def sending(self, held: Held, at: dt.datetime | None = None) -> bool:
         """settling → sending: its outcome is sent now (`at`, now by default).
 
-        False, and nothing changes, when the claim is not settling.
+        False, and nothing changes, when the claim is not settling (a claim leaves the
+        ledger only in a final state).
         """
-        if held.state is not State.SETTLING or not self.holds(held):
+        if held.state is not State.SETTLING:
             return False
         held.state = State.SENDING
-        self.note_sent(held, at)
+        held.sent_at = at or wall_clock()
+        if self.hooks:
+            self.event(held, "sending", outcome=_name(held.outcome))
         return True
 
     def send_failed(self, held: Held, exc: BaseException) -> None:
@@ -272,10 +275,15 @@ class Ledger:
             return
         held.state = state
         self._drop(held)
-        outcome = _name(held.outcome)
         if state is State.COMPLETED:
             self.counts.succeeded += 1
-        elif state is State.RELEASED:
+            if self.hooks:
+                self.event(
+                    held, "settled", outcome=Complete.name, answer=answer, sent_at=held.sent_at
+                )
+            return
+        outcome = _name(held.outcome)
+        if state is State.RELEASED:
             if answer:
                 self.counts.released += 1
             self.event(held, "released", outcome=outcome, answer=answer, sent_at=held.sent_at)
@@ -347,14 +355,16 @@ class Ledger:
     # -- events ---------------------------------------------------------------------
 
     def _finished(self, held: Held, outcome: Outcome) -> None:
-        error = outcome.error if isinstance(outcome, Fail) else None
-        self.event(held, "finished", outcome=outcome.name, error=error)
+        if self.hooks:
+            error = outcome.error if isinstance(outcome, Fail) else None
+            self.event(held, "finished", outcome=outcome.name, error=error)
 
     def note_sent(self, held: Held, at: dt.datetime | None = None) -> None:
         """Stamp when the claim's outcome was sent (`at`, now by default), and tell the
         hooks: it may commit even if the answer never arrives."""
         held.sent_at = at or wall_clock()
-        self.event(held, "sending", outcome=_name(held.outcome))
+        if self.hooks:
+            self.event(held, "sending", outcome=_name(held.outcome))
 
     def event(self, held: Held, kind: str, **fields: Any) -> None:
         if not self.hooks:

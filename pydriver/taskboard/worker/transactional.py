@@ -29,7 +29,7 @@ from taskboard.sql import Queries
 from taskboard.tasks import Task
 from taskboard.worker.endings import Endings, bounded
 from taskboard.worker.held import Held, Ledger, State
-from taskboard.worker.outcomes import Fail, describe
+from taskboard.worker.outcomes import Complete, Fail, describe
 from taskboard.worker.retry import Backoff, connection_lost
 
 log = logging.getLogger("taskboard.worker")
@@ -113,7 +113,7 @@ class Transactional:
         xid = await sql.transaction_id(conn)
         coro = task.handler(held.ctx, held.ctx.payload)
         result = await bounded(coro, task.timeout, task.name)
-        outcome = self.endings.success(held, result)
+        outcome = Complete(self.endings.result_json(held, result))
         # From here the database's answer decides: the watchdog leaves the claim alone.
         if not self.ledger.settle_in_transaction(held, outcome):
             await conn.rollback()
