@@ -8,7 +8,7 @@ import dataclasses
 import time
 from typing import Any
 
-from fake_queries import FakeQueries, executor, held_in, row, task, until
+from fake_queries import CONN, FakeQueries, executor, held_in, row, task, until
 
 from taskboard.context import AsyncContext, SyncContext
 from taskboard.retries import Abort, Retry
@@ -172,5 +172,29 @@ def test_a_claim_lost_while_its_handler_runs_settles_nothing() -> None:
         assert held.state is State.LOST and held.outcome is None
         assert await ex.still_holder(held) is False
         assert queries.calls == []
+
+    asyncio.run(run())
+
+
+def test_the_holder_check_asks_for_the_claims_own_token() -> None:
+    async def handler(ctx: AsyncContext, payload: Any) -> None:
+        await asyncio.Event().wait()
+
+    async def run() -> None:
+        queries = FakeQueries()
+        ledger = Ledger("unit")
+        seen: list[str] = []
+        ledger.hooks = (lambda e: seen.append(e.kind),)
+        ex = executor(queries, ledger, {"t": task("t", handler)})
+        ex.start(row(1, "t"), time.monotonic(), None)
+        held = held_in(ledger, 1)
+        held.ctx.conn = CONN  # a transactional handler's connection: no pool needed
+        queries.script("lease_state", "held", "lost")
+        assert isinstance(held.ctx, AsyncContext)
+        assert await held.ctx.still_holder() is True
+        assert await ex.still_holder(held) is False
+        assert queries.called("lease_state") == [(1, held.token), (1, held.token)]
+        assert seen.count("holder_checked") == 2
+        ledger.lose(held, "renewal refused")
 
     asyncio.run(run())
