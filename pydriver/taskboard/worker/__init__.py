@@ -1,7 +1,9 @@
 """The worker package: held claims, the executor, control, renewal, and the Worker wiring them.
 
-Imports run one way inside it: retry and outcomes at the bottom, then
-held (the state machine), executor and scheduler, control and renewal, and worker on top.
+Imports run one way inside it: outcomes (complete, fail, release) at the
+bottom, then retry (the reconnect loop), held (the state machine), endings
+(what a handler's ending becomes), transactional, executor, scheduler and
+startup, control and renewal, and worker on top.
 """
 
 from __future__ import annotations

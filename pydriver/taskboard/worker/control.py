@@ -2,13 +2,14 @@
 
 Each pass sends what handlers finished (completions in one complete_many,
 with the next claim in the same statement), then claims for the free
-slots, then does the chores that are due (the periodic schedules' due
-slots, see scheduler; retention's prune, one batch, see retention), then
-waits for a notification, a handler's end, the next chore or the poll
-interval.
+slots, handing each claimed row straight to the executor, then does the
+chores that are due (the periodic schedules' due slots, see scheduler;
+retention's prune, one batch, see retention), then waits for a
+notification, a handler's end, the next chore or the poll interval.
 
-An outcome leaves the ledger's outbox only once the database answered it.
-A transient error (lock or statement timeout, a cancelled statement, a
+A settling claim's outcome is sent (the claim is then sending) and the
+claim settled only by the database's answer; a send that raised puts it
+back to settling. A transient error (lock or statement timeout, a cancelled statement, a
 serialization failure, a deadlock) or a broken connection sends it again
 — complete, fail and release are fenced on the token and idempotent —
 until the database answers: after a reclaim the fence refuses it, and if
@@ -20,7 +21,6 @@ succeeded is never run again for it.
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -32,18 +32,22 @@ from taskboard import sql
 from taskboard.settings import Settings
 from taskboard.sql import Queries
 from taskboard.worker.executor import Executor
-from taskboard.worker.held import Held, Ledger, Outcome, State, unique_jobs, wall_clock
-from taskboard.worker.outcomes import describe, not_stored
-from taskboard.worker.retry import Backoff, needs_new_connection, sleep_unless_set
+from taskboard.worker.held import Held, Ledger, State, unique_jobs, wall_clock
+from taskboard.worker.outcomes import Complete, Fail, Release, describe, not_stored
+from taskboard.worker.retry import (
+    Backoff,
+    ReconnectNeeded,
+    needs_new_connection,
+    reconnecting,
+    sleep_unless_set,
+)
 
 log = logging.getLogger("taskboard.worker")
 
 # A row lock held elsewhere (an admin's open transaction) delays one
 # outcome, never the claims and the other outcomes behind it.
 CONTROL_LOCK_TIMEOUT_SECONDS = 1.0
-RETRY_FIRST_SECONDS = 0.2
 MAX_CLAIM_BATCH = 1000  # claim's own bound on batch
-RETRY_MAX_SECONDS = 5.0
 
 
 class Chore(Protocol):
@@ -56,12 +60,9 @@ class Chore(Protocol):
     async def run(self, conn: psycopg.AsyncConnection[Any]) -> None: ...
 
 
-class ReconnectNeeded(Exception):
-    """The control connection must be replaced before the next statement."""
-
-
 class Control:
-    """Claims for free slots and tells the database each finished handler's outcome."""
+    """Claims for free slots, hands each claim to the executor, and tells the database
+    each finished handler's outcome."""
 
     def __init__(
         self,
@@ -74,7 +75,6 @@ class Control:
         connect: Callable[[str], Any],
         stopping: asyncio.Event,
         finished: asyncio.Event,
-        on_claimed: Callable[[sql.Claimed, float, dt.datetime | None], None],
         chores: Sequence[Chore] = (),
     ) -> None:
         self.settings = settings
@@ -85,7 +85,6 @@ class Control:
         self.connect = connect
         self.stopping = stopping
         self.finished = finished
-        self.on_claimed = on_claimed
         self.chores = list(chores)
         self._next_queue = 0
 
@@ -99,27 +98,24 @@ class Control:
             listener = asyncio.create_task(
                 self._listen_elsewhere(listen_url), name="taskboard-listen"
             )
-        backoff = Backoff()
-        failing = False
+
+        async def prepare(conn: psycopg.AsyncConnection[Any]) -> None:
+            await sql.set_lock_timeout(conn, CONTROL_LOCK_TIMEOUT_SECONDS)
+            if listen_here:
+                await self.queries.listen(conn)
+
+        async def session(conn: psycopg.AsyncConnection[Any]) -> None:
+            await self._session(conn, listen_here)
+
         try:
-            while not self.finished.is_set():
-                try:
-                    async with await self.connect(self.settings.database_url) as conn:
-                        await sql.set_lock_timeout(conn, CONTROL_LOCK_TIMEOUT_SECONDS)
-                        if listen_here:
-                            await self.queries.listen(conn)
-                        if failing:
-                            log.info("control connection back: claiming at once")
-                        failing = False
-                        backoff.reset()
-                        await self._session(conn, listen_here)
-                except (psycopg.Error, ReconnectNeeded, OSError) as exc:
-                    failing = True
-                    delay = backoff.next()
-                    log.warning(
-                        "control connection failed (%s); retrying in %.1fs", describe(exc), delay
-                    )
-                    await sleep_unless_set(self.finished, delay)
+            await reconnecting(
+                "control connection",
+                lambda: self.connect(self.settings.database_url),
+                session,
+                until=self.finished,
+                prepare=prepare,
+                back="control connection back: claiming at once",
+            )
         finally:
             if listener is not None:
                 listener.cancel()
@@ -182,7 +178,7 @@ class Control:
         sent, sent_at = time.monotonic(), wall_clock()
         rows = await self.queries.claim(conn, *args)
         for row in rows:
-            self.on_claimed(row, sent, sent_at)
+            self.executor.start(row, sent, sent_at)
         self._more_may_wait(len(rows), args[2])
 
     async def _idle(self, listener: psycopg.AsyncConnection[Any] | None) -> None:
@@ -215,22 +211,20 @@ class Control:
 
     async def _listen_elsewhere(self, url: str) -> None:
         """LISTEN on a direct connection (database_url goes through a transaction pooler)."""
-        backoff = Backoff()
-        while not self.finished.is_set():
-            try:
-                async with await self.connect(url) as conn:
-                    await self.queries.listen(conn)
-                    backoff.reset()
-                    self.ledger.wake.set()  # claim at once after (re)connecting
-                    while True:
-                        await self._notified(conn)
-                        self.ledger.wake.set()
-            except (psycopg.Error, OSError) as exc:
-                delay = backoff.next()
-                log.warning(
-                    "listen connection failed (%s); retrying in %.1fs", describe(exc), delay
-                )
-                await sleep_unless_set(self.finished, delay)
+
+        async def session(conn: psycopg.AsyncConnection[Any]) -> None:
+            self.ledger.wake.set()  # claim at once after (re)connecting
+            while True:
+                await self._notified(conn)
+                self.ledger.wake.set()
+
+        await reconnecting(
+            "listen connection",
+            lambda: self.connect(url),
+            session,
+            until=self.finished,
+            prepare=self.queries.listen,
+        )
 
     # -- settling ---------------------------------------------------------------------
 
@@ -245,7 +239,7 @@ class Control:
         """
         now = time.monotonic()
         due = [h for h in self.ledger.outbox() if h.retry_at <= now]
-        completions = [h for h in due if h.outcome is not None and h.outcome.kind == "complete"]
+        completions = [h for h in due if isinstance(h.outcome, Complete)]
         claimed = False
         if completions:
             batch, rest = unique_jobs(completions)
@@ -254,7 +248,7 @@ class Control:
             claim_args = None if claim_from is None else self._claim_args(claim_from)
             claimed = await self._complete_batch(conn, batch, claim_args)
         for held in due:
-            if held.outcome is not None and held.outcome.kind != "complete":
+            if not isinstance(held.outcome, Complete):
                 await self._send_one(conn, held)
         return claimed
 
@@ -264,41 +258,57 @@ class Control:
         batch: list[Held],
         claim_args: tuple[str, str, int, float] | None,
     ) -> bool:
-        """complete_many of `batch` (with the claim); one by one when the batch fails."""
-        job_ids = [h.job_id for h in batch]
-        tokens = [h.token for h in batch]
-        results = [h.outcome.value if h.outcome else None for h in batch]
-        sent, sent_at = time.monotonic(), wall_clock()
-        for held in batch:
-            self.ledger.sending(held, "complete", sent_at)
+        """complete_many of `batch` (with the claim); one by one when the batch fails.
+
+        Returns whether the claim was made.
+        """
         try:
-            if claim_args is None:
-                answers = await self.queries.complete_many(conn, job_ids, tokens, results)
-                rows: list[sql.Claimed] = []
-            else:
-                answers, rows = await self.queries.complete_many_then_claim(
-                    conn, job_ids, tokens, results, claim_args
-                )
+            return await self._complete(conn, batch, claim_args)
         except psycopg.Error as exc:
-            for held in batch:
-                held.in_flight = False
             if needs_new_connection(exc, conn):
-                self._send_failed(batch, exc)
+                for held in batch:
+                    self.ledger.send_failed(held, exc)
                 raise
             # The claim sent with them, one row locked elsewhere or one result
             # refused must not hold up the rest, nor be blamed on the wrong
             # one: settle them one by one, without a claim (it was not made).
             for held in batch:
+                self.ledger.requeue(held)
+            for held in batch:
                 await self._send_one(conn, held)
             return False
-        for held, (_, completed) in zip(batch, answers, strict=True):
-            held.in_flight = False
+
+    async def _complete(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        batch: list[Held],
+        claim_args: tuple[str, str, int, float] | None,
+    ) -> bool:
+        """complete_many of the settling completions in `batch`, with the claim when there
+        are `claim_args`; every completion the control connection sends goes through here,
+        a single one as a batch of one. Returns whether the claim was made."""
+        sent, sent_at = time.monotonic(), wall_clock()
+        sending = [h for h in batch if self.ledger.sending(h, sent_at)]
+        if not sending:
+            return False
+        job_ids = [h.job_id for h in sending]
+        tokens = [h.token for h in sending]
+        results = [h.outcome.result if isinstance(h.outcome, Complete) else None for h in sending]
+        if claim_args is None:
+            answers = await self.queries.complete_many(conn, job_ids, tokens, results)
+            rows: list[sql.Claimed] = []
+        else:
+            answers, rows = await self.queries.complete_many_then_claim(
+                conn, job_ids, tokens, results, claim_args
+            )
+        for held, (_, completed) in zip(sending, answers, strict=True):
             self.ledger.resolve(held, State.COMPLETED if completed else State.LOST, completed)
         for row in rows:
-            self.on_claimed(row, sent, sent_at)
-        if claim_args is not None:
-            self._more_may_wait(len(rows), claim_args[2])
-        return claim_args is not None
+            self.executor.start(row, sent, sent_at)
+        if claim_args is None:
+            return False
+        self._more_may_wait(len(rows), claim_args[2])
+        return True
 
     def _more_may_wait(self, got: int, asked: int) -> None:
         """A claim that got all it asked for may have left runnable jobs behind: with slots
@@ -310,39 +320,26 @@ class Control:
     async def _send_one(self, conn: psycopg.AsyncConnection[Any], held: Held) -> None:
         """Send one claim's outcome; on a statement error keep it for a later try."""
         outcome = held.outcome
-        if outcome is None or not self.ledger.holds(held):
-            return
-        self.ledger.sending(held, outcome.kind)
         try:
-            if outcome.kind == "complete":
-                completed = (
-                    await self.queries.complete_many(
-                        conn, [held.job_id], [held.token], [outcome.value]
+            match outcome:
+                case Complete():
+                    await self._complete(conn, [held], None)
+                case Fail(error=error, retry_in=retry_in, retry=retry, traceback=traceback):
+                    if not self.ledger.sending(held):
+                        return
+                    state = await self.queries.fail(
+                        conn, held.job_id, held.token, error, retry_in, retry, traceback
                     )
-                )[0][1]
-                held.in_flight = False
-                self.ledger.resolve(held, State.COMPLETED if completed else State.LOST, completed)
-            elif outcome.kind == "fail":
-                state = await self.queries.fail(
-                    conn,
-                    held.job_id,
-                    held.token,
-                    outcome.value or "",
-                    outcome.delay,
-                    outcome.retry,
-                    outcome.traceback,
-                )
-                held.in_flight = False
-                self.ledger.resolve(held, State.FAILED if state else State.LOST, state)
-            else:
-                released = await self.queries.release(
-                    conn, held.job_id, held.token, outcome.delay or 0.0
-                )
-                held.in_flight = False
-                self.ledger.resolve(held, State.RELEASED, released)
+                    self.ledger.resolve(held, State.FAILED if state else State.LOST, state)
+                case Release(delay=delay):
+                    if not self.ledger.sending(held):
+                        return
+                    released = await self.queries.release(conn, held.job_id, held.token, delay)
+                    self.ledger.resolve(held, State.RELEASED, released)
+                case None:
+                    return
         except psycopg.Error as exc:
-            held.in_flight = False
-            self._send_failed([held], exc)
+            self.ledger.send_failed(held, exc)
             if needs_new_connection(exc, conn):
                 raise
             if isinstance(exc, psycopg.errors.DataError):
@@ -350,42 +347,19 @@ class Control:
 
     def _result_refused(self, held: Held, exc: psycopg.Error) -> None:
         """The database refused the outcome's data: send a version it stores next."""
-        outcome = held.outcome
-        if outcome is None:
-            return
-        if outcome.kind == "complete":
-            why = f"the database refused the result: {describe(exc)}"
-            log.warning(
-                "job %s succeeded but its result is not stored: %s",
-                held.job_id,
-                why,
-                extra=held.log_extra,
-            )
-            held.outcome = Outcome("complete", not_stored(why))
-        elif outcome.kind == "fail":
-            # Without the traceback and the delay, either of which may be what was refused.
-            held.outcome = Outcome(
-                "fail",
-                f"the worker could not record the handler's error: {describe(exc)}",
-                retry=outcome.retry,
-            )
-        self.ledger.wake.set()
-
-    def _send_failed(self, items: Sequence[Held], exc: BaseException) -> None:
-        """Keep each outcome, to be sent again after a backoff."""
-        now = time.monotonic()
-        for held in items:
-            held.failures += 1
-            self.ledger.event(
-                held, "send_failed", outcome=held.outcome and held.outcome.kind, error=describe(exc)
-            )
-            delay = min(RETRY_FIRST_SECONDS * 2 ** (held.failures - 1), RETRY_MAX_SECONDS)
-            held.retry_at = now + delay
-            log.warning(
-                "job %s: sending its %s failed (%s); sending it again in %.1fs",
-                held.job_id,
-                held.outcome.kind if held.outcome else "outcome",
-                describe(exc),
-                delay,
-                extra=held.log_extra,
-            )
+        match held.outcome:
+            case Complete():
+                why = f"the database refused the result: {describe(exc)}"
+                log.warning(
+                    "job %s succeeded but its result is not stored: %s",
+                    held.job_id,
+                    why,
+                    extra=held.log_extra,
+                )
+                self.ledger.amend(held, Complete(not_stored(why)))
+            case Fail(retry=retry):
+                # Without the traceback and the delay, either of which may be what was refused.
+                error = f"the worker could not record the handler's error: {describe(exc)}"
+                self.ledger.amend(held, Fail(error, retry=retry))
+            case _:
+                self.ledger.wake.set()

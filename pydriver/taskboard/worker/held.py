@@ -5,15 +5,23 @@ token. The same job can come back to the same worker under a new token
 (cancelled, retried, claimed again) while the first handler still runs,
 so every lookup is by token, never by job id.
 
-    running ──handler ends──▶ settling ──database answers──▶ completed | failed | released
-       │                         │
-       └──────── lost ◀──────────┘  (renewal refused or lease could have expired while running;
-                                      outcome refused as stale; delivery impossible in time)
+    running ──handler ends──▶ settling ──sent──▶ sending ──database answers──▶ completed | failed
+       │                        ▲                 │  │                           | released | lost
+       │                        └── send failed, ─┘  │
+       │                            or a new outcome │
+       └──────────────▶ lost ◀───────────────────────┘
+         renewal refused, or the       whether it committed could not
+         lease could have expired      be learnt before the lease could
+                                       have expired
+
+A transactional handler's claim goes from running straight to sending:
+its complete is sent on its own connection, inside its transaction.
 
 Only a `running` claim is given up by renewal or the watchdog. A
-`settling` claim's outcome is queued or in flight, and the database's
-answer decides it; it is dropped only when that answer cannot be had
-before its lease could have expired.
+`settling` claim's outcome waits for the control connection, and a
+`sending` claim's is on its way: the database's answer decides either
+(an outcome refused as stale makes the claim lost). The Ledger is the
+only place that moves a claim from one state to another.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import asyncio
 import datetime as dt
 import enum
 import logging
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -31,8 +40,13 @@ from taskboard import sql
 from taskboard.context import BaseContext
 from taskboard.events import EventHook, JobEvent, emit
 from taskboard.tasks import Task
+from taskboard.worker.outcomes import Complete, Fail, Outcome, Release, describe
 
 log = logging.getLogger("taskboard.worker")
+
+# A send that raised is tried again after 0.2 s, 0.4 s, ... at most 5 s.
+RETRY_FIRST_SECONDS = 0.2
+RETRY_MAX_SECONDS = 5.0
 
 
 def wall_clock() -> dt.datetime:
@@ -41,31 +55,20 @@ def wall_clock() -> dt.datetime:
 
 class State(enum.Enum):
     RUNNING = "running"  # its handler runs
-    SETTLING = "settling"  # its outcome is queued or in flight: the database's answer decides
+    SETTLING = "settling"  # its outcome waits to be sent: the database's answer decides
+    SENDING = "sending"  # its outcome was sent and the answer is awaited
     COMPLETED = "completed"  # complete answered true
     FAILED = "failed"  # fail answered queued or dead
     RELEASED = "released"  # release answered (true or false)
     LOST = "lost"  # given up, or its outcome refused as stale: never completed or failed by us
 
 
-TERMINAL = frozenset({State.COMPLETED, State.FAILED, State.RELEASED, State.LOST})
-
-
-@dataclass(eq=False)
-class Outcome:
-    """What the database must be told about a claim whose handler ended."""
-
-    kind: str  # "complete", "fail" or "release"
-    value: str | None = None  # result JSON for complete, error text for fail
-    # Seconds: release's delay (None: 0), or fail's retry_in (None: the database's backoff).
-    delay: float | None = None
-    retry: bool = True  # fail: False makes the job dead at once (schema 0.3.0 on)
-    traceback: str | None = None  # fail: the handler's formatted traceback, bounded
-
-
 @dataclass(eq=False)
 class Held:
-    """One claim this worker holds, from `claim` until its outcome is settled."""
+    """One claim this worker holds, from `claim` until its outcome is settled.
+
+    `state` and `outcome` change only through the Ledger's transitions.
+    """
 
     claimed: sql.Claimed
     task: Task | None
@@ -74,7 +77,6 @@ class Held:
     state: State = State.RUNNING
     outcome: Outcome | None = None
     runner: asyncio.Task[None] | None = None
-    in_flight: bool = False  # its outcome was sent and the answer is awaited
     retry_at: float = 0.0  # monotonic: when a failed send may be tried again
     failures: int = 0  # sends of its outcome that raised
     sent_at: dt.datetime | None = None  # wall clock: when its claim, then its outcome, was sent
@@ -97,6 +99,15 @@ class Held:
             "queue": self.claimed.queue,
             "task": self.claimed.task,
         }
+
+
+RELEASE_NOW = Release()  # shutdown's release: runnable again at once
+
+
+def _name(outcome: Outcome | None) -> str:
+    """The outcome's word for events and logs (a claim without one completes in its
+    transaction)."""
+    return "complete" if outcome is None else outcome.name
 
 
 def unique_jobs(items: Sequence[Held]) -> tuple[list[Held], list[Held]]:
@@ -157,18 +168,19 @@ class Ledger:
         return [h for h in self._held.values() if h.state in states]
 
     def outbox(self) -> list[Held]:
-        """Settling claims whose outcome waits to be sent, oldest first."""
-        return [h for h in self._held.values() if h.state is State.SETTLING and h.outcome]
+        """Settling claims: their outcome waits to be sent, oldest first."""
+        return [h for h in self._held.values() if h.state is State.SETTLING]
 
     # -- transitions ----------------------------------------------------------------
 
     def add(self, held: Held) -> None:
+        """→ running: the database handed us the claim; its handler is about to start."""
         self._held[held.token] = held
         self.counts.claimed += 1
         self.event(held, "claimed", claimed=held.claimed, sent_at=held.sent_at)
 
-    def settle(self, held: Held, outcome: Outcome | None) -> bool:
-        """running → settling with `outcome` queued for control (None: the caller sends it).
+    def settle(self, held: Held, outcome: Outcome) -> bool:
+        """running → settling, with `outcome` for the control connection to send.
 
         False, and nothing changes, when the claim is no longer running.
         """
@@ -176,23 +188,102 @@ class Ledger:
             return False
         held.state = State.SETTLING
         held.outcome = outcome
-        kind = None if outcome is None else outcome.kind
-        error = outcome.value if outcome is not None and outcome.kind == "fail" else None
-        self.event(held, "finished", outcome=kind or "complete", error=error)
-        if outcome is not None:
-            self.wake.set()
+        self._finished(held, outcome)
+        self.wake.set()
         return True
 
+    def settle_in_transaction(self, held: Held, outcome: Outcome) -> bool:
+        """running → sending: a transactional handler returned, and `outcome` goes to the
+        database on its own connection, inside its transaction.
+
+        False, and nothing changes, when the claim is no longer running.
+        """
+        if held.state is not State.RUNNING or not self.holds(held):
+            return False
+        held.state = State.SENDING
+        held.outcome = outcome
+        self._finished(held, outcome)
+        return True
+
+    def release_at_exit(self, held: Held) -> None:
+        """running → settling with a release: shutdown hands back what is still running."""
+        if held.state is not State.RUNNING or not self.holds(held):
+            return
+        held.ctx.mark_lost()  # its handler's outcome no longer counts
+        if held.runner is not None and not held.runner.done():
+            held.runner.cancel()
+        held.state = State.SETTLING
+        held.outcome = RELEASE_NOW
+        self.event(held, "finished", outcome=Release.name)
+        self.wake.set()
+
+    def sending(self, held: Held, at: dt.datetime | None = None) -> bool:
+        """settling → sending: its outcome is sent now (`at`, now by default).
+
+        False, and nothing changes, when the claim is not settling (a claim leaves the
+        ledger only in a final state).
+        """
+        if held.state is not State.SETTLING:
+            return False
+        held.state = State.SENDING
+        held.sent_at = at or wall_clock()
+        if self.hooks:
+            self.event(held, "sending", outcome=_name(held.outcome))
+        return True
+
+    def send_failed(self, held: Held, exc: BaseException) -> None:
+        """sending → settling: sending raised `exc`; it is sent again after a backoff.
+
+        Whether it committed is unknown: complete, fail and release are
+        fenced on the token and idempotent, so sending it again is safe.
+        """
+        if held.state is not State.SENDING:
+            return
+        held.state = State.SETTLING
+        held.failures += 1
+        error = describe(exc)
+        self.event(held, "send_failed", outcome=_name(held.outcome), error=error)
+        delay = min(RETRY_FIRST_SECONDS * 2 ** (held.failures - 1), RETRY_MAX_SECONDS)
+        held.retry_at = time.monotonic() + delay
+        log.warning(
+            "job %s: sending its %s failed (%s); sending it again in %.1fs",
+            held.job_id,
+            _name(held.outcome),
+            error,
+            delay,
+            extra=held.log_extra,
+        )
+
+    def requeue(self, held: Held) -> None:
+        """sending → settling, due at once: the call carrying its outcome with others failed
+        as a whole and committed nothing; it goes out on its own next."""
+        if held.state is State.SENDING:
+            held.state = State.SETTLING
+
+    def amend(self, held: Held, outcome: Outcome) -> None:
+        """settling or sending → settling, to send `outcome` instead: what was sent was
+        refused as data the database cannot store, or did not commit."""
+        if held.state not in (State.SETTLING, State.SENDING) or not self.holds(held):
+            return
+        held.state = State.SETTLING
+        held.outcome = outcome
+        self.wake.set()
+
     def resolve(self, held: Held, state: State, answer: Any = None) -> None:
-        """settling → a final state, as the database answered."""
-        if held.state in TERMINAL:
+        """sending → a final state, as the database answered."""
+        if held.state is not State.SENDING:
             return
         held.state = state
         self._drop(held)
-        outcome = held.outcome.kind if held.outcome is not None else "complete"
         if state is State.COMPLETED:
             self.counts.succeeded += 1
-        elif state is State.RELEASED:
+            if self.hooks:
+                self.event(
+                    held, "settled", outcome=Complete.name, answer=answer, sent_at=held.sent_at
+                )
+            return
+        outcome = _name(held.outcome)
+        if state is State.RELEASED:
             if answer:
                 self.counts.released += 1
             self.event(held, "released", outcome=outcome, answer=answer, sent_at=held.sent_at)
@@ -203,7 +294,7 @@ class Ledger:
                 log.warning(
                     "job %s is dead: %s",
                     held.job_id,
-                    held.outcome.value if held.outcome else "",
+                    held.outcome.error if isinstance(held.outcome, Fail) else "",
                     extra=held.log_extra,
                 )
             else:
@@ -221,19 +312,26 @@ class Ledger:
             )
         self.event(held, "settled", outcome=outcome, answer=answer, sent_at=held.sent_at)
 
-    def lose(self, held: Held, why: str, *, settling_too: bool = False) -> bool:
-        """Give the claim up: never complete or fail it; cancel its handler.
+    def lose(self, held: Held, why: str) -> bool:
+        """running → lost: give the claim up; never complete or fail it; cancel its handler.
 
-        Only a running claim is given up, or with `settling_too` a settling
-        one whose outcome is not in flight. Returns whether it was.
+        Returns whether it was given up: a claim that is not running is not
+        (its outcome is decided, and the database's answer to it decides).
         """
-        if not self.holds(held):
+        if held.state is not State.RUNNING or not self.holds(held):
             return False
-        if held.state is State.SETTLING:
-            if not settling_too or held.in_flight:
-                return False
-        elif held.state is not State.RUNNING:
+        self._lost(held, why)
+        return True
+
+    def abandon(self, held: Held, why: str) -> bool:
+        """sending → lost: whether its outcome committed cannot be learnt before its lease
+        could have expired. Returns whether it was given up."""
+        if held.state is not State.SENDING or not self.holds(held):
             return False
+        self._lost(held, why)
+        return True
+
+    def _lost(self, held: Held, why: str) -> None:
         held.state = State.LOST
         held.ctx.mark_lost()
         self.counts.lost += 1
@@ -248,19 +346,6 @@ class Ledger:
             held.runner.cancel()  # a transactional handler's connection rolls back as it unwinds
         self._drop(held)
         self.event(held, "lost", error=why)
-        return True
-
-    def release_at_exit(self, held: Held) -> None:
-        """running → settling with a release: shutdown hands back what is still running."""
-        if held.state is not State.RUNNING or not self.holds(held):
-            return
-        held.ctx.mark_lost()  # its handler's outcome no longer counts
-        if held.runner is not None and not held.runner.done():
-            held.runner.cancel()
-        held.state = State.SETTLING
-        held.outcome = Outcome("release")
-        self.event(held, "finished", outcome="release")
-        self.wake.set()
 
     def _drop(self, held: Held) -> None:
         if self.holds(held):
@@ -269,11 +354,17 @@ class Ledger:
 
     # -- events ---------------------------------------------------------------------
 
-    def sending(self, held: Held, outcome: str, at: dt.datetime | None = None) -> None:
-        """Note that the claim's outcome is about to be sent (`at`, now by default)."""
-        held.in_flight = True
+    def _finished(self, held: Held, outcome: Outcome) -> None:
+        if self.hooks:
+            error = outcome.error if isinstance(outcome, Fail) else None
+            self.event(held, "finished", outcome=outcome.name, error=error)
+
+    def note_sent(self, held: Held, at: dt.datetime | None = None) -> None:
+        """Stamp when the claim's outcome was sent (`at`, now by default), and tell the
+        hooks: it may commit even if the answer never arrives."""
         held.sent_at = at or wall_clock()
-        self.event(held, "sending", outcome=outcome)
+        if self.hooks:
+            self.event(held, "sending", outcome=_name(held.outcome))
 
     def event(self, held: Held, kind: str, **fields: Any) -> None:
         if not self.hooks:

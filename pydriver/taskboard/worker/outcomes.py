@@ -1,4 +1,7 @@
-"""A handler's ending as text the database accepts: results, error messages.
+"""Outcomes: what the database is told about a claim whose handler ended, as text it accepts.
+
+An outcome is one of three: Complete, Fail or Release. Code that acts on
+one matches on its class.
 
 Nothing here may raise on a handler's behalf: an exception whose `str()`
 raises, a message with NUL bytes or lone surrogates, a result jsonb
@@ -9,7 +12,8 @@ from __future__ import annotations
 
 import json
 import traceback
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeAlias
 
 from taskboard.sql import NotJSON, json_text
 
@@ -22,6 +26,37 @@ MAX_ERROR_CHARS = 2000
 MAX_TRACEBACK_CHARS = 16000
 # The key of the result recorded instead of one that could not be stored.
 NOT_STORED_KEY = "taskboard_result_not_stored"
+
+
+@dataclass(frozen=True, slots=True)
+class Complete:
+    """The handler succeeded: complete the job with `result`."""
+
+    name: ClassVar[str] = "complete"  # the word events, traces and logs use
+    result: str | None = None  # the result as JSON text; None for no result
+
+
+@dataclass(frozen=True, slots=True)
+class Fail:
+    """The attempt failed: fail the job with `error`."""
+
+    name: ClassVar[str] = "fail"
+    error: str
+    # Seconds until the next attempt; None: the database's backoff.
+    retry_in: float | None = None
+    retry: bool = True  # False makes the job dead at once (schema 0.3.0 on)
+    traceback: str | None = None  # the handler's formatted traceback, bounded
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """Hand the job back without using an attempt, runnable again after `delay` seconds."""
+
+    name: ClassVar[str] = "release"
+    delay: float = 0.0
+
+
+Outcome: TypeAlias = Complete | Fail | Release
 
 
 class ResultNotStored(Exception):

@@ -31,7 +31,7 @@ from taskboard.settings import Settings
 from taskboard.sql import Queries
 from taskboard.worker.held import Held, Ledger, State, unique_jobs, wall_clock
 from taskboard.worker.outcomes import describe
-from taskboard.worker.retry import Backoff, needs_new_connection, sleep_unless_set
+from taskboard.worker.retry import needs_new_connection, reconnecting, sleep_unless_set
 
 log = logging.getLogger("taskboard.worker")
 
@@ -63,31 +63,26 @@ class Renewal:
         return min(RENEW_LOCK_TIMEOUT_SECONDS, self.settings.renew_interval / 10)
 
     async def run(self) -> None:
-        backoff = Backoff()
-        conn: psycopg.AsyncConnection[Any] | None = None
-        try:
+        async def prepare(conn: psycopg.AsyncConnection[Any]) -> None:
+            await sql.set_lock_timeout(conn, self.lock_timeout)
+
+        async def session(conn: psycopg.AsyncConnection[Any]) -> None:
             while not self.finished.is_set():
-                delay = self.settings.renew_interval
-                try:
-                    if conn is None or conn.closed or conn.broken:
-                        conn = await self.connect(self.settings.database_url)
-                        await sql.set_lock_timeout(conn, self.lock_timeout)
-                        backoff.reset()
-                    await asyncio.wait_for(self.renew_all(conn), self.settings.renew_interval)
-                except (psycopg.Error, TimeoutError, OSError) as exc:
-                    delay = min(backoff.next(), self.settings.renew_interval)
-                    log.warning("renewal failed (%s); retrying in %.1fs", describe(exc), delay)
-                    if conn is not None:
-                        await conn.close()
-                    conn = None
-                await sleep_unless_set(self.finished, delay)
-        finally:
-            if conn is not None:
-                await conn.close()
+                await asyncio.wait_for(self.renew_all(conn), self.settings.renew_interval)
+                await sleep_unless_set(self.finished, self.settings.renew_interval)
+
+        await reconnecting(
+            "renewal",
+            lambda: self.connect(self.settings.database_url),
+            session,
+            until=self.finished,
+            prepare=prepare,
+            max_delay=self.settings.renew_interval,
+        )
 
     async def renew_all(self, conn: psycopg.AsyncConnection[Any]) -> None:
-        """Renew every running or settling claim; lose a running one whose renewal is refused."""
-        pending = self.ledger.in_state(State.RUNNING, State.SETTLING)
+        """Renew every claim this worker holds; lose a running one whose renewal is refused."""
+        pending = self.ledger.in_state(State.RUNNING, State.SETTLING, State.SENDING)
         while pending:
             batch, pending = unique_jobs(pending)
             sent, sent_at = time.monotonic(), wall_clock()

@@ -1,12 +1,21 @@
-"""Reconnecting and retrying: backoff delays, and what a database error means for a connection."""
+"""Reconnecting and retrying: the reconnect loop, backoff delays, and what a database error
+means for a connection."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import psycopg
+
+from taskboard.worker.outcomes import describe
+
+log = logging.getLogger("taskboard.worker")
+
+Connection = psycopg.AsyncConnection[Any]
 
 RECONNECT_FIRST_SECONDS = 0.1
 RECONNECT_MAX_SECONDS = 5.0
@@ -50,3 +59,49 @@ def needs_new_connection(exc: BaseException, conn: psycopg.AsyncConnection[Any])
     return connection_lost(exc, conn) or isinstance(
         exc, (psycopg.errors.InvalidSqlStatementName, psycopg.errors.DuplicatePreparedStatement)
     )
+
+
+class ReconnectNeeded(Exception):
+    """The connection must be replaced before the next statement."""
+
+
+async def reconnecting(
+    what: str,
+    connect: Callable[[], Awaitable[Connection]],
+    session: Callable[[Connection], Awaitable[None]],
+    *,
+    until: asyncio.Event,
+    prepare: Callable[[Connection], Awaitable[None]] | None = None,
+    back: str | None = None,
+    max_delay: float = RECONNECT_MAX_SECONDS,
+) -> None:
+    """Run `session` on a connection of its own until `until` is set, reconnecting whenever
+    the connection fails.
+
+    Each connection comes from `connect` and is readied by `prepare`. A
+    database error, an OSError or ReconnectNeeded there or in `session` is
+    logged ("`what` failed (why); retrying in Ns"), the connection closed,
+    and the next one made after a capped exponential backoff, at most
+    `max_delay` seconds. `back` is logged when a connection is ready again
+    after a failure. `session` returns once `until` is set.
+    """
+    backoff = Backoff()
+    failing = False
+    while not until.is_set():
+        try:
+            conn = await connect()
+            try:
+                if prepare is not None:
+                    await prepare(conn)
+                if failing and back is not None:
+                    log.info(back)
+                failing = False
+                backoff.reset()
+                await session(conn)
+            finally:
+                await conn.close()
+        except (psycopg.Error, OSError, ReconnectNeeded) as exc:
+            failing = True
+            delay = min(backoff.next(), max_delay)
+            log.warning("%s failed (%s); retrying in %.1fs", what, describe(exc), delay)
+            await sleep_unless_set(until, delay)

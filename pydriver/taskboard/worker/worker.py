@@ -20,7 +20,6 @@ reports what the SQL functions answered.
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -30,14 +29,13 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from taskboard import sql
-from taskboard.context import AsyncContext, BaseContext, SyncContext
 from taskboard.events import EventHook
 from taskboard.periodic import Schedule
 from taskboard.settings import Settings
 from taskboard.tasks import Task, worker_queues
 from taskboard.worker.control import Chore, Control
 from taskboard.worker.executor import Executor
-from taskboard.worker.held import Counters, Held, Ledger
+from taskboard.worker.held import Counters, Ledger
 from taskboard.worker.renewal import Renewal
 from taskboard.worker.retention import Pruner
 from taskboard.worker.scheduler import Scheduler
@@ -122,11 +120,11 @@ class Worker:
         )
         await pool.open()
         executor = self._executor = Executor(
+            tasks=self.tasks,
             settings=self.settings,
             queries=self.queries,
             ledger=self.ledger,
             pool=pool,
-            transactional_tasks=any(t.transactional for t in self.tasks.values()),
         )
         if executor.max_handlers < self.settings.max_handlers:
             log.warning(
@@ -147,7 +145,6 @@ class Worker:
             connect=self._connect,
             stopping=self._stopping,
             finished=self._finished,
-            on_claimed=self._claimed,
             chores=self._chores(),
         )
         renewal = Renewal(
@@ -211,33 +208,6 @@ class Worker:
         if self.settings.retention is not None:
             chores.append(Pruner(self.settings.retention, self.queries))
         return chores
-
-    def _claimed(self, row: sql.Claimed, sent: float, sent_at: dt.datetime | None) -> None:
-        """Hold a claim the database just handed us and start its handler."""
-        assert self._executor is not None
-        executor = self._executor
-        task = self.tasks.get(row.task)
-        common: dict[str, Any] = {
-            "job_id": row.job_id,
-            "attempt": row.attempt,
-            "token": row.token,
-            "payload": row.payload,
-            "task": row.task,
-            "idempotency_key": row.idempotency_key,
-            "fence": row.fence,
-        }
-        ctx: BaseContext
-
-        async def check() -> bool:
-            return await executor.still_holder(held)  # this claim's own token, never its job id
-
-        if task is not None and not task.is_async:
-            ctx = SyncContext(loop=asyncio.get_running_loop(), check=check, **common)
-        else:
-            ctx = AsyncContext(check=check, **common)
-        held = Held(row, task, ctx, safe_until=sent + self.settings.lease, sent_at=sent_at)
-        self.ledger.add(held)
-        executor.start(held)
 
     async def _shutdown(self, side: list[asyncio.Task[None]], executor: Executor) -> None:
         """Stop claiming, let handlers finish within the grace, release the rest."""
