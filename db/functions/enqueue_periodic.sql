@@ -16,19 +16,13 @@
 -- 200 characters, slot is NULL, not finite or later than the database
 -- clock, or payload, priority or max_attempts is NULL, max_attempts < 1.
 
-CREATE OR REPLACE FUNCTION taskboard.enqueue_periodic(
-    schedule     text,
-    slot         timestamptz,
-    task         text,
-    payload      jsonb   DEFAULT '{}',
-    queue        text    DEFAULT 'default',
-    priority     integer DEFAULT 0,
-    max_attempts integer DEFAULT 5
-)
-RETURNS bigint
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+CREATE OR REPLACE FUNCTION taskboard.enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT 'default'::text, priority integer DEFAULT 0, max_attempts integer DEFAULT 5)
+ RETURNS bigint
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -110,6 +104,7 @@ BEGIN
 END
 $function$;
 
-REVOKE ALL ON FUNCTION taskboard.enqueue_periodic(text, timestamptz, text, jsonb, text, integer, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.enqueue_periodic(text, timestamptz, text, jsonb, text, integer, integer)
-    TO :"producer_role", :"worker_role", :"admin_role";
+REVOKE ALL ON FUNCTION taskboard.enqueue_periodic(text,timestamp with time zone,text,jsonb,text,integer,integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.enqueue_periodic(text,timestamp with time zone,text,jsonb,text,integer,integer) TO taskboard_producer;
+GRANT EXECUTE ON FUNCTION taskboard.enqueue_periodic(text,timestamp with time zone,text,jsonb,text,integer,integer) TO taskboard_worker;
+GRANT EXECUTE ON FUNCTION taskboard.enqueue_periodic(text,timestamp with time zone,text,jsonb,text,integer,integer) TO taskboard_admin;

@@ -4,11 +4,13 @@
 -- off). True when this call resumed it, false when it was not paused.
 -- Raises 22023 when queue is NULL, empty or longer than 200 characters.
 
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
 CREATE OR REPLACE FUNCTION taskboard.resume(queue text)
-RETURNS boolean
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 BEGIN
     IF resume.queue IS NULL OR resume.queue = '' THEN
@@ -37,4 +39,4 @@ END
 $function$;
 
 REVOKE ALL ON FUNCTION taskboard.resume(text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.resume(text) TO :"admin_role";
+GRANT EXECUTE ON FUNCTION taskboard.resume(text) TO taskboard_admin;

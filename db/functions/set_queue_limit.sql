@@ -9,11 +9,13 @@
 -- Raises 22023 when queue is NULL, empty or longer than 200 characters, or
 -- max_running is below 1 (pause the queue to stop it).
 
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
 CREATE OR REPLACE FUNCTION taskboard.set_queue_limit(queue text, max_running integer)
-RETURNS boolean
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 BEGIN
     IF set_queue_limit.queue IS NULL OR set_queue_limit.queue = '' THEN
@@ -48,5 +50,5 @@ BEGIN
 END
 $function$;
 
-REVOKE ALL ON FUNCTION taskboard.set_queue_limit(text, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.set_queue_limit(text, integer) TO :"admin_role";
+REVOKE ALL ON FUNCTION taskboard.set_queue_limit(text,integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.set_queue_limit(text,integer) TO taskboard_admin;
