@@ -1405,13 +1405,7 @@ CREATE FUNCTION taskboard.pause(queue text) RETURNS boolean
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 BEGIN
-    IF pause.queue IS NULL OR pause.queue = '' THEN
-        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(pause.queue) > 200 THEN
-        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(pause.queue)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_name('queue', pause.queue);
 
     INSERT INTO taskboard.queues AS q (queue, paused)
     VALUES (pause.queue, true)
@@ -1825,13 +1819,7 @@ CREATE FUNCTION taskboard.resume(queue text) RETURNS boolean
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 BEGIN
-    IF resume.queue IS NULL OR resume.queue = '' THEN
-        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(resume.queue) > 200 THEN
-        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(resume.queue)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_name('queue', resume.queue);
 
     UPDATE taskboard.queues AS q
        SET paused = false,
@@ -1934,14 +1922,7 @@ CREATE FUNCTION taskboard.set_queue_limit(queue text, max_running integer) RETUR
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 BEGIN
-    IF set_queue_limit.queue IS NULL OR set_queue_limit.queue = '' THEN
-        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(set_queue_limit.queue) > 200 THEN
-        RAISE EXCEPTION 'queue must be at most 200 characters, got %',
-            pg_catalog.char_length(set_queue_limit.queue)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_name('queue', set_queue_limit.queue);
     IF set_queue_limit.max_running < 1 THEN
         RAISE EXCEPTION 'max_running must be at least 1 or NULL (no limit), got %; pause the queue to stop it',
             set_queue_limit.max_running

@@ -14,13 +14,7 @@ CREATE OR REPLACE FUNCTION taskboard.pause(queue text)
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 BEGIN
-    IF pause.queue IS NULL OR pause.queue = '' THEN
-        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(pause.queue) > 200 THEN
-        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(pause.queue)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_name('queue', pause.queue);
 
     INSERT INTO taskboard.queues AS q (queue, paused)
     VALUES (pause.queue, true)

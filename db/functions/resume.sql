@@ -13,13 +13,7 @@ CREATE OR REPLACE FUNCTION taskboard.resume(queue text)
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 BEGIN
-    IF resume.queue IS NULL OR resume.queue = '' THEN
-        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(resume.queue) > 200 THEN
-        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(resume.queue)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_name('queue', resume.queue);
 
     UPDATE taskboard.queues AS q
        SET paused = false,

@@ -18,14 +18,7 @@ CREATE OR REPLACE FUNCTION taskboard.set_queue_limit(queue text, max_running int
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 BEGIN
-    IF set_queue_limit.queue IS NULL OR set_queue_limit.queue = '' THEN
-        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(set_queue_limit.queue) > 200 THEN
-        RAISE EXCEPTION 'queue must be at most 200 characters, got %',
-            pg_catalog.char_length(set_queue_limit.queue)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_name('queue', set_queue_limit.queue);
     IF set_queue_limit.max_running < 1 THEN
         RAISE EXCEPTION 'max_running must be at least 1 or NULL (no limit), got %; pause the queue to stop it',
             set_queue_limit.max_running
