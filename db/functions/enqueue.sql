@@ -42,20 +42,8 @@ BEGIN
         RAISE EXCEPTION 'run_at must be a finite time, got %', enqueue.run_at
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF enqueue.task IS NULL OR enqueue.task = '' THEN
-        RAISE EXCEPTION 'task must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(enqueue.task) > 200 THEN
-        RAISE EXCEPTION 'task must be at most 200 characters, got %', pg_catalog.char_length(enqueue.task)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue.queue IS NULL OR enqueue.queue = '' THEN
-        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(enqueue.queue) > 200 THEN
-        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(enqueue.queue)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_name('task', enqueue.task);
+    PERFORM taskboard.check_name('queue', enqueue.queue);
     IF enqueue.payload IS NULL THEN
         RAISE EXCEPTION 'payload must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;

@@ -48,20 +48,8 @@ BEGIN
         RAISE EXCEPTION 'run_at must be a finite time, got %', enqueue_many.run_at
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF enqueue_many.task IS NULL OR enqueue_many.task = '' THEN
-        RAISE EXCEPTION 'task must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(enqueue_many.task) > 200 THEN
-        RAISE EXCEPTION 'task must be at most 200 characters, got %', pg_catalog.char_length(enqueue_many.task)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue_many.queue IS NULL OR enqueue_many.queue = '' THEN
-        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(enqueue_many.queue) > 200 THEN
-        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(enqueue_many.queue)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_name('task', enqueue_many.task);
+    PERFORM taskboard.check_name('queue', enqueue_many.queue);
     IF enqueue_many.payloads IS NULL THEN
         RAISE EXCEPTION 'payloads must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;

@@ -29,13 +29,7 @@ DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
     v_id  bigint;
 BEGIN
-    IF enqueue_periodic.schedule IS NULL OR enqueue_periodic.schedule = '' THEN
-        RAISE EXCEPTION 'schedule must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(enqueue_periodic.schedule) > 200 THEN
-        RAISE EXCEPTION 'schedule must be at most 200 characters, got %', pg_catalog.char_length(enqueue_periodic.schedule)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_name('schedule', enqueue_periodic.schedule);
     IF enqueue_periodic.slot IS NULL THEN
         RAISE EXCEPTION 'slot must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -49,20 +43,8 @@ BEGIN
     END IF;
     -- The same checks as enqueue's, made before the slot is looked at: bad
     -- input is refused whether or not the slot is still free.
-    IF enqueue_periodic.task IS NULL OR enqueue_periodic.task = '' THEN
-        RAISE EXCEPTION 'task must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(enqueue_periodic.task) > 200 THEN
-        RAISE EXCEPTION 'task must be at most 200 characters, got %', pg_catalog.char_length(enqueue_periodic.task)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue_periodic.queue IS NULL OR enqueue_periodic.queue = '' THEN
-        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(enqueue_periodic.queue) > 200 THEN
-        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(enqueue_periodic.queue)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_name('task', enqueue_periodic.task);
+    PERFORM taskboard.check_name('queue', enqueue_periodic.queue);
     IF enqueue_periodic.payload IS NULL THEN
         RAISE EXCEPTION 'payload must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
