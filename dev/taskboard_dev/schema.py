@@ -81,11 +81,10 @@ def grant_order(role: str) -> tuple[int, str]:
     return (ROLE_ORDER.index(kind) if kind in ROLE_ORDER else len(ROLE_ORDER), role)
 
 
-def function_file(signature: str, definition: str, comment: str | None, roles: list[str]) -> str:
+def function_file(signature: str, definition: str, comment: str, roles: list[str]) -> str:
     """One function's db/functions/NAME.sql: header, definition, grants."""
     header = "".join(
-        f"-- {line}\n" if line.strip() else "--\n"
-        for line in (comment or "").strip("\n").splitlines()
+        f"-- {line}\n" if line.strip() else "--\n" for line in comment.strip("\n").splitlines()
     )
     grants = "".join(
         f"GRANT EXECUTE ON FUNCTION {signature} TO {role};\n"
@@ -105,6 +104,11 @@ def functions(url: str) -> dict[str, str]:
     for name, signature, definition, comment, roles in rows:
         if f"{name}.sql" in files:
             raise SystemExit(f"taskboard.{name} has two signatures: one file cannot hold both")
+        if not (comment or "").strip():
+            raise SystemExit(
+                f"{signature} has no comment: the deploy script that creates it must set its "
+                "contract header with COMMENT ON FUNCTION"
+            )
         files[f"{name}.sql"] = function_file(signature, definition, comment, roles)
     return files
 
