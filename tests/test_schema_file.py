@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from conftest import MakeDatabase
@@ -69,3 +70,17 @@ def test_the_check_names_a_function_file_that_differs_or_is_left_over(
     assert "functions/pause.sql differs from the deployed schema: run make schema" in err
     assert "functions/gone.sql (of no function) differs" in err
     assert "schema.sql differs" not in err
+
+
+def test_a_function_without_its_contract_header_as_comment_is_refused(
+    make_database: MakeDatabase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = make_database(deploy=True)
+    monkeypatch.setattr(schema, "SCHEMA_FILE", tmp_path / "schema.sql")
+    monkeypatch.setattr(schema, "project_root", lambda: tmp_path)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("COMMENT ON FUNCTION taskboard.resume(text) IS NULL")
+
+    with pytest.raises(SystemExit, match=r"taskboard\.resume\(text\) has no comment"):
+        schema.main(["write", url])
+    assert not (tmp_path / "functions").exists()
