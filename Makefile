@@ -122,8 +122,8 @@ docs: venv tools ## Build the docs site strictly into .taskboard/site, its SQL r
 
 SCHEMA_DB := taskboard_schema
 
-schema: venv tools ## Write db/schema.sql from a fresh deploy (database taskboard_schema on the dev PostgreSQL 18)
-schema-check: venv tools ## Fail when db/schema.sql differs from what make schema writes
+schema: venv tools ## Write db/schema.sql and db/functions/ from a fresh deploy (database taskboard_schema on the dev PostgreSQL 18)
+schema-check: venv tools ## Fail when db/schema.sql or a file of db/functions/ differs from what make schema writes
 schema schema-check: SCHEMA_COMMAND = $(if $(filter schema,$@),write,check)
 schema schema-check:
 	@if [ -n "$${TASKBOARD_DATABASE_URL:-}" ]; then \

@@ -1,7 +1,10 @@
 -- Deploy taskboard:pause to pg
+-- requires: pause@v0.4.2
 -- requires: queues
+-- requires: checks
 --
--- The same text as functions/pause.sql, where the current definition reads.
+-- The queue is checked by taskboard.check_name, with the messages it always had;
+-- the contract, the function's comment, is unchanged.
 
 BEGIN;
 
@@ -14,13 +17,6 @@ BEGIN;
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
 
--- pause(queue) -> boolean
--- Pauses `queue`: from the next claim on, claim hands out nothing from it.
--- Its running jobs carry on, renew, complete and fail as usual; its queued
--- jobs wait. A queue needs no declaration: pausing one that has no jobs yet
--- works. True when this call paused it, false when it already was paused.
--- Raises 22023 when queue is NULL, empty or longer than 200 characters.
-
 CREATE OR REPLACE FUNCTION taskboard.pause(queue text)
 RETURNS boolean
 LANGUAGE plpgsql
@@ -28,13 +24,7 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
-    IF pause.queue IS NULL OR pause.queue = '' THEN
-        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(pause.queue) > 200 THEN
-        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(pause.queue)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_name('queue', pause.queue);
 
     INSERT INTO taskboard.queues AS q (queue, paused)
     VALUES (pause.queue, true)
@@ -45,6 +35,14 @@ BEGIN
     RETURN FOUND;
 END
 $function$;
+
+COMMENT ON FUNCTION taskboard.pause(text) IS
+$comment$pause(queue) -> boolean
+Pauses `queue`: from the next claim on, claim hands out nothing from it.
+Its running jobs carry on, renew, complete and fail as usual; its queued
+jobs wait. A queue needs no declaration: pausing one that has no jobs yet
+works. True when this call paused it, false when it already was paused.
+Raises 22023 when queue is NULL, empty or longer than 200 characters.$comment$;
 
 REVOKE ALL ON FUNCTION taskboard.pause(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.pause(text) TO :"admin_role";

@@ -1,8 +1,11 @@
 -- Deploy taskboard:resume to pg
+-- requires: resume@v0.4.2
 -- requires: queues
 -- requires: notify_runnable
+-- requires: checks
 --
--- The same text as functions/resume.sql, where the current definition reads.
+-- The queue is checked by taskboard.check_name, with the messages it always had;
+-- the contract, the function's comment, is unchanged.
 
 BEGIN;
 
@@ -15,12 +18,6 @@ BEGIN;
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
 
--- resume(queue) -> boolean
--- Resumes a paused `queue`: claim hands out its jobs again, and listeners
--- are told when one is runnable now (NOTIFY, unless taskboard.notify =
--- off). True when this call resumed it, false when it was not paused.
--- Raises 22023 when queue is NULL, empty or longer than 200 characters.
-
 CREATE OR REPLACE FUNCTION taskboard.resume(queue text)
 RETURNS boolean
 LANGUAGE plpgsql
@@ -28,13 +25,7 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
-    IF resume.queue IS NULL OR resume.queue = '' THEN
-        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(resume.queue) > 200 THEN
-        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(resume.queue)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_name('queue', resume.queue);
 
     UPDATE taskboard.queues AS q
        SET paused = false,
@@ -52,6 +43,13 @@ BEGIN
     RETURN true;
 END
 $function$;
+
+COMMENT ON FUNCTION taskboard.resume(text) IS
+$comment$resume(queue) -> boolean
+Resumes a paused `queue`: claim hands out its jobs again, and listeners
+are told when one is runnable now (NOTIFY, unless taskboard.notify =
+off). True when this call resumed it, false when it was not paused.
+Raises 22023 when queue is NULL, empty or longer than 200 characters.$comment$;
 
 REVOKE ALL ON FUNCTION taskboard.resume(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.resume(text) TO :"admin_role";

@@ -1,7 +1,8 @@
 -- Deploy taskboard:version to pg
+-- requires: version@v0.4.2
 -- requires: schema
 --
--- The same text as functions/version.sql, where the current definition reads.
+-- Release 0.4.3: the schema answers 0.4.3.
 
 BEGIN;
 
@@ -14,10 +15,6 @@ BEGIN;
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
 
--- version() -> text
--- The schema's release, for the driver's start-up check.
--- Raises nothing.
-
 CREATE OR REPLACE FUNCTION taskboard.version()
 RETURNS text
 LANGUAGE sql
@@ -25,8 +22,13 @@ IMMUTABLE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
-SELECT '0.4.2'::text
+SELECT '0.4.3'::text
 $function$;
+
+COMMENT ON FUNCTION taskboard.version() IS
+$comment$version() -> text
+The schema's release, for the driver's start-up check.
+Raises nothing.$comment$;
 
 REVOKE ALL ON FUNCTION taskboard.version() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.version()

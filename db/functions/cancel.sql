@@ -6,11 +6,13 @@
 -- false: the job is already finished (succeeded, dead, cancelled) or unknown.
 -- Raises 22023 when job_id is NULL.
 
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
 CREATE OR REPLACE FUNCTION taskboard.cancel(job_id bigint)
-RETURNS boolean
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 BEGIN
     IF cancel.job_id IS NULL THEN
@@ -28,5 +30,4 @@ END
 $function$;
 
 REVOKE ALL ON FUNCTION taskboard.cancel(bigint) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.cancel(bigint)
-    TO taskboard_admin;
+GRANT EXECUTE ON FUNCTION taskboard.cancel(bigint) TO taskboard_admin;

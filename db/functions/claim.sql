@@ -34,18 +34,15 @@
 -- index), the head of its queued index, and primary-key probes by id; with
 -- sequential scans off, no step scans the table (tests/test_claim_plan.py).
 
-CREATE OR REPLACE FUNCTION taskboard.claim(
-    queue  text,
-    worker text,
-    batch  integer  DEFAULT 1,
-    lease  interval DEFAULT '60 seconds'
-)
-RETURNS SETOF taskboard.claimed
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-SET plan_cache_mode = force_generic_plan
-SET enable_seqscan = off
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+CREATE OR REPLACE FUNCTION taskboard.claim(queue text, worker text, batch integer DEFAULT 1, lease interval DEFAULT '00:01:00'::interval)
+ RETURNS SETOF taskboard.claimed
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_generic_plan'
+ SET enable_seqscan TO 'off'
 AS $function$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
@@ -194,6 +191,6 @@ BEGIN
 END
 $function$;
 
-REVOKE ALL ON FUNCTION taskboard.claim(text, text, integer, interval) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.claim(text, text, integer, interval)
-    TO :"worker_role", :"admin_role";
+REVOKE ALL ON FUNCTION taskboard.claim(text,text,integer,interval) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.claim(text,text,integer,interval) TO taskboard_worker;
+GRANT EXECUTE ON FUNCTION taskboard.claim(text,text,integer,interval) TO taskboard_admin;

@@ -9,15 +9,13 @@
 --        same transaction must then be rolled back by the caller.
 -- Raises 22023 when job_id or token is NULL.
 
-CREATE OR REPLACE FUNCTION taskboard.complete(
-    job_id bigint,
-    token  uuid,
-    result jsonb DEFAULT NULL
-)
-RETURNS boolean
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+CREATE OR REPLACE FUNCTION taskboard.complete(job_id bigint, token uuid, result jsonb DEFAULT NULL::jsonb)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 BEGIN
     IF complete.job_id IS NULL THEN
@@ -49,6 +47,6 @@ BEGIN
 END
 $function$;
 
-REVOKE ALL ON FUNCTION taskboard.complete(bigint, uuid, jsonb) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.complete(bigint, uuid, jsonb)
-    TO taskboard_worker, taskboard_admin;
+REVOKE ALL ON FUNCTION taskboard.complete(bigint,uuid,jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.complete(bigint,uuid,jsonb) TO taskboard_worker;
+GRANT EXECUTE ON FUNCTION taskboard.complete(bigint,uuid,jsonb) TO taskboard_admin;

@@ -9,15 +9,13 @@
 -- multidimensional, or the lengths of job_ids, tokens and (when given)
 -- results differ. A NULL element of results means no result for that job.
 
-CREATE OR REPLACE FUNCTION taskboard.complete_many(
-    job_ids bigint[],
-    tokens  uuid[],
-    results jsonb[] DEFAULT NULL
-)
-RETURNS TABLE (job_id bigint, completed boolean)
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+CREATE OR REPLACE FUNCTION taskboard.complete_many(job_ids bigint[], tokens uuid[], results jsonb[] DEFAULT NULL::jsonb[])
+ RETURNS TABLE(job_id bigint, completed boolean)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
@@ -93,6 +91,6 @@ BEGIN
 END
 $function$;
 
-REVOKE ALL ON FUNCTION taskboard.complete_many(bigint[], uuid[], jsonb[]) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.complete_many(bigint[], uuid[], jsonb[])
-    TO :"worker_role", :"admin_role";
+REVOKE ALL ON FUNCTION taskboard.complete_many(bigint[],uuid[],jsonb[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.complete_many(bigint[],uuid[],jsonb[]) TO taskboard_worker;
+GRANT EXECUTE ON FUNCTION taskboard.complete_many(bigint[],uuid[],jsonb[]) TO taskboard_admin;

@@ -24,20 +24,13 @@
 -- Calls of the seven-argument form of 0.1.0 to 0.3.0 resolve to this one:
 -- the argument it gained comes last, with a default.
 
-CREATE OR REPLACE FUNCTION taskboard.enqueue_many(
-    task          text,
-    payloads      jsonb[],
-    queue         text        DEFAULT 'default',
-    run_at        timestamptz DEFAULT NULL,
-    priority      integer     DEFAULT 0,
-    max_attempts  integer     DEFAULT 5,
-    dedupe_keys   text[]      DEFAULT NULL,
-    trace_context jsonb       DEFAULT NULL
-)
-RETURNS SETOF bigint
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+CREATE OR REPLACE FUNCTION taskboard.enqueue_many(task text, payloads jsonb[], queue text DEFAULT 'default'::text, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 5, dedupe_keys text[] DEFAULT NULL::text[], trace_context jsonb DEFAULT NULL::jsonb)
+ RETURNS SETOF bigint
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -55,20 +48,8 @@ BEGIN
         RAISE EXCEPTION 'run_at must be a finite time, got %', enqueue_many.run_at
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF enqueue_many.task IS NULL OR enqueue_many.task = '' THEN
-        RAISE EXCEPTION 'task must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(enqueue_many.task) > 200 THEN
-        RAISE EXCEPTION 'task must be at most 200 characters, got %', pg_catalog.char_length(enqueue_many.task)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue_many.queue IS NULL OR enqueue_many.queue = '' THEN
-        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(enqueue_many.queue) > 200 THEN
-        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(enqueue_many.queue)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_name('task', enqueue_many.task);
+    PERFORM taskboard.check_name('queue', enqueue_many.queue);
     IF enqueue_many.payloads IS NULL THEN
         RAISE EXCEPTION 'payloads must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -236,6 +217,7 @@ BEGIN
 END
 $function$;
 
-REVOKE ALL ON FUNCTION taskboard.enqueue_many(text, jsonb[], text, timestamptz, integer, integer, text[], jsonb) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.enqueue_many(text, jsonb[], text, timestamptz, integer, integer, text[], jsonb)
-    TO :"producer_role", :"worker_role", :"admin_role";
+REVOKE ALL ON FUNCTION taskboard.enqueue_many(text,jsonb[],text,timestamp with time zone,integer,integer,text[],jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.enqueue_many(text,jsonb[],text,timestamp with time zone,integer,integer,text[],jsonb) TO taskboard_producer;
+GRANT EXECUTE ON FUNCTION taskboard.enqueue_many(text,jsonb[],text,timestamp with time zone,integer,integer,text[],jsonb) TO taskboard_worker;
+GRANT EXECUTE ON FUNCTION taskboard.enqueue_many(text,jsonb[],text,timestamp with time zone,integer,integer,text[],jsonb) TO taskboard_admin;

@@ -16,32 +16,20 @@
 -- 200 characters, slot is NULL, not finite or later than the database
 -- clock, or payload, priority or max_attempts is NULL, max_attempts < 1.
 
-CREATE OR REPLACE FUNCTION taskboard.enqueue_periodic(
-    schedule     text,
-    slot         timestamptz,
-    task         text,
-    payload      jsonb   DEFAULT '{}',
-    queue        text    DEFAULT 'default',
-    priority     integer DEFAULT 0,
-    max_attempts integer DEFAULT 5
-)
-RETURNS bigint
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+CREATE OR REPLACE FUNCTION taskboard.enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT 'default'::text, priority integer DEFAULT 0, max_attempts integer DEFAULT 5)
+ RETURNS bigint
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
     v_id  bigint;
 BEGIN
-    IF enqueue_periodic.schedule IS NULL OR enqueue_periodic.schedule = '' THEN
-        RAISE EXCEPTION 'schedule must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(enqueue_periodic.schedule) > 200 THEN
-        RAISE EXCEPTION 'schedule must be at most 200 characters, got %', pg_catalog.char_length(enqueue_periodic.schedule)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_name('schedule', enqueue_periodic.schedule);
     IF enqueue_periodic.slot IS NULL THEN
         RAISE EXCEPTION 'slot must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -55,20 +43,8 @@ BEGIN
     END IF;
     -- The same checks as enqueue's, made before the slot is looked at: bad
     -- input is refused whether or not the slot is still free.
-    IF enqueue_periodic.task IS NULL OR enqueue_periodic.task = '' THEN
-        RAISE EXCEPTION 'task must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(enqueue_periodic.task) > 200 THEN
-        RAISE EXCEPTION 'task must be at most 200 characters, got %', pg_catalog.char_length(enqueue_periodic.task)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue_periodic.queue IS NULL OR enqueue_periodic.queue = '' THEN
-        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(enqueue_periodic.queue) > 200 THEN
-        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(enqueue_periodic.queue)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_name('task', enqueue_periodic.task);
+    PERFORM taskboard.check_name('queue', enqueue_periodic.queue);
     IF enqueue_periodic.payload IS NULL THEN
         RAISE EXCEPTION 'payload must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -110,6 +86,7 @@ BEGIN
 END
 $function$;
 
-REVOKE ALL ON FUNCTION taskboard.enqueue_periodic(text, timestamptz, text, jsonb, text, integer, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.enqueue_periodic(text, timestamptz, text, jsonb, text, integer, integer)
-    TO :"producer_role", :"worker_role", :"admin_role";
+REVOKE ALL ON FUNCTION taskboard.enqueue_periodic(text,timestamp with time zone,text,jsonb,text,integer,integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.enqueue_periodic(text,timestamp with time zone,text,jsonb,text,integer,integer) TO taskboard_producer;
+GRANT EXECUTE ON FUNCTION taskboard.enqueue_periodic(text,timestamp with time zone,text,jsonb,text,integer,integer) TO taskboard_worker;
+GRANT EXECUTE ON FUNCTION taskboard.enqueue_periodic(text,timestamp with time zone,text,jsonb,text,integer,integer) TO taskboard_admin;

@@ -16,18 +16,13 @@
 -- Calls by name of the four-argument form of 0.1.0 and 0.2.0 resolve to
 -- this one: the two arguments it gained come last, with defaults.
 
-CREATE OR REPLACE FUNCTION taskboard.fail(
-    job_id    bigint,
-    token     uuid,
-    error     text,
-    retry_in  interval DEFAULT NULL,
-    retry     boolean DEFAULT true,
-    traceback text DEFAULT NULL
-)
-RETURNS text
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+CREATE OR REPLACE FUNCTION taskboard.fail(job_id bigint, token uuid, error text, retry_in interval DEFAULT NULL::interval, retry boolean DEFAULT true, traceback text DEFAULT NULL::text)
+ RETURNS text
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
     -- A longer traceback keeps its last c_traceback_kept characters.
@@ -99,6 +94,6 @@ BEGIN
 END
 $function$;
 
-REVOKE ALL ON FUNCTION taskboard.fail(bigint, uuid, text, interval, boolean, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.fail(bigint, uuid, text, interval, boolean, text)
-    TO :"worker_role", :"admin_role";
+REVOKE ALL ON FUNCTION taskboard.fail(bigint,uuid,text,interval,boolean,text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.fail(bigint,uuid,text,interval,boolean,text) TO taskboard_worker;
+GRANT EXECUTE ON FUNCTION taskboard.fail(bigint,uuid,text,interval,boolean,text) TO taskboard_admin;

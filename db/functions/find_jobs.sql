@@ -8,20 +8,14 @@
 -- running, succeeded, dead or cancelled, or max_rows is NULL or outside
 -- 1..1000.
 
-CREATE OR REPLACE FUNCTION taskboard.find_jobs(
-    queue    text    DEFAULT NULL,
-    state    text    DEFAULT NULL,
-    task     text    DEFAULT NULL,
-    after_id bigint  DEFAULT NULL,
-    max_rows integer DEFAULT 50
-)
-RETURNS SETOF taskboard.job_info
-LANGUAGE plpgsql
-STABLE
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
--- Planned per call with the filters given, so an absent one costs nothing.
-SET plan_cache_mode = force_custom_plan
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+CREATE OR REPLACE FUNCTION taskboard.find_jobs(queue text DEFAULT NULL::text, state text DEFAULT NULL::text, task text DEFAULT NULL::text, after_id bigint DEFAULT NULL::bigint, max_rows integer DEFAULT 50)
+ RETURNS SETOF taskboard.job_info
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 BEGIN
     IF find_jobs.queue = '' THEN
@@ -57,6 +51,7 @@ BEGIN
 END
 $function$;
 
-REVOKE ALL ON FUNCTION taskboard.find_jobs(text, text, text, bigint, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.find_jobs(text, text, text, bigint, integer)
-    TO :"producer_role", :"worker_role", :"admin_role";
+REVOKE ALL ON FUNCTION taskboard.find_jobs(text,text,text,bigint,integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.find_jobs(text,text,text,bigint,integer) TO taskboard_producer;
+GRANT EXECUTE ON FUNCTION taskboard.find_jobs(text,text,text,bigint,integer) TO taskboard_worker;
+GRANT EXECUTE ON FUNCTION taskboard.find_jobs(text,text,text,bigint,integer) TO taskboard_admin;

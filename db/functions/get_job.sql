@@ -8,12 +8,13 @@
 -- A row of NULLs for an unknown id.
 -- Raises 22023 when job_id is NULL.
 
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
 CREATE OR REPLACE FUNCTION taskboard.get_job(job_id bigint)
-RETURNS taskboard.job_info
-LANGUAGE plpgsql
-STABLE
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+ RETURNS taskboard.job_info
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
     v_job taskboard.job_info;
@@ -34,5 +35,6 @@ END
 $function$;
 
 REVOKE ALL ON FUNCTION taskboard.get_job(bigint) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.get_job(bigint)
-    TO :"producer_role", :"worker_role", :"admin_role";
+GRANT EXECUTE ON FUNCTION taskboard.get_job(bigint) TO taskboard_producer;
+GRANT EXECUTE ON FUNCTION taskboard.get_job(bigint) TO taskboard_worker;
+GRANT EXECUTE ON FUNCTION taskboard.get_job(bigint) TO taskboard_admin;

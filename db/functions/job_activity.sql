@@ -10,19 +10,13 @@
 -- failed before, never the older finished ones.
 -- Raises 22023 when recent is NULL, not positive or longer than 31 days.
 
-CREATE OR REPLACE FUNCTION taskboard.job_activity(recent interval DEFAULT interval '1 hour')
-RETURNS TABLE (
-    minute_start timestamptz,
-    queue     text,
-    succeeded bigint,
-    failed    bigint,
-    dead      bigint,
-    cancelled bigint
-)
-LANGUAGE plpgsql
-STABLE
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+CREATE OR REPLACE FUNCTION taskboard.job_activity(recent interval DEFAULT '01:00:00'::interval)
+ RETURNS TABLE(minute_start timestamp with time zone, queue text, succeeded bigint, failed bigint, dead bigint, cancelled bigint)
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
     v_since timestamptz;
@@ -74,5 +68,6 @@ END
 $function$;
 
 REVOKE ALL ON FUNCTION taskboard.job_activity(interval) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.job_activity(interval)
-    TO :"producer_role", :"worker_role", :"admin_role";
+GRANT EXECUTE ON FUNCTION taskboard.job_activity(interval) TO taskboard_producer;
+GRANT EXECUTE ON FUNCTION taskboard.job_activity(interval) TO taskboard_worker;
+GRANT EXECUTE ON FUNCTION taskboard.job_activity(interval) TO taskboard_admin;

@@ -7,14 +7,13 @@
 --   lost:      anything else (reclaimed, failed, released, cancelled, unknown).
 -- Raises 22023 when job_id or token is NULL.
 
-CREATE OR REPLACE FUNCTION taskboard.lease_state(
-    job_id bigint,
-    token  uuid
-)
-RETURNS text
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+CREATE OR REPLACE FUNCTION taskboard.lease_state(job_id bigint, token uuid)
+ RETURNS text
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
     v_state text;
@@ -41,6 +40,6 @@ BEGIN
 END
 $function$;
 
-REVOKE ALL ON FUNCTION taskboard.lease_state(bigint, uuid) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.lease_state(bigint, uuid)
-    TO taskboard_worker, taskboard_admin;
+REVOKE ALL ON FUNCTION taskboard.lease_state(bigint,uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.lease_state(bigint,uuid) TO taskboard_worker;
+GRANT EXECUTE ON FUNCTION taskboard.lease_state(bigint,uuid) TO taskboard_admin;

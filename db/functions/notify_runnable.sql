@@ -7,11 +7,13 @@
 -- serialises notifying transactions on a cluster-wide lock at commit.
 -- Raises nothing.
 
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
 CREATE OR REPLACE FUNCTION taskboard.notify_runnable(queue text)
-RETURNS void
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+ RETURNS void
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 BEGIN
     IF pg_catalog.lower(pg_catalog.current_setting('taskboard.notify', true))

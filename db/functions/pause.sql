@@ -5,20 +5,16 @@
 -- works. True when this call paused it, false when it already was paused.
 -- Raises 22023 when queue is NULL, empty or longer than 200 characters.
 
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
 CREATE OR REPLACE FUNCTION taskboard.pause(queue text)
-RETURNS boolean
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 BEGIN
-    IF pause.queue IS NULL OR pause.queue = '' THEN
-        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(pause.queue) > 200 THEN
-        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(pause.queue)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_name('queue', pause.queue);
 
     INSERT INTO taskboard.queues AS q (queue, paused)
     VALUES (pause.queue, true)
@@ -31,4 +27,4 @@ END
 $function$;
 
 REVOKE ALL ON FUNCTION taskboard.pause(text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.pause(text) TO :"admin_role";
+GRANT EXECUTE ON FUNCTION taskboard.pause(text) TO taskboard_admin;

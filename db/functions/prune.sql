@@ -11,14 +11,13 @@
 -- Raises 22023 when older_than is NULL, negative or longer than 36500 days
 -- (100 years), or batch is NULL or < 1.
 
-CREATE OR REPLACE FUNCTION taskboard.prune(
-    older_than interval,
-    batch      integer DEFAULT 10000
-)
-RETURNS bigint
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+CREATE OR REPLACE FUNCTION taskboard.prune(older_than interval, batch integer DEFAULT 10000)
+ RETURNS bigint
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
     v_cutoff  timestamptz;
@@ -61,6 +60,6 @@ BEGIN
 END
 $function$;
 
-REVOKE ALL ON FUNCTION taskboard.prune(interval, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.prune(interval, integer)
-    TO :"worker_role", :"admin_role";
+REVOKE ALL ON FUNCTION taskboard.prune(interval,integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.prune(interval,integer) TO taskboard_worker;
+GRANT EXECUTE ON FUNCTION taskboard.prune(interval,integer) TO taskboard_admin;

@@ -18,25 +18,13 @@
 -- finished within `recent`, or settings. Ordered by queue.
 -- Raises 22023 when recent is NULL, not positive or longer than 31 days.
 
-CREATE OR REPLACE FUNCTION taskboard.queue_overview(recent interval DEFAULT interval '1 hour')
-RETURNS TABLE (
-    queue              text,
-    queued             bigint,
-    running            bigint,
-    runnable           bigint,
-    oldest_runnable_at timestamptz,
-    dead               bigint,
-    cancelled          bigint,
-    succeeded_recent   bigint,
-    dead_recent        bigint,
-    cancelled_recent   bigint,
-    paused             boolean,
-    max_running        integer
-)
-LANGUAGE plpgsql
-STABLE
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+CREATE OR REPLACE FUNCTION taskboard.queue_overview(recent interval DEFAULT '01:00:00'::interval)
+ RETURNS TABLE(queue text, queued bigint, running bigint, runnable bigint, oldest_runnable_at timestamp with time zone, dead bigint, cancelled bigint, succeeded_recent bigint, dead_recent bigint, cancelled_recent bigint, paused boolean, max_running integer)
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
     -- Read once: every count below is against the same instant.
@@ -125,5 +113,6 @@ END
 $function$;
 
 REVOKE ALL ON FUNCTION taskboard.queue_overview(interval) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.queue_overview(interval)
-    TO :"producer_role", :"worker_role", :"admin_role";
+GRANT EXECUTE ON FUNCTION taskboard.queue_overview(interval) TO taskboard_producer;
+GRANT EXECUTE ON FUNCTION taskboard.queue_overview(interval) TO taskboard_worker;
+GRANT EXECUTE ON FUNCTION taskboard.queue_overview(interval) TO taskboard_admin;

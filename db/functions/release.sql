@@ -7,15 +7,13 @@
 -- Raises 22023 when job_id or token is NULL, or delay is NULL, negative or
 -- longer than 12 hours ('infinity' included).
 
-CREATE OR REPLACE FUNCTION taskboard.release(
-    job_id bigint,
-    token  uuid,
-    delay  interval DEFAULT '0'
-)
-RETURNS boolean
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+CREATE OR REPLACE FUNCTION taskboard.release(job_id bigint, token uuid, delay interval DEFAULT '00:00:00'::interval)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
     v_queue text;
@@ -54,6 +52,6 @@ BEGIN
 END
 $function$;
 
-REVOKE ALL ON FUNCTION taskboard.release(bigint, uuid, interval) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.release(bigint, uuid, interval)
-    TO :"worker_role", :"admin_role";
+REVOKE ALL ON FUNCTION taskboard.release(bigint,uuid,interval) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.release(bigint,uuid,interval) TO taskboard_worker;
+GRANT EXECUTE ON FUNCTION taskboard.release(bigint,uuid,interval) TO taskboard_admin;

@@ -7,15 +7,13 @@
 -- Raises 22023 when job_id or token is NULL, or lease is NULL, not positive
 -- or longer than 12 hours ('infinity' included).
 
-CREATE OR REPLACE FUNCTION taskboard.renew(
-    job_id bigint,
-    token  uuid,
-    lease  interval DEFAULT '60 seconds'
-)
-RETURNS timestamptz
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+CREATE OR REPLACE FUNCTION taskboard.renew(job_id bigint, token uuid, lease interval DEFAULT '00:01:00'::interval)
+ RETURNS timestamp with time zone
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
     v_now      timestamptz := pg_catalog.clock_timestamp();
@@ -48,6 +46,6 @@ BEGIN
 END
 $function$;
 
-REVOKE ALL ON FUNCTION taskboard.renew(bigint, uuid, interval) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.renew(bigint, uuid, interval)
-    TO :"worker_role", :"admin_role";
+REVOKE ALL ON FUNCTION taskboard.renew(bigint,uuid,interval) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.renew(bigint,uuid,interval) TO taskboard_worker;
+GRANT EXECUTE ON FUNCTION taskboard.renew(bigint,uuid,interval) TO taskboard_admin;

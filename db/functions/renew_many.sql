@@ -9,15 +9,13 @@
 -- NULL, their lengths differ, or lease is NULL, not positive or longer than
 -- 12 hours ('infinity' included).
 
-CREATE OR REPLACE FUNCTION taskboard.renew_many(
-    job_ids bigint[],
-    tokens  uuid[],
-    lease   interval DEFAULT '60 seconds'
-)
-RETURNS TABLE (job_id bigint, lease_expires_at timestamptz)
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+CREATE OR REPLACE FUNCTION taskboard.renew_many(job_ids bigint[], tokens uuid[], lease interval DEFAULT '00:01:00'::interval)
+ RETURNS TABLE(job_id bigint, lease_expires_at timestamp with time zone)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
@@ -84,6 +82,6 @@ BEGIN
 END
 $function$;
 
-REVOKE ALL ON FUNCTION taskboard.renew_many(bigint[], uuid[], interval) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.renew_many(bigint[], uuid[], interval)
-    TO :"worker_role", :"admin_role";
+REVOKE ALL ON FUNCTION taskboard.renew_many(bigint[],uuid[],interval) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.renew_many(bigint[],uuid[],interval) TO taskboard_worker;
+GRANT EXECUTE ON FUNCTION taskboard.renew_many(bigint[],uuid[],interval) TO taskboard_admin;

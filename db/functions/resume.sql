@@ -4,20 +4,16 @@
 -- off). True when this call resumed it, false when it was not paused.
 -- Raises 22023 when queue is NULL, empty or longer than 200 characters.
 
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
 CREATE OR REPLACE FUNCTION taskboard.resume(queue text)
-RETURNS boolean
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 BEGIN
-    IF resume.queue IS NULL OR resume.queue = '' THEN
-        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(resume.queue) > 200 THEN
-        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(resume.queue)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_name('queue', resume.queue);
 
     UPDATE taskboard.queues AS q
        SET paused = false,
@@ -37,4 +33,4 @@ END
 $function$;
 
 REVOKE ALL ON FUNCTION taskboard.resume(text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.resume(text) TO :"admin_role";
+GRANT EXECUTE ON FUNCTION taskboard.resume(text) TO taskboard_admin;

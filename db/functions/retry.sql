@@ -13,11 +13,13 @@
 --        now held by another unfinished job of the queue; nothing changes.
 -- Raises 22023 when job_id is NULL.
 
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
 CREATE OR REPLACE FUNCTION taskboard.retry(job_id bigint)
-RETURNS boolean
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
@@ -58,5 +60,4 @@ END
 $function$;
 
 REVOKE ALL ON FUNCTION taskboard.retry(bigint) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.retry(bigint)
-    TO :"admin_role";
+GRANT EXECUTE ON FUNCTION taskboard.retry(bigint) TO taskboard_admin;

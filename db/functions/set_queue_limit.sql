@@ -9,21 +9,16 @@
 -- Raises 22023 when queue is NULL, empty or longer than 200 characters, or
 -- max_running is below 1 (pause the queue to stop it).
 
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
 CREATE OR REPLACE FUNCTION taskboard.set_queue_limit(queue text, max_running integer)
-RETURNS boolean
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 BEGIN
-    IF set_queue_limit.queue IS NULL OR set_queue_limit.queue = '' THEN
-        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(set_queue_limit.queue) > 200 THEN
-        RAISE EXCEPTION 'queue must be at most 200 characters, got %',
-            pg_catalog.char_length(set_queue_limit.queue)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_name('queue', set_queue_limit.queue);
     IF set_queue_limit.max_running < 1 THEN
         RAISE EXCEPTION 'max_running must be at least 1 or NULL (no limit), got %; pause the queue to stop it',
             set_queue_limit.max_running
@@ -48,5 +43,5 @@ BEGIN
 END
 $function$;
 
-REVOKE ALL ON FUNCTION taskboard.set_queue_limit(text, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.set_queue_limit(text, integer) TO :"admin_role";
+REVOKE ALL ON FUNCTION taskboard.set_queue_limit(text,integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.set_queue_limit(text,integer) TO taskboard_admin;

@@ -2,16 +2,18 @@
 -- The schema's release, for the driver's start-up check.
 -- Raises nothing.
 
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
 CREATE OR REPLACE FUNCTION taskboard.version()
-RETURNS text
-LANGUAGE sql
-IMMUTABLE
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
-SELECT '0.4.2'::text
+SELECT '0.4.3'::text
 $function$;
 
 REVOKE ALL ON FUNCTION taskboard.version() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.version()
-    TO :"producer_role", :"worker_role", :"admin_role";
+GRANT EXECUTE ON FUNCTION taskboard.version() TO taskboard_producer;
+GRANT EXECUTE ON FUNCTION taskboard.version() TO taskboard_worker;
+GRANT EXECUTE ON FUNCTION taskboard.version() TO taskboard_admin;

@@ -1,4 +1,4 @@
--- Revert taskboard:enqueue to its v0.3.0 definition
+-- Revert taskboard:enqueue to its v0.4.2 definition
 
 BEGIN;
 
@@ -11,10 +11,11 @@ BEGIN;
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
 
-DROP FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb);
 
--- enqueue(task, payload, queue, run_at, priority, max_attempts, dedupe_key) -> bigint
+-- enqueue(task, payload, queue, run_at, priority, max_attempts, dedupe_key, trace_context) -> bigint
 -- Inserts a queued job, runnable from run_at (NULL = now), and returns its id.
+-- trace_context (the caller's W3C trace context, e.g. {"traceparent": ...})
+-- is stored with the job and handed to its holder by claim; NULL: none.
 -- With dedupe_key: when an unfinished (queued or running) job of the same
 -- queue and the same task holds that key, returns that job's id and inserts
 -- nothing. A key is scoped to (queue, task, key): an unfinished job of
@@ -27,19 +28,23 @@ DROP FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer
 -- Raises 22023 when task or queue is NULL, empty or longer than 200
 -- characters, payload, priority or max_attempts is NULL, max_attempts < 1,
 -- dedupe_key is empty or longer than 400 characters, or run_at is
--- 'infinity' or '-infinity'.
+-- 'infinity' or '-infinity', or trace_context is not a JSON object of
+-- strings or is longer than 8192 bytes as text.
 -- Raises 23505 when an unfinished job of the queue and task holds a
 -- different key with the same SHA-256 as dedupe_key (no such pair is known):
 -- the index cannot tell the two apart, and the other job is not the answer.
+-- Calls of the seven-argument form of 0.1.0 to 0.3.0 resolve to this one:
+-- the argument it gained comes last, with a default.
 
 CREATE OR REPLACE FUNCTION taskboard.enqueue(
-    task         text,
-    payload      jsonb       DEFAULT '{}',
-    queue        text        DEFAULT 'default',
-    run_at       timestamptz DEFAULT NULL,
-    priority     integer     DEFAULT 0,
-    max_attempts integer     DEFAULT 5,
-    dedupe_key   text        DEFAULT NULL
+    task          text,
+    payload       jsonb       DEFAULT '{}',
+    queue         text        DEFAULT 'default',
+    run_at        timestamptz DEFAULT NULL,
+    priority      integer     DEFAULT 0,
+    max_attempts  integer     DEFAULT 5,
+    dedupe_key    text        DEFAULT NULL,
+    trace_context jsonb       DEFAULT NULL
 )
 RETURNS bigint
 LANGUAGE plpgsql
@@ -90,6 +95,17 @@ BEGIN
         RAISE EXCEPTION 'dedupe_key must be at most 400 characters, got %', pg_catalog.char_length(enqueue.dedupe_key)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF pg_catalog.jsonb_typeof(enqueue.trace_context) <> 'object'
+       OR EXISTS (SELECT FROM pg_catalog.jsonb_each(enqueue.trace_context) AS e(key, value)
+                   WHERE pg_catalog.jsonb_typeof(e.value) <> 'string') THEN
+        RAISE EXCEPTION 'trace_context must be a JSON object of strings, got %', enqueue.trace_context
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.octet_length(enqueue.trace_context::text) > 8192 THEN
+        RAISE EXCEPTION 'trace_context must be at most 8192 bytes as text, got %',
+            pg_catalog.octet_length(enqueue.trace_context::text)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
 
     -- The index holds the key's SHA-256, not the key (queue, task and key
     -- at their limits are too long for one btree entry): ON CONFLICT names
@@ -98,9 +114,10 @@ BEGIN
     v_hash := pg_catalog.sha256(pg_catalog.decode(pg_catalog.replace(enqueue.dedupe_key, E'\\', E'\\\\'), 'escape'));
 
     LOOP
-        INSERT INTO taskboard.jobs AS j (queue, task, payload, priority, run_at, max_attempts, dedupe_key)
+        INSERT INTO taskboard.jobs AS j (queue, task, payload, priority, run_at, max_attempts, dedupe_key,
+                                         trace_context)
         VALUES (enqueue.queue, enqueue.task, enqueue.payload, enqueue.priority, v_run_at,
-                enqueue.max_attempts, enqueue.dedupe_key)
+                enqueue.max_attempts, enqueue.dedupe_key, enqueue.trace_context)
         ON CONFLICT (queue, task,
                      pg_catalog.sha256(pg_catalog.decode(pg_catalog.replace(dedupe_key, E'\\', E'\\\\'), 'escape')))
            WHERE dedupe_key IS NOT NULL AND state IN ('queued', 'running')
@@ -138,8 +155,8 @@ BEGIN
 END
 $function$;
 
-REVOKE ALL ON FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text)
+REVOKE ALL ON FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb)
     TO :"producer_role", :"worker_role", :"admin_role";
 
 RESET ROLE;

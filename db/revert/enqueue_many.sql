@@ -1,4 +1,4 @@
--- Revert taskboard:enqueue_many to its v0.3.0 definition
+-- Revert taskboard:enqueue_many to its v0.4.2 definition
 
 BEGIN;
 
@@ -11,9 +11,8 @@ BEGIN;
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
 
-DROP FUNCTION taskboard.enqueue_many(text, jsonb[], text, timestamptz, integer, integer, text[], jsonb);
 
--- enqueue_many(task, payloads, queue, run_at, priority, max_attempts, dedupe_keys) -> setof bigint
+-- enqueue_many(task, payloads, queue, run_at, priority, max_attempts, dedupe_keys, trace_context) -> setof bigint
 -- Enqueues one job of `task` per element of `payloads` in one round trip and
 -- returns their ids in payload order. dedupe_keys pairs with payloads element
 -- by element (a NULL element means no key) and behaves as in enqueue, scoped
@@ -22,26 +21,32 @@ DROP FUNCTION taskboard.enqueue_many(text, jsonb[], text, timestamptz, integer, 
 -- count), and a key repeated inside the array yields the id of its first
 -- occurrence's job. Keys are inserted in key order, so concurrent calls with
 -- overlapping keys wait for each other instead of deadlocking.
+-- trace_context (the caller's W3C trace context) is stored with every job
+-- the call inserts, as in enqueue: one call is made in one context.
 -- An empty array returns no rows. At most one NOTIFY per call, and only when
 -- a new job is runnable now. Joins the caller's transaction.
 -- Raises 22023 when task or queue is NULL, empty or longer than 200
 -- characters, payloads is NULL, multidimensional or holds a NULL, dedupe_keys
 -- has a different length or holds an empty string or a key longer than 400
 -- characters, priority or max_attempts is NULL, max_attempts < 1, or run_at
--- is 'infinity' or '-infinity'.
+-- is 'infinity' or '-infinity', or trace_context is not a JSON object of
+-- strings or is longer than 8192 bytes as text.
 -- Raises 23505, writing nothing, when a key of dedupe_keys has the same
 -- SHA-256 as a different key held by an unfinished job of the queue and task,
 -- or as a different key of the same call (no such pair is known): the index
 -- cannot tell the two apart, and the other job is not the answer.
+-- Calls of the seven-argument form of 0.1.0 to 0.3.0 resolve to this one:
+-- the argument it gained comes last, with a default.
 
 CREATE OR REPLACE FUNCTION taskboard.enqueue_many(
-    task         text,
-    payloads     jsonb[],
-    queue        text        DEFAULT 'default',
-    run_at       timestamptz DEFAULT NULL,
-    priority     integer     DEFAULT 0,
-    max_attempts integer     DEFAULT 5,
-    dedupe_keys  text[]      DEFAULT NULL
+    task          text,
+    payloads      jsonb[],
+    queue         text        DEFAULT 'default',
+    run_at        timestamptz DEFAULT NULL,
+    priority      integer     DEFAULT 0,
+    max_attempts  integer     DEFAULT 5,
+    dedupe_keys   text[]      DEFAULT NULL,
+    trace_context jsonb       DEFAULT NULL
 )
 RETURNS SETOF bigint
 LANGUAGE plpgsql
@@ -109,6 +114,17 @@ BEGIN
         RAISE EXCEPTION 'max_attempts must be at least 1, got %', enqueue_many.max_attempts
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF pg_catalog.jsonb_typeof(enqueue_many.trace_context) <> 'object'
+       OR EXISTS (SELECT FROM pg_catalog.jsonb_each(enqueue_many.trace_context) AS e(key, value)
+                   WHERE pg_catalog.jsonb_typeof(e.value) <> 'string') THEN
+        RAISE EXCEPTION 'trace_context must be a JSON object of strings, got %', enqueue_many.trace_context
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.octet_length(enqueue_many.trace_context::text) > 8192 THEN
+        RAISE EXCEPTION 'trace_context must be at most 8192 bytes as text, got %',
+            pg_catalog.octet_length(enqueue_many.trace_context::text)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
 
     IF pg_catalog.cardinality(enqueue_many.payloads) = 0 THEN
         RETURN;
@@ -126,9 +142,9 @@ BEGIN
         -- matched to elements by position.
         v_ids := ARRAY(SELECT pg_catalog.nextval('taskboard.jobs_id_seq')
                          FROM pg_catalog.generate_series(1, pg_catalog.cardinality(enqueue_many.payloads)));
-        INSERT INTO taskboard.jobs (id, queue, task, payload, priority, run_at, max_attempts)
+        INSERT INTO taskboard.jobs (id, queue, task, payload, priority, run_at, max_attempts, trace_context)
         SELECT v_ids[u.ord], enqueue_many.queue, enqueue_many.task, u.payload, enqueue_many.priority,
-               v_run_at, enqueue_many.max_attempts
+               v_run_at, enqueue_many.max_attempts, enqueue_many.trace_context
           FROM unnest(enqueue_many.payloads) WITH ORDINALITY AS u(payload, ord);
         v_inserted := pg_catalog.cardinality(v_ids);
     ELSE
@@ -149,9 +165,10 @@ BEGIN
               FROM input AS i
         ),
         inserted AS (
-            INSERT INTO taskboard.jobs AS j (id, queue, task, payload, priority, run_at, max_attempts, dedupe_key)
+            INSERT INTO taskboard.jobs AS j (id, queue, task, payload, priority, run_at, max_attempts, dedupe_key,
+                                             trace_context)
             SELECT n.new_id, enqueue_many.queue, enqueue_many.task, n.payload, enqueue_many.priority,
-                   v_run_at, enqueue_many.max_attempts, n.dedupe_key
+                   v_run_at, enqueue_many.max_attempts, n.dedupe_key, enqueue_many.trace_context
               FROM numbered AS n
              WHERE n.first_of_key
              ORDER BY n.dedupe_key NULLS FIRST, n.ord
@@ -203,9 +220,11 @@ BEGIN
                     END IF;
                     EXIT;
                 END IF;
-                INSERT INTO taskboard.jobs AS j (queue, task, payload, priority, run_at, max_attempts, dedupe_key)
+                INSERT INTO taskboard.jobs AS j (queue, task, payload, priority, run_at, max_attempts, dedupe_key,
+                                                 trace_context)
                 VALUES (enqueue_many.queue, enqueue_many.task, enqueue_many.payloads[v_ord], enqueue_many.priority,
-                        v_run_at, enqueue_many.max_attempts, enqueue_many.dedupe_keys[v_ord])
+                        v_run_at, enqueue_many.max_attempts, enqueue_many.dedupe_keys[v_ord],
+                        enqueue_many.trace_context)
                 ON CONFLICT (queue, task,
                              pg_catalog.sha256(pg_catalog.decode(pg_catalog.replace(dedupe_key, E'\\', E'\\\\'), 'escape')))
                    WHERE dedupe_key IS NOT NULL AND state IN ('queued', 'running')
@@ -231,8 +250,8 @@ BEGIN
 END
 $function$;
 
-REVOKE ALL ON FUNCTION taskboard.enqueue_many(text, jsonb[], text, timestamptz, integer, integer, text[]) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.enqueue_many(text, jsonb[], text, timestamptz, integer, integer, text[])
+REVOKE ALL ON FUNCTION taskboard.enqueue_many(text, jsonb[], text, timestamptz, integer, integer, text[], jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.enqueue_many(text, jsonb[], text, timestamptz, integer, integer, text[], jsonb)
     TO :"producer_role", :"worker_role", :"admin_role";
 
 RESET ROLE;

@@ -1,4 +1,4 @@
--- Revert taskboard:version to its v0.4.1 definition
+-- Revert taskboard:version to its v0.4.2 definition
 
 BEGIN;
 
@@ -22,7 +22,7 @@ IMMUTABLE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
-SELECT '0.4.1'::text
+SELECT '0.4.2'::text
 $function$;
 
 REVOKE ALL ON FUNCTION taskboard.version() FROM PUBLIC;

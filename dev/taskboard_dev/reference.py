@@ -168,14 +168,18 @@ def read_catalog_at(url: str) -> Catalog:
 
 
 def contract_header(function: Function, functions_dir: Path) -> str:
-    """A function's contract: its COMMENT ON FUNCTION when it has one, else the
-    leading comment block of db/functions/NAME.sql up to its first empty `--`
-    line (the rest of that file's comments are notes on the implementation).
-    A first line that only restates the signature, `name(args) -> result`,
-    is left out: the page shows the database's own.
+    """A function's contract: its COMMENT ON FUNCTION up to its first empty line
+    when it has one, else the leading comment block of db/functions/NAME.sql
+    up to its first empty `--` line (what follows, in either, are notes on
+    the implementation). A first line that only restates the signature,
+    `name(args) -> result`, is left out: the page shows the database's own.
     """
     if function.comment:
-        lines = function.comment.strip().splitlines()
+        lines = []
+        for line in function.comment.strip().splitlines():
+            if not line.strip():
+                break
+            lines.append(line)
     else:
         path = functions_dir / f"{function.name}.sql"
         if not path.is_file():

@@ -1,13 +1,17 @@
-"""db/schema.sql: the whole current `taskboard` schema, read from the database.
+"""db/schema.sql and db/functions/: the current `taskboard` schema, read from the database.
 
 `make schema` deploys into a scratch database of the dev PostgreSQL 18 and
 writes what pg_dump prints of the schema (tables, types, indexes, views,
-functions and grants), so that a reviewer reads the schema as it stands
-rather than adding up the Sqitch changes that built it. `make schema-check`
-(inside `make test`) fails when db/schema.sql differs from that.
+functions and grants) to db/schema.sql, and each function to
+db/functions/NAME.sql: its comment (the contract header) as a leading `--`
+block, its definition as pg_get_functiondef prints it, then its grants, with
+the roles named as a deploy with the default prefix names them. A reviewer
+reads the schema as it stands rather than adding up the Sqitch changes that
+built it. `make schema-check` (inside `make test`) fails when any of these
+files differs from that.
 
-    python -m taskboard_dev.schema write URL   # write db/schema.sql from URL's schema
-    python -m taskboard_dev.schema check URL   # exit 1 when db/schema.sql differs
+    python -m taskboard_dev.schema write URL   # write the files from URL's schema
+    python -m taskboard_dev.schema check URL   # exit 1 when a file differs
 """
 
 from __future__ import annotations
@@ -17,6 +21,9 @@ import difflib
 import re
 import subprocess
 import sys
+from pathlib import Path
+
+import psycopg
 
 from taskboard_dev.devdb import project_root
 from taskboard_dev.server import flavour
@@ -29,6 +36,27 @@ HEADER = (
 )
 # Lines that change from one dump to the next: pg_dump's random \restrict key and versions.
 UNSTABLE = re.compile(r"^(\\restrict |\\unrestrict |-- Dumped (from|by) )")
+FUNCTION_NOTE = (
+    "-- Written by `make schema` from a fresh deploy (never by hand): the definition\n"
+    "-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.\n"
+)
+# The application roles in the order their grants are written: each may do what the
+# ones before it may.
+ROLE_ORDER = ("producer", "worker", "admin")
+
+FUNCTIONS = """
+SELECT p.proname,
+       p.oid::pg_catalog.regprocedure::text,
+       pg_catalog.pg_get_functiondef(p.oid),
+       pg_catalog.obj_description(p.oid, 'pg_proc'),
+       ARRAY(SELECT CASE a.grantee WHEN 0 THEN 'PUBLIC' ELSE pg_catalog.pg_get_userbyid(a.grantee) END
+               FROM pg_catalog.aclexplode(
+                        coalesce(p.proacl, pg_catalog.acldefault('f', p.proowner))) AS a
+              WHERE a.privilege_type = 'EXECUTE' AND a.grantee <> p.proowner)
+  FROM pg_catalog.pg_proc AS p
+ WHERE p.pronamespace = 'taskboard'::pg_catalog.regnamespace
+ ORDER BY p.proname, p.oid
+"""
 
 
 def dump(url: str) -> str:
@@ -48,28 +76,94 @@ def dump(url: str) -> str:
     return HEADER + "\n" + text + "\n"
 
 
+def grant_order(role: str) -> tuple[int, str]:
+    kind = role.rsplit("_", 1)[-1]
+    return (ROLE_ORDER.index(kind) if kind in ROLE_ORDER else len(ROLE_ORDER), role)
+
+
+def function_file(signature: str, definition: str, comment: str, roles: list[str]) -> str:
+    """One function's db/functions/NAME.sql: header, definition, grants."""
+    header = "".join(
+        f"-- {line}\n" if line.strip() else "--\n" for line in comment.strip("\n").splitlines()
+    )
+    grants = "".join(
+        f"GRANT EXECUTE ON FUNCTION {signature} TO {role};\n"
+        for role in sorted(roles, key=grant_order)
+    )
+    return (
+        f"{header}\n{FUNCTION_NOTE}{definition.strip()};\n\n"
+        f"REVOKE ALL ON FUNCTION {signature} FROM PUBLIC;\n{grants}"
+    )
+
+
+def functions(url: str) -> dict[str, str]:
+    """db/functions/'s files of the database at `url`: NAME.sql to its text, by name."""
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(FUNCTIONS).fetchall()
+    files: dict[str, str] = {}
+    for name, signature, definition, comment, roles in rows:
+        if f"{name}.sql" in files:
+            raise SystemExit(f"taskboard.{name} has two signatures: one file cannot hold both")
+        if not (comment or "").strip():
+            raise SystemExit(
+                f"{signature} has no comment: the deploy script that creates it must set its "
+                "contract header with COMMENT ON FUNCTION"
+            )
+        files[f"{name}.sql"] = function_file(signature, definition, comment, roles)
+    return files
+
+
+def generated(url: str) -> dict[Path, str]:
+    """Every file `make schema` writes, by path, from the database at `url`."""
+    functions_dir = SCHEMA_FILE.parent / "functions"
+    return {
+        SCHEMA_FILE: dump(url),
+        **{functions_dir / name: text for name, text in functions(url).items()},
+    }
+
+
+def stale(files: dict[Path, str]) -> list[Path]:
+    """The files of db/functions/ whose function the database no longer has."""
+    return sorted(set((SCHEMA_FILE.parent / "functions").glob("*.sql")) - set(files))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m taskboard_dev.schema")
     parser.add_argument("command", choices=["write", "check"])
     parser.add_argument("url", help="a database holding a fresh deploy")
     args = parser.parse_args(argv)
-    current = dump(args.url)
+    files = generated(args.url)
+    root = project_root()
     if args.command == "write":
-        SCHEMA_FILE.write_text(current)
-        print(f"wrote {SCHEMA_FILE.relative_to(project_root())}")
+        for path in stale(files):
+            path.unlink()
+            print(f"removed {path.relative_to(root)}")
+        for path, text in files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not path.exists() or path.read_text() != text:
+                path.write_text(text)
+                print(f"wrote {path.relative_to(root)}")
         return 0
-    written = SCHEMA_FILE.read_text() if SCHEMA_FILE.exists() else ""
-    if written == current:
-        print("db/schema.sql is what the deploy holds")
+    differ = []
+    for path, current in files.items():
+        written = path.read_text() if path.exists() else ""
+        if written == current:
+            continue
+        name = str(path.relative_to(root))
+        differ.append(name)
+        diff = difflib.unified_diff(
+            written.splitlines(), current.splitlines(), name, "deployed", lineterm=""
+        )
+        print("\n".join(list(diff)[:60]), file=sys.stderr)
+    differ += [f"{path.relative_to(root)} (of no function)" for path in stale(files)]
+    if not differ:
+        print("db/schema.sql and db/functions/ are what the deploy holds")
         return 0
-    diff = difflib.unified_diff(
-        written.splitlines(), current.splitlines(), "db/schema.sql", "deployed", lineterm=""
-    )
-    print("\n".join(list(diff)[:60]), file=sys.stderr)
-    print(
-        "db/schema.sql differs from the deployed schema: run make schema and commit it",
-        file=sys.stderr,
-    )
+    for name in differ:
+        print(
+            f"{name} differs from the deployed schema: run make schema and commit it",
+            file=sys.stderr,
+        )
     return 1
 
 
