@@ -1,4 +1,4 @@
-"""A worker application with one periodic schedule, for tests/test_periodic.py: run it as a subprocess.
+"""A worker application with one periodic schedule, for tests/process/test_periodic.py: run it as a subprocess.
 
     TASKBOARD_DATABASE_URL=... PERIODIC_APP_JOURNAL=/tmp/journal python tests/apps/periodic_app.py
 
