@@ -16,7 +16,6 @@ import itertools
 import json
 import os
 import signal
-import subprocess
 import sys
 import threading
 from collections import Counter
@@ -33,10 +32,11 @@ from taskboard.cron import Cron
 from taskboard.periodic import Schedule
 from taskboard.sql import Queries
 from taskboard.worker.scheduler import Scheduler
+from taskboard_dev.harness import Journal, WorkerProcess
 from tests.support import TESTS_DIR
 from tests.support.cli import error_line, run
 from tests.support.database import MakeDatabase, connect, heard, listening, value
-from tests.support.processes import FAST, WorkerProcess, wait_until
+from tests.support.processes import FAST, wait_until
 
 APP = TESTS_DIR / "apps" / "periodic_app.py"
 STEP = dt.timedelta(seconds=2)  # the app's cron: every two seconds
@@ -276,28 +276,14 @@ class Workers:
         )
         for key, setting in FAST.items():
             environ[f"TASKBOARD_{key.upper()}"] = str(setting)
-        log_path = self.directory / f"{name}.log"
-        with open(log_path, "wb") as log:
-            proc = subprocess.Popen(
-                [sys.executable, str(APP)],
-                env=environ,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        worker = WorkerProcess(name, proc, log_path)
+        worker = WorkerProcess.start(
+            name, [sys.executable, str(APP)], log_path=self.directory / f"{name}.log", env=environ
+        )
         self.started.append(worker)
         return worker
 
     def events(self, event: str, **match: Any) -> list[dict[str, Any]]:
-        if not self.journal.exists():
-            return []
-        entries = [json.loads(line) for line in self.journal.read_text().splitlines() if line]
-        return [
-            e
-            for e in entries
-            if e["event"] == event and all(e.get(k) == v for k, v in match.items())
-        ]
+        return Journal(self.journal).records(event=event, **match)
 
     def close(self) -> None:
         for worker in self.started:

@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -22,6 +19,8 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg.rows import dict_row
 
+from taskboard_dev import harness
+from taskboard_dev.harness import WorkerProcess
 from tests.support import TESTS_DIR
 
 APP = TESTS_DIR / "apps" / "worker_app.py"
@@ -64,25 +63,11 @@ def wait_until(
         time.sleep(POLL_SECONDS)
 
 
-@dataclass
-class Journal:
+class Journal(harness.Journal):
     """The events handlers of every worker process appended to one file."""
 
-    path: Path
-
     def events(self, event: str | None = None, **match: Any) -> list[dict[str, Any]]:
-        if not self.path.exists():
-            return []
-        found = []
-        for line in self.path.read_text().splitlines():
-            if not line.strip():
-                continue
-            entry = json.loads(line)
-            if event is not None and entry["event"] != event:
-                continue
-            if all(entry.get(k) == v for k, v in match.items()):
-                found.append(entry)
-        return found
+        return self.records(**match) if event is None else self.records(event=event, **match)
 
     def wait_for(
         self, event: str, timeout: float = DEADLINE_SECONDS, **match: Any
@@ -95,75 +80,6 @@ class Journal:
 
 
 # -- worker processes --------------------------------------------------------------
-
-
-COUNTERS_LINE = re.compile(r"worker (\S+) stopped: (.*)$", re.MULTILINE)
-
-
-@dataclass
-class WorkerProcess:
-    """One `python tests/apps/worker_app.py` process and its log."""
-
-    name: str
-    proc: subprocess.Popen[bytes]
-    log_path: Path
-    stopped: bool = False  # SIGSTOPped
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
-
-    def wait_for_log(self, text: str, timeout: float = DEADLINE_SECONDS) -> None:
-        def seen() -> bool:
-            if text in self.log():
-                return True
-            if self.proc.poll() is not None:
-                raise AssertionError(
-                    f"worker {self.name} exited ({self.proc.returncode}) before logging {text!r}:\n"
-                    + self.log()
-                )
-            return False
-
-        wait_until(seen, f"worker {self.name} to log {text!r}", timeout)
-
-    def send(self, signum: int) -> None:
-        os.kill(self.pid, signum)
-        if signum == signal.SIGSTOP:
-            self.stopped = True
-        elif signum == signal.SIGCONT:
-            self.stopped = False
-
-    def wait_exit(self, timeout: float = EXIT_SECONDS) -> int:
-        try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(
-                f"worker {self.name} did not exit within {timeout:g}s:\n{self.log()}"
-            ) from None
-
-    def terminate(self, timeout: float = EXIT_SECONDS) -> dict[str, int]:
-        """SIGTERM, wait for a clean exit, and return the counters it logged."""
-        self.send(signal.SIGTERM)
-        status = self.wait_exit(timeout)
-        assert status == 0, f"worker {self.name} exited with {status}:\n{self.log()}"
-        return self.counters()
-
-    def counters(self) -> dict[str, int]:
-        """The counters of the "worker NAME stopped: k=v ..." line."""
-        match = COUNTERS_LINE.search(self.log())
-        assert match is not None, f"worker {self.name} logged no counters:\n{self.log()}"
-        return {k: int(v) for k, v in (pair.split("=") for pair in match.group(2).split())}
-
-    def kill(self) -> None:
-        """Make sure the process is gone (test teardown)."""
-        if self.proc.poll() is None:
-            if self.stopped:
-                os.kill(self.pid, signal.SIGCONT)
-            self.proc.kill()
-        self.proc.wait()
 
 
 @dataclass
@@ -198,16 +114,9 @@ class Workers:
             env["WORKER_APP_GATE"] = str(gate)
         for key, setting in {**FAST, **settings}.items():
             env[f"TASKBOARD_{key.upper()}"] = str(setting)
-        log_path = self.directory / f"{name}.log"
-        with open(log_path, "wb") as log:
-            proc = subprocess.Popen(
-                [sys.executable, str(APP)],
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        worker = WorkerProcess(name, proc, log_path)
+        worker = WorkerProcess.start(
+            name, [sys.executable, str(APP)], log_path=self.directory / f"{name}.log", env=env
+        )
         self.started.append(worker)
         return worker
 
