@@ -16,14 +16,8 @@ from psycopg.rows import dict_row
 from tests.support import TESTS_DIR
 
 TASKBOARD = Path(sys.executable).parent / "taskboard"  # the venv's console script
-
-
 APP = "apps.cli_app:app"
-
-
 TIMEOUT_SECONDS = 60
-
-
 WORKER_DEADLINE_SECONDS = 30
 
 

@@ -17,10 +17,7 @@ from psycopg import sql as pgsql
 from taskboard_dev import devdb
 
 DB_DIR = devdb.project_root() / "db"
-
-
 TEST_DATABASE_PREFIX = "taskboard_t_"
-
 
 Sqitch = Callable[..., subprocess.CompletedProcess[str]]
 

@@ -13,8 +13,6 @@ from psycopg.rows import dict_row
 from taskboard import Taskboard, load_settings
 
 DEADLINE_SECONDS = 90.0
-
-
 FAST: dict[str, Any] = {"pool_size": 3, "lease": 3, "renew_every": 1, "poll_interval": 0.2}
 
 

@@ -24,26 +24,15 @@ from taskboard_dev.harness import WorkerProcess
 from tests.support import TESTS_DIR
 
 APP = TESTS_DIR / "apps" / "worker_app.py"
-
-
 DEADLINE_SECONDS = 90.0  # how long any awaited condition may take on a loaded machine
-
-
 EXIT_SECONDS = 60.0  # how long a signalled worker may take to exit
-
-
 POLL_SECONDS = 0.05
-
 
 # What a test worker runs with unless the test says otherwise: short leases
 # so that reclaims happen within seconds.
 FAST = {"lease": 3, "renew_every": 1, "pool_size": 3, "poll_interval": 0.2, "shutdown_grace": 5}
 
-
 T = TypeVar("T")
-
-
-# -- the journal -------------------------------------------------------------------
 
 
 def wait_until(
@@ -61,6 +50,9 @@ def wait_until(
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
         time.sleep(POLL_SECONDS)
+
+
+# -- the journal -------------------------------------------------------------------
 
 
 class Journal(harness.Journal):
@@ -206,8 +198,6 @@ def ledger_rows(url: str, job_id: int) -> list[dict[str, Any]]:
 
 
 ADMIN = "taskboard_admin"
-
-
 LEASE_SECONDS = FAST["lease"]
 
 
