@@ -16,7 +16,7 @@ DEVDB := $(PY) -m taskboard_dev.devdb
 DEVDB_STDLIB := PYTHONPATH=dev $(PYTHON) -m taskboard_dev.devdb
 PG15_POSTGRES := /usr/lib/postgresql/15/bin/postgres
 TEST_DB := taskboard_test
-# What pytest runs, e.g. make test-pg18 PYTEST_ARGS='-x tests/test_devdb.py'
+# What pytest runs, e.g. make test-pg18 PYTEST_ARGS='-x tests/release/test_devdb.py'
 PYTEST_ARGS ?= tests/
 DEMO_DB := taskboard_demo
 # chromium: the dashboard's browser tests drive it with Playwright (no browser download).

@@ -8,13 +8,17 @@ serves the whole run; each measurement gets a fresh database copied from a
 per-system template and starts right after a CHECKPOINT. Systems take turns
 within each run, in an order that rotates from run to run.
 
+Each workload is a module of bench/workloads/ (w1_drain, w2_latency, w3_scale,
+w4_renewal, w5_fanout, w6_io, w7_cpu, pgbench_floor); bench/measure.py holds what
+they share (the plan, the Bench: server, fresh databases, worker command lines, samples).
+
 W1 drain: N no-op jobs enqueued up front with the system's batch API
   (chunks of ENQUEUE_CHUNK, timed), ANALYZE (the statistics autovacuum
   would have in steady state; --cold-stats skips it), then one worker process at each
   concurrency until every job is finished in the database. jobs/s = N /
   (all finished - first handler start); worker start-up is not counted.
 W2 latency: an idle worker (concurrency LATENCY_CONCURRENCY); jobs enqueued
-  one at a time, each committed on its own, at LATENCY_RATE a second.
+  one at a time, each committed on its own, at w2_latency.LATENCY_RATE a second.
   Latency = handler start - the producer's clock right after its commit
   returned (one host, one clock). A worker can start a job before the
   producer, descheduled on a busy machine, reads the clock: such latencies
@@ -42,13 +46,11 @@ import datetime as dt
 import json
 import os
 import platform
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -56,13 +58,23 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import floor
-from report import FLOOR, Line, Samples, table, to_json
+from measure import OURS, Bench, Plan, log
+from report import FLOOR, Samples, table, to_json
 from server import bench_server, reported_settings
 from systems import SYSTEMS, not_run
+from workloads import (
+    pgbench_floor,
+    w1_drain,
+    w2_latency,
+    w3_scale,
+    w4_renewal,
+    w5_fanout,
+    w6_io,
+    w7_cpu,
+)
 
-from taskboard_dev.server import Server, drop_database, recreate_database
+from taskboard_dev.server import Server
 
-OURS = "taskboard"
 # Taskboard under other conditions, measured beside it (not peers).
 VARIANTS = {
     "taskboard-limited": "a queue limit it never reaches runs at",
@@ -71,13 +83,6 @@ VARIANTS = {
 }
 NODE_PEERS = ("pgboss", "graphile", "graphile-batched")  # not Python peers
 BATCHED_PEER = "graphile-batched"  # the fastest peer at W1 c=32: its own target line
-W3_SETTLE_S = 2.0  # quiet time after growing W3's table, before sampling it
-ENQUEUE_CHUNK = 1_000  # jobs per batch-API call in W1's enqueue
-LATENCY_RATE = 50.0  # jobs/s in W2
-LATENCY_CONCURRENCY = 8
-LATENCY_WARMUP_JOBS = 10
-RENEW_LEASES = 1_000
-RENEW_REPEATS = 10
 WORKLOADS = (
     "w1",
     "w2",
@@ -88,47 +93,6 @@ WORKLOADS = (
     "floor",
     "w3",
 )  # --only's choices, all on by default
-# W5, fan-out: one queue drained by 1, 4 and 16 worker processes of FANOUT_CONCURRENCY in all.
-FANOUT_PROCESSES = (1, 4, 16)
-FANOUT_CONCURRENCY = 32
-# How often W5's one poller asks whether the queue is empty: the drains last seconds, and
-# every poll takes CPU from the workers on two cores.
-EMPTIED_POLL_S = 0.02
-# W6, I/O-bound: each handler awaits IO_WORK_MS (an API call), IO_CONCURRENCY at once,
-# on IO_CONNECTIONS connections in all; the ceiling is IO_CONCURRENCY / IO_WORK_MS jobs/s.
-IO_WORK_MS = 50
-IO_CONCURRENCY = 200
-IO_CONNECTIONS = 10
-# The systems whose worker takes W6's options (pg-boss's Node worker does not).
-IO_SYSTEMS = ("taskboard", "procrastinate", "pgqueuer", "graphile", "graphile-batched")
-# W7, CPU-bound: each sync handler burns CPU_WORK_MS of CPU; the same CPU_CONCURRENCY
-# handlers in all, in each number of processes of CPU_PROCESSES (`taskboard worker --processes`).
-CPU_WORK_MS = 5
-CPU_CONCURRENCY = 4
-CPU_PROCESSES = (1, 2)
-CPU_TASK = "w7-burn"  # bench/cpuapp.py's task
-READY_TIMEOUT_S = 60.0
-
-
-@dataclass
-class Plan:
-    mode: str
-    runs: int
-    jobs: int
-    concurrencies: list[int]
-    latency_jobs: int
-    floor_configs: list[tuple[int, int]]  # (jobs a claim, clients)
-    floor_seconds: int
-    w3_sizes: list[int]  # finished jobs in the table at each W3 scale step
-    w3_cycles: int  # claim+complete cycles a W3 block
-    w3_blocks: int  # blocks at each size
-    w3_churn: int  # jobs through the API in W3's churn run (0: no churn run)
-    w3_backlog: int  # most jobs queued at once during the churn
-    w3_consumers: int  # churn connections looping claim + complete_many
-    w3_sample_s: float  # churn: table statistics sampled, and prune run, this often
-    io_jobs: int = 5_000  # W6
-    cpu_jobs: int = 2_000  # W7
-    systems: list[str] = field(default_factory=lambda: list(SYSTEMS))
 
 
 FULL = Plan(
@@ -167,689 +131,38 @@ QUICK = Plan(
 )
 
 
-def log(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
-
-
-def chunks(n: int, size: int) -> list[range]:
-    return [range(i, min(i + size, n)) for i in range(0, n, size)]
-
-
-def analyze(url: str) -> None:
-    """Give the planner the backlog's statistics, as autovacuum would in steady state."""
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("ANALYZE")
-
-
-def checkpoint(server: Server) -> None:
-    import psycopg
-
-    with psycopg.connect(server.url(), autocommit=True) as conn:
-        conn.execute("CHECKPOINT")
-
-
-async def table_updates(conn: Any) -> tuple[int, int]:
-    """(row updates, HOT updates) of taskboard.jobs so far, this session's included."""
-    await conn.execute("SELECT pg_stat_force_next_flush()")
-    await conn.execute("SELECT 1")  # the flush happens when that transaction ends
-    cur = await conn.execute(
-        "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relid = 'taskboard.jobs'::regclass"
-    )
-    row = await cur.fetchone()
-    return int(row[0]), int(row[1])
-
-
-class Bench:
-    def __init__(
-        self,
-        plan: Plan,
-        server: Server,
-        work: Path,
-        *,
-        py_spy: Path | None = None,
-        analyze: bool = True,
-        taskboard_sql: Path | None = None,
-    ) -> None:
-        self.plan = plan
-        self.taskboard_sql = taskboard_sql
-        self.analyze = analyze
-        self.server = server
-        self.work = work
-        self.py_spy = py_spy
-        self.samples = Samples()
-        self.details: list[dict[str, Any]] = []
-
-    def record(self, detail: dict[str, Any]) -> None:
-        """Keep one measurement's details, with the machine's 1-minute load average after it."""
-        self.details.append({**detail, "load1": round(os.getloadavg()[0], 2)})
-
-    def template(self, system: str) -> str:
-        return f"tpl_{system}"
-
-    async def install(self) -> None:
-        for name in self.plan.systems:
-            log(f"installing {name} into its template database")
-            url = recreate_database(self.server.url(), self.template(name))
-            await SYSTEMS[name].install(url)
-            if name == OURS and self.taskboard_sql is not None:
-                import psycopg
-
-                log(
-                    f"applying {self.taskboard_sql} to Taskboard's template (a candidate change, measured)"
-                )
-                with psycopg.connect(url, autocommit=True) as conn:
-                    conn.execute(self.taskboard_sql.read_text())
-
-    def fresh(self, system: str, what: str) -> str:
-        url = recreate_database(
-            self.server.url(), f"{what}_{system}", template=self.template(system)
-        )
-        checkpoint(self.server)
-        return url
-
-    def worker_argv(
-        self,
-        system: str,
-        url: str,
-        concurrency: int,
-        mode: str,
-        jobs: int,
-        out: Path,
-        extra: tuple[str, ...] = (),
-    ) -> list[str]:
-        external = getattr(SYSTEMS[system], "worker_argv", None)
-        if external is not None:  # a worker of its own, worker.py's protocol (Node peers)
-            return external(url, concurrency, mode, jobs, out, extra)
-        argv = [
-            sys.executable,
-            str(HERE / "worker.py"),
-            system,
-            url,
-            f"--concurrency={concurrency}",
-            f"--mode={mode}",
-            f"--jobs={jobs}",
-            f"--out={out}",
-            *extra,
-        ]
-        if self.py_spy is not None and system == OURS and mode == "drain":
-            profile = self.py_spy / f"{system}-{mode}-c{concurrency}-{uuid.uuid4().hex[:6]}.txt"
-            py_spy = Path(sys.executable).with_name("py-spy")
-            argv = [
-                str(py_spy),
-                "record",
-                "--format",
-                "raw",
-                "--rate",
-                "200",
-                "-o",
-                str(profile),
-                "--",
-                *argv,
-            ]
-        return argv
-
-    async def timed_drain(
-        self,
-        name: str,
-        url: str,
-        concurrency: int,
-        n: int,
-        out: Path,
-        extra: tuple[str, ...] = (),
-    ) -> tuple[dict[str, Any], float]:
-        """Run a drain worker over the `n` queued jobs; its stamps, and the seconds from
-        the first handler's start to the last job's finish."""
-        proc = await asyncio.create_subprocess_exec(
-            *self.worker_argv(name, url, concurrency, "drain", n, out, extra)
-        )
-        code = await asyncio.wait_for(proc.wait(), timeout=max(300.0, n / 50))
-        if code != 0:
-            raise RuntimeError(f"{name} drain worker exited with {code}")
-        stamps: dict[str, Any] = json.loads(await asyncio.to_thread(out.read_text))
-        return stamps, stamps["done"] - stamps["first_start"]
-
-    # -- W1 ----------------------------------------------------------------------
-
-    async def drain(self, name: str, concurrency: int, run: int) -> None:
-        system = SYSTEMS[name]
-        n = self.plan.jobs
-        url = self.fresh(name, "w1")
-        enqueue_s = await system.enqueue_batches(url, chunks(n, ENQUEUE_CHUNK))
-        if self.analyze:
-            analyze(url)
-        checkpoint(self.server)
-        out = self.work / f"drain-{name}-{concurrency}-{run}.json"
-        stamps, drain_s = await self.timed_drain(name, url, concurrency, n, out)
-        rate = n / drain_s
-        self.samples.add(
-            Line("W1", f"enqueue {n:,} (batches of {ENQUEUE_CHUNK:,})", "jobs/s", True),
-            name,
-            n / enqueue_s,
-        )
-        self.samples.add(Line("W1", f"drain c={concurrency}", "jobs/s", True), name, rate)
-        self.record(
-            {
-                "workload": "W1",
-                "system": name,
-                "concurrency": concurrency,
-                "run": run,
-                "jobs": n,
-                "enqueue_s": enqueue_s,
-                "drain_s": drain_s,
-                "startup_s": stamps["first_start"] - stamps["process_start"],
-                "settle_s": stamps["done"] - stamps["last_start"],
-            }
-        )
-        log(f"W1 {name} c={concurrency}: enqueue {n / enqueue_s:,.0f}/s, drain {rate:,.0f} jobs/s")
-
-    # -- W5 ----------------------------------------------------------------------
-
-    async def fanout(self, processes: int, run: int) -> None:
-        """W5: the W1 backlog drained by `processes` Taskboard workers sharing
-        FANOUT_CONCURRENCY handler slots: claim conflicts and wake-ups as workers multiply."""
-        name = OURS
-        system = SYSTEMS[name]
-        n = self.plan.jobs
-        url = self.fresh(name, "w5")
-        await system.enqueue_batches(url, chunks(n, ENQUEUE_CHUNK))
-        if self.analyze:
-            analyze(url)
-        checkpoint(self.server)
-        each = FANOUT_CONCURRENCY // processes
-        outs = [self.work / f"share-{processes}-{i}-{run}.json" for i in range(processes)]
-        procs = [
-            await asyncio.create_subprocess_exec(
-                *self.worker_argv(name, url, each, "share", n, out)
-            )
-            for out in outs
-        ]
-        done = await self.emptied(name, url, procs, timeout=max(300.0, n / 50))
-        for proc in procs:
-            proc.terminate()
-        codes = await asyncio.wait_for(asyncio.gather(*(p.wait() for p in procs)), 60)
-        if any(codes):
-            raise RuntimeError(f"W5 {processes} workers exited with {codes}")
-        stamps = [json.loads(await asyncio.to_thread(out.read_text)) for out in outs]
-        ran = [s for s in stamps if s["handlers"]]
-        drain_s = done - min(s["first_start"] for s in ran)
-        rate = n / drain_s
-        config = f"{n:,} jobs, {processes} worker process(es) of c={each}"
-        self.samples.add(Line("W5", config, "jobs/s", True), name, rate)
-        self.record(
-            {
-                "workload": "W5",
-                "processes": processes,
-                "run": run,
-                "jobs": n,
-                "drain_s": drain_s,
-                "handlers": [s["handlers"] for s in stamps],
-            }
-        )
-        log(f"W5 {processes} x c={each}: {rate:,.0f} jobs/s")
-
-    async def emptied(
-        self, name: str, url: str, procs: list[asyncio.subprocess.Process], timeout: float
-    ) -> float:
-        """Wall time at which `name`'s queue had no unfinished job left, polled every
-        EMPTIED_POLL_S by this one process; RuntimeError when a worker exits first."""
-        import psycopg
-
-        deadline = time.monotonic() + timeout
-        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as watcher:
-            while True:
-                row = await (await watcher.execute(SYSTEMS[name].REMAINING)).fetchone()
-                if row is not None and row[0] == 0:
-                    return time.time()
-                if any(p.returncode is not None for p in procs):
-                    raise RuntimeError(f"a {name} worker exited before the queue was empty")
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"{name}'s queue was not empty in time")
-                await asyncio.sleep(EMPTIED_POLL_S)
-
-    # -- W6 ----------------------------------------------------------------------
-
-    async def io_bound(self, name: str, run: int) -> None:
-        """W6: io_jobs queued jobs, each handler awaiting IO_WORK_MS, IO_CONCURRENCY at once
-        on IO_CONNECTIONS connections."""
-        system = SYSTEMS[name]
-        n = self.plan.io_jobs
-        url = self.fresh(name, "w6")
-        await system.enqueue_batches(url, chunks(n, ENQUEUE_CHUNK))
-        if self.analyze:
-            analyze(url)
-        checkpoint(self.server)
-        out = self.work / f"io-{name}-{run}.json"
-        extra = (f"--work-ms={IO_WORK_MS}", f"--connections={IO_CONNECTIONS}")
-        _, drain_s = await self.timed_drain(name, url, IO_CONCURRENCY, n, out, extra)
-        rate = n / drain_s
-        config = f"{n:,} jobs awaiting {IO_WORK_MS} ms, c={IO_CONCURRENCY} on {IO_CONNECTIONS} connections"
-        self.samples.add(Line("W6", config, "jobs/s", True), name, rate)
-        self.record({"workload": "W6", "system": name, "run": run, "jobs": n, "drain_s": drain_s})
-        ceiling = IO_CONCURRENCY * 1000 / IO_WORK_MS
-        log(f"W6 {name}: {rate:,.0f} jobs/s (ceiling {ceiling:,.0f})")
-
-    # -- W7 ----------------------------------------------------------------------
-
-    async def cpu_bound(self, processes: int, run: int) -> None:
-        """W7: cpu_jobs queued jobs, each burning CPU_WORK_MS of CPU in a sync handler,
-        drained by `taskboard worker --processes` with CPU_CONCURRENCY handlers in all."""
-        import psycopg
-
-        from taskboard import sql
-
-        name = OURS
-        n = self.plan.cpu_jobs
-        url = self.fresh(name, "w7")
-        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-            for seqs in chunks(n, ENQUEUE_CHUNK):
-                params = sql.enqueue_many_params(
-                    CPU_TASK, [{"ms": CPU_WORK_MS} for _ in seqs], "default", None, 0, 5, None
-                )
-                await sql.aenqueue_many(conn, params)
-        if self.analyze:
-            analyze(url)
-        checkpoint(self.server)
-        each = CPU_CONCURRENCY // processes
-        stamps = self.work / f"cpu-{processes}-{run}"
-        stamps.mkdir()
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TASKBOARD_")}
-        env.update(TASKBOARD_DATABASE_URL=url, BENCH_W7_STAMPS=str(stamps))
-        proc = await asyncio.create_subprocess_exec(
-            str(Path(sys.executable).with_name("taskboard")),
-            "worker",
-            "cpuapp:app",
-            f"--processes={processes}",
-            f"--concurrency={each}",
-            f"--pool-size={each + 2}",
-            "--log-level=WARNING",
-            cwd=HERE,
-            env=env,
-        )
-        done = await self.emptied(name, url, [proc], timeout=max(300.0, n / 20))
-        proc.terminate()
-        code = await asyncio.wait_for(proc.wait(), 60)
-        if code != 0:
-            raise RuntimeError(f"W7 taskboard worker --processes {processes} exited with {code}")
-        starts = [float(path.read_text()) for path in stamps.iterdir()]
-        drain_s = done - min(starts)
-        rate = n / drain_s
-        config = f"{n:,} jobs of {CPU_WORK_MS} ms CPU (sync), --processes {processes} of c={each}"
-        self.samples.add(Line("W7", config, "jobs/s", True), name, rate)
-        self.record(
-            {
-                "workload": "W7",
-                "processes": processes,
-                "concurrency": each,
-                "run": run,
-                "jobs": n,
-                "drain_s": drain_s,
-                "processes_that_ran": len(starts),
-            }
-        )
-        log(f"W7 --processes {processes} x c={each}: {rate:,.0f} jobs/s")
-
-    # -- W2 ----------------------------------------------------------------------
-
-    async def latency(self, name: str, run: int) -> None:
-        system = SYSTEMS[name]
-        m = self.plan.latency_jobs
-        url = self.fresh(name, "w2")
-        out = self.work / f"latency-{name}-{run}.json"
-        proc = await asyncio.create_subprocess_exec(
-            *self.worker_argv(name, url, LATENCY_CONCURRENCY, "latency", m, out),
-            stdout=asyncio.subprocess.PIPE,
-        )
-        assert proc.stdout is not None
-        sent: dict[int, float] = {}
-        committed: dict[int, float] = {}
-        try:
-            async with system.producer(url) as enqueue:
-                ready = asyncio.create_task(proc.stdout.readline())
-                deadline = time.monotonic() + READY_TIMEOUT_S
-                warm = -1
-                while not ready.done():
-                    if time.monotonic() > deadline or proc.returncode is not None:
-                        raise RuntimeError(f"{name} latency worker never became ready")
-                    await enqueue(warm)
-                    warm -= 1
-                    await asyncio.wait([ready], timeout=0.2)
-                if ready.result().strip() != b"READY":
-                    raise RuntimeError(f"{name} latency worker said {ready.result()!r}")
-                for _ in range(LATENCY_WARMUP_JOBS):
-                    await enqueue(warm)
-                    warm -= 1
-                    await asyncio.sleep(1 / LATENCY_RATE)
-                begin = time.monotonic()
-                for seq in range(m):
-                    delay = begin + seq / LATENCY_RATE - time.monotonic()
-                    if delay > 0:
-                        await asyncio.sleep(delay)
-                    sent[seq] = time.time()
-                    stamps = await enqueue(seq)
-                    committed[seq] = time.time()
-                    if stamps is not None:  # taken by the producer's own process
-                        sent[seq], committed[seq] = stamps
-            code = await asyncio.wait_for(proc.wait(), timeout=60)
-        finally:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
-        if code != 0:
-            raise RuntimeError(f"{name} latency worker exited with {code}")
-        starts = {int(k): v for k, v in json.loads(out.read_text())["starts"].items()}
-        ms = sorted((starts[s] - committed[s]) * 1000 for s in range(m))
-        q = statistics.quantiles(ms, n=100, method="inclusive")
-        for label, value in (("p50", q[49]), ("p95", q[94]), ("p99", q[98])):
-            self.samples.add(Line("W2", f"latency {label}", "ms", False), name, value)
-        # From before the enqueue call instead: commit included, but immune to the
-        # producer being scheduled late after its commit (the negative latencies).
-        call = statistics.quantiles(
-            sorted((starts[s] - sent[s]) * 1000 for s in range(m)), n=100, method="inclusive"
-        )
-        enqueue_ms = statistics.median((committed[s] - sent[s]) * 1000 for s in range(m))
-        self.samples.add(
-            Line("W2", "enqueue one job, call to commit, p50", "ms", False), name, enqueue_ms
-        )
-        self.record(
-            {
-                "workload": "W2",
-                "system": name,
-                "run": run,
-                "jobs": m,
-                "min_ms": ms[0],
-                "max_ms": ms[-1],
-                "p50_ms": q[49],
-                "p95_ms": q[94],
-                "p99_ms": q[98],
-                "negative": sum(1 for v in ms if v < 0),
-                "enqueue_p50_ms": enqueue_ms,
-                "from_call_p50_ms": call[49],
-                "from_call_p95_ms": call[94],
-                "from_call_p99_ms": call[98],
-                # The slowest jobs: [seq, latency ms, seconds after the first measured commit].
-                "slowest": sorted(
-                    (
-                        [s, (starts[s] - committed[s]) * 1000, committed[s] - committed[0]]
-                        for s in range(m)
-                    ),
-                    key=lambda x: -x[1],
-                )[:10],
-            }
-        )
-        log(
-            f"W2 {name}: p50 {q[49]:.2f} ms, p95 {q[94]:.2f} ms, p99 {q[98]:.2f} ms; enqueue {enqueue_ms:.2f} ms"
-        )
-
-    # -- W4 ----------------------------------------------------------------------
-
-    async def renewal(self, run: int) -> None:
-        import psycopg
-
-        from taskboard import sql
-
-        url = self.fresh(OURS, "w4")
-        await SYSTEMS[OURS].enqueue_batches(url, [range(RENEW_LEASES)])
-        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-            held = await sql.claim(conn, "default", "bench-renewer", RENEW_LEASES, 60.0)
-            if len(held) != RENEW_LEASES:
-                raise RuntimeError(f"claimed {len(held)} of {RENEW_LEASES} jobs")
-            ids = [h.job_id for h in held]
-            tokens = [h.token for h in held]
-            await sql.renew_many(conn, ids, tokens, 60.0)  # warm-up: plan and caches
-            before = await table_updates(conn)
-            times = []
-            for _ in range(RENEW_REPEATS):
-                started = time.perf_counter()
-                answers = await sql.renew_many(conn, ids, tokens, 60.0)
-                times.append((time.perf_counter() - started) * 1000)
-                if sum(1 for v in answers if v is not None) != RENEW_LEASES:
-                    raise RuntimeError("renew_many refused a lease it should have renewed")
-            after = await table_updates(conn)
-        updates, hot = after[0] - before[0], after[1] - before[1]
-        value = statistics.median(times)
-        self.samples.add(
-            Line("W4", f"renew_many {RENEW_LEASES:,} leases", "ms", False), OURS, value
-        )
-        self.record(
-            {
-                "workload": "W4",
-                "system": OURS,
-                "run": run,
-                "times_ms": times,
-                "updates": updates,
-                "hot_updates": hot,
-            }
-        )
-        log(
-            f"W4 renew_many {RENEW_LEASES} leases: {value:.1f} ms; {hot} of {updates} row updates HOT"
-        )
-
-    # -- W3 ----------------------------------------------------------------------
-
-    async def scale(self) -> None:
-        """W3, once a bench: claim+complete as one table grows, then the churn run."""
-        import w3
-
-        plan = self.plan
-        url = self.fresh(OURS, "w3")
-        origin = dt.datetime.now(dt.UTC) - w3.SPREAD
-        step = w3.SPREAD / max(plan.w3_sizes)
-        for rows in sorted(plan.w3_sizes):
-            label = w3.human(rows)
-            log(
-                f"W3 growing taskboard.jobs to {rows:,} finished jobs (INSERT ... SELECT generate_series)"
-            )
-            grown = await asyncio.to_thread(w3.grow, url, rows, origin, step)
-            started = time.perf_counter()
-            checkpoint(self.server)
-            grown["checkpoint_s"] = time.perf_counter() - started
-            # Growing writes gigabytes the kernel may still be writing back:
-            # let that finish, so the sample times the table, not the disk
-            # catching up with the growth step.
-            started = time.perf_counter()
-            os.sync()
-            await asyncio.sleep(W3_SETTLE_S)
-            grown["settle_s"] = time.perf_counter() - started
-            started = time.perf_counter()
-            got = await w3.sample(url, plan.w3_cycles, plan.w3_blocks)
-            sample_s = time.perf_counter() - started
-            medians = [statistics.median(b) for b in got["blocks"]]
-            line = Line("W3", f"claim+complete, {label} finished", "ms", False)
-            for value in medians:
-                self.samples.add(line, OURS, value)
-            self.record(
-                {
-                    "workload": "W3",
-                    "part": "scale",
-                    **grown,
-                    "sample_s": sample_s,
-                    "cycles": plan.w3_cycles,
-                    "block_p50_ms": medians,
-                    "block_p99_ms": [w3.quantile(b, 0.99) for b in got["blocks"]],
-                }
-            )
-            log(
-                f"W3 {label}: grew {grown['inserted']:,} rows in {grown['insert_s']:.1f} s "
-                f"+ VACUUM ANALYZE {grown['vacuum_analyze_s']:.1f} s + CHECKPOINT "
-                f"{grown['checkpoint_s']:.1f} s; table {grown['heap_bytes'] / 2**20:,.0f} MB "
-                f"+ indexes {grown['index_bytes'] / 2**20:,.0f} MB; claim+complete p50 "
-                f"{', '.join(f'{v:.3f}' for v in medians)} ms ({sample_s:.1f} s)"
-            )
-            await self.dashboard_pages(url, rows)
-        drop_database(self.server.url(), f"w3_{OURS}")
-        await self.dashboard_busy(max(plan.w3_sizes))
-        if plan.w3_churn <= 0:
-            return
-        for prune_by in ("cron", "workers"):
-            await self.w3_churn(plan.w3_churn, prune_by)
-
-    async def dashboard_busy(self, rows: int) -> None:
-        """W3's dashboard on a busy table: a tenth of `rows` finished within the last hour."""
-        import dashboard
-        import w3
-
-        capped = min(rows, 1_000_000)
-        url = self.fresh(OURS, "w3dash")
-        log(f"W3 dashboard: {capped:,} finished jobs, a tenth of them within the last hour")
-        await asyncio.to_thread(dashboard.grow_busy, url, capped)
-        checkpoint(self.server)
-        await self.dashboard_pages(url, capped, f"{w3.human(capped)} finished, busy hour")
-        drop_database(self.server.url(), f"w3dash_{OURS}")
-
-    async def dashboard_pages(self, url: str, rows: int, label: str | None = None) -> None:
-        """W3's dashboard: each page's fetch time on the table as grown (bench/dashboard.py)."""
-        import dashboard
-        import w3
-
-        label = label or f"{w3.human(rows)} finished"
-        got = await asyncio.to_thread(dashboard.measure, url, max(1, rows // 2))
-        for page, times in got.items():
-            line = Line("W3", f"dashboard {page}, {label}", "ms", False)
-            for value in times:
-                self.samples.add(line, OURS, value)
-        self.record(
-            {
-                "workload": "W3",
-                "part": "dashboard",
-                "rows": rows,
-                "table": label,
-                "pages_ms": {
-                    page: {
-                        "p50": statistics.median(times),
-                        "p95": w3.quantile(times, 0.95),
-                        "max": max(times),
-                    }
-                    for page, times in got.items()
-                },
-            }
-        )
-        log(
-            f"W3 {label} dashboard p50: "
-            + ", ".join(f"{page} {statistics.median(t):.1f} ms" for page, t in got.items())
-        )
-
-    async def w3_churn(self, n: int, prune_by: str) -> None:
-        """One churn run; prune_by "workers" is the retention setting's way."""
-        import w3
-
-        plan = self.plan
-        url = self.fresh(OURS, "w3churn")
-        who = "an operator's cron" if prune_by == "cron" else "each consumer between cycles"
-        log(
-            f"W3 churn: {n:,} jobs through the API, at most {plan.w3_backlog:,} queued, "
-            f"{plan.w3_consumers} connections of claim({w3.CHURN_BATCH}) + complete_many, "
-            f"prune by {who} every {plan.w3_sample_s:g} s"
-        )
-        started = time.perf_counter()
-        got = await w3.churn(
-            url,
-            n,
-            backlog=plan.w3_backlog,
-            consumers=plan.w3_consumers,
-            sample_s=plan.w3_sample_s,
-            prune_by=prune_by,
-        )
-        wall = time.perf_counter() - started
-        s = got["summary"]
-        # A cycle: one claim(batch => CHURN_BATCH) and the complete_many of what it got.
-        churn = f"churn {w3.human(n)}"
-        if prune_by == "cron":
-            lines = [
-                (f"{churn}, throughput", "jobs/s", True, s["jobs_per_s"]),
-                (f"{churn}, cycle p50, first 10%", "ms", False, s["p50_first_tenth_ms"]),
-                (f"{churn}, cycle p50, last 10%", "ms", False, s["p50_last_tenth_ms"]),
-                (f"{churn}, cycle p99", "ms", False, s["p99_ms"]),
-                (f"{churn}, most dead tuples", "rows", False, s["max_dead_tup"]),
-                (f"{churn}, table+indexes peak", "MB", False, s["peak_total_bytes"] / 2**20),
-                (f"{churn}, table+indexes end", "MB", False, s["end_total_bytes"] / 2**20),
-            ]
-        else:
-            churn += ", workers prune"
-            lines = [
-                (f"{churn}, throughput", "jobs/s", True, s["jobs_per_s"]),
-                (f"{churn}, cycle p50, last 10%", "ms", False, s["p50_last_tenth_ms"]),
-                (f"{churn}, cycle p99", "ms", False, s["p99_ms"]),
-                (f"{churn}, table+indexes end", "MB", False, s["end_total_bytes"] / 2**20),
-            ]
-        for config, unit, higher, value in lines:
-            self.samples.add(Line("W3", config, unit, higher), OURS, value)
-        self.record(
-            {
-                "workload": "W3",
-                "part": "churn",
-                "jobs": n,
-                "backlog": plan.w3_backlog,
-                "consumers": plan.w3_consumers,
-                "batch": w3.CHURN_BATCH,
-                "sample_s": plan.w3_sample_s,
-                "prune_by": prune_by,
-                "wall_s": wall,
-                **s,
-                "series": got["series"],
-            }
-        )
-        log(
-            f"W3 churn: {s['jobs_per_s']:,.0f} jobs/s over {s['seconds']:.0f} s; cycle p50 "
-            f"{s['p50_first_tenth_ms']:.2f} ms first 10%, {s['p50_last_tenth_ms']:.2f} ms last 10%; "
-            f"most dead tuples {s['max_dead_tup']:,}; {s['autovacuums']} autovacuums; "
-            f"pruned {s['pruned_rows']:,} rows in {s['prune_calls']} calls"
-        )
-        for text in w3.series_lines(got["series"]):
-            log(text)
-        drop_database(self.server.url(), f"w3churn_{OURS}")
-
-    # -- floor -------------------------------------------------------------------
-
-    def floor(self, url: str, batch: int, clients: int) -> None:
-        got = floor.run(
-            self.server, url, batch=batch, clients=clients, seconds=self.plan.floor_seconds
-        )
-        line = Line(
-            "floor",
-            f"{batch} a claim, {clients} client{'s' if clients > 1 else ''}",
-            "jobs/s",
-            True,
-        )
-        self.samples.add(line, FLOOR, got["jobs_per_s"])
-        self.record({"workload": "floor", "batch": batch, "clients": clients, **got})
-        log(f"floor {batch} a claim, {clients} clients: {got['jobs_per_s']:,.0f} jobs/s")
-
-    # -- the run -----------------------------------------------------------------
-
-    async def run(self, workloads: set[str]) -> None:
-        await self.install()
-        floor_url = floor.prepare(self.server) if "floor" in workloads else None
-        systems = self.plan.systems
-        for run in range(self.plan.runs):
-            order = systems[run % len(systems) :] + systems[: run % len(systems)]
-            log(f"run {run + 1} of {self.plan.runs}: {', '.join(order)}")
-            if "w1" in workloads:
-                for concurrency in self.plan.concurrencies:
-                    for name in order:
-                        await self.drain(name, concurrency, run)
-            if "w2" in workloads:
+async def run_workloads(bench: Bench, workloads: set[str]) -> None:
+    await bench.install()
+    floor_url = floor.prepare(bench.server) if "floor" in workloads else None
+    systems = bench.plan.systems
+    for run in range(bench.plan.runs):
+        order = systems[run % len(systems) :] + systems[: run % len(systems)]
+        log(f"run {run + 1} of {bench.plan.runs}: {', '.join(order)}")
+        if "w1" in workloads:
+            for concurrency in bench.plan.concurrencies:
                 for name in order:
-                    if name not in VARIANTS:  # the variants are about claim: W1 only
-                        await self.latency(name, run)
-            if "w4" in workloads and OURS in systems:
-                await self.renewal(run)
-            if "w5" in workloads and OURS in systems:
-                for processes in FANOUT_PROCESSES:
-                    await self.fanout(processes, run)
-            if "w6" in workloads:
-                for name in order:
-                    if name in IO_SYSTEMS:
-                        await self.io_bound(name, run)
-            if "w7" in workloads and OURS in systems:
-                for processes in CPU_PROCESSES:
-                    await self.cpu_bound(processes, run)
-            if floor_url is not None:
-                for batch, clients in self.plan.floor_configs:
-                    self.floor(floor_url, batch, clients)
-        if "w3" in workloads and OURS in systems:
-            await self.scale()  # big: once a bench, after every run of the others
+                    await w1_drain.drain(bench, name, concurrency, run)
+        if "w2" in workloads:
+            for name in order:
+                if name not in VARIANTS:  # the variants are about claim: W1 only
+                    await w2_latency.latency(bench, name, run)
+        if "w4" in workloads and OURS in systems:
+            await w4_renewal.renewal(bench, run)
+        if "w5" in workloads and OURS in systems:
+            for processes in w5_fanout.FANOUT_PROCESSES:
+                await w5_fanout.fanout(bench, processes, run)
+        if "w6" in workloads:
+            for name in order:
+                if name in w6_io.IO_SYSTEMS:
+                    await w6_io.io_bound(bench, name, run)
+        if "w7" in workloads and OURS in systems:
+            for processes in w7_cpu.CPU_PROCESSES:
+                await w7_cpu.cpu_bound(bench, processes, run)
+        if floor_url is not None:
+            for batch, clients in bench.plan.floor_configs:
+                pgbench_floor.run_floor(bench, floor_url, batch, clients)
+    if "w3" in workloads and OURS in systems:
+        await w3_scale.scale(bench)  # big: once a bench, after every run of the others
 
 
 def machine() -> dict[str, Any]:
@@ -982,7 +295,7 @@ def main() -> int:
                 analyze=not args.cold_stats,
                 taskboard_sql=args.taskboard_sql,
             )
-            asyncio.run(bench.run(workloads))
+            asyncio.run(run_workloads(bench, workloads))
         if args.stat_statements:
             statements = top_statements(server)
     finally:
@@ -1018,7 +331,7 @@ def main() -> int:
     print()
     print(
         f"Taskboard benchmark, {plan.mode} mode: {plan.runs} run(s), W1 N={plan.jobs:,}, "
-        f"W2 {plan.latency_jobs:,} jobs at {LATENCY_RATE:g}/s, commit {doc['commit']}"
+        f"W2 {plan.latency_jobs:,} jobs at {w2_latency.LATENCY_RATE:g}/s, commit {doc['commit']}"
     )
     if args.taskboard_sql is not None:
         print(f"CANDIDATE: Taskboard measured with {args.taskboard_sql} applied after its deploy")

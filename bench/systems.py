@@ -82,7 +82,7 @@ class Taskboard:
     def version() -> str:
         from importlib.metadata import version
 
-        return version("taskboard")
+        return version("taskboard-pg")
 
     @staticmethod
     async def install(url: str) -> None:

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import psycopg
 from psycopg import conninfo
@@ -50,6 +50,7 @@ from soak.plan import (
 from taskboard.app import Taskboard
 from taskboard.settings import load_settings
 from taskboard_dev import devdb
+from taskboard_dev.harness import WorkerProcess
 from taskboard_dev.server import Server, ServerError, drop_database, recreate_database
 
 DATABASE = "taskboard_soak"
@@ -117,21 +118,16 @@ def project_root() -> Path:
     return Path(__file__).resolve().parents[1]
 
 
-@dataclass(eq=False)
-class Proc:
-    name: str
+@dataclass(eq=False, kw_only=True)
+class Proc(WorkerProcess):
+    """A worker or producer process of the soak, and what the runner did to it."""
+
     kind: str  # worker or producer
     slot: int
-    popen: subprocess.Popen[bytes]
-    log: IO[bytes]
     started: float
     stopped_until: float | None = None  # SIGSTOPped by us until then
     expected_exit: str | None = None  # why we ended it: killed, terminated
     exit_recorded: bool = False
-
-    @property
-    def pid(self) -> int:
-        return self.popen.pid
 
 
 @dataclass
@@ -236,19 +232,19 @@ class Soak:
         return env
 
     def _spawn(self, name: str, kind: str, slot: int, argv: list[str], **recorded: Any) -> Proc:
-        log = open(self.run_dir / "logs" / f"{name}.log", "ab")  # noqa: SIM115 - closed at exit
-        popen = subprocess.Popen(
+        proc = Proc.start(
+            name,
             [sys.executable, *argv],
-            cwd=project_root(),
+            log_path=self.run_dir / "logs" / f"{name}.log",
             env=self._child_env(),
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # a Ctrl-C on the soak reaches the runner only
+            cwd=project_root(),
+            new_session=True,  # a Ctrl-C on the soak reaches the runner only
+            kind=kind,
+            slot=slot,
+            started=time.time(),
         )
-        proc = Proc(name, kind, slot, popen, log, time.time())
         self.procs.append(proc)
-        self.history.write("spawn", name=name, kind=kind, slot=slot, pid=popen.pid, **recorded)
+        self.history.write("spawn", name=name, kind=kind, slot=slot, pid=proc.pid, **recorded)
         return proc
 
     def spawn_worker(self, slot: int) -> Proc:
@@ -318,11 +314,10 @@ class Soak:
     def reap(self) -> None:
         """Record every exit; replace a worker that died without our doing."""
         for proc in self.procs:
-            if proc.exit_recorded or proc.popen.poll() is None:
+            if proc.exit_recorded or proc.running():
                 continue
             proc.exit_recorded = True
-            proc.log.close()
-            code = proc.popen.returncode
+            code = proc.proc.returncode
             cause = proc.expected_exit or (
                 "done" if proc.kind == "producer" and code == 0 else "unexpected"
             )
@@ -382,9 +377,7 @@ class Soak:
         kind = fault.kind
         if kind in ("kill", "stop"):
             proc = self.slots[fault.slot]
-            busy = (
-                proc.popen.poll() is None and proc.stopped_until is None and self.holding(proc) > 0
-            )
+            busy = proc.running() and proc.stopped_until is None and self.holding(proc) > 0
             if not busy and time.time() < due + MID_HANDLER_WAIT_S:
                 return False
         self._inject(fault)
@@ -412,7 +405,7 @@ class Soak:
             self._cancel()
             return
         proc = self.slots[fault.slot]
-        if proc.popen.poll() is not None:
+        if not proc.running():
             self.history.write("fault_skipped", kind=kind, target=proc.name, why="not running")
             return
         at = time.time()  # before the fault: the checker's window starts here
@@ -420,7 +413,7 @@ class Soak:
             open_claims = proc.stopped_until is None
             os.kill(proc.pid, signal.SIGKILL)
             proc.expected_exit = "killed"
-            proc.popen.wait()
+            proc.proc.wait()
             self.history.write(
                 "fault",
                 kind="kill",
@@ -661,7 +654,7 @@ class Soak:
         now = time.time()
         for proc in self.procs:
             if proc.stopped_until is not None and (all_now or now >= proc.stopped_until):
-                if proc.popen.poll() is None:
+                if proc.running():
                     os.kill(proc.pid, signal.SIGCONT)
                     self.history.write("fault", kind="cont", target=proc.name, pid=proc.pid)
                 proc.stopped_until = None
@@ -683,7 +676,7 @@ class Soak:
         )
         next_progress = self.t0 + PROGRESS_EVERY_S
         print(f"soak: fault phase {cfg.seconds:g} s, {len(pending)} faults planned", flush=True)
-        while time.time() < self.phase_end or any(p.popen.poll() is None for p in producers):
+        while time.time() < self.phase_end or any(p.running() for p in producers):
             now = time.time()
             while pending and self.t0 + pending[0].at <= now:
                 if not self.inject(pending[0], self.t0 + pending[0].at):
@@ -771,25 +764,25 @@ class Soak:
     def stop_workers(self) -> None:
         self.history.write("stopping")  # SIGTERM to every worker: they stop claiming
         for proc in self.procs:
-            if proc.kind == "worker" and proc.popen.poll() is None:
+            if proc.kind == "worker" and proc.running():
                 proc.expected_exit = "stopped"
                 os.kill(proc.pid, signal.SIGTERM)
         deadline = time.time() + STOP_WAIT_S
         for proc in self.procs:
-            if proc.popen.poll() is None:
+            if proc.running():
                 try:
-                    proc.popen.wait(max(deadline - time.time(), 0.1))
+                    proc.proc.wait(max(deadline - time.time(), 0.1))
                 except subprocess.TimeoutExpired:
                     proc.expected_exit = "killed at the end (did not stop)"
-                    proc.popen.kill()
-                    proc.popen.wait()
+                    proc.proc.kill()
+                    proc.proc.wait()
         self.reap()
 
     def kill_all(self) -> None:
         for proc in self.procs:
-            if proc.popen.poll() is None:
-                proc.popen.kill()
-                proc.popen.wait()
+            if proc.running():
+                proc.proc.kill()
+                proc.proc.wait()
 
 
 # -- setup ----------------------------------------------------------------------------

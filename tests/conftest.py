@@ -6,37 +6,17 @@ for each PostgreSQL version), or else the dev PostgreSQL 18, started here.
 
 from __future__ import annotations
 
-import subprocess
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Protocol
 
 import psycopg
 import pytest
 from psycopg import sql
 
 from taskboard_dev import devdb
-
-DB_DIR = devdb.project_root() / "db"
-TEST_DATABASE_PREFIX = "taskboard_t_"
-
-
-Sqitch = Callable[..., subprocess.CompletedProcess[str]]
-
-
-class MakeDatabase(Protocol):
-    def __call__(self, *, deploy: bool = False) -> str: ...
-
-
-def run_sqitch(
-    url: str, command: str, *args: str, project: Path = DB_DIR
-) -> subprocess.CompletedProcess[str]:
-    """Run `sqitch COMMAND --target <url> ARGS...` in the Sqitch project
-    (db/) and return the finished process, output captured; the caller
-    checks returncode."""
-    argv = ["sqitch", command, "--target", devdb.sqitch_target(url), *args]
-    return subprocess.run(argv, cwd=project, capture_output=True, text=True, check=False)
+from tests.support.database import DB_DIR, TEST_DATABASE_PREFIX, MakeDatabase, Sqitch, run_sqitch
+from tests.support.processes import Workers
 
 
 @pytest.fixture(scope="session")
@@ -92,3 +72,13 @@ def make_database(server_url: str) -> Iterator[MakeDatabase]:
 def sqitch() -> Sqitch:
     """`sqitch(url, "status")`: run sqitch in db/ against the database at `url`."""
     return run_sqitch
+
+
+@pytest.fixture
+def workers(tmp_path: Path) -> Iterator[Workers]:
+    """Starts worker processes; afterwards ends those still running and prints every log."""
+    started = Workers(tmp_path)
+    try:
+        yield started
+    finally:
+        started.close()

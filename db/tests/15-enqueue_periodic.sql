@@ -8,7 +8,7 @@
 -- taskboard.schedules shows each schedule's latest slot and job.
 --
 -- Producers, workers and admins may call it. Concurrent callers of one slot
--- are raced in tests/test_periodic.py, with real sessions; notifications
+-- are raced in tests/process/test_periodic.py, with real sessions; notifications
 -- are seen there too, after commit.
 
 BEGIN;

@@ -1,7 +1,7 @@
 -- Bounds every function checks before it touches a row: durations of at most
 -- 12 hours, finite run_at, arrays that are one-dimensional and hold no NULL.
 -- Each refusal is 22023 with a message naming the argument, and writes
--- nothing. ('infinity' intervals exist from PostgreSQL 17 on: tests/test_bounds.py.)
+-- nothing. ('infinity' intervals exist from PostgreSQL 17 on: tests/sql/test_bounds.py.)
 
 BEGIN;
 SELECT plan(21);

@@ -2,7 +2,7 @@
 -- to every worker, while its running jobs renew, complete and fail as usual;
 -- queue_stats shows it paused. Admins only; bad input raises 22023 and
 -- writes nothing. A pause wins over a limit with room. Concurrent claimers
--- are raced in tests/test_queue_control.py.
+-- are raced in tests/sql/test_queue_control.py.
 
 BEGIN;
 SELECT plan(15);

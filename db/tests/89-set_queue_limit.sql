@@ -3,7 +3,7 @@
 -- an expired lease is reclaimed even at the limit (it adds no running job);
 -- lowering the limit stops nothing that runs; NULL removes it; queue_stats
 -- shows it. Admins only; bad input raises 22023. Concurrent claimers are
--- raced in tests/test_queue_control.py.
+-- raced in tests/sql/test_queue_control.py.
 
 BEGIN;
 SELECT plan(19);

@@ -53,7 +53,6 @@ import shutil
 import signal
 import smtplib
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -77,6 +76,7 @@ from taskboard.context import AsyncContext, SyncContext
 from taskboard.errors import TaskboardError
 from taskboard.settings import DEFAULT_DASHBOARD_HOST, DEFAULT_DASHBOARD_PORT, load_settings
 from taskboard_dev import devdb
+from taskboard_dev.harness import Journal, WorkerProcess, WorkerProcessError
 from taskboard_dev.server import log_to_stderr
 
 DEMO_DATABASE = "taskboard_demo"
@@ -146,29 +146,6 @@ def short(token: object) -> str:
 # -- the workers (``--role worker-a|worker-b``) -----------------------------------
 
 
-class Journal:
-    """What a worker's handlers did, one JSON object a line, for the demo to read."""
-
-    def __init__(self, path: Path, worker: str) -> None:
-        self.path = path
-        self.worker = worker
-        self._lock = threading.Lock()
-
-    def write(self, event: str, ctx: SyncContext | AsyncContext, **details: Any) -> None:
-        record = {
-            "worker": self.worker,
-            "event": event,
-            "job_id": ctx.job_id,
-            "attempt": ctx.attempt,
-            "token": str(ctx.token),
-            "idempotency_key": str(ctx.idempotency_key),
-            "fence": ctx.fence,
-            **details,
-        }
-        with self._lock, self.path.open("a", encoding="utf-8") as out:
-            out.write(json.dumps(record) + "\n")
-
-
 def journal_path(workdir: Path, worker: str) -> Path:
     return workdir / f"{worker}.events"
 
@@ -205,9 +182,24 @@ def build_app(
         listen_url="",
     )
     app = Taskboard(settings)
-    journal = Journal(journal_path(workdir, worker), worker)
+    journal = Journal(journal_path(workdir, worker))
     flag = frozen_flag(workdir, worker)
     log = logging.getLogger(f"taskboard_dev.demo.{worker}")
+
+    def note(event: str, ctx: SyncContext | AsyncContext, **details: Any) -> None:
+        """Journal what a handler did, for the demo to read."""
+        journal.write(
+            {
+                "worker": worker,
+                "event": event,
+                "job_id": ctx.job_id,
+                "attempt": ctx.attempt,
+                "token": str(ctx.token),
+                "idempotency_key": str(ctx.idempotency_key),
+                "fence": ctx.fence,
+                **details,
+            }
+        )
 
     def send(ctx: SyncContext, payload: dict[str, Any]) -> None:
         message = email.message.EmailMessage()
@@ -222,7 +214,7 @@ def build_app(
         message.set_content(f"Welcome, Maya! (job {ctx.job_id}, attempt {ctx.attempt}, {worker})\n")
         with smtplib.SMTP(SMTP_HOST, smtp_port, timeout=SMTP_TIMEOUT_SECONDS) as smtp:
             smtp.send_message(message)
-        journal.write("sent", ctx)
+        note("sent", ctx)
 
     def store_write(ctx: SyncContext, key: str, value: Any) -> tuple[int, dict[str, Any]]:
         """POST {key, fence, value} to the object store; its HTTP status and answer."""
@@ -241,62 +233,62 @@ def build_app(
 
     def stall_here(ctx: SyncContext) -> None:
         if stall:
-            journal.write("stall-point", ctx)
+            note("stall-point", ctx)
             while not flag.exists():
                 time.sleep(WATCH_EVERY_SECONDS)
-            journal.write("thawed", ctx)
+            note("thawed", ctx)
 
     @app.task("send_email", queue=EMAIL_QUEUE)
     def send_email(ctx: SyncContext, payload: dict[str, Any]) -> dict[str, Any]:
         """Scenario 1: send, then (A) stall before the worker can complete."""
-        journal.write("claimed", ctx)
+        note("claimed", ctx)
         send(ctx, payload)
         stall_here(ctx)
-        journal.write("returned", ctx)
+        note("returned", ctx)
         return {"sent_by": worker}
 
     @app.task("send_email_checked", queue=EMAIL_QUEUE)
     def send_email_checked(ctx: SyncContext, payload: dict[str, Any]) -> dict[str, Any]:
         """Scenario 2: (A) stall, then ask the database right before sending."""
-        journal.write("claimed", ctx)
+        note("claimed", ctx)
         stall_here(ctx)
         holder = ctx.still_holder()
-        journal.write("checked", ctx, holder=holder)
+        note("checked", ctx, holder=holder)
         if not holder:
             log.warning("job %s: not the holder any more: the email is not sent", ctx.job_id)
-            journal.write("returned", ctx)
+            note("returned", ctx)
             return {"sent_by": None}
         send(ctx, payload)
-        journal.write("returned", ctx)
+        note("returned", ctx)
         return {"sent_by": worker}
 
     @app.task("grant_welcome_credit", queue=BILLING_QUEUE, transactional=True)
     async def grant_welcome_credit(ctx: AsyncContext, payload: dict[str, Any]) -> dict[str, Any]:
         """Scenario 3: write a ledger row in ctx.conn, then (A) stall before completing."""
         assert ctx.conn is not None  # transactional: the connection complete will run on
-        journal.write("claimed", ctx)
+        note("claimed", ctx)
         await ctx.conn.execute(
             LEDGER_INSERT,
             [ctx.job_id, payload["account"], payload["amount_cents"], worker, ctx.attempt],
         )
-        journal.write("wrote", ctx)
+        note("wrote", ctx)
         if stall:
-            journal.write("stall-point", ctx)
+            note("stall-point", ctx)
             while not flag.exists():
                 await asyncio.sleep(WATCH_EVERY_SECONDS)
-            journal.write("thawed", ctx)
-        journal.write("returned", ctx)
+            note("thawed", ctx)
+        note("returned", ctx)
         return {"credited_by": worker}
 
     @app.task(CARD_TASK, queue=CARDS_QUEUE)
     def publish_welcome_card(ctx: SyncContext, payload: dict[str, Any]) -> dict[str, Any]:
         """Scenario 4: (A) stall, then write the card to the object store with ctx.fence."""
-        journal.write("claimed", ctx)
+        note("claimed", ctx)
         stall_here(ctx)
         card = {"text": "Welcome, Maya!", "written_by": worker, "attempt": ctx.attempt}
         status, answer = store_write(ctx, payload["key"], card)
-        journal.write("stored", ctx, status=status, answer=answer)
-        journal.write("returned", ctx)
+        note("stored", ctx, status=status, answer=answer)
+        note("returned", ctx)
         if not answer.get("accepted"):
             log.warning(
                 "job %s: the store refused the write with fence %s: %s",
@@ -555,102 +547,15 @@ def deploy(url: str) -> None:
 # -- the demo's view of a worker process ----------------------------------------
 
 
-@dataclass
-class WorkerProcess:
-    """A worker subprocess, its journal and its log."""
-
-    name: str
-    process: subprocess.Popen[bytes]
-    journal: Path
-    log: Path
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def events(self, job_id: int, event: str | None = None) -> list[dict[str, Any]]:
-        try:
-            lines = self.journal.read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
-            return []
-        records = [json.loads(line) for line in lines if line.endswith("}")]
-        return [
-            r for r in records if r["job_id"] == job_id and (event is None or r["event"] == event)
-        ]
-
-    def first(self, job_id: int, event: str) -> dict[str, Any] | None:
-        """The first journal record of `event` for the job, or None."""
-        return next(iter(self.events(job_id, event)), None)
-
-    def log_text(self) -> str:
-        try:
-            return self.log.read_text(encoding="utf-8", errors="replace")
-        except FileNotFoundError:
-            return ""
-
-    def log_tail(self, lines: int = 15) -> str:
-        tail = self.log_text().splitlines()[-lines:]
-        return "\n".join(f"    {self.name} | {line}" for line in tail)
-
-    def check_alive(self) -> None:
-        if self.process.poll() is not None:
-            raise StoryError(
-                f"{self.name} exited unexpectedly (status {self.process.returncode}):\n"
-                f"{self.log_tail()}"
-            )
-
-    def freeze(self) -> None:
-        """SIGSTOP, and wait until the kernel reports the whole process stopped."""
-        os.kill(self.pid, signal.SIGSTOP)
-        deadline = time.monotonic() + STEP_TIMEOUT_SECONDS
-        while time.monotonic() < deadline:
-            pid, status = os.waitpid(self.pid, os.WUNTRACED | os.WNOHANG)
-            if pid == self.pid:
-                if os.WIFSTOPPED(status):
-                    return
-                self.process.returncode = os.waitstatus_to_exitcode(status)
-                self.check_alive()
-            time.sleep(WATCH_EVERY_SECONDS / 5)
-        raise StoryError(f"{self.name} did not stop within {STEP_TIMEOUT_SECONDS:g}s of SIGSTOP")
-
-    def thaw(self) -> None:
-        os.kill(self.pid, signal.SIGCONT)
-
-    def stop(self) -> str:
-        """SIGTERM (a graceful shutdown) and wait; return the worker's final counts."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(STOP_TIMEOUT_SECONDS)
-            except subprocess.TimeoutExpired:
-                raise StoryError(
-                    f"{self.name} did not exit within {STOP_TIMEOUT_SECONDS:g}s of SIGTERM:\n"
-                    f"{self.log_tail()}"
-                ) from None
-        found = re.findall(rf"worker {self.name} stopped: (.*)", self.log_text())
-        if self.process.returncode != 0 or not found:
-            raise StoryError(
-                f"{self.name} exited with status {self.process.returncode}:\n{self.log_tail()}"
-            )
-        return str(found[-1])
-
-    def kill(self) -> None:
-        """For cleanup: end the process however it is, frozen included."""
-        if self.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                self.process.kill()
-                os.kill(self.pid, signal.SIGCONT)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(STOP_TIMEOUT_SECONDS)
+def first(worker: WorkerProcess, job_id: int, event: str) -> dict[str, Any] | None:
+    """The first journal record of `event` for the job, or None."""
+    assert worker.journal is not None  # every demo worker has one
+    return worker.journal.first(job_id=job_id, event=event)
 
 
 def fence_of(claim: dict[str, Any]) -> str:
     """The text ', fence N' for a claim record that has a fence (schema 0.3.0 on), else ''."""
     return "" if claim.get("fence") is None else f", fence {claim['fence']}"
-
-
-def counts(line: str) -> dict[str, int]:
-    return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", line)}
 
 
 # -- the story -----------------------------------------------------------------
@@ -710,32 +615,29 @@ class Story:
 
     def start_worker(self, role: str, round_dir: Path) -> WorkerProcess:
         name = ROLES[role]
-        log = round_dir / f"{name}.log"
-        with log.open("wb") as out:
-            process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "taskboard_dev.demo",
-                    "--role",
-                    role,
-                    "--database-url",
-                    self.url,
-                    "--smtp-port",
-                    str(self.smtp_port),
-                    "--store-port",
-                    str(self.store_port),
-                    "--dir",
-                    str(round_dir),
-                    "--parent-pid",
-                    str(os.getpid()),
-                ],
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-        worker = WorkerProcess(name, process, journal_path(round_dir, name), log)
-        self.stack.callback(worker.kill)
+        worker = WorkerProcess.start(
+            name,
+            [
+                sys.executable,
+                "-m",
+                "taskboard_dev.demo",
+                "--role",
+                role,
+                "--database-url",
+                self.url,
+                "--smtp-port",
+                str(self.smtp_port),
+                "--store-port",
+                str(self.store_port),
+                "--dir",
+                str(round_dir),
+                "--parent-pid",
+                str(os.getpid()),
+            ],
+            log_path=round_dir / f"{name}.log",
+            journal=Journal(journal_path(round_dir, name)),
+        )
+        self.stack.callback(worker.kill, STOP_TIMEOUT_SECONDS)
         return worker
 
     def get_job(self, job_id: int) -> dict[str, Any]:
@@ -770,7 +672,7 @@ class Story:
             ("lost", rf"lost job {job_id} \(attempt 1\): .*"),
             ("refused", rf"complete of job {job_id} \(attempt 1\) refused.*"),
         ):
-            found = re.search(pattern, a.log_text())
+            found = re.search(pattern, a.log())
             if found:
                 return kind, found.group(0)
         return None
@@ -790,7 +692,7 @@ class Story:
         self.step(f"Enqueued job {job_id}: {scene.task}, {scene.what}.")
 
         a = self.start_worker("worker-a", round_dir)
-        claim = self.wait("A to claim the job", lambda: a.first(job_id, "claimed"), [a])
+        claim = self.wait("A to claim the job", lambda: first(a, job_id, "claimed"), [a])
         a_token = str(claim["token"])
         self.step(
             f"Worker A (pid {a.pid}) claimed job {job_id}: attempt {claim['attempt']}, "
@@ -810,15 +712,15 @@ class Story:
                     f"A gave job {job_id} up before the demo froze it (an overloaded machine?):\n"
                     f"{a.log_tail()}"
                 )
-            return a.first(job_id, "stall-point")
+            return first(a, job_id, "stall-point")
 
         self.wait("A's handler to reach its stall point", stall_point, [a])
-        a.freeze()
+        a.freeze(STEP_TIMEOUT_SECONDS)
         frozen_at = time.monotonic()
         frozen_flag(round_dir, a.name).touch()  # A's handler goes on once A is thawed
-        if a.first(job_id, "sent"):
+        if first(a, job_id, "sent"):
             self.step("A's handler sent the email. SIGSTOP: A is frozen before completing.")
-        elif a.first(job_id, "wrote"):
+        elif first(a, job_id, "wrote"):
             self.step(
                 "A's handler wrote a ledger row in ctx.conn, uncommitted. "
                 "SIGSTOP: A is frozen before completing."
@@ -833,7 +735,7 @@ class Story:
         )
 
         b = self.start_worker("worker-b", round_dir)
-        b_claim = self.wait("B to reclaim the job", lambda: b.first(job_id, "claimed"), [b])
+        b_claim = self.wait("B to reclaim the job", lambda: first(b, job_id, "claimed"), [b])
         self.step(
             f"Worker B (pid {b.pid}) reclaimed job {job_id}: attempt {b_claim['attempt']}, "
             f"token {short(b_claim['token'])}{fence_of(b_claim)}."
@@ -854,7 +756,7 @@ class Story:
         a.thaw()
         kind, line = self.wait("A to give the job up", lambda: self.a_gave_up(a, job_id), [a])
         if scene.task == "send_email_checked":
-            checked = self.wait("A's ctx.still_holder()", lambda: a.first(job_id, "checked"), [a])
+            checked = self.wait("A's ctx.still_holder()", lambda: first(a, job_id, "checked"), [a])
             if checked["holder"]:
                 raise StoryError("A's ctx.still_holder() said true after B had reclaimed the job")
             self.step(
@@ -862,7 +764,7 @@ class Story:
             )
             self.step(f"A's log: {line}")
         elif scene.task == CARD_TASK:
-            stored = self.wait("A's write to the store", lambda: a.first(job_id, "stored"), [a])
+            stored = self.wait("A's write to the store", lambda: first(a, job_id, "stored"), [a])
             self.step(
                 f"SIGCONT: A resumes. Its handler writes the card with fence {stored['fence']}; "
                 f"the store answers {stored['status']} {json.dumps(stored['answer'])}."
@@ -887,8 +789,9 @@ class Story:
             f"lease_state says {state}."
         )
 
-        a_counts, b_counts = a.stop(), b.stop()
-        if counts(a_counts).get("succeeded") != 0 or counts(b_counts).get("succeeded") != 1:
+        a_counts = a.terminate(STOP_TIMEOUT_SECONDS)
+        b_counts = b.terminate(STOP_TIMEOUT_SECONDS)
+        if a_counts.get("succeeded") != 0 or b_counts.get("succeeded") != 1:
             raise StoryError(f"worker counts: A {a_counts}; B {b_counts}")
         job = self.get_job(job_id)
         if job["state"] != "succeeded" or job["attempt"] != 2:
@@ -1085,7 +988,7 @@ def tell(database_url: str | None) -> int:
     except DemoRefused as exc:
         print(f"demo: {exc}", file=sys.stderr, flush=True)
         return 1
-    except StoryError as exc:
+    except (StoryError, WorkerProcessError) as exc:
         print(f"\nThe story did not unfold as it should: {exc}", flush=True)
         if workdir is not None:
             print(f"The workers' logs and journals are in {workdir}", flush=True)

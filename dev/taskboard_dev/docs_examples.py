@@ -1,6 +1,6 @@
 """The docs' examples, read from their pages and run as a reader would.
 
-tests/test_docs_examples.py runs every page of docs/ and the README:
+tests/release/test_docs_examples.py runs every page of docs/ and the README:
 
 - a page's ```python blocks run in order in one fresh Python process, one
   namespace shared by all of them (as in a notebook), in a fresh directory,
@@ -19,7 +19,7 @@ Every other block must be of a language that is only shown (SHOWN: sh,
 text, sql, ...): `problems(text)` names a block of another language or of
 none (```py3 once ran nothing), a fence the collector would not see (after
 `>` or a list marker on its line), and a psql statement that psql would
-not run (no closing `;`). tests/test_docs_examples.py fails on any. A
+not run (no closing `;`). tests/release/test_docs_examples.py fails on any. A
 page that includes Markdown (`--8<-- "README.md:myapp"`) is read as the
 site shows it (`page_text`): the examples it includes run as its own.
 

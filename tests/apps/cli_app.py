@@ -1,4 +1,4 @@
-"""A small app for `taskboard worker apps.cli_app:app`, run from tests/ by test_cli.py."""
+"""A small app for `taskboard worker apps.cli_app:app`, run from tests/ by tests/process/."""
 
 from __future__ import annotations
 

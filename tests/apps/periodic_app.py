@@ -1,4 +1,4 @@
-"""A worker application with one periodic schedule, for tests/test_periodic.py: run it as a subprocess.
+"""A worker application with one periodic schedule, for tests/process/test_periodic.py: run it as a subprocess.
 
     TASKBOARD_DATABASE_URL=... PERIODIC_APP_JOURNAL=/tmp/journal python tests/apps/periodic_app.py
 
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import json
 import logging
 import os
 import sys
@@ -33,6 +32,7 @@ import psycopg
 
 from taskboard import Taskboard, runner, sql
 from taskboard.context import AsyncContext
+from taskboard_dev.harness import Journal
 
 DEFAULT_CRON = "*/2 * * * * *"
 HOLD_POLL_SECONDS = 0.05
@@ -44,14 +44,11 @@ def worker_name() -> str:
     return os.environ.get("TASKBOARD_WORKER_NAME", f"pid-{os.getpid()}")
 
 
+JOURNAL = Journal(Path(os.environ["PERIODIC_APP_JOURNAL"]))
+
+
 def record(event: str, **fields: Any) -> None:
-    line = json.dumps({"event": event, "worker": worker_name(), "pid": os.getpid(), **fields})
-    fd = os.open(os.environ["PERIODIC_APP_JOURNAL"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, (line + "\n").encode())
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    JOURNAL.write({"event": event, "worker": worker_name(), "pid": os.getpid(), **fields})
 
 
 @app.periodic(os.environ.get("PERIODIC_APP_CRON", DEFAULT_CRON), name="tick")

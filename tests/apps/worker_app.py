@@ -33,7 +33,6 @@ Tasks, all on queue "default":
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import sys
@@ -43,6 +42,7 @@ from typing import Any
 
 from taskboard import Taskboard
 from taskboard.context import AsyncContext, BaseContext, SyncContext
+from taskboard_dev.harness import Journal
 
 GATE_POLL_SECONDS = 0.05
 SLOW_TIMEOUT_SECONDS = 1.0
@@ -55,9 +55,12 @@ def worker_name() -> str:
     return os.environ.get("TASKBOARD_WORKER_NAME", f"pid-{os.getpid()}")
 
 
+JOURNAL = Journal(Path(os.environ["WORKER_APP_JOURNAL"]))
+
+
 def record(event: str, ctx: BaseContext, **extra: Any) -> None:
-    """Append one event line to the journal and fsync it: it survives a kill -9 right after."""
-    line = json.dumps(
+    """Append one event line to the journal, fsynced: it survives a kill -9 right after."""
+    JOURNAL.write(
         {
             "event": event,
             "job": ctx.job_id,
@@ -68,12 +71,6 @@ def record(event: str, ctx: BaseContext, **extra: Any) -> None:
             **extra,
         }
     )
-    fd = os.open(os.environ["WORKER_APP_JOURNAL"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, (line + "\n").encode())
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def gate_of(payload: dict[str, Any]) -> Path | None:

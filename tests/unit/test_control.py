@@ -9,12 +9,12 @@ from typing import Any
 
 import psycopg
 import pytest
-from fake_queries import CONN, FakeQueries, executor, hold, row, settings, task
 
 from taskboard.context import AsyncContext
 from taskboard.worker.control import Control
 from taskboard.worker.held import Held, Ledger, State
 from taskboard.worker.outcomes import Complete, Fail, Outcome, Release
+from tests.support.fake_queries import CONN, FakeQueries, executor, hold, row, settings, task
 
 
 async def forever(ctx: AsyncContext, payload: Any) -> None:

@@ -8,12 +8,11 @@ import dataclasses
 import time
 from typing import Any
 
-from fake_queries import CONN, FakeQueries, executor, held_in, row, task, until
-
 from taskboard.context import AsyncContext, SyncContext
 from taskboard.retries import Abort, Retry
 from taskboard.worker.held import Ledger, State
 from taskboard.worker.outcomes import Complete, Fail, Outcome, Release
+from tests.support.fake_queries import CONN, FakeQueries, executor, held_in, row, task, until
 
 
 def outcome_of(handler: Any, **task_options: Any) -> Outcome | None:

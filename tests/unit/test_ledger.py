@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 
 import pytest
-from fake_queries import hold, row
 
 from taskboard.events import JobEvent
 from taskboard.worker.held import RETRY_FIRST_SECONDS, RETRY_MAX_SECONDS, Held, Ledger, State
 from taskboard.worker.outcomes import Complete, Fail, Release
+from tests.support.fake_queries import hold, row
 
 
 @pytest.fixture

@@ -18,7 +18,12 @@ from typing import Any
 
 import psycopg
 import pytest
-from fake_queries import (
+
+from taskboard.context import AsyncContext
+from taskboard.worker.control import Control
+from taskboard.worker.held import Held, Ledger, State
+from taskboard.worker.renewal import Renewal
+from tests.support.fake_queries import (
     CONN,
     LEASE_SECONDS,
     FakeQueries,
@@ -29,11 +34,6 @@ from fake_queries import (
     task,
     until,
 )
-
-from taskboard.context import AsyncContext
-from taskboard.worker.control import Control
-from taskboard.worker.held import Held, Ledger, State
-from taskboard.worker.renewal import Renewal
 
 
 class Worker:

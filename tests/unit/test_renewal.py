@@ -9,12 +9,12 @@ from typing import Any
 
 import psycopg
 import pytest
-from fake_queries import CONN, LEASE_SECONDS, FakeQueries, hold, row, settings
 
 from taskboard.worker.held import Ledger, State
 from taskboard.worker.outcomes import Complete
 from taskboard.worker.renewal import Renewal
 from taskboard.worker.retry import reconnecting
+from tests.support.fake_queries import CONN, LEASE_SECONDS, FakeQueries, hold, row, settings
 
 
 def renewal(queries: FakeQueries, ledger: Ledger, finished: asyncio.Event | None = None) -> Renewal:

@@ -1,0 +1,2 @@
+"""Real processes: workers stalled, signalled, killed and restarted; the console script,
+the soak and the demo."""

@@ -1,0 +1,439 @@
+"""Periodic jobs: each slot of a schedule is exactly one job, whatever the number of workers,
+their stalls and their clocks.
+
+The slot of a schedule is counted on the database clock and taken by
+taskboard.enqueue_periodic. Worker processes run tests/apps/periodic_app.py,
+whose schedule fires every two seconds and which journals every
+enqueue_periodic it makes with the database's answer. The tests wait for
+conditions in the database or the journal and assert no timings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import itertools
+import json
+import os
+import signal
+import sys
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from taskboard import Taskboard, TaskError
+from taskboard.cron import Cron
+from taskboard.periodic import Schedule
+from taskboard.sql import Queries
+from taskboard.worker.scheduler import Scheduler
+from taskboard_dev.harness import Journal, WorkerProcess
+from tests.support import TESTS_DIR
+from tests.support.cli import error_line, run
+from tests.support.database import MakeDatabase, connect, heard, listening, value
+from tests.support.processes import FAST, wait_until
+
+APP = TESTS_DIR / "apps" / "periodic_app.py"
+STEP = dt.timedelta(seconds=2)  # the app's cron: every two seconds
+CALLERS = 8
+ROLES = ("taskboard_producer", "taskboard_worker", "taskboard_admin")
+ENQUEUE_PERIODIC = "SELECT taskboard.enqueue_periodic(%s, %s, %s)"
+
+
+# -- registration ------------------------------------------------------------------
+
+
+def app() -> Taskboard:
+    return Taskboard()  # settings are read when a worker or enqueue needs them
+
+
+@pytest.mark.parametrize(
+    ("cron", "says"),
+    [
+        ("61 * * * *", "Bad minute"),
+        ("* * *", "Wrong number of fields"),
+        ("", "Wrong number of fields"),
+        ("0 0 31 2 *", "Bad day-of-month"),
+    ],
+)
+def test_a_bad_cron_is_one_clear_error_at_registration(cron: str, says: str) -> None:
+    board = app()
+    with pytest.raises(TaskError) as raised:
+        board.periodic(cron)
+    assert str(raised.value) == f"periodic: cron {cron!r} is not valid: {says}"
+
+
+def test_a_schedule_is_of_a_registered_task_with_its_name_and_queue_by_default() -> None:
+    board = app()
+
+    @board.periodic("*/5 * * * *", payload={"kind": "digest"})
+    @board.task("send_digest", queue="mail")
+    def send_digest(ctx: Any, payload: Any) -> None:
+        return None
+
+    schedule = board.schedules["send_digest"]
+    assert (schedule.task, schedule.queue, schedule.cron.expression) == (
+        "send_digest",
+        "mail",
+        "*/5 * * * *",
+    )
+    assert json.loads(schedule.payload_json) == {"kind": "digest"}
+
+    board.periodic("0 * * * *", name="hourly-digest", queue="bulk")(send_digest)
+    assert board.schedules["hourly-digest"].queue == "bulk"
+
+
+def test_periodic_below_the_task_or_twice_under_one_name_is_refused() -> None:
+    board = app()
+
+    def unregistered(ctx: Any, payload: Any) -> None:
+        return None
+
+    with pytest.raises(TaskError, match=r"put @app\.periodic above @app\.task"):
+        board.periodic("* * * * *")(unregistered)
+
+    registered = board.task("t")(unregistered)
+    board.periodic("* * * * *")(registered)
+    with pytest.raises(TaskError, match="'t' is already scheduled"):
+        board.periodic("*/2 * * * *")(registered)
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        ({"payload": float("nan")}, "payload is not JSON-serialisable"),
+        ({"max_attempts": 0}, "max_attempts must be at least 1"),
+        ({"priority": 2**31}, "priority must be between"),
+        ({"name": ""}, "name must not be empty"),
+        ({"queue": "q" * 201}, "queue must be at most 200 characters"),
+    ],
+)
+def test_a_schedule_argument_that_cannot_be_used_is_refused_at_registration(
+    options: dict[str, Any], says: str
+) -> None:
+    board = app()
+    registered = board.task("t")(lambda ctx, payload: None)
+    with pytest.raises(TaskError, match=says):
+        board.periodic("* * * * *", **options)(registered)
+    assert board.schedules == {}
+
+
+# -- SQL: one slot, many callers -----------------------------------------------------------
+
+
+def test_concurrent_callers_of_one_slot_get_one_job_id_and_the_rest_null(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(deploy=True)
+    with psycopg.connect(url, autocommit=True) as conn:
+        now = value(conn, "SELECT date_trunc('second', clock_timestamp())")
+    slots = [now - dt.timedelta(seconds=s) for s in (40, 30, 20, 10, 0)]
+    answers: dict[dt.datetime, list[int | None]] = {slot: [] for slot in slots}
+    errors: list[Exception] = []
+    barrier = threading.Barrier(CALLERS)
+    lock = threading.Lock()
+
+    def caller(n: int) -> None:
+        try:
+            with connect(url, ROLES[n % len(ROLES)]) as own:
+                for slot in slots:
+                    barrier.wait()
+                    answer = value(own, ENQUEUE_PERIODIC, ["race", slot, "tick"])
+                    with lock:
+                        answers[slot].append(answer)
+        except (psycopg.Error, threading.BrokenBarrierError) as exc:  # reported below
+            errors.append(exc)
+            barrier.abort()
+
+    threads = [threading.Thread(target=caller, args=(n,)) for n in range(CALLERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    for slot in slots:
+        ids = [a for a in answers[slot] if a is not None]
+        assert len(ids) == 1, (slot, answers[slot])
+        assert answers[slot].count(None) == CALLERS - 1
+    with psycopg.connect(url, autocommit=True) as conn:
+        run_ats = [r[0] for r in conn.execute("SELECT run_at FROM taskboard.jobs ORDER BY id")]
+        last = conn.execute("SELECT last_slot, last_job_id FROM taskboard.schedules").fetchall()
+    assert run_ats == slots  # one job per slot, its run_at the slot
+    assert last == [(slots[-1], next(a for a in answers[slots[-1]] if a is not None))]
+
+
+def test_a_slot_later_than_the_database_clock_is_refused(make_database: MakeDatabase) -> None:
+    url = make_database(deploy=True)
+    with connect(url, "taskboard_producer") as conn:
+        ahead = value(conn, "SELECT clock_timestamp() + interval '5 seconds'")
+        with pytest.raises(psycopg.errors.InvalidParameterValue, match="database clock"):
+            conn.execute(ENQUEUE_PERIODIC, ["ahead", ahead, "tick"])
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert value(conn, "SELECT count(*) FROM taskboard.jobs") == 0
+        assert value(conn, "SELECT count(*) FROM taskboard.schedules") == 0
+
+
+def test_enqueue_periodic_notifies_the_queue_of_its_job(make_database: MakeDatabase) -> None:
+    url = make_database(deploy=True)
+    with listening(url) as listener, connect(url, "taskboard_worker") as caller:
+        slot = value(caller, "SELECT clock_timestamp()")
+        query = "SELECT taskboard.enqueue_periodic(%s, %s, 'tick', queue => 'reports')"
+        assert value(caller, query, ["notify", slot]) is not None
+        assert value(caller, query, ["notify", slot]) is None
+        assert heard(listener, caller) == ["reports"]  # once: the NULL call sends nothing
+
+
+# -- the scheduler counts on the database clock -------------------------------------------
+
+
+class Recording(Queries):
+    """Records the database's clock answers and the slots sent; changes no answer."""
+
+    def __init__(self) -> None:
+        self.clocks: list[dt.datetime] = []
+        self.sent: list[tuple[dt.datetime, int | None]] = []
+
+    async def clock(self, conn: psycopg.AsyncConnection[Any]) -> dt.datetime:
+        now = await super().clock(conn)
+        self.clocks.append(now)
+        return now
+
+    async def enqueue_periodic(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        schedule: str,
+        slot: dt.datetime,
+        task: str,
+        payload_json: str,
+        queue: str,
+        priority: int,
+        max_attempts: int,
+    ) -> int | None:
+        job = await super().enqueue_periodic(
+            conn, schedule, slot, task, payload_json, queue, priority, max_attempts
+        )
+        self.sent.append((slot, job))
+        return job
+
+
+def test_the_scheduler_sends_the_latest_slot_by_the_database_clock_once(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(deploy=True)
+    cron = Cron("*/2 * * * * *")
+    schedule = Schedule("every-2s", cron, "tick", "periodic", "{}", 0, 5)
+    queries = Recording()
+    scheduler = Scheduler([schedule], queries)
+
+    async def passes() -> None:
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+            assert scheduler.due()  # the first pass is due at once
+            await scheduler.run(conn)
+            # The next pass waits for the next slot: at most one step, plus a margin.
+            assert scheduler.seconds_until_due() <= STEP.total_seconds() + 0.1
+            await scheduler.run(conn)  # early, or at the next slot: no slot sent twice
+
+    asyncio.run(passes())
+    assert len(queries.clocks) == 2
+    first_slot = cron.latest(queries.clocks[0])
+    assert first_slot is not None
+    assert queries.sent[0][0] == first_slot and queries.sent[0][1] is not None
+    assert [slot for slot, _ in queries.sent[1:]] == [
+        s for s in [cron.latest(queries.clocks[1])] if s is not None and s > first_slot
+    ]  # the second pass sends the slot of its own clock reading, and only when it is new
+
+
+# -- worker processes ---------------------------------------------------------------------
+
+
+@dataclass
+class Workers:
+    """periodic_app.py worker processes of one test, sharing one journal."""
+
+    directory: Path
+    started: list[WorkerProcess] = field(default_factory=list)
+
+    @property
+    def journal(self) -> Path:
+        return self.directory / "journal.jsonl"
+
+    def start(self, url: str, name: str, **env: str) -> WorkerProcess:
+        environ = {k: v for k, v in os.environ.items() if not k.startswith("TASKBOARD_")}
+        environ.update(
+            {
+                "PYTHONUNBUFFERED": "1",
+                "TASKBOARD_DATABASE_URL": url,
+                "TASKBOARD_WORKER_NAME": name,
+                "PERIODIC_APP_JOURNAL": str(self.journal),
+                "PERIODIC_APP_DEBUG": "1",
+                **env,
+            }
+        )
+        for key, setting in FAST.items():
+            environ[f"TASKBOARD_{key.upper()}"] = str(setting)
+        worker = WorkerProcess.start(
+            name, [sys.executable, str(APP)], log_path=self.directory / f"{name}.log", env=environ
+        )
+        self.started.append(worker)
+        return worker
+
+    def events(self, event: str, **match: Any) -> list[dict[str, Any]]:
+        return Journal(self.journal).records(event=event, **match)
+
+    def close(self) -> None:
+        for worker in self.started:
+            worker.kill()
+        for worker in self.started:
+            print(f"----- log of worker {worker.name} (exit {worker.proc.returncode}) -----")
+            print(worker.log())
+
+
+@pytest.fixture
+def workers(tmp_path: Path) -> Iterator[Workers]:
+    started = Workers(tmp_path)
+    try:
+        yield started
+    finally:
+        started.close()
+
+
+def tick_slots(url: str) -> list[dt.datetime]:
+    """The run_at (= slot) of every job of task tick, in order, as the superuser sees them."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        return [r[0] for r in conn.execute("SELECT run_at FROM taskboard.jobs ORDER BY run_at")]
+
+
+def assert_one_job_per_slot(url: str, workers: Workers) -> list[dt.datetime]:
+    """Every slot from the first to the last has exactly one job; the journal agrees."""
+    slots = tick_slots(url)
+    duplicates = {slot: n for slot, n in Counter(slots).items() if n > 1}
+    assert duplicates == {}, f"slots with more than one job: {duplicates}"
+    gaps = [(a, b) for a, b in itertools.pairwise(slots) if b - a != STEP]
+    assert gaps == [], f"slots without a job between: {gaps}"
+    answered = [e for e in workers.events("sent") if e["job"] is not None]
+    assert sorted(dt.datetime.fromisoformat(e["slot"]) for e in answered) == slots
+    return slots
+
+
+def wait_for_slots(url: str, count: int, what: str) -> list[dt.datetime]:
+    def enough() -> list[dt.datetime] | None:
+        slots = tick_slots(url)
+        return slots if len(slots) >= count else None
+
+    return wait_until(enough, what)
+
+
+def wait_for_a_call(workers: Workers, worker: WorkerProcess) -> None:
+    wait_until(lambda: workers.events("sent", worker=worker.name), f"{worker.name} to send a slot")
+
+
+def test_four_workers_over_several_slots_make_exactly_one_job_per_slot(
+    make_database: MakeDatabase, workers: Workers
+) -> None:
+    """One worker is also frozen with SIGSTOP for a few slots and resumed: it adds none."""
+    url = make_database(deploy=True)
+    procs = [workers.start(url, f"w{n}") for n in range(1, 5)]
+    for proc in procs:
+        wait_for_a_call(workers, proc)
+    frozen = procs[3]
+    frozen.send(signal.SIGSTOP)
+    before = len(tick_slots(url))
+    wait_for_slots(url, before + 3, "three slots while w4 is frozen")
+    calls_before = len(workers.events("sent", worker=frozen.name))
+    frozen.send(signal.SIGCONT)
+    wait_until(
+        lambda: len(workers.events("sent", worker=frozen.name)) > calls_before,
+        "w4 to send a slot again after SIGCONT",
+    )
+    wait_for_slots(url, len(tick_slots(url)) + 3, "three more slots with all four workers")
+    for proc in procs:
+        proc.terminate()
+
+    slots = assert_one_job_per_slot(url, workers)
+    assert len(slots) >= 7
+    calls = workers.events("sent")
+    assert len(calls) > len(slots), "the workers raced for the slots"
+    assert {e["worker"] for e in calls} == {"w1", "w2", "w3", "w4"}, "every worker schedules"
+    with psycopg.connect(url, autocommit=True) as conn:
+        states: dict[str, int] = dict(
+            conn.execute("SELECT state, count(*) FROM taskboard.jobs GROUP BY state").fetchall()
+        )
+        last = conn.execute("SELECT schedule, last_slot FROM taskboard.schedules").fetchall()
+    assert set(states) <= {"succeeded", "queued"}, states  # a last slot may come at shutdown
+    assert states.get("succeeded", 0) >= len(slots) - 1, states
+    assert last == [("tick", slots[-1])]
+
+
+def test_a_worker_stalled_with_a_slot_in_hand_adds_no_job(
+    make_database: MakeDatabase, workers: Workers, tmp_path: Path
+) -> None:
+    """A has computed its slot and is about to send it when it is frozen (SIGSTOP). B goes on
+    enqueuing later slots. Resumed (SIGCONT), A sends its old slot: the database answers NULL."""
+    url = make_database(deploy=True)
+    hold = tmp_path / "hold"
+    a = workers.start(url, "a", PERIODIC_APP_HOLD=str(hold))
+    b = workers.start(url, "b")
+    for proc in (a, b):
+        wait_for_a_call(workers, proc)
+    hold.touch()
+    held = wait_until(lambda: workers.events("held", worker="a"), "a to hold a slot")[0]
+    in_hand = dt.datetime.fromisoformat(held["slot"])
+    a.send(signal.SIGSTOP)
+    wait_until(lambda: max(tick_slots(url)) >= in_hand + 2 * STEP, "b to enqueue two later slots")
+    hold.unlink()
+    a.send(signal.SIGCONT)
+    late = wait_until(
+        lambda: workers.events("sent", worker="a", slot=held["slot"]), "a to send its slot"
+    )
+    assert late[0]["job"] is None, "the stale slot was refused"
+    later = len(tick_slots(url)) + 2
+    wait_for_slots(url, later, "two more slots after a resumed")
+    for proc in (a, b):
+        proc.terminate()
+    assert_one_job_per_slot(url, workers)
+
+
+# -- the CLI -------------------------------------------------------------------------------
+
+
+def test_the_cli_shows_each_schedule_s_latest_slot_and_job(make_database: MakeDatabase) -> None:
+    url = make_database(deploy=True)
+    done = run(url, "schedules")
+    assert (done.returncode, done.stdout) == (0, "no schedules\n")
+    assert json.loads(run(url, "schedules", "--json").stdout) == []
+
+    with connect(url, "taskboard_producer") as conn:
+        noon = dt.datetime(2026, 1, 2, 12, 0, tzinfo=dt.UTC)
+        report = value(conn, ENQUEUE_PERIODIC, ["nightly-report", noon, "report"])
+        cleanup = value(conn, ENQUEUE_PERIODIC, ["cleanup", noon + dt.timedelta(hours=1), "c"])
+    done = run(url, "schedules")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split() for line in lines] == [
+        ["schedule", "last_slot", "last_job_id"],
+        ["cleanup", "2026-01-02", "13:00:00+00:00", str(cleanup)],
+        ["nightly-report", "2026-01-02", "12:00:00+00:00", str(report)],
+    ]
+    job_id_end = lines[0].index("last_job_id") + len("last_job_id")
+    assert all(len(line) == job_id_end for line in lines[1:])  # ids right-aligned
+
+    answer = json.loads(run(url, "schedules", "--json").stdout)
+    assert answer == [
+        {"schedule": "cleanup", "last_slot": "2026-01-02T13:00:00+00:00", "last_job_id": cleanup},
+        {
+            "schedule": "nightly-report",
+            "last_slot": "2026-01-02T12:00:00+00:00",
+            "last_job_id": report,
+        },
+    ]
+
+
+def test_the_cli_schedules_without_the_schema_says_to_migrate(make_database: MakeDatabase) -> None:
+    done = run(make_database(deploy=False), "schedules")
+    assert "taskboard migrate" in error_line(done)
+    assert done.returncode == 1

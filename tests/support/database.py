@@ -1,0 +1,134 @@
+"""Databases for the tests: the Sqitch project, connections as each application role, and the
+job clock moved by the table owner."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import psycopg
+from psycopg import conninfo
+from psycopg import sql as pgsql
+
+from taskboard_dev import devdb
+
+DB_DIR = devdb.project_root() / "db"
+TEST_DATABASE_PREFIX = "taskboard_t_"
+
+Sqitch = Callable[..., subprocess.CompletedProcess[str]]
+
+
+class MakeDatabase(Protocol):
+    def __call__(self, *, deploy: bool = False) -> str: ...
+
+
+def run_sqitch(
+    url: str, command: str, *args: str, project: Path = DB_DIR
+) -> subprocess.CompletedProcess[str]:
+    """Run `sqitch COMMAND --target <url> ARGS...` in the Sqitch project
+    (db/) and return the finished process, output captured; the caller
+    checks returncode."""
+    argv = ["sqitch", command, "--target", devdb.sqitch_target(url), *args]
+    return subprocess.run(argv, cwd=project, capture_output=True, text=True, check=False)
+
+
+TERMINATE_WAIT_MS = 5000  # pg_terminate_backend waits this long for the backend to exit
+
+
+def connect(url: str, role: str, *, autocommit: bool = True) -> psycopg.Connection[Any]:
+    """Open a connection acting as `role` (taskboard_producer, _worker or _admin)."""
+    conn = psycopg.connect(url, autocommit=autocommit)
+    conn.execute(f"SET ROLE {role}")
+    if not autocommit:
+        conn.commit()
+    return conn
+
+
+def value(conn: psycopg.Connection[Any], query: str, params: Sequence[Any] | None = None) -> Any:
+    """Return the first column of the first row of `query`."""
+    row = conn.execute(query, params).fetchone()
+    assert row is not None, query
+    return row[0]
+
+
+def expire(url: str, job_id: int) -> None:
+    """Move a job's lease deadline into the past, as the table owner does in tests."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SET ROLE taskboard_owner")
+        conn.execute(
+            "UPDATE taskboard.jobs SET lease_expires_at = clock_timestamp() - interval '1 second'"
+            " WHERE id = %s",
+            [job_id],
+        )
+
+
+def make_runnable(url: str, job_id: int) -> None:
+    """Time passes: the job's run_at moved to now, as the table owner."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("UPDATE taskboard.jobs SET run_at = clock_timestamp() WHERE id = %s", [job_id])
+
+
+@contextlib.contextmanager
+def login_role(url: str, *grants: str) -> Iterator[str]:
+    """The URL of `url`'s database for a new LOGIN role granted `grants` (roles), dropped after.
+
+    The test server trusts local connections, so the role needs no password.
+    """
+    role = "taskboard_t_login_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(pgsql.SQL("CREATE ROLE {} LOGIN").format(pgsql.Identifier(role)))
+        for grant in grants:
+            conn.execute(
+                pgsql.SQL("GRANT {} TO {}").format(pgsql.Identifier(grant), pgsql.Identifier(role))
+            )
+    try:
+        yield conninfo.make_conninfo(url, user=role)
+    finally:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid, %s) FROM pg_stat_activity WHERE usename = %s",
+                [TERMINATE_WAIT_MS, role],
+            )
+            conn.execute(pgsql.SQL("DROP ROLE {}").format(pgsql.Identifier(role)))
+
+
+# -- notifications ------------------------------------------------------------------
+
+
+def heard(listener: psycopg.Connection, producer: psycopg.Connection) -> list[str]:
+    """Payloads heard on channel taskboard up to a marker sent now by `producer`.
+
+    Notifications of one session arrive in commit order, so everything the
+    producer caused before the marker has arrived when the marker does.
+    """
+    producer.execute("SELECT pg_notify('taskboard', 'marker')")
+    payloads: list[str] = []
+    for note in listener.notifies(timeout=10):
+        if note.payload == "marker":
+            return payloads
+        payloads.append(note.payload)
+    raise AssertionError(f"the marker never arrived; heard {payloads}")
+
+
+def listening(url: str) -> psycopg.Connection:
+    conn = psycopg.connect(url, autocommit=True)
+    conn.execute("LISTEN taskboard")
+    return conn
+
+
+# -- the first release ------------------------------------------------------------------
+
+
+FIRST_RELEASE = "0.1.0"
+
+
+def at_first_release(make_database: MakeDatabase, sqitch: Sqitch) -> str:
+    """A new database deployed up to the first release: its URL."""
+    url = make_database(deploy=False)
+    deployed = sqitch(url, "deploy", "--to", f"@v{FIRST_RELEASE}")
+    assert deployed.returncode == 0, deployed.stdout + deployed.stderr
+    return url

@@ -1,0 +1,1 @@
+"""The driver's worker in this process against a real database."""
