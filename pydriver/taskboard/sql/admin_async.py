@@ -46,7 +46,6 @@ async def aset_queue_limit(conn: psycopg.AsyncConnection[Any], params: dict[str,
     return await achanged(conn, SET_QUEUE_LIMIT, params)
 
 
-# Every column the schema has: paused and max_running arrived in 0.3.0.
 # -- managing jobs ---------------------------------------------------------------
 
 FINISHED_STATES = ("succeeded", "dead", "cancelled")
