@@ -105,42 +105,6 @@ false: the job is already finished (succeeded, dead, cancelled) or unknown.
 Raises 22023 when job_id is NULL.';
 
 --
--- Name: check_ids(text, bigint[]); Type: FUNCTION; Schema: taskboard; Owner: -
---
-
-CREATE FUNCTION taskboard.check_ids(what text, ids bigint[]) RETURNS void
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-BEGIN
-    IF check_ids.ids IS NULL THEN
-        RAISE EXCEPTION '% must not be NULL', check_ids.what
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_ndims(check_ids.ids) > 1 THEN
-        RAISE EXCEPTION '% must be a one-dimensional array', check_ids.what
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_position(check_ids.ids, NULL) IS NOT NULL THEN
-        RAISE EXCEPTION '% must not contain NULL', check_ids.what
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-END
-$$;
-
---
--- Name: FUNCTION check_ids(what text, ids bigint[]); Type: COMMENT; Schema: taskboard; Owner: -
---
-
-COMMENT ON FUNCTION taskboard.check_ids(what text, ids bigint[]) IS 'check_ids(what, ids) -> void
-Internal: the check of an array of job ids that `what` names. Returns when
-`ids` is a one-dimensional array without NULL (empty included).
-Raises 22023 ''<what> must not be NULL'' when ids is NULL, ''<what> must be a
-one-dimensional array'' when it has more dimensions, ''<what> must not
-contain NULL'' when an element is NULL. Never granted to an application
-role.';
-
---
 -- Name: check_interval(text, interval, interval); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
@@ -2129,12 +2093,6 @@ GRANT USAGE ON SCHEMA taskboard TO taskboard_admin;
 
 REVOKE ALL ON FUNCTION taskboard.cancel(job_id bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION taskboard.cancel(job_id bigint) TO taskboard_admin;
-
---
--- Name: FUNCTION check_ids(what text, ids bigint[]); Type: ACL; Schema: taskboard; Owner: -
---
-
-REVOKE ALL ON FUNCTION taskboard.check_ids(what text, ids bigint[]) FROM PUBLIC;
 
 --
 -- Name: FUNCTION check_interval(what text, value interval, most interval); Type: ACL; Schema: taskboard; Owner: -

@@ -8,7 +8,7 @@
 -- read queue_stats and schedules.
 
 BEGIN;
-SELECT plan(278);
+SELECT plan(270);
 
 -- Who may execute what: one row per function of the schema.
 CREATE TEMP TABLE api (
@@ -49,8 +49,7 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
     ('job_activity',    ARRAY['interval'],                              true,  true,  true),
     ('notify_runnable', ARRAY['text'],                                  false, false, false),
     ('check_name',      ARRAY['text', 'text'],                          false, false, false),
-    ('check_interval',  ARRAY['text', 'interval', 'interval'],          false, false, false),
-    ('check_ids',       ARRAY['text', 'bigint[]'],                      false, false, false);
+    ('check_interval',  ARRAY['text', 'interval', 'interval'],          false, false, false);
 
 SELECT set_eq(
     $$SELECT p.proname FROM pg_catalog.pg_proc AS p WHERE p.pronamespace = 'taskboard'::regnamespace$$,

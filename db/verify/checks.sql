@@ -14,8 +14,7 @@ DECLARE
     v_kind text;
 BEGIN
     FOREACH v_fn IN ARRAY ARRAY['taskboard.check_name(text,text)',
-                                'taskboard.check_interval(text,interval,interval)',
-                                'taskboard.check_ids(text,bigint[])']::pg_catalog.regprocedure[] LOOP
+                                'taskboard.check_interval(text,interval,interval)']::pg_catalog.regprocedure[] LOOP
         IF NOT (SELECT p.prosecdef
                        AND p.proconfig = ARRAY['search_path=pg_catalog, pg_temp']
                        AND p.proowner = pg_catalog.to_regrole(v_prefix || '_owner')
