@@ -109,8 +109,7 @@ Raises 22023 when job_id is NULL.';
 --
 
 CREATE FUNCTION taskboard.check_interval(what text, value interval, most interval) RETURNS void
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
+    LANGUAGE plpgsql
     AS $$
 DECLARE
     v_seconds bigint;
@@ -155,8 +154,7 @@ than most (''infinity'' included), most written in its largest whole unit
 --
 
 CREATE FUNCTION taskboard.check_name(what text, value text) RETURNS void
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
+    LANGUAGE plpgsql
     AS $$
 BEGIN
     IF check_name.value IS NULL OR check_name.value = '' THEN

@@ -4,7 +4,10 @@
 -- The argument checks the functions share, written once: each raises 22023
 -- (invalid_parameter_value) with a message naming the argument, the
 -- messages the functions have always raised. Internal: only the owner's
--- SECURITY DEFINER functions call them.
+-- SECURITY DEFINER functions call them, so they are plain functions: no
+-- SECURITY DEFINER and no SET, which would cost every nested call a switch
+-- of user and settings. They run with their caller's fixed search_path, and
+-- every name in them is schema-qualified.
 
 BEGIN;
 
@@ -17,8 +20,6 @@ SET LOCAL ROLE :"owner_role";
 CREATE OR REPLACE FUNCTION taskboard.check_name(what text, value text)
 RETURNS void
 LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     IF check_name.value IS NULL OR check_name.value = '' THEN
@@ -46,8 +47,6 @@ REVOKE ALL ON FUNCTION taskboard.check_name(text,text) FROM PUBLIC;
 CREATE OR REPLACE FUNCTION taskboard.check_interval(what text, value interval, most interval)
 RETURNS void
 LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_seconds bigint;

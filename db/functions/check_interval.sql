@@ -11,8 +11,6 @@
 CREATE OR REPLACE FUNCTION taskboard.check_interval(what text, value interval, most interval)
  RETURNS void
  LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
     v_seconds bigint;
