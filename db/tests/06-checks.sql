@@ -45,10 +45,10 @@ SELECT throws_ok($$SELECT taskboard.check_interval('retry_in', '-1 second', '12 
     'retry_in must be positive, got -00:00:01', 'a negative interval is refused');
 SELECT throws_ok($$SELECT taskboard.check_interval('lease', '12 hours 1 second', '12 hours')$$, '22023',
     'lease must be at most 12 hours, got 12:00:01', 'one second over the bound is refused, the bound in hours');
-SELECT throws_ok($$SELECT taskboard.check_interval('delay', '2 days', '12 hours')$$, '22023',
-    'delay must be at most 12 hours, got 2 days', 'days over a bound in hours are refused');
-SELECT throws_ok($$SELECT taskboard.check_interval('recent', '32 days', '31 days')$$, '22023',
-    'recent must be at most 31 days, got 32 days', 'a bound of whole days is written in days');
+SELECT throws_ok($$SELECT taskboard.check_interval('retry_in', '2 days', '12 hours')$$, '22023',
+    'retry_in must be at most 12 hours, got 2 days', 'days over a bound in hours are refused');
+SELECT throws_ok($$SELECT taskboard.check_interval('lease', '32 days', '31 days')$$, '22023',
+    'lease must be at most 31 days, got 32 days', 'a bound of whole days is written in days');
 SELECT throws_ok($$SELECT taskboard.check_interval('lease', '2 hours', '1 hour')$$, '22023',
     'lease must be at most 1 hour, got 02:00:00', 'a bound of one unit is written in the singular');
 SELECT throws_ok($$SELECT taskboard.check_interval('lease', '2 minutes', '90 seconds')$$, '22023',
