@@ -5,7 +5,7 @@
 -- owner's functions do.
 
 BEGIN;
-SELECT plan(18);
+SELECT plan(20);
 
 -- Who may: the owner only -------------------------------------------------------
 
@@ -53,6 +53,10 @@ SELECT throws_ok($$SELECT taskboard.check_interval('lease', '2 hours', '1 hour')
     'lease must be at most 1 hour, got 02:00:00', 'a bound of one unit is written in the singular');
 SELECT throws_ok($$SELECT taskboard.check_interval('lease', '2 minutes', '90 seconds')$$, '22023',
     'lease must be at most 90 seconds, got 00:02:00', 'a bound of no whole minute is written in seconds');
+SELECT throws_ok($$SELECT taskboard.check_interval('lease', '1 second', '0.5 seconds')$$, '22023',
+    'lease must be at most 00:00:00.5, got 00:00:01', 'a bound under one second is written as its interval');
+SELECT throws_ok($$SELECT taskboard.check_interval('lease', '2 seconds', '1.5 seconds')$$, '22023',
+    'lease must be at most 00:00:01.5, got 00:00:02', 'a bound of no whole second is written as its interval');
 
 RESET ROLE;
 
