@@ -105,70 +105,41 @@ false: the job is already finished (succeeded, dead, cancelled) or unknown.
 Raises 22023 when job_id is NULL.';
 
 --
--- Name: check_ids(text, bigint[]); Type: FUNCTION; Schema: taskboard; Owner: -
---
-
-CREATE FUNCTION taskboard.check_ids(what text, ids bigint[]) RETURNS void
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-BEGIN
-    IF check_ids.ids IS NULL THEN
-        RAISE EXCEPTION '% must not be NULL', check_ids.what
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_ndims(check_ids.ids) > 1 THEN
-        RAISE EXCEPTION '% must be a one-dimensional array', check_ids.what
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_position(check_ids.ids, NULL) IS NOT NULL THEN
-        RAISE EXCEPTION '% must not contain NULL', check_ids.what
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-END
-$$;
-
---
--- Name: FUNCTION check_ids(what text, ids bigint[]); Type: COMMENT; Schema: taskboard; Owner: -
---
-
-COMMENT ON FUNCTION taskboard.check_ids(what text, ids bigint[]) IS 'check_ids(what, ids) -> void
-Internal: the check of an array of job ids that `what` names. Returns when
-`ids` is a one-dimensional array without NULL (empty included).
-Raises 22023 ''<what> must not be NULL'' when ids is NULL, ''<what> must be a
-one-dimensional array'' when it has more dimensions, ''<what> must not
-contain NULL'' when an element is NULL. Never granted to an application
-role.';
-
---
 -- Name: check_interval(text, interval, interval); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
 CREATE FUNCTION taskboard.check_interval(what text, value interval, most interval) RETURNS void
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
+    LANGUAGE plpgsql
     AS $$
 DECLARE
+    v_epoch numeric;
     v_seconds bigint;
     v_unit text;
     v_count bigint;
+    v_most text;
 BEGIN
     IF check_interval.value IS NULL OR check_interval.value <= interval '0' THEN
         RAISE EXCEPTION '% must be positive, got %', check_interval.what, check_interval.value
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF check_interval.value > check_interval.most THEN
-        -- The bound in the largest whole unit: 12 hours, not 12:00:00.
-        v_seconds := pg_catalog.date_part('epoch', check_interval.most)::bigint;
-        SELECT u.unit, v_seconds / u.seconds
-          INTO v_unit, v_count
-          FROM (VALUES (1, 'day', 86400), (2, 'hour', 3600), (3, 'minute', 60), (4, 'second', 1))
-               AS u(ord, unit, seconds)
-         WHERE v_seconds % u.seconds = 0
-         ORDER BY u.ord
-         LIMIT 1;
-        RAISE EXCEPTION '% must be at most % %, got %', check_interval.what, v_count,
-            v_unit || CASE WHEN v_count = 1 THEN '' ELSE 's' END, check_interval.value
+        -- The bound in the largest whole unit (12 hours, not 12:00:00); a
+        -- bound that is no whole number of seconds as its interval text.
+        v_epoch := EXTRACT(epoch FROM check_interval.most);
+        IF v_epoch <> pg_catalog.trunc(v_epoch) THEN
+            v_most := check_interval.most::text;
+        ELSE
+            v_seconds := v_epoch::bigint;
+            SELECT u.unit, v_seconds / u.seconds
+              INTO v_unit, v_count
+              FROM (VALUES (1, 'day', 86400), (2, 'hour', 3600), (3, 'minute', 60), (4, 'second', 1))
+                   AS u(ord, unit, seconds)
+             WHERE v_seconds % u.seconds = 0
+             ORDER BY u.ord
+             LIMIT 1;
+            v_most := v_count || ' ' || v_unit || CASE WHEN v_count = 1 THEN '' ELSE 's' END;
+        END IF;
+        RAISE EXCEPTION '% must be at most %, got %', check_interval.what, v_most, check_interval.value
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 END
@@ -184,15 +155,15 @@ names. Returns when `value` is positive and at most `most`.
 Raises 22023 ''<what> must be positive, got <value>'' when value is NULL,
 zero or negative, ''<what> must be at most <most>, got <value>'' when longer
 than most (''infinity'' included), most written in its largest whole unit
-(12 hours). Never granted to an application role.';
+(12 hours), or as its interval text when it is no whole number of seconds
+(00:00:00.5). Never granted to an application role.';
 
 --
 -- Name: check_name(text, text); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
 CREATE FUNCTION taskboard.check_name(what text, value text) RETURNS void
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
+    LANGUAGE plpgsql
     AS $$
 BEGIN
     IF check_name.value IS NULL OR check_name.value = '' THEN
@@ -1034,13 +1005,8 @@ BEGIN
         RAISE EXCEPTION 'retry must not be NULL (true: retry while attempts are left; false: dead at once)'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF fail.retry_in <= interval '0' THEN
-        RAISE EXCEPTION 'retry_in must be positive, got %', fail.retry_in
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF fail.retry_in > interval '12 hours' THEN
-        RAISE EXCEPTION 'retry_in must be at most 12 hours, got %', fail.retry_in
-            USING ERRCODE = 'invalid_parameter_value';
+    IF fail.retry_in IS NOT NULL THEN
+        PERFORM taskboard.check_interval('retry_in', fail.retry_in, interval '12 hours');
     END IF;
 
     IF pg_catalog.length(v_traceback) > c_traceback_max THEN
@@ -1646,14 +1612,7 @@ BEGIN
     IF renew.token IS NULL THEN
         RAISE EXCEPTION 'token must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF renew.lease IS NULL OR renew.lease <= interval '0' THEN
-        RAISE EXCEPTION 'lease must be positive, got %', renew.lease
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF renew.lease > interval '12 hours' THEN
-        RAISE EXCEPTION 'lease must be at most 12 hours, got %', renew.lease
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_interval('lease', renew.lease, interval '12 hours');
 
     UPDATE taskboard.jobs AS j
        SET lease_expires_at = v_now + renew.lease
@@ -2129,12 +2088,6 @@ GRANT USAGE ON SCHEMA taskboard TO taskboard_admin;
 
 REVOKE ALL ON FUNCTION taskboard.cancel(job_id bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION taskboard.cancel(job_id bigint) TO taskboard_admin;
-
---
--- Name: FUNCTION check_ids(what text, ids bigint[]); Type: ACL; Schema: taskboard; Owner: -
---
-
-REVOKE ALL ON FUNCTION taskboard.check_ids(what text, ids bigint[]) FROM PUBLIC;
 
 --
 -- Name: FUNCTION check_interval(what text, value interval, most interval); Type: ACL; Schema: taskboard; Owner: -

@@ -4,7 +4,10 @@
 -- The argument checks the functions share, written once: each raises 22023
 -- (invalid_parameter_value) with a message naming the argument, the
 -- messages the functions have always raised. Internal: only the owner's
--- SECURITY DEFINER functions call them.
+-- SECURITY DEFINER functions call them, so they are plain functions: no
+-- SECURITY DEFINER and no SET, which would cost every nested call a switch
+-- of user and settings. They run with their caller's fixed search_path, and
+-- every name in them is schema-qualified.
 
 BEGIN;
 
@@ -17,8 +20,6 @@ SET LOCAL ROLE :"owner_role";
 CREATE OR REPLACE FUNCTION taskboard.check_name(what text, value text)
 RETURNS void
 LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
     IF check_name.value IS NULL OR check_name.value = '' THEN
@@ -46,30 +47,36 @@ REVOKE ALL ON FUNCTION taskboard.check_name(text,text) FROM PUBLIC;
 CREATE OR REPLACE FUNCTION taskboard.check_interval(what text, value interval, most interval)
 RETURNS void
 LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
+    v_epoch numeric;
     v_seconds bigint;
     v_unit text;
     v_count bigint;
+    v_most text;
 BEGIN
     IF check_interval.value IS NULL OR check_interval.value <= interval '0' THEN
         RAISE EXCEPTION '% must be positive, got %', check_interval.what, check_interval.value
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF check_interval.value > check_interval.most THEN
-        -- The bound in the largest whole unit: 12 hours, not 12:00:00.
-        v_seconds := pg_catalog.date_part('epoch', check_interval.most)::bigint;
-        SELECT u.unit, v_seconds / u.seconds
-          INTO v_unit, v_count
-          FROM (VALUES (1, 'day', 86400), (2, 'hour', 3600), (3, 'minute', 60), (4, 'second', 1))
-               AS u(ord, unit, seconds)
-         WHERE v_seconds % u.seconds = 0
-         ORDER BY u.ord
-         LIMIT 1;
-        RAISE EXCEPTION '% must be at most % %, got %', check_interval.what, v_count,
-            v_unit || CASE WHEN v_count = 1 THEN '' ELSE 's' END, check_interval.value
+        -- The bound in the largest whole unit (12 hours, not 12:00:00); a
+        -- bound that is no whole number of seconds as its interval text.
+        v_epoch := EXTRACT(epoch FROM check_interval.most);
+        IF v_epoch <> pg_catalog.trunc(v_epoch) THEN
+            v_most := check_interval.most::text;
+        ELSE
+            v_seconds := v_epoch::bigint;
+            SELECT u.unit, v_seconds / u.seconds
+              INTO v_unit, v_count
+              FROM (VALUES (1, 'day', 86400), (2, 'hour', 3600), (3, 'minute', 60), (4, 'second', 1))
+                   AS u(ord, unit, seconds)
+             WHERE v_seconds % u.seconds = 0
+             ORDER BY u.ord
+             LIMIT 1;
+            v_most := v_count || ' ' || v_unit || CASE WHEN v_count = 1 THEN '' ELSE 's' END;
+        END IF;
+        RAISE EXCEPTION '% must be at most %, got %', check_interval.what, v_most, check_interval.value
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 END
@@ -82,42 +89,10 @@ names. Returns when `value` is positive and at most `most`.
 Raises 22023 '<what> must be positive, got <value>' when value is NULL,
 zero or negative, '<what> must be at most <most>, got <value>' when longer
 than most ('infinity' included), most written in its largest whole unit
-(12 hours). Never granted to an application role.$comment$;
+(12 hours), or as its interval text when it is no whole number of seconds
+(00:00:00.5). Never granted to an application role.$comment$;
 
 REVOKE ALL ON FUNCTION taskboard.check_interval(text,interval,interval) FROM PUBLIC;
-
-CREATE OR REPLACE FUNCTION taskboard.check_ids(what text, ids bigint[])
-RETURNS void
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $function$
-BEGIN
-    IF check_ids.ids IS NULL THEN
-        RAISE EXCEPTION '% must not be NULL', check_ids.what
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_ndims(check_ids.ids) > 1 THEN
-        RAISE EXCEPTION '% must be a one-dimensional array', check_ids.what
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_position(check_ids.ids, NULL) IS NOT NULL THEN
-        RAISE EXCEPTION '% must not contain NULL', check_ids.what
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-END
-$function$;
-
-COMMENT ON FUNCTION taskboard.check_ids(text,bigint[]) IS
-$comment$check_ids(what, ids) -> void
-Internal: the check of an array of job ids that `what` names. Returns when
-`ids` is a one-dimensional array without NULL (empty included).
-Raises 22023 '<what> must not be NULL' when ids is NULL, '<what> must be a
-one-dimensional array' when it has more dimensions, '<what> must not
-contain NULL' when an element is NULL. Never granted to an application
-role.$comment$;
-
-REVOKE ALL ON FUNCTION taskboard.check_ids(text,bigint[]) FROM PUBLIC;
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

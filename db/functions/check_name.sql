@@ -11,8 +11,6 @@
 CREATE OR REPLACE FUNCTION taskboard.check_name(what text, value text)
  RETURNS void
  LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 BEGIN
     IF check_name.value IS NULL OR check_name.value = '' THEN

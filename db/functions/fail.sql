@@ -42,13 +42,8 @@ BEGIN
         RAISE EXCEPTION 'retry must not be NULL (true: retry while attempts are left; false: dead at once)'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF fail.retry_in <= interval '0' THEN
-        RAISE EXCEPTION 'retry_in must be positive, got %', fail.retry_in
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF fail.retry_in > interval '12 hours' THEN
-        RAISE EXCEPTION 'retry_in must be at most 12 hours, got %', fail.retry_in
-            USING ERRCODE = 'invalid_parameter_value';
+    IF fail.retry_in IS NOT NULL THEN
+        PERFORM taskboard.check_interval('retry_in', fail.retry_in, interval '12 hours');
     END IF;
 
     IF pg_catalog.length(v_traceback) > c_traceback_max THEN

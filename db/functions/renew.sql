@@ -25,14 +25,7 @@ BEGIN
     IF renew.token IS NULL THEN
         RAISE EXCEPTION 'token must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF renew.lease IS NULL OR renew.lease <= interval '0' THEN
-        RAISE EXCEPTION 'lease must be positive, got %', renew.lease
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF renew.lease > interval '12 hours' THEN
-        RAISE EXCEPTION 'lease must be at most 12 hours, got %', renew.lease
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_interval('lease', renew.lease, interval '12 hours');
 
     UPDATE taskboard.jobs AS j
        SET lease_expires_at = v_now + renew.lease

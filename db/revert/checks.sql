@@ -10,7 +10,6 @@ SET LOCAL ROLE :"owner_role";
 
 DROP FUNCTION taskboard.check_name(text,text);
 DROP FUNCTION taskboard.check_interval(text,interval,interval);
-DROP FUNCTION taskboard.check_ids(text,bigint[]);
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

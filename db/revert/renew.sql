@@ -1,4 +1,4 @@
--- Revert taskboard:renew to its v0.1.0 definition
+-- Revert taskboard:renew to its v0.4.2 definition
 
 BEGIN;
 
@@ -17,7 +17,8 @@ SET LOCAL ROLE :"owner_role";
 -- NULL: the token is not current (reclaimed, completed, failed, released,
 -- cancelled) or its lease already expired; nothing changes and the worker
 -- must treat the job as lost.
--- Raises 22023 when job_id or token is NULL, or lease is NULL or not positive.
+-- Raises 22023 when job_id or token is NULL, or lease is NULL, not positive
+-- or longer than 12 hours ('infinity' included).
 
 CREATE OR REPLACE FUNCTION taskboard.renew(
     job_id bigint,
@@ -41,6 +42,10 @@ BEGIN
     END IF;
     IF renew.lease IS NULL OR renew.lease <= interval '0' THEN
         RAISE EXCEPTION 'lease must be positive, got %', renew.lease
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF renew.lease > interval '12 hours' THEN
+        RAISE EXCEPTION 'lease must be at most 12 hours, got %', renew.lease
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 

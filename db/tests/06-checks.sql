@@ -1,11 +1,11 @@
--- The argument checks the functions share (check_name, check_interval,
--- check_ids): each returns for good input and raises 22023 with a message
+-- The argument checks the functions share (check_name, check_interval):
+-- each returns for good input and raises 22023 with a message
 -- naming the argument for bad input, the messages the public functions'
 -- tests assert. Internal: the application roles cannot call them, the
 -- owner's functions do.
 
 BEGIN;
-SELECT plan(26);
+SELECT plan(20);
 
 -- Who may: the owner only -------------------------------------------------------
 
@@ -14,8 +14,6 @@ SELECT throws_ok($$SELECT taskboard.check_name('queue', 'q')$$, '42501', NULL,
     'an admin cannot call check_name');
 SELECT throws_ok($$SELECT taskboard.check_interval('lease', '1 minute', '12 hours')$$, '42501', NULL,
     'an admin cannot call check_interval');
-SELECT throws_ok($$SELECT taskboard.check_ids('job_ids', ARRAY[1]::bigint[])$$, '42501', NULL,
-    'an admin cannot call check_ids');
 RESET ROLE;
 
 SET LOCAL ROLE taskboard_owner;
@@ -47,29 +45,18 @@ SELECT throws_ok($$SELECT taskboard.check_interval('retry_in', '-1 second', '12 
     'retry_in must be positive, got -00:00:01', 'a negative interval is refused');
 SELECT throws_ok($$SELECT taskboard.check_interval('lease', '12 hours 1 second', '12 hours')$$, '22023',
     'lease must be at most 12 hours, got 12:00:01', 'one second over the bound is refused, the bound in hours');
-SELECT throws_ok($$SELECT taskboard.check_interval('delay', '2 days', '12 hours')$$, '22023',
-    'delay must be at most 12 hours, got 2 days', 'days over a bound in hours are refused');
-SELECT throws_ok($$SELECT taskboard.check_interval('recent', '32 days', '31 days')$$, '22023',
-    'recent must be at most 31 days, got 32 days', 'a bound of whole days is written in days');
+SELECT throws_ok($$SELECT taskboard.check_interval('retry_in', '2 days', '12 hours')$$, '22023',
+    'retry_in must be at most 12 hours, got 2 days', 'days over a bound in hours are refused');
+SELECT throws_ok($$SELECT taskboard.check_interval('lease', '32 days', '31 days')$$, '22023',
+    'lease must be at most 31 days, got 32 days', 'a bound of whole days is written in days');
 SELECT throws_ok($$SELECT taskboard.check_interval('lease', '2 hours', '1 hour')$$, '22023',
     'lease must be at most 1 hour, got 02:00:00', 'a bound of one unit is written in the singular');
 SELECT throws_ok($$SELECT taskboard.check_interval('lease', '2 minutes', '90 seconds')$$, '22023',
     'lease must be at most 90 seconds, got 00:02:00', 'a bound of no whole minute is written in seconds');
-
--- check_ids --------------------------------------------------------------------------
-
-SELECT lives_ok($$SELECT taskboard.check_ids('job_ids', ARRAY[1, 2]::bigint[])$$, 'an array of ids passes');
-SELECT lives_ok($$SELECT taskboard.check_ids('job_ids', ARRAY[]::bigint[])$$, 'an empty array passes');
-SELECT throws_ok($$SELECT taskboard.check_ids('job_ids', NULL)$$, '22023', 'job_ids must not be NULL',
-    'a NULL array is refused, naming the argument');
-SELECT throws_ok($$SELECT taskboard.check_ids('job_ids', ARRAY[1, NULL]::bigint[])$$, '22023',
-    'job_ids must not contain NULL', 'a NULL id is refused');
-SELECT throws_ok($$SELECT taskboard.check_ids('job_ids', ARRAY[NULL]::bigint[])$$, '22023',
-    'job_ids must not contain NULL', 'an array of one NULL is refused');
-SELECT throws_ok($$SELECT taskboard.check_ids('job_ids', ARRAY[[1, 2], [3, 4]]::bigint[])$$, '22023',
-    'job_ids must be a one-dimensional array', 'a two-dimensional array is refused');
-SELECT throws_ok($$SELECT taskboard.check_ids('job_ids', ARRAY[[1, NULL]]::bigint[])$$, '22023',
-    'job_ids must be a one-dimensional array', 'dimensions are checked before elements');
+SELECT throws_ok($$SELECT taskboard.check_interval('lease', '1 second', '0.5 seconds')$$, '22023',
+    'lease must be at most 00:00:00.5, got 00:00:01', 'a bound under one second is written as its interval');
+SELECT throws_ok($$SELECT taskboard.check_interval('lease', '2 seconds', '1.5 seconds')$$, '22023',
+    'lease must be at most 00:00:01.5, got 00:00:02', 'a bound of no whole second is written as its interval');
 
 RESET ROLE;
 

@@ -14,14 +14,13 @@ DECLARE
     v_kind text;
 BEGIN
     FOREACH v_fn IN ARRAY ARRAY['taskboard.check_name(text,text)',
-                                'taskboard.check_interval(text,interval,interval)',
-                                'taskboard.check_ids(text,bigint[])']::pg_catalog.regprocedure[] LOOP
-        IF NOT (SELECT p.prosecdef
-                       AND p.proconfig = ARRAY['search_path=pg_catalog, pg_temp']
+                                'taskboard.check_interval(text,interval,interval)']::pg_catalog.regprocedure[] LOOP
+        IF NOT (SELECT NOT p.prosecdef
+                       AND p.proconfig IS NULL
                        AND p.proowner = pg_catalog.to_regrole(v_prefix || '_owner')
                   FROM pg_catalog.pg_proc AS p
                  WHERE p.oid = v_fn) THEN
-            RAISE EXCEPTION '% must be SECURITY DEFINER, owned by %_owner, with a fixed search_path', v_fn, v_prefix;
+            RAISE EXCEPTION '% must be owned by %_owner, not SECURITY DEFINER, with no setting', v_fn, v_prefix;
         END IF;
         IF pg_catalog.has_function_privilege('public', v_fn, 'EXECUTE') THEN
             RAISE EXCEPTION '% must not be executable by PUBLIC', v_fn;
