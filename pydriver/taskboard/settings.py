@@ -183,8 +183,9 @@ class Settings(BaseSettings):
     dashboard_allowed_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Comma-separated host names the dashboard answers to besides loopback's "
-        "and the address it listens on (the `Host` header); others get 421, so that a site "
-        "whose name resolves to this machine cannot script the dashboard (DNS rebinding).",
+        "and the address it listens on (the `Host` header), whatever that address; others "
+        "get 421, so that a site whose name resolves to this machine cannot script the "
+        "dashboard (DNS rebinding).",
     )
     dashboard_user: str = Field(
         DEFAULT_DASHBOARD_USER,

@@ -370,6 +370,46 @@ def test_a_page_named_by_a_foreign_host_is_refused(admin_url: str) -> None:
         assert tb.get("/", headers={"host": "other.internal"}).status_code == 421
 
 
+def test_listening_on_a_lan_address_still_refuses_a_foreign_host(admin_url: str) -> None:
+    """`--host 192.168.1.20` answered `Host: evil.example`: a rebinding page could act."""
+    app = server.create_app(load_settings(database_url=admin_url), listen_host="192.168.1.20")
+    with TestClient(app, base_url="http://192.168.1.20:8080", follow_redirects=False) as tb:
+        for host in ("192.168.1.20:8080", "127.0.0.1:8080", "localhost"):
+            assert tb.get("/", headers={"host": host}).status_code == 200, host
+        assert tb.get("/", headers={"host": "evil.example"}).status_code == 421
+        post = tb.post(
+            "/queues/pause", data={"queue": "mail", "csrf": "x"}, headers={"host": "evil.example"}
+        )
+        assert post.status_code == 421
+
+
+def test_listening_on_every_address_answers_loopback_and_allowed_names_only(
+    admin_url: str,
+) -> None:
+    port = free_port()
+    dashboard = start_dashboard(admin_url, "--host", "0.0.0.0", "--port", str(port))
+    try:
+        wait_until_up(f"http://127.0.0.1:{port}", dashboard)
+        base = f"http://127.0.0.1:{port}/"
+        assert httpx.get(base).status_code == 200
+        refused = httpx.get(base, headers={"host": f"evil.example:{port}"})
+        assert refused.status_code == 421
+        assert "TASKBOARD_DASHBOARD_ALLOWED_HOSTS" in refused.text
+    finally:
+        dashboard.send_signal(signal.SIGTERM)
+        _, log = dashboard.communicate(timeout=30)
+    assert "set TASKBOARD_DASHBOARD_ALLOWED_HOSTS" in log
+    allowed = {"TASKBOARD_DASHBOARD_ALLOWED_HOSTS": "tasks.internal"}
+    dashboard = start_dashboard(admin_url, "--host", "0.0.0.0", "--port", str(port), env=allowed)
+    try:
+        wait_until_up(f"http://127.0.0.1:{port}", dashboard)
+        assert httpx.get(base, headers={"host": f"tasks.internal:{port}"}).status_code == 200
+        assert httpx.get(base, headers={"host": "evil.example"}).status_code == 421
+    finally:
+        dashboard.send_signal(signal.SIGTERM)
+        dashboard.communicate(timeout=30)
+
+
 def test_a_lock_held_elsewhere_makes_a_page_say_so_instead_of_hanging(
     deployed: str, admin_url: str
 ) -> None:

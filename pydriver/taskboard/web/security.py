@@ -71,19 +71,17 @@ def host_name(header: str) -> str:
 class AllowedHosts:
     """Refuse (421) a request whose Host header names a host not allowed.
 
-    Allowed: loopback's names, the address the dashboard listens on, and
-    `extra`. Listening beyond loopback with no `extra`, any host is allowed
-    (the dashboard cannot know the names it is reached by; it warns then).
+    Allowed, whatever address the dashboard listens on: loopback's names,
+    that address itself, and `extra` (the allow-list). A name reaching it
+    beyond loopback must be in `extra`; no address answers any name.
     """
 
     def __init__(self, app: ASGIApp, listen_host: str, extra: list[str]) -> None:
         self.app = app
-        names = {n.lower() for n in (*LOOPBACK_NAMES, listen_host, *extra)}
-        self._any = not extra and not is_loopback(listen_host)
-        self._names = {host_name(n) if n.startswith("[") else n for n in names}
+        self._names = {host_name(n) for n in (*LOOPBACK_NAMES, listen_host, *extra)}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or self._any:
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         host = host_name(Request(scope).headers.get("host", ""))

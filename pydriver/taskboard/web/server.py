@@ -485,6 +485,13 @@ def serve(
             "TASKBOARD_DASHBOARD_PASSWORD, or listen on 127.0.0.1.",
             host,
         )
+    if not settings.dashboard_allowed_hosts and not security.is_loopback(host):
+        log.warning(
+            "dashboard: listening on %s, it answers only to the names localhost, 127.0.0.1, "
+            "::1 and %s; set TASKBOARD_DASHBOARD_ALLOWED_HOSTS to the names it is opened by.",
+            host,
+            host,
+        )
     sock = listen(host, port)
     config = uvicorn.Config(
         create_app(settings, schedules=schedules, listen_host=host),
