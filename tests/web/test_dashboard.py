@@ -13,6 +13,7 @@ import importlib
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -196,7 +197,8 @@ def test_an_unreachable_database_is_a_page_that_says_so(
         try:
             response = tb.get("/")
             assert response.status_code == 503
-            assert "cannot read the database" in response.text
+            # The dropped connection is replaced; no new one can be made in time.
+            assert "no database connection in time (is the database up?)" in response.text
         finally:
             with psycopg.connect(server_url, autocommit=True) as conn:
                 conn.execute(f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS true')
@@ -431,6 +433,98 @@ def test_a_nul_in_a_filter_is_bad_input(admin_url: str) -> None:
         response = tb.get("/jobs?queue=%00")
     assert response.status_code == 400
     assert "queue must not contain a NUL character" in response.text
+
+
+def test_a_filter_is_matched_exactly_and_a_blank_one_is_not_dropped(
+    deployed: str, admin_url: str
+) -> None:
+    """`queue=" "` listed every job: the filter was stripped to nothing."""
+    mail = enqueue(deployed, queue="mail")
+    blank = enqueue(deployed, queue=" ")
+    with client(admin_url) as tb:
+        named = tb.get("/jobs", params={"queue": " "})
+        padded = tb.get("/jobs", params={"queue": " mail"})
+        every = tb.get("/jobs", params={"queue": ""})
+    listed = {
+        page: set(re.findall(r'data-job="(\d+)"', r.text))
+        for page, r in (("named", named), ("padded", padded), ("every", every))
+    }
+    assert listed == {
+        "named": {str(blank)},
+        "padded": set(),
+        "every": {str(mail), str(blank)},
+    }
+
+
+def test_a_nul_in_a_form_field_is_bad_input(deployed: str, admin_url: str) -> None:
+    enqueue(deployed)
+    with client(admin_url) as tb:
+        response = tb.post("/queues/pause", data={"csrf": csrf_of(tb), "queue": "mail\x00"})
+    assert response.status_code == 400
+    assert "queue must not contain a NUL character" in response.text
+    assert not paused(deployed, "mail")
+
+
+@pytest.mark.parametrize("action", ["cancel", "retry"])
+def test_an_action_on_a_missing_job_says_it_does_not_exist(
+    deployed: str, admin_url: str, action: str
+) -> None:
+    enqueue(deployed)
+    with client(admin_url) as tb:
+        response = tb.post(f"/jobs/424242/{action}", data={"csrf": csrf_of(tb)})
+    assert response.status_code == 404
+    assert "job 424242 does not exist" in response.text
+
+
+def test_a_form_larger_than_any_dashboard_form_is_refused(deployed: str, admin_url: str) -> None:
+    enqueue(deployed)
+    with client(admin_url) as tb:
+        token = csrf_of(tb)
+        filler = "x" * (server.MAX_FORM_BYTES + 1)
+        response = tb.post("/queues/pause", data={"csrf": token, "queue": "mail", "pad": filler})
+    assert response.status_code == 413
+    assert f"larger than {server.MAX_FORM_BYTES} bytes" in response.text
+    assert not paused(deployed, "mail")
+
+
+def test_a_post_is_refused_before_a_large_body_is_read(admin_url: str) -> None:
+    """A POST declaring a gigabyte is answered at once, not buffered first."""
+    port = free_port()
+    dashboard = start_dashboard(admin_url, "--port", str(port))
+    head = (
+        "POST /queues/pause HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        "Content-Type: application/x-www-form-urlencoded\r\n"
+        "Content-Length: 1000000000\r\n{cookie}\r\n"
+    )
+    try:
+        wait_until_up(f"http://127.0.0.1:{port}", dashboard)
+        answers = []
+        for cookie in ("", f"Cookie: {security.CSRF_COOKIE}=abc\r\n"):
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                sock.sendall(head.format(cookie=cookie).encode())
+                answers.append(sock.recv(4096).split(b"\r\n", 1)[0])
+    finally:
+        dashboard.send_signal(signal.SIGTERM)
+        dashboard.communicate(timeout=30)
+    assert answers == [b"HTTP/1.1 403 Forbidden", b"HTTP/1.1 413 Request Entity Too Large"]
+
+
+def test_the_first_page_after_the_server_dropped_the_connections_answers(
+    deployed: str, admin_url: str, server_url: str
+) -> None:
+    """A database restart breaks the pooled connections; the next page used to be a 503."""
+    name = conninfo.conninfo_to_dict(deployed)["dbname"]
+    with client(admin_url) as tb:
+        assert tb.get("/").status_code == 200
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            ended = conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = %s AND application_name = %s",
+                [name, server.APPLICATION_NAME],
+            ).fetchall()
+        assert ended
+        response = tb.get("/")
+    assert response.status_code == 200, response.text
 
 
 def test_pages_may_not_be_framed_by_another_site(admin_url: str) -> None:

@@ -14,6 +14,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 CSRF_COOKIE = "taskboard_csrf"
 CSRF_FIELD = "csrf"
+STALE_FORM = "the form is stale or did not come from this dashboard: reload the page and try again"
 
 
 def csrf_token(request: Request) -> str:
@@ -32,19 +33,24 @@ def remember_csrf(request: Request, response: Response) -> None:
         response.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict", path="/")
 
 
-def csrf_problem(request: Request, form_token: str | None) -> str | None:
-    """Why a POST must be refused, or None: the form's token must be the cookie's, and
-    the request must come from this dashboard's own pages."""
-    cookie = request.cookies.get(CSRF_COOKIE)
-    if not cookie or not form_token or not hmac.compare_digest(cookie, form_token):
-        return (
-            "the form is stale or did not come from this dashboard: reload the page and try again"
-        )
+def origin_problem(request: Request) -> str | None:
+    """Why a POST must be refused before its body is read, or None: it must carry the
+    dashboard's cookie and come from this dashboard's own pages."""
+    if not request.cookies.get(CSRF_COOKIE):
+        return STALE_FORM
     origin = request.headers.get("origin")
     if origin is not None and origin != f"{request.url.scheme}://{request.url.netloc}":
         return f"the form came from another site ({origin})"
     if request.headers.get("sec-fetch-site") not in (None, "same-origin", "none"):
         return "the form came from another site"
+    return None
+
+
+def token_problem(request: Request, form_token: str | None) -> str | None:
+    """Why a POST must be refused, or None: the form's token must be the cookie's."""
+    cookie = request.cookies.get(CSRF_COOKIE)
+    if not cookie or not form_token or not hmac.compare_digest(cookie, form_token):
+        return STALE_FORM
     return None
 
 

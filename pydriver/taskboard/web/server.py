@@ -62,6 +62,8 @@ PAGE_HEADERS = {
     "Referrer-Policy": "same-origin",
 }
 SCHEMA_SINCE = (0, 4, 0)  # queue_overview, job_activity, job_info's payload and fence
+# A form is a token, the page to return to and a queue name: far smaller than this.
+MAX_FORM_BYTES = 16 * 1024
 STATES = ("queued", "running", "succeeded", "dead", "cancelled")
 
 Page = Callable[[Request, psycopg.AsyncConnection[Any]], Awaitable[Response]]
@@ -143,6 +145,8 @@ class Dashboard:
             max_size=4,
             kwargs=self.settings.connection_options(application_name=APPLICATION_NAME),
             configure=bounded_waits,
+            # A connection the server dropped (a restart) is replaced, not shown as a 503.
+            check=AsyncConnectionPool.check_connection,
             open=False,
             timeout=10,
         )
@@ -240,10 +244,11 @@ class Dashboard:
         if query.get("id", "").strip():
             job_id = parse_id(query["id"])
             return RedirectResponse(f"/jobs/{job_id}", status_code=303)
+        # A name is matched exactly as given (" " is a queue name); empty means any.
         filters = {
-            "queue": query.get("queue", "").strip() or None,
-            "state": query.get("state", "").strip() or None,
-            "task": query.get("task", "").strip() or None,
+            "queue": query.get("queue") or None,
+            "state": query.get("state") or None,
+            "task": query.get("task") or None,
         }
         for name, text in filters.items():
             if text is not None and "\x00" in text:
@@ -335,10 +340,19 @@ class Dashboard:
 
     def action(self, act: Page) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
-            form = dict(parse_qsl((await request.body()).decode("utf-8", "replace")))
-            problem = security.csrf_problem(request, form.get(security.CSRF_FIELD))
+            problem = security.origin_problem(request)
             if problem is not None:
                 return self.error(request, 403, problem)
+            try:
+                form = await read_form(request)
+            except Problem as refused:
+                return self.error(request, refused.status, refused.message)
+            problem = security.token_problem(request, form.get(security.CSRF_FIELD))
+            if problem is not None:
+                return self.error(request, 403, problem)
+            for name, value in form.items():
+                if "\x00" in value:
+                    return self.error(request, 400, f"{name} must not contain a NUL character")
             request.state.form = form
             try:
                 async with self.pool.connection() as conn:
@@ -371,6 +385,8 @@ class Dashboard:
             notice = f"job {job_id} queued again" if done else f"job {job_id} cannot be retried now"
         else:
             raise Problem(404, f"no action {action!r} on a job: cancel or retry")
+        if not done and await sql.aget_job(conn, params) is None:
+            raise Problem(404, f"job {job_id} does not exist (or was pruned)")
         log.info("dashboard: %s", notice)
         return self.back(request, f"/jobs/{job_id}", notice)
 
@@ -412,6 +428,20 @@ async def bounded_waits(conn: psycopg.AsyncConnection[Any]) -> None:
     """Bound how long the dashboard's statements may run and wait for locks."""
     await conn.execute(f"SET statement_timeout = '{STATEMENT_TIMEOUT}'")
     await conn.execute(f"SET lock_timeout = '{LOCK_TIMEOUT}'")
+
+
+async def read_form(request: Request) -> dict[str, str]:
+    """The POST's form fields; Problem 413 once the body passes MAX_FORM_BYTES (no more is read)."""
+    too_large = Problem(413, f"the form is larger than {MAX_FORM_BYTES} bytes")
+    declared = request.headers.get("content-length", "")
+    if declared.strip().isdigit() and int(declared) > MAX_FORM_BYTES:
+        raise too_large
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_FORM_BYTES:
+            raise too_large
+    return dict(parse_qsl(body.decode("utf-8", "replace")))
 
 
 async def database_now(conn: psycopg.AsyncConnection[Any]) -> dt.datetime:
