@@ -29,7 +29,7 @@ from starlette.testclient import TestClient
 
 from taskboard.app import Taskboard
 from taskboard.settings import load_settings
-from taskboard.web import chart, security, server
+from taskboard.web import chart, security, server, tracebacks
 from tests.support import TESTS_DIR
 from tests.support.database import MakeDatabase, connect, expire, login_role
 from tests.support.web import free_port, wait_until_up
@@ -353,6 +353,52 @@ def test_a_job_that_failed_without_a_traceback_shows(deployed: str, admin_url: s
     assert page.status_code == 200 and "boom" in page.text
 
 
+HANDLER_TRACEBACK = """Traceback (most recent call last):
+  File "/srv/venv/lib/python3.13/site-packages/taskboard/worker/executor.py", line 189, in _handle
+    result = await self._run_handler(held, task)
+             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/srv/venv/lib/python3.13/site-packages/taskboard/worker/endings.py", line 44, in bounded
+    return await awaitable
+           ^^^^^^^^^^^^^^^
+  File "/srv/app/billing.py", line 18, in charge
+    gateway.charge(card)
+  File "/srv/app/gateway.py", line 7, in charge
+    raise ConnectionError("gateway down")
+ConnectionError: gateway down"""
+
+
+def test_a_traceback_shows_the_handlers_frames_and_the_whole_one_click_away(
+    deployed: str, admin_url: str
+) -> None:
+    """A failed job's page showed every traceback whole, the worker's frames first."""
+    job_id = enqueue(deployed)
+    with connect(deployed, "taskboard_worker") as conn:
+        conn.execute(
+            "SELECT taskboard.fail(c.job_id, c.token, 'ConnectionError: gateway down',"
+            " retry => false, traceback => %s) FROM taskboard.claim('mail', 'w') AS c",
+            [HANDLER_TRACEBACK],
+        )
+    with client(admin_url) as tb:
+        page = tb.get(f"/jobs/{job_id}").text
+    short = re.search(r'<pre class="traceback">([\s\S]*?)</pre>', page)
+    assert short, page
+    assert html.unescape(short.group(1)).splitlines() == [
+        "Traceback (most recent call last):",
+        "  [2 frames of the Taskboard worker left out]",
+        '  File "/srv/app/billing.py", line 18, in charge',
+        "    gateway.charge(card)",
+        '  File "/srv/app/gateway.py", line 7, in charge',
+        '    raise ConnectionError("gateway down")',
+        "ConnectionError: gateway down",
+    ]
+    full = re.search(
+        r'<details class="full-traceback">[\s\S]*?<pre class="traceback-full">([\s\S]*?)</pre>',
+        page,
+    )
+    assert full, "the whole traceback is one click away, closed"
+    assert html.unescape(full.group(1)) == HANDLER_TRACEBACK
+
+
 def test_a_page_named_by_a_foreign_host_is_refused(admin_url: str) -> None:
     """DNS rebinding: a site whose name resolves to 127.0.0.1 must not script the dashboard."""
     with client(admin_url) as tb:
@@ -673,3 +719,13 @@ def test_chart_buckets_cover_the_hour_and_sum_queues() -> None:
     assert sum(s for _, s, _ in buckets) == 5
     svg = str(chart.activity_svg(buckets))
     assert svg.count('class="ok"') == 1 and svg.count('class="bad"') == 2
+
+
+def test_handler_frames_trims_each_chained_block_and_keeps_a_worker_only_one() -> None:
+    worker_only = "\n".join([*HANDLER_TRACEBACK.splitlines()[:7], "RuntimeError: lost"])
+    assert tracebacks.handler_frames(worker_only) == (worker_only, 0)
+    chained = HANDLER_TRACEBACK + "\n\nDuring handling of the above exception, ...\n\n"
+    short, hidden = tracebacks.handler_frames(chained + HANDLER_TRACEBACK)
+    assert hidden == 4
+    assert short.count("[2 frames of the Taskboard worker left out]") == 2
+    assert "executor.py" not in short and short.endswith("ConnectionError: gateway down")

@@ -169,6 +169,14 @@ def test_a_person_sees_a_failure_retries_it_and_watches_it_succeed(
     expect(traceback).to_contain_text("ConnectionError")
     expect(page.locator("#payload")).to_contain_text("maya@example.com")
     screenshot(page, "job-dead")
+    # The handler's frames first; the worker's own frames one click away.
+    expect(traceback).to_contain_text("frames of the Taskboard worker left out")
+    expect(traceback).not_to_contain_text("executor.py")
+    full = page.locator(".traceback-full").first
+    expect(full).to_be_hidden()
+    page.locator(".full-traceback > summary").first.click()
+    expect(full).to_be_visible()
+    expect(full).to_contain_text("executor.py")
 
     gate.touch()  # the cause is fixed
     page.get_by_role("button", name="Retry").click()

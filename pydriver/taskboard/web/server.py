@@ -39,7 +39,7 @@ from taskboard.errors import (
 )
 from taskboard.periodic import Schedule
 from taskboard.settings import Settings
-from taskboard.web import chart, security
+from taskboard.web import chart, security, tracebacks
 
 log = logging.getLogger("taskboard.dashboard")
 
@@ -136,6 +136,7 @@ class Dashboard:
         self.templates.filters["when"] = when
         self.templates.filters["ago"] = ago
         self.templates.filters["as_json"] = as_json
+        self.templates.filters["handler_frames"] = tracebacks.handler_frames
 
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
