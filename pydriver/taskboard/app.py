@@ -386,7 +386,7 @@ class Taskboard:
         may (from 0.4.0; the admin role before).
         """
         params = sql.find_jobs_params(queue, state, task, after_id, limit)
-        return self._produce("jobs", sql.find_jobs, params, conn, role=ADMIN_ROLE)
+        return self._produce("jobs", sql.find_jobs, params, conn)
 
     def cancel(self, job_id: int, *, conn: psycopg.Connection[Any] | None = None) -> bool:
         """Cancel a queued or running job; its holder's later writes are refused. False
@@ -601,7 +601,7 @@ class Taskboard:
         may (from 0.4.0; the admin role before).
         """
         params = sql.find_jobs_params(queue, state, task, after_id, limit)
-        return await self._aproduce("ajobs", sql.afind_jobs, params, conn, role=ADMIN_ROLE)
+        return await self._aproduce("ajobs", sql.afind_jobs, params, conn)
 
     async def acancel(
         self, job_id: int, *, conn: psycopg.AsyncConnection[Any] | None = None

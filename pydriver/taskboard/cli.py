@@ -115,13 +115,18 @@ class CliError(Exception):
 # -- helpers -------------------------------------------------------------------
 
 
-def configure_logging(level: str) -> None:
-    """Log to stderr at `level`, as text or JSON (TASKBOARD_LOG_FORMAT)."""
+def check_log_format() -> str:
+    """TASKBOARD_LOG_FORMAT, checked for every command; CliError (usage) naming the
+    formats when it is none of them."""
     try:
-        fmt = logs.log_format()
+        return logs.log_format()
     except ValueError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
-    logs.configure(level, fmt)
+
+
+def configure_logging(level: str) -> None:
+    """Log to stderr at `level`, as text or JSON (TASKBOARD_LOG_FORMAT)."""
+    logs.configure(level, check_log_format())
 
 
 @contextlib.contextmanager
@@ -201,7 +206,16 @@ def parse_run_at(text: str | None) -> dt.datetime | None:
             f"--run-at: {text!r} is not an ISO-8601 time (e.g. 2026-12-02T13:00:00+01:00)",
             EXIT_USAGE,
         ) from None
-    return value if value.tzinfo is not None else value.astimezone()
+    if value.tzinfo is not None:
+        return value
+    try:
+        return value.astimezone()
+    except (ValueError, OverflowError):
+        raise CliError(
+            f"--run-at: {text!r} is out of range in local time: give a time in the years "
+            "1 to 9999, or one with its offset (e.g. 0001-01-01T00:00:00+00:00)",
+            EXIT_USAGE,
+        ) from None
 
 
 def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: set[int]) -> str:
@@ -1010,6 +1024,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``taskboard`` command and return its exit status."""
     args = build_parser().parse_args(argv)
     try:
+        check_log_format()
         status: int = args.run(args)
         sys.stdout.flush()  # a reader gone (`| head`) shows here, not at exit
         return status

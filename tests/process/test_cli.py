@@ -245,6 +245,7 @@ def test_enqueue_with_a_dedupe_key_returns_the_unfinished_job(deployed: str) -> 
         (["ping", '{"to": '], "not valid JSON"),
         (["ping", '{"ratio": NaN}'], "payload is not JSON-serialisable"),
         (["ping", "--run-at=tomorrow"], "--run-at"),
+        (["ping", "--run-at=0001-01-01T00:00:00"], "--run-at: '0001-01-01T00:00:00' is out of"),
         (["ping", "--queue="], "queue"),  # 22023 from taskboard.enqueue
         (["ping", "--max-attempts=0"], "max_attempts must be at least 1, got 0"),  # 22023
         (["", "{}"], "task must not be NULL or empty"),  # 22023 from taskboard.enqueue
@@ -257,6 +258,7 @@ def test_enqueue_with_a_dedupe_key_returns_the_unfinished_job(deployed: str) -> 
         "invalid-json",
         "nan-payload",
         "bad-run-at",
+        "run-at-before-year-1-in-local-time",
         "empty-queue",
         "zero-attempts",
         "empty-task",
@@ -517,6 +519,19 @@ def test_an_unknown_log_format_is_one_line_and_exit_2(deployed: str) -> None:
         == "taskboard: error: TASKBOARD_LOG_FORMAT must be text or json, got 'yaml'"
     )
     assert done.returncode == 2
+
+
+@pytest.mark.parametrize("command", [["status"], ["jobs"], ["enqueue", "ping"], ["sql"]])
+def test_an_unknown_log_format_is_refused_by_every_command(
+    deployed: str, command: list[str]
+) -> None:
+    done = run(deployed, *command, settings={"log_format": "xml"})
+    assert (
+        error_line(done) == "taskboard: error: TASKBOARD_LOG_FORMAT must be text or json, got 'xml'"
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert job_count(deployed) == 0
 
 
 @pytest.mark.parametrize(

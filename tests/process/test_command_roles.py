@@ -123,7 +123,7 @@ def test_a_login_below_that_role_is_told_the_grant_to_run(
     assert done.returncode == 1
 
 
-@pytest.mark.parametrize("name", ["status", "cancel", "worker"])
+@pytest.mark.parametrize("name", ["status", "jobs", "job", "cancel", "worker"])
 def test_a_login_without_any_role_is_told_it_holds_none(
     logins: dict[str, tuple[str, str]], name: str
 ) -> None:

@@ -210,6 +210,28 @@ def test_managing_jobs_needs_the_admin_role(make_database: MakeDatabase) -> None
             conn.execute(f"DROP ROLE {login}")
 
 
+def test_reading_jobs_without_a_role_asks_for_the_producer_role_not_admin(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(deploy=True)
+    login = "mj_nobody_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {login} LOGIN")
+    nobody = Taskboard.__new__(Taskboard)
+    try:
+        nobody = make_app(as_user(url, login))
+        for read in (nobody.jobs, lambda: nobody.get_job(1)):
+            with pytest.raises(PermissionDenied, match="grant taskboard_producer") as refused:
+                read()
+            assert "admin" not in str(refused.value)
+        with pytest.raises(PermissionDenied, match="grant taskboard_producer"):
+            asyncio.run(nobody.ajobs())
+    finally:
+        nobody.close()
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"DROP ROLE {login}")
+
+
 # -- the command line ---------------------------------------------------------------
 
 
