@@ -65,6 +65,12 @@ from taskboard.sql.dashboard import (
     queue_stats_read_at,
     schedules,
 )
+from taskboard.sql.loaders import (
+    READABLE_LOADERS,
+    ReadableTimestamptzLoader,
+    UnreadableTime,
+    readable,
+)
 from taskboard.sql.parameters import (
     ESCAPED_NUL,
     INT4_MAX,
@@ -207,6 +213,7 @@ __all__ = [
     "QUEUE_OVERVIEW",
     "QUEUE_STATS",
     "QUEUE_STATS_READ_AT",
+    "READABLE_LOADERS",
     "RELEASE",
     "RENEW",
     "RENEW_MANY",
@@ -222,6 +229,8 @@ __all__ = [
     "LoginRoles",
     "NotJSON",
     "Queries",
+    "ReadableTimestamptzLoader",
+    "UnreadableTime",
     "aallowed_actions",
     "acancel",
     "aenqueue",
@@ -284,6 +293,7 @@ __all__ = [
     "queue_params",
     "queue_stats",
     "queue_stats_read_at",
+    "readable",
     "release",
     "release_of",
     "renew",

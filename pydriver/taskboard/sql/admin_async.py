@@ -10,11 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
-from psycopg.adapt import Loader
 from psycopg.rows import dict_row
-from psycopg.types.datetime import TimestamptzLoader
-from psycopg.types.json import JsonbLoader, JsonLoader
 
+from taskboard.sql.loaders import READABLE_LOADERS, readable
 from taskboard.sql.session_async import avalue
 
 # -- queue control (the admin role) --------------------------------------------
@@ -117,18 +115,13 @@ def job_info(row: Mapping[str, Any]) -> JobInfo | None:
 
 
 def _default_loaders(cur: psycopg.Cursor[Any] | psycopg.AsyncCursor[Any]) -> None:
-    """Decode json, jsonb and timestamptz on `cur` as psycopg does by default,
-    whatever the caller's connection registered (Django loads jsonb as text and,
-    without USE_TZ, timestamptz as naive datetimes)."""
-    for name, loader in DEFAULT_LOADERS:
-        cur.adapters.register_loader(name, loader)
+    """Decode json, jsonb and timestamptz on `cur` as the reads for people do (see
+    taskboard.sql.loaders): a time out of Python's range is an UnreadableTime."""
+    readable(cur)
 
 
-DEFAULT_LOADERS: tuple[tuple[str, type[Loader]], ...] = (
-    ("json", JsonLoader),
-    ("jsonb", JsonbLoader),
-    ("timestamptz", TimestamptzLoader),
-)
+DEFAULT_LOADERS = READABLE_LOADERS
+
 
 GET_JOB = "SELECT * FROM taskboard.get_job(job_id => %(job_id)s)"
 FIND_JOBS = """

@@ -1,4 +1,5 @@
-"""The reads of `taskboard stats`, the metrics and the dashboard."""
+"""The reads of `taskboard status` and `schedules`, the metrics and the dashboard, each
+decoding times with taskboard.sql.loaders (one out of Python's range does not fail them)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
+from taskboard.sql.loaders import readable
+
 # Every column the schema has: paused and max_running arrived in 0.3.0.
 QUEUE_STATS = "SELECT * FROM taskboard.queue_stats ORDER BY queue, state"
 
@@ -15,6 +18,7 @@ QUEUE_STATS = "SELECT * FROM taskboard.queue_stats ORDER BY queue, state"
 def queue_stats(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
     """queue_stats' rows by column name."""
     with conn.cursor(row_factory=dict_row) as cur:
+        readable(cur)
         return list(cur.execute(QUEUE_STATS).fetchall())
 
 
@@ -29,6 +33,7 @@ SELECT s.*, pg_catalog.clock_timestamp() AS read_at
 def queue_stats_read_at(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
     """queue_stats' rows by column name, each with `read_at`, the database's clock."""
     with conn.cursor(row_factory=dict_row) as cur:
+        readable(cur)
         return list(cur.execute(QUEUE_STATS_READ_AT).fetchall())
 
 
@@ -47,6 +52,7 @@ def schedules(conn: psycopg.Connection[Any]) -> list[dict[str, Any]] | None:
     if not (row and row[0]):
         return None
     with conn.cursor(row_factory=dict_row) as cur:
+        readable(cur)
         return list(cur.execute(SCHEDULES).fetchall())
 
 
@@ -81,6 +87,7 @@ async def _arows(
     conn: psycopg.AsyncConnection[Any], query: str, params: dict[str, Any] | None = None
 ) -> list[dict[str, Any]]:
     async with conn.cursor(row_factory=dict_row) as cur:
+        readable(cur)
         await cur.execute(query, params)
         return list(await cur.fetchall())
 
