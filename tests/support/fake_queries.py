@@ -7,7 +7,7 @@ raised; an asyncio.Future is awaited first and its result answered (a test holds
 answer back and lets it arrive when it likes). A method with nothing scripted answers
 as the database answers the holder of every token: claim finds nothing, complete
 completes, fail queues the job again, release releases, renew renews, lease_state
-says held. A method the worker should not call raises (Queries' own body would need
+says held, get_job finds no job. A method the worker should not call raises (Queries' own body would need
 a real connection).
 """
 
@@ -158,6 +158,9 @@ class FakeQueries(sql.Queries):
         self, conn: psycopg.AsyncConnection[Any], job_id: int, token: uuid.UUID
     ) -> str:
         return str(await self._answer("lease_state", (job_id, token), "held"))
+
+    async def get_job(self, conn: psycopg.AsyncConnection[Any], job_id: int) -> sql.JobInfo | None:
+        return cast(sql.JobInfo | None, await self._answer("get_job", (job_id,), None))
 
     async def prune(self, conn: psycopg.AsyncConnection[Any], older_than: float, batch: int) -> int:
         raise AssertionError("prune is not part of these tests")

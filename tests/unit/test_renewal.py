@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import logging
 import time
+from dataclasses import replace
 from typing import Any
 
 import psycopg
 import pytest
 
+from taskboard import sql
 from taskboard.worker.held import Ledger, State
 from taskboard.worker.outcomes import Complete
 from taskboard.worker.renewal import Renewal
@@ -54,6 +57,52 @@ def test_a_refused_renewal_loses_a_running_claim() -> None:
         assert held.state is State.LOST and ledger.counts.lost == 1
 
     asyncio.run(test())
+
+
+def job_info(job_id: int, state: str, fence: int) -> sql.JobInfo:
+    now = dt.datetime.now(dt.UTC)
+    return sql.JobInfo(
+        job_id=job_id,
+        queue="q",
+        task="ok",
+        state=state,
+        attempt=1,
+        max_attempts=5,
+        priority=0,
+        run_at=now,
+        created_at=now,
+        finished_at=None,
+        result=None,
+        errors=[],
+        fence=fence,
+    )
+
+
+def test_a_refused_renewal_says_why_from_the_job_and_a_renewed_one_asks_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def test() -> None:
+        queries, ledger = FakeQueries(), Ledger("unit")
+        kept = hold(ledger, replace(row(1), fence=1))
+        hold(ledger, replace(row(2), fence=1))
+        hold(ledger, replace(row(3), fence=1))
+        settling = hold(ledger, replace(row(4), fence=1))
+        ledger.settle(settling, Complete())
+        renewed = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=LEASE_SECONDS)
+        queries.script("renew_many", [renewed, None, None, None])
+        queries.script("get_job", job_info(2, "cancelled", 1), job_info(3, "running", 2))
+        await renewal(queries, ledger).renew_all(CONN)
+        assert queries.called("get_job") == [(2,), (3,)], "only refused running claims ask"
+        assert kept.state is State.RUNNING and settling.state is State.SETTLING
+
+    with caplog.at_level(logging.WARNING, logger="taskboard.worker"):
+        asyncio.run(test())
+    lost = [r.getMessage() for r in caplog.records if r.getMessage().startswith("lost job")]
+    assert lost == [
+        "lost job 2 (attempt 1): renewal refused: the job was cancelled",
+        "lost job 3 (attempt 1): renewal refused: the job was claimed again (fence 2, "
+        "this claim's 1)",
+    ]
 
 
 def test_one_locked_row_is_renewed_alone_and_kept_when_it_cannot_be() -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from taskboard.sql.admin_async import aprune_batch
+from taskboard.sql.admin_async import JobInfo, aget_job, aprune_batch
 from taskboard.sql.parameters import prune_params, seconds
 from taskboard.sql.session_async import TRACE_CONTEXT_SINCE, aversion
 
@@ -336,6 +336,11 @@ class Queries:
         row = await (await conn.execute(LEASE_STATE, [job_id, token])).fetchone()
         assert row is not None
         return str(row[0])
+
+    async def get_job(self, conn: psycopg.AsyncConnection[Any], job_id: int) -> JobInfo | None:
+        """The job as taskboard.get_job shows it, None for an unknown id: what a refused
+        renewal asks to say why (a cancel, a later claim), never on the common path."""
+        return await aget_job(conn, {"job_id": job_id})
 
     async def prune(self, conn: psycopg.AsyncConnection[Any], older_than: float, batch: int) -> int:
         """One prune call: how many finished jobs it deleted (at most `batch`)."""

@@ -100,10 +100,15 @@ class Renewal:
                 )
                 await self._renew_each(conn, batch)
                 continue
-            for held, deadline in zip(batch, answers, strict=True):
-                self._answered(held, deadline, sent, sent_at)
+            refused = [
+                held
+                for held, deadline in zip(batch, answers, strict=True)
+                if self._answered(held, deadline, sent, sent_at)
+            ]
+            await self._refused(conn, refused)
 
     async def _renew_each(self, conn: psycopg.AsyncConnection[Any], batch: list[Held]) -> None:
+        refused: list[Held] = []
         for held in batch:
             sent, sent_at = time.monotonic(), wall_clock()
             try:
@@ -120,19 +125,34 @@ class Renewal:
                     extra=held.log_extra,
                 )
                 continue
-            self._answered(held, deadline, sent, sent_at)
+            if self._answered(held, deadline, sent, sent_at):
+                refused.append(held)
+        await self._refused(conn, refused)
 
-    def _answered(self, held: Held, deadline: Any, sent: float, sent_at: dt.datetime) -> None:
+    def _answered(self, held: Held, deadline: Any, sent: float, sent_at: dt.datetime) -> bool:
+        """Record the renewal's answer; True when it was refused and `held` is running
+        (to be given up: see _refused), False otherwise. A settling claim's outcome is on
+        its way: the database's answer to it decides."""
         if not self.ledger.holds(held):
-            return
+            return False
         self.ledger.event(held, "renewed", answer=deadline, sent_at=sent_at)
         if deadline is None:
-            # A settling claim's outcome is on its way: the database's answer to it decides.
-            self.ledger.lose(
-                held, "renewal refused: the token is no longer current or the lease expired"
-            )
-        else:
-            held.safe_until = sent + self.settings.lease
+            return held.state is State.RUNNING
+        held.safe_until = sent + self.settings.lease
+        return False
+
+    async def _refused(self, conn: psycopg.AsyncConnection[Any], refused: list[Held]) -> None:
+        """Give up each running claim whose renewal was refused, saying why: the job's
+        state, read only here, tells a cancel from a later claim or an expired lease."""
+        for held in refused:
+            try:
+                job = await self.queries.get_job(conn, held.job_id)
+            except psycopg.Error as exc:
+                log.debug("job %s: why renewal was refused is unknown (%s)", held.job_id, exc)
+                why = "the token is no longer current or the lease expired"
+            else:
+                why = refusal_reason(held, job)
+            self.ledger.lose(held, f"renewal refused: {why}")
 
     async def watchdog(self) -> None:
         """Give up every claim whose lease could have expired without a renewal."""
@@ -147,3 +167,17 @@ class Renewal:
             nearest = min((h.safe_until for h in running), default=None)
             sleep = WATCHDOG_MAX_SLEEP_SECONDS if nearest is None else nearest - now
             await sleep_unless_set(self.finished, min(max(sleep, 0.01), WATCHDOG_MAX_SLEEP_SECONDS))
+
+
+def refusal_reason(held: Held, job: sql.JobInfo | None) -> str:
+    """Why the renewal of `held` was refused, from the job as get_job shows it now."""
+    if job is None:
+        return "the job no longer exists"
+    mine = job.fence is None or held.claimed.fence is None or job.fence == held.claimed.fence
+    if not mine:
+        return f"the job was claimed again (fence {job.fence}, this claim's {held.claimed.fence})"
+    if job.state == "cancelled":
+        return "the job was cancelled"
+    if job.state == "running":
+        return "its lease expired"
+    return f"the job is {job.state}"
