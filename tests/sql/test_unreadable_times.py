@@ -119,6 +119,26 @@ def test_the_dashboards_reads_keep_every_row_with_a_time_python_cannot_hold(
     assert late > dt.datetime.now(dt.UTC), "it sorts after every time Python can hold"
 
 
+def test_the_dashboards_pages_show_a_time_python_cannot_hold_as_postgresql_prints_it(
+    odd: dict[str, Any],
+) -> None:
+    from starlette.testclient import TestClient
+
+    from taskboard.settings import load_settings
+    from taskboard.web import server
+
+    app = server.create_app(load_settings(database_url=odd["url"]))
+    with TestClient(app, base_url="http://127.0.0.1:8080") as tb:
+        for path in ("/", "/jobs", "/schedules", f"/jobs/{odd['fine']}"):
+            assert tb.get(path).status_code == 200, path
+        bc = tb.get(f"/jobs/{odd['bc']}")
+        late = tb.get(f"/jobs/{odd['late']}")
+        schedules = tb.get("/schedules")
+    assert bc.status_code == 200 and "0044-03-15 00:00:00+00 BC" in bc.text
+    assert late.status_code == 200 and "10000-01-01 00:00:00+00" in late.text
+    assert "0044-03-15 00:00:00+00 BC" in schedules.text
+
+
 def test_an_unreadable_time_orders_prints_and_pickles_as_postgresql_said() -> None:
     early = UnreadableTime.of("0044-03-15 00:00:00+00 BC")
     late = UnreadableTime.of("infinity")

@@ -475,6 +475,8 @@ def parse_limit(value: str) -> int | None:
 def when(value: dt.datetime | None) -> str:
     if value is None:
         return ""
+    if isinstance(value, sql.UnreadableTime):
+        return str(value)  # what PostgreSQL printed: a year datetime cannot hold
     return value.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
