@@ -112,17 +112,28 @@ CREATE FUNCTION taskboard.check_interval(what text, value interval, most interva
     LANGUAGE plpgsql
     AS $$
 DECLARE
+    v_clock timestamptz := pg_catalog.clock_timestamp();
+    v_far boolean;
     v_epoch numeric;
     v_seconds bigint;
     v_unit text;
     v_count bigint;
     v_most text;
 BEGIN
-    IF check_interval.value IS NULL OR check_interval.value <= interval '0' THEN
+    -- A part (months, days, time) beyond 2000 years could carry clock + value
+    -- out of the timestamp range: such a value is judged by its sign alone,
+    -- never added to the clock, and refused either way.
+    v_far := check_interval.value IS NOT NULL
+             AND (pg_catalog.abs(EXTRACT(year FROM check_interval.value)) > 2000
+                  OR pg_catalog.abs(EXTRACT(day FROM check_interval.value)) > 730000
+                  OR pg_catalog.abs(EXTRACT(hour FROM check_interval.value)) > 17520000);
+    IF check_interval.value IS NULL
+       OR (v_far AND check_interval.value <= interval '0')
+       OR (NOT v_far AND v_clock + check_interval.value <= v_clock) THEN
         RAISE EXCEPTION '% must be positive, got %', check_interval.what, check_interval.value
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF check_interval.value > check_interval.most THEN
+    IF v_far OR v_clock + check_interval.value > v_clock + check_interval.most THEN
         -- The bound in the largest whole unit (12 hours, not 12:00:00); a
         -- bound that is no whole number of seconds as its interval text.
         v_epoch := EXTRACT(epoch FROM check_interval.most);
@@ -151,12 +162,18 @@ $$;
 
 COMMENT ON FUNCTION taskboard.check_interval(what text, value interval, most interval) IS 'check_interval(what, value, most) -> void
 Internal: the check of a duration (a lease, a retry delay) that `what`
-names. Returns when `value` is positive and at most `most`.
-Raises 22023 ''<what> must be positive, got <value>'' when value is NULL,
-zero or negative, ''<what> must be at most <most>, got <value>'' when longer
-than most (''infinity'' included), most written in its largest whole unit
-(12 hours), or as its interval text when it is no whole number of seconds
-(00:00:00.5). Never granted to an application role.';
+names, by the deadline it gives: returns when clock + value is later than
+clock and no later than clock + most, clock being clock_timestamp() (so a
+month and a day count as the calendar makes them, not as 30 days and 24
+hours).
+Raises 22023 ''<what> must be positive, got <value>'' when value is NULL or
+clock + value is not later than clock, ''<what> must be at most <most>, got
+<value>'' when clock + value is later than clock + most (''infinity''
+included), most written in its largest whole unit (12 hours), or as its
+interval text when it is no whole number of seconds (00:00:00.5). A value
+with a part (years, days or hours) beyond 2000 years is refused by its
+sign, positive or at most, without being added to the clock. Never granted
+to an application role.';
 
 --
 -- Name: check_name(text, text); Type: FUNCTION; Schema: taskboard; Owner: -
@@ -188,6 +205,35 @@ Raises 22023 ''<what> must not be NULL or empty'' when value is NULL or
 empty, ''<what> must be at most 200 characters, got <length>'' when longer.
 Called by the functions that take a name; never granted to an application
 role.';
+
+--
+-- Name: check_time(text, timestamp with time zone); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.check_time(what text, value timestamp with time zone) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF check_time.value IS NULL
+       OR NOT (check_time.value >= timestamptz '0001-01-01 00:00:00+00'
+               AND check_time.value < timestamptz '10000-01-01 00:00:00+00') THEN
+        RAISE EXCEPTION '% must be between 0001-01-01 and 9999-12-31, got %', check_time.what, check_time.value
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+END
+$$;
+
+--
+-- Name: FUNCTION check_time(what text, value timestamp with time zone); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.check_time(what text, value timestamp with time zone) IS 'check_time(what, value) -> void
+Internal: the check of a time that `what` names (a run_at, a slot).
+Returns when `value` is inside the years 1 to 9999 (UTC): from
+0001-01-01 00:00:00+00, before 10000-01-01 00:00:00+00.
+Raises 22023 ''<what> must be between 0001-01-01 and 9999-12-31, got
+<value>'' otherwise (NULL, ''infinity'' and ''-infinity'' included). Called by
+the functions that take a time; never granted to an application role.';
 
 --
 -- Name: claim(text, text, integer, interval); Type: FUNCTION; Schema: taskboard; Owner: -
@@ -224,14 +270,7 @@ BEGIN
         RAISE EXCEPTION 'batch must be between 1 and 1000, got %', claim.batch
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF claim.lease IS NULL OR claim.lease <= interval '0' THEN
-        RAISE EXCEPTION 'lease must be positive, got %', claim.lease
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF claim.lease > interval '12 hours' THEN
-        RAISE EXCEPTION 'lease must be at most 12 hours, got %', claim.lease
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_interval('lease', claim.lease, interval '12 hours');
 
     -- Queue control. A queue without a row in taskboard.queues is unpaused
     -- and unlimited: one primary-key probe, no lock.
@@ -374,7 +413,9 @@ in REPEATABLE READ or SERIALIZABLE a claim of a limited queue that raced
 another one raises 40001 (serialization_failure) rather than count without it.
 Raises 22023 when queue or worker is NULL, empty or longer than 200
 characters, batch is outside 1..1000, or lease is NULL, not positive or
-longer than 12 hours (''infinity'' included).
+longer than 12 hours (''infinity'' included), by the deadline it gives:
+unless clock < clock + lease <= clock + 12 hours, months and days
+counted as the calendar makes them.
 
 plan_cache_mode = force_generic_plan with enable_seqscan = off: one plan
 per session, made at the first call and kept until PostgreSQL invalidates
@@ -556,6 +597,7 @@ BEGIN
         RAISE EXCEPTION 'run_at must be a finite time, got %', enqueue.run_at
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    PERFORM taskboard.check_time('run_at', v_run_at);
     PERFORM taskboard.check_name('task', enqueue.task);
     PERFORM taskboard.check_name('queue', enqueue.queue);
     IF enqueue.payload IS NULL THEN
@@ -656,7 +698,8 @@ Joins the caller''s transaction: a rollback takes the job with it.
 Raises 22023 when task or queue is NULL, empty or longer than 200
 characters, payload, priority or max_attempts is NULL, max_attempts < 1,
 dedupe_key is empty or longer than 400 characters, or run_at is
-''infinity'' or ''-infinity'', or trace_context is not a JSON object of
+''infinity'' or ''-infinity'' or outside the years 1 to 9999 (before
+0001-01-01 or from 10000-01-01 on, UTC), or trace_context is not a JSON object of
 strings or is longer than 8192 bytes as text.
 Raises 23505 when an unfinished job of the queue and task holds a
 different key with the same SHA-256 as dedupe_key (no such pair is known):
@@ -688,6 +731,7 @@ BEGIN
         RAISE EXCEPTION 'run_at must be a finite time, got %', enqueue_many.run_at
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    PERFORM taskboard.check_time('run_at', v_run_at);
     PERFORM taskboard.check_name('task', enqueue_many.task);
     PERFORM taskboard.check_name('queue', enqueue_many.queue);
     IF enqueue_many.payloads IS NULL THEN
@@ -878,7 +922,8 @@ Raises 22023 when task or queue is NULL, empty or longer than 200
 characters, payloads is NULL, multidimensional or holds a NULL, dedupe_keys
 has a different length or holds an empty string or a key longer than 400
 characters, priority or max_attempts is NULL, max_attempts < 1, or run_at
-is ''infinity'' or ''-infinity'', or trace_context is not a JSON object of
+is ''infinity'' or ''-infinity'' or outside the years 1 to 9999 (before
+0001-01-01 or from 10000-01-01 on, UTC), or trace_context is not a JSON object of
 strings or is longer than 8192 bytes as text.
 Raises 23505, writing nothing, when a key of dedupe_keys has the same
 SHA-256 as a different key held by an unfinished job of the queue and task,
@@ -908,6 +953,7 @@ BEGIN
         RAISE EXCEPTION 'slot must be a finite time, got %', enqueue_periodic.slot
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    PERFORM taskboard.check_time('slot', enqueue_periodic.slot);
     IF enqueue_periodic.slot > v_now THEN
         RAISE EXCEPTION 'slot must not be later than the database clock (%), got %', v_now, enqueue_periodic.slot
             USING ERRCODE = 'invalid_parameter_value';
@@ -976,7 +1022,8 @@ Sends NOTIFY taskboard, ''<queue>'' as enqueue does (the job is runnable
 now). Joins the caller''s transaction: a rollback frees the slot again.
 In REPEATABLE READ or SERIALIZABLE a race may raise 40001.
 Raises 22023 when schedule, task or queue is NULL, empty or longer than
-200 characters, slot is NULL, not finite or later than the database
+200 characters, slot is NULL, not finite, outside the years 1 to 9999
+(before 0001-01-01 or from 10000-01-01 on, UTC) or later than the database
 clock, or payload, priority or max_attempts is NULL, max_attempts < 1.';
 
 --
@@ -1671,14 +1718,7 @@ BEGIN
             pg_catalog.cardinality(renew_many.job_ids), pg_catalog.cardinality(renew_many.tokens)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF renew_many.lease IS NULL OR renew_many.lease <= interval '0' THEN
-        RAISE EXCEPTION 'lease must be positive, got %', renew_many.lease
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF renew_many.lease > interval '12 hours' THEN
-        RAISE EXCEPTION 'lease must be at most 12 hours, got %', renew_many.lease
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_interval('lease', renew_many.lease, interval '12 hours');
 
     RETURN QUERY
     WITH input AS (
@@ -1725,7 +1765,9 @@ in job_id order, as complete_many locks them, so one worker''s renewer and
 completer never deadlock.
 Raises 22023 when job_ids or tokens is NULL, multidimensional or holds a
 NULL, their lengths differ, or lease is NULL, not positive or longer than
-12 hours (''infinity'' included).';
+12 hours (''infinity'' included), by the deadline it gives: unless
+clock < clock + lease <= clock + 12 hours, months and days counted as
+the calendar makes them.';
 
 --
 -- Name: resume(text); Type: FUNCTION; Schema: taskboard; Owner: -
@@ -1887,7 +1929,7 @@ CREATE FUNCTION taskboard.version() RETURNS text
     LANGUAGE sql IMMUTABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-SELECT '0.4.3'::text
+SELECT '0.4.4'::text
 $$;
 
 --
@@ -2100,6 +2142,12 @@ REVOKE ALL ON FUNCTION taskboard.check_interval(what text, value interval, most 
 --
 
 REVOKE ALL ON FUNCTION taskboard.check_name(what text, value text) FROM PUBLIC;
+
+--
+-- Name: FUNCTION check_time(what text, value timestamp with time zone); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.check_time(what text, value timestamp with time zone) FROM PUBLIC;
 
 --
 -- Name: FUNCTION claim(queue text, worker text, batch integer, lease interval); Type: ACL; Schema: taskboard; Owner: -

@@ -1,5 +1,13 @@
 -- Deploy taskboard:checks to pg
+-- requires: checks@v0.4.3
 -- requires: schema
+--
+-- check_time joins the checks: a time inside the years 1 to 9999, the times
+-- the functions store and print back. check_interval compares what a
+-- duration gives, clock + value, with clock and with clock + most, instead
+-- of the interval itself: interval comparison counts a month as 30 days and
+-- a day as 24 hours, so '12000 mon -360000 days 11 hours' compared as no
+-- more than 12 hours, yet added to a clock gives a deadline 5,242 days on.
 --
 -- The argument checks the functions share, written once: each raises 22023
 -- (invalid_parameter_value) with a message naming the argument, the
@@ -49,17 +57,28 @@ RETURNS void
 LANGUAGE plpgsql
 AS $function$
 DECLARE
+    v_clock timestamptz := pg_catalog.clock_timestamp();
+    v_far boolean;
     v_epoch numeric;
     v_seconds bigint;
     v_unit text;
     v_count bigint;
     v_most text;
 BEGIN
-    IF check_interval.value IS NULL OR check_interval.value <= interval '0' THEN
+    -- A part (months, days, time) beyond 2000 years could carry clock + value
+    -- out of the timestamp range: such a value is judged by its sign alone,
+    -- never added to the clock, and refused either way.
+    v_far := check_interval.value IS NOT NULL
+             AND (pg_catalog.abs(EXTRACT(year FROM check_interval.value)) > 2000
+                  OR pg_catalog.abs(EXTRACT(day FROM check_interval.value)) > 730000
+                  OR pg_catalog.abs(EXTRACT(hour FROM check_interval.value)) > 17520000);
+    IF check_interval.value IS NULL
+       OR (v_far AND check_interval.value <= interval '0')
+       OR (NOT v_far AND v_clock + check_interval.value <= v_clock) THEN
         RAISE EXCEPTION '% must be positive, got %', check_interval.what, check_interval.value
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF check_interval.value > check_interval.most THEN
+    IF v_far OR v_clock + check_interval.value > v_clock + check_interval.most THEN
         -- The bound in the largest whole unit (12 hours, not 12:00:00); a
         -- bound that is no whole number of seconds as its interval text.
         v_epoch := EXTRACT(epoch FROM check_interval.most);
@@ -85,14 +104,45 @@ $function$;
 COMMENT ON FUNCTION taskboard.check_interval(text,interval,interval) IS
 $comment$check_interval(what, value, most) -> void
 Internal: the check of a duration (a lease, a retry delay) that `what`
-names. Returns when `value` is positive and at most `most`.
-Raises 22023 '<what> must be positive, got <value>' when value is NULL,
-zero or negative, '<what> must be at most <most>, got <value>' when longer
-than most ('infinity' included), most written in its largest whole unit
-(12 hours), or as its interval text when it is no whole number of seconds
-(00:00:00.5). Never granted to an application role.$comment$;
+names, by the deadline it gives: returns when clock + value is later than
+clock and no later than clock + most, clock being clock_timestamp() (so a
+month and a day count as the calendar makes them, not as 30 days and 24
+hours).
+Raises 22023 '<what> must be positive, got <value>' when value is NULL or
+clock + value is not later than clock, '<what> must be at most <most>, got
+<value>' when clock + value is later than clock + most ('infinity'
+included), most written in its largest whole unit (12 hours), or as its
+interval text when it is no whole number of seconds (00:00:00.5). A value
+with a part (years, days or hours) beyond 2000 years is refused by its
+sign, positive or at most, without being added to the clock. Never granted
+to an application role.$comment$;
 
 REVOKE ALL ON FUNCTION taskboard.check_interval(text,interval,interval) FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION taskboard.check_time(what text, value timestamptz)
+RETURNS void
+LANGUAGE plpgsql
+AS $function$
+BEGIN
+    IF check_time.value IS NULL
+       OR NOT (check_time.value >= timestamptz '0001-01-01 00:00:00+00'
+               AND check_time.value < timestamptz '10000-01-01 00:00:00+00') THEN
+        RAISE EXCEPTION '% must be between 0001-01-01 and 9999-12-31, got %', check_time.what, check_time.value
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+END
+$function$;
+
+COMMENT ON FUNCTION taskboard.check_time(text,timestamptz) IS
+$comment$check_time(what, value) -> void
+Internal: the check of a time that `what` names (a run_at, a slot).
+Returns when `value` is inside the years 1 to 9999 (UTC): from
+0001-01-01 00:00:00+00, before 10000-01-01 00:00:00+00.
+Raises 22023 '<what> must be between 0001-01-01 and 9999-12-31, got
+<value>' otherwise (NULL, 'infinity' and '-infinity' included). Called by
+the functions that take a time; never granted to an application role.$comment$;
+
+REVOKE ALL ON FUNCTION taskboard.check_time(text,timestamptz) FROM PUBLIC;
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

@@ -1,12 +1,18 @@
 -- Deploy taskboard:claim to pg
--- requires: claim@v0.4.0
+-- requires: claim@v0.4.3
 -- requires: queues
 -- requires: fence
 -- requires: started_at
 -- requires: trace_context
 -- requires: claimed_waited
+-- requires: checks
 --
--- The same text as functions/claim.sql, where the current definition reads.
+-- lease is checked by taskboard.check_interval, by the deadline it gives:
+-- clock + lease later than clock and no later than clock + 12 hours, where
+-- the interval itself was compared before (a month counted as 30 days).
+-- Messages unchanged for a lease the old check also refused; the
+-- function's comment says the new bound. Nothing else changes: the plan
+-- settings and the statement are as they were.
 
 BEGIN;
 
@@ -93,14 +99,7 @@ BEGIN
         RAISE EXCEPTION 'batch must be between 1 and 1000, got %', claim.batch
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF claim.lease IS NULL OR claim.lease <= interval '0' THEN
-        RAISE EXCEPTION 'lease must be positive, got %', claim.lease
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF claim.lease > interval '12 hours' THEN
-        RAISE EXCEPTION 'lease must be at most 12 hours, got %', claim.lease
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_interval('lease', claim.lease, interval '12 hours');
 
     -- Queue control. A queue without a row in taskboard.queues is unpaused
     -- and unlimited: one primary-key probe, no lock.
@@ -218,6 +217,45 @@ $function$;
 REVOKE ALL ON FUNCTION taskboard.claim(text, text, integer, interval) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.claim(text, text, integer, interval)
     TO :"worker_role", :"admin_role";
+
+COMMENT ON FUNCTION taskboard.claim(text,text,integer,interval) IS
+$comment$claim(queue, worker, batch, lease) -> setof taskboard.claimed
+Takes up to `batch` runnable jobs of `queue`: queued with run_at due, or
+running with an expired lease, in order of priority (higher first), run_at,
+then id. Each claimed job gets a fresh lease token, lease_expires_at =
+clock + lease, attempt + 1, fence + 1, started_at = clock and
+claimed_by = worker; the token is returned here and nowhere else, with
+the fence (strictly increasing with every claim of the job, releases and
+reclaims included), with the job's trace_context (the W3C trace
+context its enqueuer stored, NULL when none), and, last, waited: how long
+the job had been runnable (clock minus its run_at, or minus the expired
+lease's deadline for a reclaim). Concurrent claimers
+never receive the same job (FOR UPDATE SKIP LOCKED). An expired job that has used up its attempts
+becomes dead (error 'lease expired') in the same call, is not returned and
+does not count against `batch`. Fewer rows than `batch` means nothing else
+is runnable for this caller now. Up to `batch` rows it looked at but did
+not take stay locked, and skipped by other claimers, until the caller's
+transaction ends: claim in a transaction of its own.
+A paused queue (taskboard.pause) hands out nothing. A limited one
+(taskboard.set_queue_limit) starts queued jobs only while fewer than
+max_running of its jobs are running, however many workers claim at once;
+in REPEATABLE READ or SERIALIZABLE a claim of a limited queue that raced
+another one raises 40001 (serialization_failure) rather than count without it.
+Raises 22023 when queue or worker is NULL, empty or longer than 200
+characters, batch is outside 1..1000, or lease is NULL, not positive or
+longer than 12 hours ('infinity' included), by the deadline it gives:
+unless clock < clock + lease <= clock + 12 hours, months and days
+counted as the calendar makes them.
+
+plan_cache_mode = force_generic_plan with enable_seqscan = off: one plan
+per session, made at the first call and kept until PostgreSQL invalidates
+it (a change to the table, its indexes or its statistics, a VACUUM);
+planning this five-CTE statement on every call cost about as much as
+running it. A worker usually first claims an empty queue, and the plan
+is then made for an empty table, so each step is written to be bounded
+whatever the table held: the running jobs of this queue (its partial
+index), the head of its queued index, and primary-key probes by id; with
+sequential scans off, no step scans the table (tests/test_claim_plan.py).$comment$;
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

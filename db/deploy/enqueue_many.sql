@@ -1,12 +1,13 @@
 -- Deploy taskboard:enqueue_many to pg
--- requires: enqueue_many@v0.4.2
+-- requires: enqueue_many@v0.4.3
 -- requires: jobs
 -- requires: notify_runnable
 -- requires: trace_context
 -- requires: checks
 --
--- The task and queue names are checked by taskboard.check_name, with the
--- messages they always had; the contract, the function's comment, is unchanged.
+-- A run_at before the year 1 or from the year 10000 on is refused by
+-- taskboard.check_time, after the check that it is finite, which keeps its
+-- message; the function's comment says the new bound.
 
 BEGIN;
 
@@ -51,6 +52,7 @@ BEGIN
         RAISE EXCEPTION 'run_at must be a finite time, got %', enqueue_many.run_at
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    PERFORM taskboard.check_time('run_at', v_run_at);
     PERFORM taskboard.check_name('task', enqueue_many.task);
     PERFORM taskboard.check_name('queue', enqueue_many.queue);
     IF enqueue_many.payloads IS NULL THEN
@@ -238,7 +240,8 @@ Raises 22023 when task or queue is NULL, empty or longer than 200
 characters, payloads is NULL, multidimensional or holds a NULL, dedupe_keys
 has a different length or holds an empty string or a key longer than 400
 characters, priority or max_attempts is NULL, max_attempts < 1, or run_at
-is 'infinity' or '-infinity', or trace_context is not a JSON object of
+is 'infinity' or '-infinity' or outside the years 1 to 9999 (before
+0001-01-01 or from 10000-01-01 on, UTC), or trace_context is not a JSON object of
 strings or is longer than 8192 bytes as text.
 Raises 23505, writing nothing, when a key of dedupe_keys has the same
 SHA-256 as a different key held by an unfinished job of the queue and task,

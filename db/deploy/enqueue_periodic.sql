@@ -1,14 +1,13 @@
 -- Deploy taskboard:enqueue_periodic to pg
--- requires: enqueue_periodic@v0.4.2
+-- requires: enqueue_periodic@v0.4.3
 -- requires: schedules
 -- requires: enqueue
 -- requires: notify_runnable
 -- requires: checks
 --
--- The schedule, task and queue names are checked by taskboard.check_name,
--- with the messages they always had; the contract, the function's comment, is
--- unchanged. It inserts the job through taskboard.enqueue, which notifies
--- when the job is runnable.
+-- A slot before the year 1 or from the year 10000 on is refused by
+-- taskboard.check_time, after the check that it is finite, which keeps its
+-- message; the function's comment says the new bound.
 
 BEGIN;
 
@@ -48,6 +47,7 @@ BEGIN
         RAISE EXCEPTION 'slot must be a finite time, got %', enqueue_periodic.slot
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    PERFORM taskboard.check_time('slot', enqueue_periodic.slot);
     IF enqueue_periodic.slot > v_now THEN
         RAISE EXCEPTION 'slot must not be later than the database clock (%), got %', v_now, enqueue_periodic.slot
             USING ERRCODE = 'invalid_parameter_value';
@@ -113,7 +113,8 @@ Sends NOTIFY taskboard, '<queue>' as enqueue does (the job is runnable
 now). Joins the caller's transaction: a rollback frees the slot again.
 In REPEATABLE READ or SERIALIZABLE a race may raise 40001.
 Raises 22023 when schedule, task or queue is NULL, empty or longer than
-200 characters, slot is NULL, not finite or later than the database
+200 characters, slot is NULL, not finite, outside the years 1 to 9999
+(before 0001-01-01 or from 10000-01-01 on, UTC) or later than the database
 clock, or payload, priority or max_attempts is NULL, max_attempts < 1.$comment$;
 
 REVOKE ALL ON FUNCTION taskboard.enqueue_periodic(text, timestamptz, text, jsonb, text, integer, integer) FROM PUBLIC;

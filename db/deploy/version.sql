@@ -1,8 +1,8 @@
 -- Deploy taskboard:version to pg
--- requires: version@v0.4.2
+-- requires: version@v0.4.3
 -- requires: schema
 --
--- Release 0.4.3: the schema answers 0.4.3.
+-- Release 0.4.4: the schema answers 0.4.4.
 
 BEGIN;
 
@@ -22,7 +22,7 @@ IMMUTABLE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
-SELECT '0.4.3'::text
+SELECT '0.4.4'::text
 $function$;
 
 COMMENT ON FUNCTION taskboard.version() IS

@@ -13,7 +13,8 @@
 -- now). Joins the caller's transaction: a rollback frees the slot again.
 -- In REPEATABLE READ or SERIALIZABLE a race may raise 40001.
 -- Raises 22023 when schedule, task or queue is NULL, empty or longer than
--- 200 characters, slot is NULL, not finite or later than the database
+-- 200 characters, slot is NULL, not finite, outside the years 1 to 9999
+-- (before 0001-01-01 or from 10000-01-01 on, UTC) or later than the database
 -- clock, or payload, priority or max_attempts is NULL, max_attempts < 1.
 
 -- Written by `make schema` from a fresh deploy (never by hand): the definition
@@ -37,6 +38,7 @@ BEGIN
         RAISE EXCEPTION 'slot must be a finite time, got %', enqueue_periodic.slot
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    PERFORM taskboard.check_time('slot', enqueue_periodic.slot);
     IF enqueue_periodic.slot > v_now THEN
         RAISE EXCEPTION 'slot must not be later than the database clock (%), got %', v_now, enqueue_periodic.slot
             USING ERRCODE = 'invalid_parameter_value';

@@ -7,7 +7,9 @@
 -- completer never deadlock.
 -- Raises 22023 when job_ids or tokens is NULL, multidimensional or holds a
 -- NULL, their lengths differ, or lease is NULL, not positive or longer than
--- 12 hours ('infinity' included).
+-- 12 hours ('infinity' included), by the deadline it gives: unless
+-- clock < clock + lease <= clock + 12 hours, months and days counted as
+-- the calendar makes them.
 
 -- Written by `make schema` from a fresh deploy (never by hand): the definition
 -- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
@@ -41,14 +43,7 @@ BEGIN
             pg_catalog.cardinality(renew_many.job_ids), pg_catalog.cardinality(renew_many.tokens)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF renew_many.lease IS NULL OR renew_many.lease <= interval '0' THEN
-        RAISE EXCEPTION 'lease must be positive, got %', renew_many.lease
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF renew_many.lease > interval '12 hours' THEN
-        RAISE EXCEPTION 'lease must be at most 12 hours, got %', renew_many.lease
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_interval('lease', renew_many.lease, interval '12 hours');
 
     RETURN QUERY
     WITH input AS (

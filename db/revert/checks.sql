@@ -1,4 +1,4 @@
--- Revert taskboard:checks from pg
+-- Revert taskboard:checks to its v0.4.3 definition
 
 BEGIN;
 
@@ -8,8 +8,84 @@ BEGIN;
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
 
-DROP FUNCTION taskboard.check_name(text,text);
-DROP FUNCTION taskboard.check_interval(text,interval,interval);
+DROP FUNCTION taskboard.check_time(text,timestamptz);
+
+CREATE OR REPLACE FUNCTION taskboard.check_name(what text, value text)
+RETURNS void
+LANGUAGE plpgsql
+AS $function$
+BEGIN
+    IF check_name.value IS NULL OR check_name.value = '' THEN
+        RAISE EXCEPTION '% must not be NULL or empty', check_name.what
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.char_length(check_name.value) > 200 THEN
+        RAISE EXCEPTION '% must be at most 200 characters, got %', check_name.what, pg_catalog.char_length(check_name.value)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+END
+$function$;
+
+COMMENT ON FUNCTION taskboard.check_name(text,text) IS
+$comment$check_name(what, value) -> void
+Internal: the check of a name (a queue, task, worker or schedule) that
+`what` names. Returns when `value` is 1 to 200 characters long.
+Raises 22023 '<what> must not be NULL or empty' when value is NULL or
+empty, '<what> must be at most 200 characters, got <length>' when longer.
+Called by the functions that take a name; never granted to an application
+role.$comment$;
+
+REVOKE ALL ON FUNCTION taskboard.check_name(text,text) FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION taskboard.check_interval(what text, value interval, most interval)
+RETURNS void
+LANGUAGE plpgsql
+AS $function$
+DECLARE
+    v_epoch numeric;
+    v_seconds bigint;
+    v_unit text;
+    v_count bigint;
+    v_most text;
+BEGIN
+    IF check_interval.value IS NULL OR check_interval.value <= interval '0' THEN
+        RAISE EXCEPTION '% must be positive, got %', check_interval.what, check_interval.value
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF check_interval.value > check_interval.most THEN
+        -- The bound in the largest whole unit (12 hours, not 12:00:00); a
+        -- bound that is no whole number of seconds as its interval text.
+        v_epoch := EXTRACT(epoch FROM check_interval.most);
+        IF v_epoch <> pg_catalog.trunc(v_epoch) THEN
+            v_most := check_interval.most::text;
+        ELSE
+            v_seconds := v_epoch::bigint;
+            SELECT u.unit, v_seconds / u.seconds
+              INTO v_unit, v_count
+              FROM (VALUES (1, 'day', 86400), (2, 'hour', 3600), (3, 'minute', 60), (4, 'second', 1))
+                   AS u(ord, unit, seconds)
+             WHERE v_seconds % u.seconds = 0
+             ORDER BY u.ord
+             LIMIT 1;
+            v_most := v_count || ' ' || v_unit || CASE WHEN v_count = 1 THEN '' ELSE 's' END;
+        END IF;
+        RAISE EXCEPTION '% must be at most %, got %', check_interval.what, v_most, check_interval.value
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+END
+$function$;
+
+COMMENT ON FUNCTION taskboard.check_interval(text,interval,interval) IS
+$comment$check_interval(what, value, most) -> void
+Internal: the check of a duration (a lease, a retry delay) that `what`
+names. Returns when `value` is positive and at most `most`.
+Raises 22023 '<what> must be positive, got <value>' when value is NULL,
+zero or negative, '<what> must be at most <most>, got <value>' when longer
+than most ('infinity' included), most written in its largest whole unit
+(12 hours), or as its interval text when it is no whole number of seconds
+(00:00:00.5). Never granted to an application role.$comment$;
+
+REVOKE ALL ON FUNCTION taskboard.check_interval(text,interval,interval) FROM PUBLIC;
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

@@ -1,4 +1,4 @@
--- Revert taskboard:claim to its v0.4.0 definition
+-- Revert taskboard:claim to its v0.4.3 definition
 
 BEGIN;
 
@@ -37,11 +37,15 @@ SET LOCAL ROLE :"owner_role";
 -- characters, batch is outside 1..1000, or lease is NULL, not positive or
 -- longer than 12 hours ('infinity' included).
 --
--- plan_cache_mode = force_custom_plan: planned on every call, for the
--- table as it is then. A worker polls an empty queue before work arrives;
--- left to choose, the plan cache soon keeps a generic plan made for that
--- empty table, which joins the chosen ids to the table by scanning it
--- once per chosen row, until the next ANALYZE (tests/test_claim_plan.py).
+-- plan_cache_mode = force_generic_plan with enable_seqscan = off: one plan
+-- per session, made at the first call and kept until PostgreSQL invalidates
+-- it (a change to the table, its indexes or its statistics, a VACUUM);
+-- planning this five-CTE statement on every call cost about as much as
+-- running it. A worker usually first claims an empty queue, and the plan
+-- is then made for an empty table, so each step is written to be bounded
+-- whatever the table held: the running jobs of this queue (its partial
+-- index), the head of its queued index, and primary-key probes by id; with
+-- sequential scans off, no step scans the table (tests/test_claim_plan.py).
 
 CREATE OR REPLACE FUNCTION taskboard.claim(
     queue  text,
@@ -53,7 +57,8 @@ RETURNS SETOF taskboard.claimed
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-SET plan_cache_mode = force_custom_plan
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
 AS $function$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
@@ -131,7 +136,10 @@ BEGIN
            FOR UPDATE SKIP LOCKED
     ),
     buried AS (
-        -- They are dead now, never handed out.
+        -- They are dead now, never handed out. Found by id among this
+        -- queue's running jobs: a plan made while the table was empty walks
+        -- the running jobs' index, and without the queue it would walk every
+        -- queue's.
         UPDATE taskboard.jobs AS j
            SET state = 'dead',
                finished_at = v_now,
@@ -140,8 +148,8 @@ BEGIN
                    'attempt', j.attempt,
                    'worker', j.claimed_by,
                    'at', v_now))
-          FROM doomed AS d
-         WHERE j.id = d.id
+         WHERE j.id = ANY (ARRAY(SELECT d.id FROM doomed AS d))
+           AND j.queue = claim.queue
            AND j.state = 'running'
     ),
     expired AS MATERIALIZED (
@@ -202,6 +210,43 @@ $function$;
 REVOKE ALL ON FUNCTION taskboard.claim(text, text, integer, interval) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.claim(text, text, integer, interval)
     TO :"worker_role", :"admin_role";
+
+COMMENT ON FUNCTION taskboard.claim(text,text,integer,interval) IS
+$comment$claim(queue, worker, batch, lease) -> setof taskboard.claimed
+Takes up to `batch` runnable jobs of `queue`: queued with run_at due, or
+running with an expired lease, in order of priority (higher first), run_at,
+then id. Each claimed job gets a fresh lease token, lease_expires_at =
+clock + lease, attempt + 1, fence + 1, started_at = clock and
+claimed_by = worker; the token is returned here and nowhere else, with
+the fence (strictly increasing with every claim of the job, releases and
+reclaims included), with the job's trace_context (the W3C trace
+context its enqueuer stored, NULL when none), and, last, waited: how long
+the job had been runnable (clock minus its run_at, or minus the expired
+lease's deadline for a reclaim). Concurrent claimers
+never receive the same job (FOR UPDATE SKIP LOCKED). An expired job that has used up its attempts
+becomes dead (error 'lease expired') in the same call, is not returned and
+does not count against `batch`. Fewer rows than `batch` means nothing else
+is runnable for this caller now. Up to `batch` rows it looked at but did
+not take stay locked, and skipped by other claimers, until the caller's
+transaction ends: claim in a transaction of its own.
+A paused queue (taskboard.pause) hands out nothing. A limited one
+(taskboard.set_queue_limit) starts queued jobs only while fewer than
+max_running of its jobs are running, however many workers claim at once;
+in REPEATABLE READ or SERIALIZABLE a claim of a limited queue that raced
+another one raises 40001 (serialization_failure) rather than count without it.
+Raises 22023 when queue or worker is NULL, empty or longer than 200
+characters, batch is outside 1..1000, or lease is NULL, not positive or
+longer than 12 hours ('infinity' included).
+
+plan_cache_mode = force_generic_plan with enable_seqscan = off: one plan
+per session, made at the first call and kept until PostgreSQL invalidates
+it (a change to the table, its indexes or its statistics, a VACUUM);
+planning this five-CTE statement on every call cost about as much as
+running it. A worker usually first claims an empty queue, and the plan
+is then made for an empty table, so each step is written to be bounded
+whatever the table held: the running jobs of this queue (its partial
+index), the head of its queued index, and primary-key probes by id; with
+sequential scans off, no step scans the table (tests/test_claim_plan.py).$comment$;
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

@@ -1,4 +1,4 @@
--- Revert taskboard:enqueue to its v0.4.2 definition
+-- Revert taskboard:enqueue to its v0.4.3 definition
 
 BEGIN;
 
@@ -11,30 +11,6 @@ BEGIN;
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
 
-
--- enqueue(task, payload, queue, run_at, priority, max_attempts, dedupe_key, trace_context) -> bigint
--- Inserts a queued job, runnable from run_at (NULL = now), and returns its id.
--- trace_context (the caller's W3C trace context, e.g. {"traceparent": ...})
--- is stored with the job and handed to its holder by claim; NULL: none.
--- With dedupe_key: when an unfinished (queued or running) job of the same
--- queue and the same task holds that key, returns that job's id and inserts
--- nothing. A key is scoped to (queue, task, key): an unfinished job of
--- another task with the same key is not the same job, and a new one is
--- inserted. The unique index jobs_unfinished_task_dedupe_key makes this hold
--- under concurrent callers; in REPEATABLE READ or SERIALIZABLE a race may
--- raise 40001.
--- Sends NOTIFY taskboard, '<queue>' when the new job is runnable now.
--- Joins the caller's transaction: a rollback takes the job with it.
--- Raises 22023 when task or queue is NULL, empty or longer than 200
--- characters, payload, priority or max_attempts is NULL, max_attempts < 1,
--- dedupe_key is empty or longer than 400 characters, or run_at is
--- 'infinity' or '-infinity', or trace_context is not a JSON object of
--- strings or is longer than 8192 bytes as text.
--- Raises 23505 when an unfinished job of the queue and task holds a
--- different key with the same SHA-256 as dedupe_key (no such pair is known):
--- the index cannot tell the two apart, and the other job is not the answer.
--- Calls of the seven-argument form of 0.1.0 to 0.3.0 resolve to this one:
--- the argument it gained comes last, with a default.
 
 CREATE OR REPLACE FUNCTION taskboard.enqueue(
     task          text,
@@ -63,20 +39,8 @@ BEGIN
         RAISE EXCEPTION 'run_at must be a finite time, got %', enqueue.run_at
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF enqueue.task IS NULL OR enqueue.task = '' THEN
-        RAISE EXCEPTION 'task must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(enqueue.task) > 200 THEN
-        RAISE EXCEPTION 'task must be at most 200 characters, got %', pg_catalog.char_length(enqueue.task)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue.queue IS NULL OR enqueue.queue = '' THEN
-        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(enqueue.queue) > 200 THEN
-        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(enqueue.queue)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_name('task', enqueue.task);
+    PERFORM taskboard.check_name('queue', enqueue.queue);
     IF enqueue.payload IS NULL THEN
         RAISE EXCEPTION 'payload must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -154,6 +118,31 @@ BEGIN
     RETURN v_id;
 END
 $function$;
+
+COMMENT ON FUNCTION taskboard.enqueue(text,jsonb,text,timestamp with time zone,integer,integer,text,jsonb) IS
+$comment$enqueue(task, payload, queue, run_at, priority, max_attempts, dedupe_key, trace_context) -> bigint
+Inserts a queued job, runnable from run_at (NULL = now), and returns its id.
+trace_context (the caller's W3C trace context, e.g. {"traceparent": ...})
+is stored with the job and handed to its holder by claim; NULL: none.
+With dedupe_key: when an unfinished (queued or running) job of the same
+queue and the same task holds that key, returns that job's id and inserts
+nothing. A key is scoped to (queue, task, key): an unfinished job of
+another task with the same key is not the same job, and a new one is
+inserted. The unique index jobs_unfinished_task_dedupe_key makes this hold
+under concurrent callers; in REPEATABLE READ or SERIALIZABLE a race may
+raise 40001.
+Sends NOTIFY taskboard, '<queue>' when the new job is runnable now.
+Joins the caller's transaction: a rollback takes the job with it.
+Raises 22023 when task or queue is NULL, empty or longer than 200
+characters, payload, priority or max_attempts is NULL, max_attempts < 1,
+dedupe_key is empty or longer than 400 characters, or run_at is
+'infinity' or '-infinity', or trace_context is not a JSON object of
+strings or is longer than 8192 bytes as text.
+Raises 23505 when an unfinished job of the queue and task holds a
+different key with the same SHA-256 as dedupe_key (no such pair is known):
+the index cannot tell the two apart, and the other job is not the answer.
+Calls of the seven-argument form of 0.1.0 to 0.3.0 resolve to this one:
+the argument it gained comes last, with a default.$comment$;
 
 REVOKE ALL ON FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb)

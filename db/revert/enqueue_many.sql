@@ -1,4 +1,4 @@
--- Revert taskboard:enqueue_many to its v0.4.2 definition
+-- Revert taskboard:enqueue_many to its v0.4.3 definition
 
 BEGIN;
 
@@ -11,32 +11,6 @@ BEGIN;
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
 
-
--- enqueue_many(task, payloads, queue, run_at, priority, max_attempts, dedupe_keys, trace_context) -> setof bigint
--- Enqueues one job of `task` per element of `payloads` in one round trip and
--- returns their ids in payload order. dedupe_keys pairs with payloads element
--- by element (a NULL element means no key) and behaves as in enqueue, scoped
--- to (queue, task, key): a key held by an unfinished job of the queue and
--- this task yields that job's id (a job of another task holding it does not
--- count), and a key repeated inside the array yields the id of its first
--- occurrence's job. Keys are inserted in key order, so concurrent calls with
--- overlapping keys wait for each other instead of deadlocking.
--- trace_context (the caller's W3C trace context) is stored with every job
--- the call inserts, as in enqueue: one call is made in one context.
--- An empty array returns no rows. At most one NOTIFY per call, and only when
--- a new job is runnable now. Joins the caller's transaction.
--- Raises 22023 when task or queue is NULL, empty or longer than 200
--- characters, payloads is NULL, multidimensional or holds a NULL, dedupe_keys
--- has a different length or holds an empty string or a key longer than 400
--- characters, priority or max_attempts is NULL, max_attempts < 1, or run_at
--- is 'infinity' or '-infinity', or trace_context is not a JSON object of
--- strings or is longer than 8192 bytes as text.
--- Raises 23505, writing nothing, when a key of dedupe_keys has the same
--- SHA-256 as a different key held by an unfinished job of the queue and task,
--- or as a different key of the same call (no such pair is known): the index
--- cannot tell the two apart, and the other job is not the answer.
--- Calls of the seven-argument form of 0.1.0 to 0.3.0 resolve to this one:
--- the argument it gained comes last, with a default.
 
 CREATE OR REPLACE FUNCTION taskboard.enqueue_many(
     task          text,
@@ -69,20 +43,8 @@ BEGIN
         RAISE EXCEPTION 'run_at must be a finite time, got %', enqueue_many.run_at
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF enqueue_many.task IS NULL OR enqueue_many.task = '' THEN
-        RAISE EXCEPTION 'task must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(enqueue_many.task) > 200 THEN
-        RAISE EXCEPTION 'task must be at most 200 characters, got %', pg_catalog.char_length(enqueue_many.task)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue_many.queue IS NULL OR enqueue_many.queue = '' THEN
-        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(enqueue_many.queue) > 200 THEN
-        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(enqueue_many.queue)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_name('task', enqueue_many.task);
+    PERFORM taskboard.check_name('queue', enqueue_many.queue);
     IF enqueue_many.payloads IS NULL THEN
         RAISE EXCEPTION 'payloads must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -249,6 +211,33 @@ BEGIN
      ORDER BY u.ord;
 END
 $function$;
+
+COMMENT ON FUNCTION taskboard.enqueue_many(text,jsonb[],text,timestamp with time zone,integer,integer,text[],jsonb) IS
+$comment$enqueue_many(task, payloads, queue, run_at, priority, max_attempts, dedupe_keys, trace_context) -> setof bigint
+Enqueues one job of `task` per element of `payloads` in one round trip and
+returns their ids in payload order. dedupe_keys pairs with payloads element
+by element (a NULL element means no key) and behaves as in enqueue, scoped
+to (queue, task, key): a key held by an unfinished job of the queue and
+this task yields that job's id (a job of another task holding it does not
+count), and a key repeated inside the array yields the id of its first
+occurrence's job. Keys are inserted in key order, so concurrent calls with
+overlapping keys wait for each other instead of deadlocking.
+trace_context (the caller's W3C trace context) is stored with every job
+the call inserts, as in enqueue: one call is made in one context.
+An empty array returns no rows. At most one NOTIFY per call, and only when
+a new job is runnable now. Joins the caller's transaction.
+Raises 22023 when task or queue is NULL, empty or longer than 200
+characters, payloads is NULL, multidimensional or holds a NULL, dedupe_keys
+has a different length or holds an empty string or a key longer than 400
+characters, priority or max_attempts is NULL, max_attempts < 1, or run_at
+is 'infinity' or '-infinity', or trace_context is not a JSON object of
+strings or is longer than 8192 bytes as text.
+Raises 23505, writing nothing, when a key of dedupe_keys has the same
+SHA-256 as a different key held by an unfinished job of the queue and task,
+or as a different key of the same call (no such pair is known): the index
+cannot tell the two apart, and the other job is not the answer.
+Calls of the seven-argument form of 0.1.0 to 0.3.0 resolve to this one:
+the argument it gained comes last, with a default.$comment$;
 
 REVOKE ALL ON FUNCTION taskboard.enqueue_many(text, jsonb[], text, timestamptz, integer, integer, text[], jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.enqueue_many(text, jsonb[], text, timestamptz, integer, integer, text[], jsonb)

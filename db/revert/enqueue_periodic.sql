@@ -1,4 +1,4 @@
--- Revert taskboard:enqueue_periodic to its v0.4.2 definition
+-- Revert taskboard:enqueue_periodic to its v0.4.3 definition
 
 BEGIN;
 
@@ -10,24 +10,6 @@ BEGIN;
 -- The deploying role holds the owner for this transaction only.
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
-
--- enqueue_periodic(schedule, slot, task, payload, queue, priority, max_attempts) -> bigint
--- Enqueues the job of one slot of a schedule (a time its cron fires, as the
--- caller computed it from the database clock) and returns its id: a queued
--- job of `task` whose run_at is `slot`, so get_job shows which slot it is.
--- Exactly once per slot, whatever the number of callers: the schedule's row
--- in taskboard.schedule_slots is compared and set (last_slot < slot) before
--- the job is inserted, and concurrent callers of one slot wait for that row,
--- then find the slot taken.
--- NULL: that slot, or a later one, was already enqueued; nothing changes.
--- So only the latest of the slots missed while no worker ran gets a job,
--- when a caller sends it first.
--- Sends NOTIFY taskboard, '<queue>' as enqueue does (the job is runnable
--- now). Joins the caller's transaction: a rollback frees the slot again.
--- In REPEATABLE READ or SERIALIZABLE a race may raise 40001.
--- Raises 22023 when schedule, task or queue is NULL, empty or longer than
--- 200 characters, slot is NULL, not finite or later than the database
--- clock, or payload, priority or max_attempts is NULL, max_attempts < 1.
 
 CREATE OR REPLACE FUNCTION taskboard.enqueue_periodic(
     schedule     text,
@@ -48,13 +30,7 @@ DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
     v_id  bigint;
 BEGIN
-    IF enqueue_periodic.schedule IS NULL OR enqueue_periodic.schedule = '' THEN
-        RAISE EXCEPTION 'schedule must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(enqueue_periodic.schedule) > 200 THEN
-        RAISE EXCEPTION 'schedule must be at most 200 characters, got %', pg_catalog.char_length(enqueue_periodic.schedule)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_name('schedule', enqueue_periodic.schedule);
     IF enqueue_periodic.slot IS NULL THEN
         RAISE EXCEPTION 'slot must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -68,20 +44,8 @@ BEGIN
     END IF;
     -- The same checks as enqueue's, made before the slot is looked at: bad
     -- input is refused whether or not the slot is still free.
-    IF enqueue_periodic.task IS NULL OR enqueue_periodic.task = '' THEN
-        RAISE EXCEPTION 'task must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(enqueue_periodic.task) > 200 THEN
-        RAISE EXCEPTION 'task must be at most 200 characters, got %', pg_catalog.char_length(enqueue_periodic.task)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue_periodic.queue IS NULL OR enqueue_periodic.queue = '' THEN
-        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(enqueue_periodic.queue) > 200 THEN
-        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(enqueue_periodic.queue)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_name('task', enqueue_periodic.task);
+    PERFORM taskboard.check_name('queue', enqueue_periodic.queue);
     IF enqueue_periodic.payload IS NULL THEN
         RAISE EXCEPTION 'payload must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -122,6 +86,25 @@ BEGIN
     RETURN v_id;
 END
 $function$;
+
+COMMENT ON FUNCTION taskboard.enqueue_periodic(text,timestamp with time zone,text,jsonb,text,integer,integer) IS
+$comment$enqueue_periodic(schedule, slot, task, payload, queue, priority, max_attempts) -> bigint
+Enqueues the job of one slot of a schedule (a time its cron fires, as the
+caller computed it from the database clock) and returns its id: a queued
+job of `task` whose run_at is `slot`, so get_job shows which slot it is.
+Exactly once per slot, whatever the number of callers: the schedule's row
+in taskboard.schedule_slots is compared and set (last_slot < slot) before
+the job is inserted, and concurrent callers of one slot wait for that row,
+then find the slot taken.
+NULL: that slot, or a later one, was already enqueued; nothing changes.
+So only the latest of the slots missed while no worker ran gets a job,
+when a caller sends it first.
+Sends NOTIFY taskboard, '<queue>' as enqueue does (the job is runnable
+now). Joins the caller's transaction: a rollback frees the slot again.
+In REPEATABLE READ or SERIALIZABLE a race may raise 40001.
+Raises 22023 when schedule, task or queue is NULL, empty or longer than
+200 characters, slot is NULL, not finite or later than the database
+clock, or payload, priority or max_attempts is NULL, max_attempts < 1.$comment$;
 
 REVOKE ALL ON FUNCTION taskboard.enqueue_periodic(text, timestamptz, text, jsonb, text, integer, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.enqueue_periodic(text, timestamptz, text, jsonb, text, integer, integer)

@@ -1,4 +1,4 @@
--- Revert taskboard:renew_many to its v0.1.0 definition
+-- Revert taskboard:renew_many to its v0.4.3 definition
 
 BEGIN;
 
@@ -18,8 +18,9 @@ SET LOCAL ROLE :"owner_role";
 -- lease already expired: the job is lost to this worker). Rows are locked
 -- in job_id order, as complete_many locks them, so one worker's renewer and
 -- completer never deadlock.
--- Raises 22023 when job_ids or tokens is NULL, their lengths differ, or
--- lease is NULL or not positive.
+-- Raises 22023 when job_ids or tokens is NULL, multidimensional or holds a
+-- NULL, their lengths differ, or lease is NULL, not positive or longer than
+-- 12 hours ('infinity' included).
 
 CREATE OR REPLACE FUNCTION taskboard.renew_many(
     job_ids bigint[],
@@ -40,6 +41,16 @@ BEGIN
     IF renew_many.tokens IS NULL THEN
         RAISE EXCEPTION 'tokens must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF pg_catalog.array_ndims(renew_many.job_ids) > 1 OR pg_catalog.array_ndims(renew_many.tokens) > 1 THEN
+        RAISE EXCEPTION 'job_ids and tokens must be one-dimensional arrays'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.array_position(renew_many.job_ids, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'job_ids must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.array_position(renew_many.tokens, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'tokens must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     IF pg_catalog.cardinality(renew_many.job_ids) <> pg_catalog.cardinality(renew_many.tokens) THEN
         RAISE EXCEPTION 'job_ids has % elements but tokens has %',
             pg_catalog.cardinality(renew_many.job_ids), pg_catalog.cardinality(renew_many.tokens)
@@ -47,6 +58,10 @@ BEGIN
     END IF;
     IF renew_many.lease IS NULL OR renew_many.lease <= interval '0' THEN
         RAISE EXCEPTION 'lease must be positive, got %', renew_many.lease
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF renew_many.lease > interval '12 hours' THEN
+        RAISE EXCEPTION 'lease must be at most 12 hours, got %', renew_many.lease
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
@@ -85,6 +100,18 @@ $function$;
 REVOKE ALL ON FUNCTION taskboard.renew_many(bigint[], uuid[], interval) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.renew_many(bigint[], uuid[], interval)
     TO :"worker_role", :"admin_role";
+
+COMMENT ON FUNCTION taskboard.renew_many(bigint[],uuid[],interval) IS
+$comment$renew_many(job_ids, tokens, lease) -> setof (job_id, lease_expires_at)
+renew for many jobs in one statement: job_ids[i] is renewed with
+tokens[i]. One row per input element, in input order; lease_expires_at is
+the new deadline, or NULL where renewal was refused (token not current or
+lease already expired: the job is lost to this worker). Rows are locked
+in job_id order, as complete_many locks them, so one worker's renewer and
+completer never deadlock.
+Raises 22023 when job_ids or tokens is NULL, multidimensional or holds a
+NULL, their lengths differ, or lease is NULL, not positive or longer than
+12 hours ('infinity' included).$comment$;
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

@@ -1,4 +1,4 @@
--- Revert taskboard:version to its v0.4.2 definition
+-- Revert taskboard:version to its v0.4.3 definition
 
 BEGIN;
 
@@ -11,10 +11,6 @@ BEGIN;
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
 
--- version() -> text
--- The schema's release, for the driver's start-up check.
--- Raises nothing.
-
 CREATE OR REPLACE FUNCTION taskboard.version()
 RETURNS text
 LANGUAGE sql
@@ -22,8 +18,13 @@ IMMUTABLE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
-SELECT '0.4.2'::text
+SELECT '0.4.3'::text
 $function$;
+
+COMMENT ON FUNCTION taskboard.version() IS
+$comment$version() -> text
+The schema's release, for the driver's start-up check.
+Raises nothing.$comment$;
 
 REVOKE ALL ON FUNCTION taskboard.version() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.version()

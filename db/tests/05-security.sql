@@ -10,7 +10,7 @@
 -- read queue_stats and schedules.
 
 BEGIN;
-SELECT plan(270);
+SELECT plan(278);
 
 -- Who may execute what: one row per function of the schema.
 CREATE TEMP TABLE api (
@@ -51,7 +51,8 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
     ('job_activity',    ARRAY['interval'],                              true,  true,  true),
     ('notify_runnable', ARRAY['text'],                                  false, false, false),
     ('check_name',      ARRAY['text', 'text'],                          false, false, false),
-    ('check_interval',  ARRAY['text', 'interval', 'interval'],          false, false, false);
+    ('check_interval',  ARRAY['text', 'interval', 'interval'],          false, false, false),
+    ('check_time',      ARRAY['text', 'timestamp with time zone'],      false, false, false);
 
 SELECT set_eq(
     $$SELECT p.proname FROM pg_catalog.pg_proc AS p WHERE p.pronamespace = 'taskboard'::regnamespace$$,
@@ -117,11 +118,13 @@ SELECT is(
         -- The checks run with their caller's settings.
         WHEN 'check_name' THEN NULL
         WHEN 'check_interval' THEN NULL
+        WHEN 'check_time' THEN NULL
         ELSE ARRAY['search_path=pg_catalog, pg_temp']
     END,
     CASE a.fn
         WHEN 'check_name' THEN a.fn || '() sets nothing: it runs with its caller''s search_path'
         WHEN 'check_interval' THEN a.fn || '() sets nothing: it runs with its caller''s search_path'
+        WHEN 'check_time' THEN a.fn || '() sets nothing: it runs with its caller''s search_path'
         ELSE a.fn || '() runs with search_path = pg_catalog, pg_temp and no other setting'
             || CASE a.fn
                    WHEN 'claim' THEN ' but plan_cache_mode = force_generic_plan and enable_seqscan = off'

@@ -10,7 +10,7 @@
 -- stored.
 
 BEGIN;
-SELECT plan(75);
+SELECT plan(78);
 
 -- Defaults ------------------------------------------------------------------
 
@@ -527,6 +527,17 @@ SELECT throws_ok(
 SELECT lives_ok(
     $$SELECT taskboard.enqueue('t', '{}', 'enqueue-trace', NULL, 0, 5, NULL, '{"traceparent": "x"}')$$,
     'the trace context can be passed by position, last');
+RESET ROLE;
+
+-- run_at inside the years 1 to 9999 -------------------------------------------------
+
+SET LOCAL ROLE taskboard_producer;
+SELECT throws_like($$SELECT taskboard.enqueue('t', run_at => '10000-01-01 00:00:00+00')$$,
+    'run_at must be between 0001-01-01 and 9999-12-31, got %', 'a producer cannot enqueue for the year 10000');
+SELECT throws_like($$SELECT taskboard.enqueue('t', run_at => '0001-01-01 00:00:00+00'::timestamptz - interval '1 second')$$,
+    'run_at must be between 0001-01-01 and 9999-12-31, got %', 'a producer cannot enqueue before the year 1');
+SELECT lives_ok($$SELECT taskboard.enqueue('t', run_at => '9999-12-31 00:00:00+00')$$,
+    'a producer may enqueue for the year 9999');
 RESET ROLE;
 
 SELECT * FROM finish();

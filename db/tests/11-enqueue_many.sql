@@ -10,7 +10,7 @@
 -- the session user to see what was stored.
 
 BEGIN;
-SELECT plan(60);
+SELECT plan(62);
 
 -- Ids in payload order, defaults --------------------------------------------
 
@@ -518,6 +518,15 @@ SELECT throws_ok(
     $$SELECT * FROM taskboard.enqueue_many(task => 't', payloads => ARRAY['{}']::jsonb[],
         trace_context => pg_catalog.jsonb_build_object('tracestate', pg_catalog.repeat('x', 8200)))$$,
     '22023', NULL, 'enqueue_many refuses a trace context longer than 8192 bytes');
+RESET ROLE;
+
+-- run_at inside the years 1 to 9999 -------------------------------------------------
+
+SET LOCAL ROLE taskboard_producer;
+SELECT throws_like($$SELECT taskboard.enqueue_many('t', ARRAY['{}']::jsonb[], run_at => '10000-01-01 00:00:00+00')$$,
+    'run_at must be between 0001-01-01 and 9999-12-31, got %', 'a producer cannot enqueue many for the year 10000');
+SELECT throws_like($$SELECT taskboard.enqueue_many('t', ARRAY['{}']::jsonb[], run_at => '0001-01-01 00:00:00+00'::timestamptz - interval '1 second')$$,
+    'run_at must be between 0001-01-01 and 9999-12-31, got %', 'a producer cannot enqueue many before the year 1');
 RESET ROLE;
 
 SELECT * FROM finish();

@@ -12,7 +12,7 @@
 -- are seen there too, after commit.
 
 BEGIN;
-SELECT plan(52);
+SELECT plan(54);
 
 SELECT pg_catalog.date_trunc('minute', pg_catalog.clock_timestamp()) - interval '1 minute' AS slot \gset
 
@@ -204,6 +204,15 @@ SELECT is((SELECT pg_catalog.count(*) FROM taskboard.jobs), :jobs_before_bad::bi
     'refused calls enqueued nothing');
 SELECT is((SELECT pg_catalog.count(*) FROM taskboard.schedule_slots), :slots_before_bad::bigint,
     'and took no slot');
+
+-- slot inside the years 1 to 9999 ---------------------------------------------------
+
+SET LOCAL ROLE taskboard_worker;
+SELECT throws_like($$SELECT taskboard.enqueue_periodic('s', '0001-01-01 00:00:00+00'::timestamptz - interval '1 second', 't')$$,
+    'slot must be between 0001-01-01 and 9999-12-31, got %', 'a worker cannot take a slot before the year 1');
+SELECT throws_like($$SELECT taskboard.enqueue_periodic('s', '10000-01-01 00:00:00+00', 't')$$,
+    'slot must be between 0001-01-01 and 9999-12-31, got %', 'a slot in the year 10000 is refused as out of range');
+RESET ROLE;
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -11,7 +11,7 @@
 -- as the session user.
 
 BEGIN;
-SELECT plan(57);
+SELECT plan(59);
 
 -- Defaults: one job, a 60-second lease ---------------------------------------
 
@@ -484,6 +484,15 @@ SELECT ok(
        FROM taskboard.claim(queue => 'claim-wait', worker => 'w')),
     'waited: a reclaimed expired lease had waited since its deadline'
 );
+RESET ROLE;
+
+-- lease bounded by the deadline it gives ------------------------------------------
+
+SET LOCAL ROLE taskboard_worker;
+SELECT throws_like($$SELECT * FROM taskboard.claim('q', 'w', 1, '12000 mon -360000 days 11 hours')$$,
+    'lease must be at most 12 hours, got %', 'a worker cannot claim with a lease of months less days, 5,242 days long');
+SELECT throws_like($$SELECT * FROM taskboard.claim('q', 'w', 1, '1 mon -30 days')$$,
+    'lease must be %, got %', 'a worker cannot claim with a month less 30 days');
 RESET ROLE;
 
 SELECT * FROM finish();

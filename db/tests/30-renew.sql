@@ -7,7 +7,7 @@
 -- deadline into the past.
 
 BEGIN;
-SELECT plan(35);
+SELECT plan(36);
 
 SELECT coalesce(max(id), 0) + 1000000 AS unknown_id FROM taskboard.jobs \gset
 
@@ -193,6 +193,13 @@ SELECT is((SELECT to_jsonb(j) FROM taskboard.jobs AS j WHERE id = :y_id), :'y_ro
 SET LOCAL ROLE taskboard_admin;
 SELECT isnt(taskboard.renew(job_id => :y_id, token => :'y_token'), NULL::timestamptz,
             'an administrator can renew with the current token');
+RESET ROLE;
+
+-- lease bounded by the deadline it gives ------------------------------------------
+
+SET LOCAL ROLE taskboard_worker;
+SELECT throws_like($$SELECT taskboard.renew(1, gen_random_uuid(), '12000 mon -360000 days 11 hours')$$,
+    'lease must be at most 12 hours, got %', 'a worker cannot renew with a lease of months less days');
 RESET ROLE;
 
 SELECT * FROM finish();

@@ -4,7 +4,7 @@
 -- (Lock ordering between two sessions is tested in pytest.)
 
 BEGIN;
-SELECT plan(20);
+SELECT plan(21);
 
 SELECT coalesce(max(id), 0) + 1000000 AS unknown_id FROM taskboard.jobs \gset
 
@@ -147,6 +147,13 @@ SELECT is((SELECT count(lease_expires_at)
              FROM taskboard.renew_many(job_ids => ARRAY[:a_id]::bigint[], tokens => ARRAY[:'a_token']::uuid[])),
           1::bigint,
           'an administrator can renew with the current token');
+RESET ROLE;
+
+-- lease bounded by the deadline it gives ------------------------------------------
+
+SET LOCAL ROLE taskboard_worker;
+SELECT throws_like($$SELECT * FROM taskboard.renew_many(ARRAY[1]::bigint[], ARRAY[gen_random_uuid()], '12000 mon -360000 days 11 hours')$$,
+    'lease must be at most 12 hours, got %', 'a worker cannot renew many with a lease of months less days');
 RESET ROLE;
 
 SELECT * FROM finish();

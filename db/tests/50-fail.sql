@@ -6,7 +6,7 @@
 -- when the token is not current, and nothing changes.
 
 BEGIN;
-SELECT plan(60);
+SELECT plan(61);
 
 SELECT coalesce(max(id), 0) + 1000000 AS unknown_id FROM taskboard.jobs \gset
 
@@ -345,6 +345,13 @@ SET LOCAL ROLE taskboard_worker;
 SELECT token AS t_token FROM taskboard.claim(queue => 'fail-t', worker => 'worker-c') WHERE job_id = :t_id \gset
 SELECT is(taskboard.fail(:t_id, :'t_token'::uuid, 'positional', '1 second'::interval),
           'queued', 'fail called by position with four arguments retries as before');
+RESET ROLE;
+
+-- retry_in bounded by the deadline it gives ---------------------------------------
+
+SET LOCAL ROLE taskboard_worker;
+SELECT throws_like($$SELECT taskboard.fail(1, gen_random_uuid(), 'e', '12000 mon -360000 days 11 hours')$$,
+    'retry_in must be at most 12 hours, got %', 'a worker cannot fail with a retry_in of months less days');
 RESET ROLE;
 
 SELECT * FROM finish();

@@ -14,7 +14,8 @@ DECLARE
     v_kind text;
 BEGIN
     FOREACH v_fn IN ARRAY ARRAY['taskboard.check_name(text,text)',
-                                'taskboard.check_interval(text,interval,interval)']::pg_catalog.regprocedure[] LOOP
+                                'taskboard.check_interval(text,interval,interval)',
+                                'taskboard.check_time(text,timestamptz)']::pg_catalog.regprocedure[] LOOP
         IF NOT (SELECT NOT p.prosecdef
                        AND p.proconfig IS NULL
                        AND p.proowner = pg_catalog.to_regrole(v_prefix || '_owner')

@@ -296,6 +296,7 @@ def test_the_worker_names_the_schema_range_it_accepts(make_database: MakeDatabas
         ("0.4.1", True),
         ("0.4.2", True),
         ("0.4.3", True),
+        ("0.4.4", True),
         ("0.4.9", True),
         ("0.5.0", False),
         ("1.0.0", False),

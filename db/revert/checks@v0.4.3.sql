@@ -1,0 +1,17 @@
+-- Revert taskboard:checks from pg
+
+BEGIN;
+
+\set owner_role :prefix _owner
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
+
+DROP FUNCTION taskboard.check_name(text,text);
+DROP FUNCTION taskboard.check_interval(text,interval,interval);
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
+
+COMMIT;
