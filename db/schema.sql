@@ -1228,10 +1228,19 @@ CREATE FUNCTION taskboard.job_activity(recent interval DEFAULT '01:00:00'::inter
     AS $$
 DECLARE
     v_since timestamptz;
+    v_clock timestamptz := pg_catalog.clock_timestamp();
+    v_far   boolean;
 BEGIN
+    -- A part (months, days, time) beyond 2000 years could carry the clock out
+    -- of the timestamp range: such a value is judged by its sign alone.
+    v_far := job_activity.recent IS NOT NULL
+             AND (pg_catalog.abs(EXTRACT(year FROM job_activity.recent)) > 2000
+             OR pg_catalog.abs(EXTRACT(day FROM job_activity.recent)) > 730000
+             OR pg_catalog.abs(EXTRACT(hour FROM job_activity.recent)) > 17520000);
     IF job_activity.recent IS NULL
-       OR job_activity.recent <= interval '0'
-       OR job_activity.recent > interval '31 days' THEN
+       OR v_far
+       OR v_clock - job_activity.recent >= v_clock
+       OR v_clock - job_activity.recent < v_clock - interval '31 days' THEN
         RAISE EXCEPTION 'recent must be positive and at most 31 days, got %',
             coalesce(job_activity.recent::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
@@ -1289,7 +1298,9 @@ What happened within `recent`, per minute and queue, for charts:
 Only minutes with something in them are returned, oldest first. It reads
 the jobs finished within `recent` and the unfinished jobs that have
 failed before, never the older finished ones.
-Raises 22023 when recent is NULL, not positive or longer than 31 days.';
+Raises 22023 when recent is NULL, not positive or longer than 31 days,
+by the time it gives: unless clock - 31 days <= clock - recent < clock,
+months and days counted as the calendar makes them.';
 
 --
 -- Name: lease_state(bigint, uuid); Type: FUNCTION; Schema: taskboard; Owner: -
@@ -1410,12 +1421,22 @@ CREATE FUNCTION taskboard.prune(older_than interval, batch integer DEFAULT 10000
 DECLARE
     v_cutoff  timestamptz;
     v_deleted bigint;
+    v_clock   timestamptz := pg_catalog.clock_timestamp();
+    v_far     boolean;
 BEGIN
-    IF prune.older_than IS NULL OR prune.older_than < interval '0' THEN
+    -- A part (months, days, time) beyond 2000 years could carry the clock out
+    -- of the timestamp range: such a value is judged by its sign alone.
+    v_far := prune.older_than IS NOT NULL
+             AND (pg_catalog.abs(EXTRACT(year FROM prune.older_than)) > 2000
+             OR pg_catalog.abs(EXTRACT(day FROM prune.older_than)) > 730000
+             OR pg_catalog.abs(EXTRACT(hour FROM prune.older_than)) > 17520000);
+    IF prune.older_than IS NULL
+       OR (v_far AND prune.older_than < interval '0')
+       OR (NOT v_far AND v_clock - prune.older_than > v_clock) THEN
         RAISE EXCEPTION 'older_than must not be NULL or negative, got %', prune.older_than
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF prune.older_than > interval '36500 days' THEN
+    IF v_far OR v_clock - prune.older_than < v_clock - interval '36500 days' THEN
         RAISE EXCEPTION 'older_than must be at most 36500 days (100 years), got %', prune.older_than
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -1463,7 +1484,9 @@ The cutoff is read from the clock once, so the scan of finished jobs
 stops at it: a call that finds nothing old enough reads next to nothing,
 however many recent finished jobs the table keeps.
 Raises 22023 when older_than is NULL, negative or longer than 36500 days
-(100 years), or batch is NULL or < 1.';
+(100 years), by the cutoff it gives: unless clock - 36500 days <= clock -
+older_than <= clock, months and days counted as the calendar makes them;
+or batch is NULL or < 1.';
 
 --
 -- Name: queue_overview(interval); Type: FUNCTION; Schema: taskboard; Owner: -
@@ -1477,10 +1500,19 @@ DECLARE
     -- Read once: every count below is against the same instant.
     v_now   timestamptz := pg_catalog.clock_timestamp();
     v_since timestamptz;
+    v_clock timestamptz := v_now;
+    v_far   boolean;
 BEGIN
+    -- A part (months, days, time) beyond 2000 years could carry the clock out
+    -- of the timestamp range: such a value is judged by its sign alone.
+    v_far := queue_overview.recent IS NOT NULL
+             AND (pg_catalog.abs(EXTRACT(year FROM queue_overview.recent)) > 2000
+             OR pg_catalog.abs(EXTRACT(day FROM queue_overview.recent)) > 730000
+             OR pg_catalog.abs(EXTRACT(hour FROM queue_overview.recent)) > 17520000);
     IF queue_overview.recent IS NULL
-       OR queue_overview.recent <= interval '0'
-       OR queue_overview.recent > interval '31 days' THEN
+       OR v_far
+       OR v_clock - queue_overview.recent >= v_clock
+       OR v_clock - queue_overview.recent < v_clock - interval '31 days' THEN
         RAISE EXCEPTION 'recent must be positive and at most 31 days, got %',
             coalesce(queue_overview.recent::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
@@ -1581,7 +1613,9 @@ costs it nothing. Per queue:
   paused, max_running  the queue''s settings (false and NULL by default).
 A queue is listed when it has unfinished, dead or cancelled jobs, jobs
 finished within `recent`, or settings. Ordered by queue.
-Raises 22023 when recent is NULL, not positive or longer than 31 days.';
+Raises 22023 when recent is NULL, not positive or longer than 31 days,
+by the time it gives: unless clock - 31 days <= clock - recent < clock,
+months and days counted as the calendar makes them.';
 
 --
 -- Name: release(bigint, uuid, interval); Type: FUNCTION; Schema: taskboard; Owner: -
@@ -1593,6 +1627,8 @@ CREATE FUNCTION taskboard.release(job_id bigint, token uuid, delay interval DEFA
     AS $$
 DECLARE
     v_queue text;
+    v_clock timestamptz := pg_catalog.clock_timestamp();
+    v_far   boolean;
 BEGIN
     IF release.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -1600,11 +1636,19 @@ BEGIN
     IF release.token IS NULL THEN
         RAISE EXCEPTION 'token must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF release.delay IS NULL OR release.delay < interval '0' THEN
+    -- A part (months, days, time) beyond 2000 years could carry the clock out
+    -- of the timestamp range: such a value is judged by its sign alone.
+    v_far := release.delay IS NOT NULL
+             AND (pg_catalog.abs(EXTRACT(year FROM release.delay)) > 2000
+             OR pg_catalog.abs(EXTRACT(day FROM release.delay)) > 730000
+             OR pg_catalog.abs(EXTRACT(hour FROM release.delay)) > 17520000);
+    IF release.delay IS NULL
+       OR (v_far AND release.delay < interval '0')
+       OR (NOT v_far AND v_clock + release.delay < v_clock) THEN
         RAISE EXCEPTION 'delay must not be NULL or negative, got %', release.delay
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF release.delay > interval '12 hours' THEN
+    IF v_far OR v_clock + release.delay > v_clock + interval '12 hours' THEN
         RAISE EXCEPTION 'delay must be at most 12 hours, got %', release.delay
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -1639,7 +1683,9 @@ NOTIFY taskboard, ''<queue>'' when delay is zero.
 true:  released.
 false: the token is not current; nothing changes.
 Raises 22023 when job_id or token is NULL, or delay is NULL, negative or
-longer than 12 hours (''infinity'' included).';
+longer than 12 hours (''infinity'' included), by the time it gives: unless
+clock <= clock + delay <= clock + 12 hours, months and days counted as
+the calendar makes them.';
 
 --
 -- Name: renew(bigint, uuid, interval); Type: FUNCTION; Schema: taskboard; Owner: -

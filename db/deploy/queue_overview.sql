@@ -1,8 +1,13 @@
 -- Deploy taskboard:queue_overview to pg
+-- requires: queue_overview@v0.4.3
 -- requires: queues
 -- requires: jobs_failed_index
 --
--- The same text as functions/queue_overview.sql, where the current definition reads.
+-- recent is bounded by the time it gives, clock - recent: earlier than clock
+-- and no earlier than clock - 31 days,
+-- where the interval itself was compared before (a month counted as 30
+-- days). Messages unchanged for a value the old check also refused; the
+-- function's comment says the new bound.
 
 BEGIN;
 
@@ -59,10 +64,19 @@ DECLARE
     -- Read once: every count below is against the same instant.
     v_now   timestamptz := pg_catalog.clock_timestamp();
     v_since timestamptz;
+    v_clock timestamptz := v_now;
+    v_far   boolean;
 BEGIN
+    -- A part (months, days, time) beyond 2000 years could carry the clock out
+    -- of the timestamp range: such a value is judged by its sign alone.
+    v_far := queue_overview.recent IS NOT NULL
+             AND (pg_catalog.abs(EXTRACT(year FROM queue_overview.recent)) > 2000
+             OR pg_catalog.abs(EXTRACT(day FROM queue_overview.recent)) > 730000
+             OR pg_catalog.abs(EXTRACT(hour FROM queue_overview.recent)) > 17520000);
     IF queue_overview.recent IS NULL
-       OR queue_overview.recent <= interval '0'
-       OR queue_overview.recent > interval '31 days' THEN
+       OR v_far
+       OR v_clock - queue_overview.recent >= v_clock
+       OR v_clock - queue_overview.recent < v_clock - interval '31 days' THEN
         RAISE EXCEPTION 'recent must be positive and at most 31 days, got %',
             coalesce(queue_overview.recent::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
@@ -144,6 +158,29 @@ $function$;
 REVOKE ALL ON FUNCTION taskboard.queue_overview(interval) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.queue_overview(interval)
     TO :"producer_role", :"worker_role", :"admin_role";
+
+COMMENT ON FUNCTION taskboard.queue_overview(interval) IS
+$comment$queue_overview(recent) -> table of one row per queue
+Each queue as it stands, for people and dashboards, read without counting
+the finished jobs beyond `recent`: a table of millions of succeeded jobs
+costs it nothing. Per queue:
+  queued, running      jobs in those states now (queued includes those
+                       whose run_at is still ahead);
+  runnable             what claim could hand out now if the queue were not
+                       paused or at its limit: queued jobs that are due,
+                       and running jobs whose lease expired with attempts
+                       left;
+  oldest_runnable_at   since when the longest-waiting of those has been
+                       runnable (its run_at, or its lease's expiry);
+  dead, cancelled      all such jobs still kept (prune removes them);
+  succeeded_recent, dead_recent, cancelled_recent
+                       jobs that finished so within `recent`;
+  paused, max_running  the queue's settings (false and NULL by default).
+A queue is listed when it has unfinished, dead or cancelled jobs, jobs
+finished within `recent`, or settings. Ordered by queue.
+Raises 22023 when recent is NULL, not positive or longer than 31 days,
+by the time it gives: unless clock - 31 days <= clock - recent < clock,
+months and days counted as the calendar makes them.$comment$;
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

@@ -1,8 +1,13 @@
 -- Deploy taskboard:release to pg
+-- requires: release@v0.4.3
 -- requires: jobs
 -- requires: notify_runnable
 --
--- The same text as functions/release.sql, where the current definition reads.
+-- delay is bounded by the time it gives, clock + delay: no earlier than clock
+-- and no later than clock + 12 hours,
+-- where the interval itself was compared before (a month counted as 30
+-- days). Messages unchanged for a value the old check also refused; the
+-- function's comment says the new bound.
 
 BEGIN;
 
@@ -35,6 +40,8 @@ SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_queue text;
+    v_clock timestamptz := pg_catalog.clock_timestamp();
+    v_far   boolean;
 BEGIN
     IF release.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -42,11 +49,19 @@ BEGIN
     IF release.token IS NULL THEN
         RAISE EXCEPTION 'token must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF release.delay IS NULL OR release.delay < interval '0' THEN
+    -- A part (months, days, time) beyond 2000 years could carry the clock out
+    -- of the timestamp range: such a value is judged by its sign alone.
+    v_far := release.delay IS NOT NULL
+             AND (pg_catalog.abs(EXTRACT(year FROM release.delay)) > 2000
+             OR pg_catalog.abs(EXTRACT(day FROM release.delay)) > 730000
+             OR pg_catalog.abs(EXTRACT(hour FROM release.delay)) > 17520000);
+    IF release.delay IS NULL
+       OR (v_far AND release.delay < interval '0')
+       OR (NOT v_far AND v_clock + release.delay < v_clock) THEN
         RAISE EXCEPTION 'delay must not be NULL or negative, got %', release.delay
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF release.delay > interval '12 hours' THEN
+    IF v_far OR v_clock + release.delay > v_clock + interval '12 hours' THEN
         RAISE EXCEPTION 'delay must be at most 12 hours, got %', release.delay
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -73,6 +88,18 @@ $function$;
 REVOKE ALL ON FUNCTION taskboard.release(bigint, uuid, interval) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.release(bigint, uuid, interval)
     TO :"worker_role", :"admin_role";
+
+COMMENT ON FUNCTION taskboard.release(bigint,uuid,interval) IS
+$comment$release(job_id, token, delay) -> boolean
+The holder hands the job back, typically at shutdown: it is queued again
+at clock + delay and this claim is not counted as an attempt. Sends
+NOTIFY taskboard, '<queue>' when delay is zero.
+true:  released.
+false: the token is not current; nothing changes.
+Raises 22023 when job_id or token is NULL, or delay is NULL, negative or
+longer than 12 hours ('infinity' included), by the time it gives: unless
+clock <= clock + delay <= clock + 12 hours, months and days counted as
+the calendar makes them.$comment$;
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

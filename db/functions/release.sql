@@ -5,7 +5,9 @@
 -- true:  released.
 -- false: the token is not current; nothing changes.
 -- Raises 22023 when job_id or token is NULL, or delay is NULL, negative or
--- longer than 12 hours ('infinity' included).
+-- longer than 12 hours ('infinity' included), by the time it gives: unless
+-- clock <= clock + delay <= clock + 12 hours, months and days counted as
+-- the calendar makes them.
 
 -- Written by `make schema` from a fresh deploy (never by hand): the definition
 -- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
@@ -17,6 +19,8 @@ CREATE OR REPLACE FUNCTION taskboard.release(job_id bigint, token uuid, delay in
 AS $function$
 DECLARE
     v_queue text;
+    v_clock timestamptz := pg_catalog.clock_timestamp();
+    v_far   boolean;
 BEGIN
     IF release.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -24,11 +28,19 @@ BEGIN
     IF release.token IS NULL THEN
         RAISE EXCEPTION 'token must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF release.delay IS NULL OR release.delay < interval '0' THEN
+    -- A part (months, days, time) beyond 2000 years could carry the clock out
+    -- of the timestamp range: such a value is judged by its sign alone.
+    v_far := release.delay IS NOT NULL
+             AND (pg_catalog.abs(EXTRACT(year FROM release.delay)) > 2000
+             OR pg_catalog.abs(EXTRACT(day FROM release.delay)) > 730000
+             OR pg_catalog.abs(EXTRACT(hour FROM release.delay)) > 17520000);
+    IF release.delay IS NULL
+       OR (v_far AND release.delay < interval '0')
+       OR (NOT v_far AND v_clock + release.delay < v_clock) THEN
         RAISE EXCEPTION 'delay must not be NULL or negative, got %', release.delay
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF release.delay > interval '12 hours' THEN
+    IF v_far OR v_clock + release.delay > v_clock + interval '12 hours' THEN
         RAISE EXCEPTION 'delay must be at most 12 hours, got %', release.delay
             USING ERRCODE = 'invalid_parameter_value';
     END IF;

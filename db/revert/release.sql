@@ -1,5 +1,4 @@
--- Revert taskboard:release to its v0.1.0 definition
--- The same text as functions/release.sql, where the current definition reads.
+-- Revert taskboard:release to its v0.4.3 definition
 
 BEGIN;
 
@@ -11,14 +10,14 @@ BEGIN;
 -- The deploying role holds the owner for this transaction only.
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
-
 -- release(job_id, token, delay) -> boolean
 -- The holder hands the job back, typically at shutdown: it is queued again
 -- at clock + delay and this claim is not counted as an attempt. Sends
 -- NOTIFY taskboard, '<queue>' when delay is zero.
 -- true:  released.
 -- false: the token is not current; nothing changes.
--- Raises 22023 when job_id or token is NULL, or delay is NULL or negative.
+-- Raises 22023 when job_id or token is NULL, or delay is NULL, negative or
+-- longer than 12 hours ('infinity' included).
 
 CREATE OR REPLACE FUNCTION taskboard.release(
     job_id bigint,
@@ -41,6 +40,10 @@ BEGIN
     END IF;
     IF release.delay IS NULL OR release.delay < interval '0' THEN
         RAISE EXCEPTION 'delay must not be NULL or negative, got %', release.delay
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF release.delay > interval '12 hours' THEN
+        RAISE EXCEPTION 'delay must be at most 12 hours, got %', release.delay
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
@@ -66,6 +69,16 @@ $function$;
 REVOKE ALL ON FUNCTION taskboard.release(bigint, uuid, interval) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.release(bigint, uuid, interval)
     TO :"worker_role", :"admin_role";
+
+COMMENT ON FUNCTION taskboard.release(bigint,uuid,interval) IS
+$comment$release(job_id, token, delay) -> boolean
+The holder hands the job back, typically at shutdown: it is queued again
+at clock + delay and this claim is not counted as an attempt. Sends
+NOTIFY taskboard, '<queue>' when delay is zero.
+true:  released.
+false: the token is not current; nothing changes.
+Raises 22023 when job_id or token is NULL, or delay is NULL, negative or
+longer than 12 hours ('infinity' included).$comment$;
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

@@ -5,7 +5,7 @@
 -- pytest covers it.)
 
 BEGIN;
-SELECT plan(30);
+SELECT plan(32);
 
 SELECT coalesce(max(id), 0) + 1000000 AS unknown_id FROM taskboard.jobs \gset
 
@@ -168,6 +168,15 @@ SELECT is(taskboard.release(job_id => :c_id, token => :'c_token'),
 RESET ROLE;
 SELECT is((SELECT to_jsonb(j) FROM taskboard.jobs AS j WHERE id = :c_id), :'c_row'::jsonb,
           'a release after cancel leaves the job cancelled');
+
+-- delay bounded by the time it gives ----------------------------------------------
+
+SET LOCAL ROLE taskboard_worker;
+SELECT throws_like($$SELECT taskboard.release(1, gen_random_uuid(), '12000 mon -360000 days 11 hours')$$,
+    'delay must be at most 12 hours, got %', 'a worker cannot release with a delay of months less days');
+SELECT throws_like($$SELECT taskboard.release(1, gen_random_uuid(), '-300000 years')$$,
+    'delay must not be NULL or negative, got %', 'a huge negative delay is refused with 22023');
+RESET ROLE;
 
 SELECT * FROM finish();
 ROLLBACK;

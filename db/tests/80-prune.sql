@@ -8,7 +8,7 @@
 -- jobs someone else left in the database cannot change the counts.
 
 BEGIN;
-SELECT plan(24);
+SELECT plan(26);
 
 SET LOCAL ROLE taskboard_producer;
 SELECT taskboard.enqueue(task => 'cleanup', queue => 'prune-s') AS s_id \gset
@@ -108,6 +108,15 @@ RESET ROLE;
 SELECT is(ARRAY(SELECT id FROM taskboard.jobs WHERE id IN (:n1_id, :n2_id, :q_id, :r_id) ORDER BY id),
           ARRAY(SELECT unnest(ARRAY[:q_id, :r_id]::bigint[]) ORDER BY 1),
           'prune never deletes a queued or running job');
+
+-- older_than bounded by the cutoff it gives ---------------------------------------
+
+SET LOCAL ROLE taskboard_worker;
+SELECT throws_like($$SELECT taskboard.prune('-12000 mon 360000 days')$$,
+    'older_than must not be NULL or negative, got %', 'a worker cannot prune with a cutoff years ahead of the clock');
+SELECT throws_like($$SELECT taskboard.prune('300000 years')$$,
+    'older_than must be at most 36500 days (100 years), got %', 'a huge older_than is refused with 22023');
+RESET ROLE;
 
 SELECT * FROM finish();
 ROLLBACK;

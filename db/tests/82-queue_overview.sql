@@ -8,7 +8,7 @@
 -- counts do not depend on how claim picks.
 
 BEGIN;
-SELECT plan(10);
+SELECT plan(11);
 
 -- Bad input ------------------------------------------------------------------------
 
@@ -90,6 +90,13 @@ SELECT ok(
        FROM taskboard.queue_overview(interval '3 hours')),
     'queues come ordered by name'
 );
+RESET ROLE;
+
+-- recent bounded by the time it gives ---------------------------------------------
+
+SET LOCAL ROLE taskboard_producer;
+SELECT throws_like($$SELECT * FROM taskboard.queue_overview('12000 mon -360000 days 11 hours')$$,
+    'recent must be positive and at most 31 days, got %', 'a producer cannot ask for years of months less days');
 RESET ROLE;
 
 SELECT * FROM finish();

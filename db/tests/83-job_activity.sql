@@ -7,7 +7,7 @@
 -- entries the test needs.
 
 BEGIN;
-SELECT plan(6);
+SELECT plan(7);
 
 SET LOCAL ROLE taskboard_worker;
 SELECT throws_ok($$SELECT * FROM taskboard.job_activity(NULL)$$, '22023',
@@ -75,6 +75,13 @@ SELECT is_empty(
     $$SELECT * FROM taskboard.job_activity(interval '10 seconds') WHERE queue LIKE 'act%' AND minute_start < pg_catalog.date_trunc('minute', clock_timestamp()) - interval '1 minute'$$,
     'a short `recent` leaves the older minutes out'
 );
+RESET ROLE;
+
+-- recent bounded by the time it gives ---------------------------------------------
+
+SET LOCAL ROLE taskboard_producer;
+SELECT throws_like($$SELECT * FROM taskboard.job_activity('12000 mon -360000 days 11 hours')$$,
+    'recent must be positive and at most 31 days, got %', 'a producer cannot chart years of months less days');
 RESET ROLE;
 
 SELECT * FROM finish();
