@@ -73,7 +73,10 @@ def test_the_sql_reference_lists_exactly_the_functions_of_a_fresh_deploy(
     assert "[Roles](roles.md): none." in page["notify_runnable"]
     assert "plan_cache_mode" not in page["claim"]  # the notes after the header stay out
     assert "Returns [`taskboard.claimed`](#claimed)." in page["claim"]
-    assert "[Roles](roles.md): producer, worker, admin. Since 0.4.0; changed in 0.4.4.\n" in page["queue_overview"]
+    assert (
+        "[Roles](roles.md): producer, worker, admin. Since 0.4.0; changed in 0.4.4.\n"
+        in page["queue_overview"]
+    )
 
 
 def test_the_releases_of_a_change_are_read_from_the_plan(tmp_path: Path) -> None:
