@@ -23,6 +23,7 @@ THREADS = 20
 JOBS_PER_THREAD = 20
 CONCURRENT_TASKS = 200
 DEADLINE_SECONDS = 30.0  # for a closed connection's backend to leave pg_stat_activity
+OBSERVER = "test-observer"  # application_name of this module's own connections
 
 
 def make_app(url: str) -> Taskboard:
@@ -30,24 +31,26 @@ def make_app(url: str) -> Taskboard:
 
 
 def job_ids(url: str) -> list[int]:
-    with psycopg.connect(url) as conn:
+    with psycopg.connect(url, application_name=OBSERVER) as conn:
         return [row[0] for row in conn.execute("SELECT id FROM taskboard.jobs ORDER BY id")]
 
 
 def backends(url: str) -> list[int]:
-    """The pids of the client backends of the database at `url`, other than the asker's."""
-    with psycopg.connect(url) as conn:
+    """The pids of the client backends of the database at `url`, other than this module's
+    own (a connection it closed may still be listed while its backend exits)."""
+    with psycopg.connect(url, application_name=OBSERVER) as conn:
         rows = conn.execute(
             "SELECT pid FROM pg_stat_activity"
-            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
-            " AND backend_type = 'client backend' ORDER BY pid"
+            " WHERE datname = current_database() AND application_name <> %s"
+            " AND backend_type = 'client backend' ORDER BY pid",
+            [OBSERVER],
         ).fetchall()
     return [row[0] for row in rows]
 
 
 def last_enqueue_backend(url: str) -> int:
     """The pid of the backend that ran taskboard.enqueue last in the database at `url`."""
-    with psycopg.connect(url) as conn:
+    with psycopg.connect(url, application_name=OBSERVER) as conn:
         row = conn.execute(
             "SELECT pid FROM pg_stat_activity"
             " WHERE datname = current_database() AND pid <> pg_backend_pid()"
@@ -68,7 +71,7 @@ def until(condition: Callable[[], bool]) -> None:
 
 def terminate_backends(url: str) -> list[int]:
     """pg_terminate_backend every other client backend of the database; their pids."""
-    with psycopg.connect(url, autocommit=True) as conn:
+    with psycopg.connect(url, application_name=OBSERVER, autocommit=True) as conn:
         rows = conn.execute(
             "SELECT pid, pg_terminate_backend(pid, %s) FROM pg_stat_activity"
             " WHERE datname = current_database() AND pid <> pg_backend_pid()"
@@ -105,7 +108,7 @@ def enqueue_sync(app: Taskboard, url: str, call: str, task: str) -> None:
     """Enqueue one job of `task` the way `call` names: own connection or `conn`, one or many."""
     many, with_conn = call.startswith("enqueue_many"), call.endswith("conn")
     if with_conn:
-        with psycopg.connect(url) as conn:
+        with psycopg.connect(url, application_name=OBSERVER) as conn:
             if many:
                 app.enqueue_many(task, [{}], conn=conn)
             else:
@@ -212,7 +215,7 @@ def test_a_login_granted_the_producer_role_enqueues(url: str) -> None:
 
 def test_other_database_errors_pass_through_translate_unchanged(url: str) -> None:
     with (
-        psycopg.connect(url) as conn,
+        psycopg.connect(url, application_name=OBSERVER) as conn,
         pytest.raises(psycopg.errors.DivisionByZero),
         translate(role_needed="taskboard_producer"),
     ):
@@ -239,7 +242,7 @@ def test_enqueue_with_a_dict_row_connection_returns_the_id(
     app: Taskboard, url: str, factory: str
 ) -> None:
     row_factory = ROW_FACTORIES[factory]
-    with psycopg.connect(url, row_factory=row_factory) as conn:
+    with psycopg.connect(url, application_name=OBSERVER, row_factory=row_factory) as conn:
         one = app.enqueue("ping", conn=conn)
         many = app.enqueue_many("ping", [{}, {}], conn=conn)
 
@@ -265,7 +268,7 @@ def test_aenqueue_many_enqueues_one_job_per_payload_in_order(app: Taskboard, url
             await app.aclose()
 
     ids = asyncio.run(main())
-    with psycopg.connect(url) as conn:
+    with psycopg.connect(url, application_name=OBSERVER) as conn:
         rows = conn.execute("SELECT id, queue, payload FROM taskboard.jobs ORDER BY id").fetchall()
     assert rows == [(job_id, "q", {"n": n}) for n, job_id in enumerate(ids)]
 
@@ -429,7 +432,7 @@ def test_enqueue_takes_astral_characters_whether_one_code_point_or_a_surrogate_p
 ) -> None:
     """Only a lone surrogate is refused: a pair held as two code points is one character."""
     ids = [app.enqueue("t", {"e": "\U0001f600"}), app.enqueue("t", {"e": "\ud83d\ude00"})]
-    with psycopg.connect(url, autocommit=True) as conn:
+    with psycopg.connect(url, application_name=OBSERVER, autocommit=True) as conn:
         rows = conn.execute(
             "SELECT payload->>'e' FROM taskboard.jobs WHERE id = ANY(%s) ORDER BY id", [ids]
         ).fetchall()
@@ -438,7 +441,7 @@ def test_enqueue_takes_astral_characters_whether_one_code_point_or_a_surrogate_p
 
 def test_enqueue_many_takes_any_iterable_of_payloads_and_keys(app: Taskboard, url: str) -> None:
     ids = app.enqueue_many("t", ({"n": n} for n in range(3)), dedupe_keys=("a", None, "c"))
-    with psycopg.connect(url, autocommit=True) as conn:
+    with psycopg.connect(url, application_name=OBSERVER, autocommit=True) as conn:
         rows = [
             conn.execute(
                 "SELECT payload->>'n', dedupe_key FROM taskboard.jobs WHERE id = %s", [job_id]

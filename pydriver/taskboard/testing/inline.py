@@ -47,6 +47,8 @@ DEFAULT_TIMEOUT_SECONDS = 30.0
 # The worker's shutdown grace while it runs inline: once the queues are empty no
 # handler runs, so it only bounds how long a timeout waits for hung handlers.
 INLINE_SHUTDOWN_GRACE_SECONDS = 1.0
+SNAPSHOT_TRIES = 10  # reads of what is still runnable before saying none is
+SNAPSHOT_PAUSE_SECONDS = 0.05
 LISTED = 20  # jobs named in a StillRunnable or an assert_enqueued failure, at most
 ROLE_NEEDED = "taskboard_producer (PREFIX_producer if installed with another prefix)"
 
@@ -339,20 +341,37 @@ def _outcome(job: sql.JobInfo) -> JobOutcome:
 
 
 async def _still_runnable(reader: psycopg.AsyncConnection[Any], watch: _Watch) -> list[sql.JobInfo]:
-    """The jobs running in the inline worker, then those queued and due, of its queues."""
-    held = list(watch.held.values())  # the worker runs on meanwhile
+    """The jobs running in the inline worker, then those queued and due, of its queues.
+
+    The worker runs on meanwhile, so a job may move from queued to held
+    between the two reads; a read that finds none is taken again a few
+    times before saying so.
+    """
+    for _ in range(SNAPSHOT_TRIES):
+        found = await _runnable_once(reader, watch)
+        if found:
+            break
+        await asyncio.sleep(SNAPSHOT_PAUSE_SECONDS)
+    return found
+
+
+async def _runnable_once(reader: psycopg.AsyncConnection[Any], watch: _Watch) -> list[sql.JobInfo]:
+    held = set(watch.held.values())
     now = await sql.clock(reader)
-    found: dict[int, sql.JobInfo] = {}
+    queued: list[sql.JobInfo] = []
     with translate(role_needed=ROLE_NEEDED):
-        for job_id in sorted(set(held)):
-            job = await sql.aget_job(reader, sql.job_params(job_id))
-            if job is not None:
-                found[job.job_id] = job
         for queue in watch.queues:
             params = sql.find_jobs_params(queue, "queued", None, None, sql.MAX_PAGE)
-            for job in reversed(await sql.afind_jobs(reader, params)):
-                if job.run_at <= now:
-                    found.setdefault(job.job_id, job)
+            queued.extend(job for job in reversed(await sql.afind_jobs(reader, params)))
+        held |= set(watch.held.values())  # claimed while the queues were read
+        found: dict[int, sql.JobInfo] = {}
+        for job_id in sorted(held):
+            job = await sql.aget_job(reader, sql.job_params(job_id))
+            if job is not None and job.state in ("running", "queued"):  # not ended meanwhile
+                found[job.job_id] = job
+    for job in queued:
+        if job.run_at <= now:
+            found.setdefault(job.job_id, job)
     return list(found.values())
 
 
