@@ -1,5 +1,5 @@
 -- Structure: the schema, the jobs table with its named invariants and the
--- indexes claim and dedupe rely on, the two row types the API returns, and
+-- indexes claim, dedupe and the readers rely on, the row types the API returns, and
 -- every function with its exact signature (names, types, defaults) and
 -- result. One signature per function: no name may have two.
 --
