@@ -90,8 +90,13 @@ def fetch_ms(url: str) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def measure(database_url: str, middle_id: int, requests: int = REQUESTS) -> dict[str, Any]:
-    """Each page's fetch times in ms, by page name."""
+def measure(
+    database_url: str,
+    middle_id: int,
+    requests: int = REQUESTS,
+    paths: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Each page's fetch times in ms, by page name (`paths`, by default `pages(middle_id)`)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("TASKBOARD_")}
     env["TASKBOARD_DATABASE_URL"] = database_url
@@ -106,7 +111,9 @@ def measure(database_url: str, middle_id: int, requests: int = REQUESTS) -> dict
             text=True,
         )
         try:
-            return fetch_pages(f"http://127.0.0.1:{port}", server, log, middle_id, requests)
+            return fetch_pages(
+                f"http://127.0.0.1:{port}", server, log, paths or pages(middle_id), requests
+            )
         finally:
             server.terminate()
             try:
@@ -117,7 +124,7 @@ def measure(database_url: str, middle_id: int, requests: int = REQUESTS) -> dict
 
 
 def fetch_pages(
-    base: str, server: subprocess.Popen[str], log: Any, middle_id: int, requests: int
+    base: str, server: subprocess.Popen[str], log: Any, paths: dict[str, str], requests: int
 ) -> dict[str, Any]:
     deadline = time.monotonic() + START_TIMEOUT_S
     while True:
@@ -133,7 +140,7 @@ def fetch_pages(
                 raise RuntimeError("taskboard dashboard did not start") from None
             time.sleep(0.1)
     out: dict[str, Any] = {}
-    for name, path in pages(middle_id).items():
+    for name, path in paths.items():
         try:
             fetch_ms(base + path)  # warm-up
         except urllib.error.HTTPError as exc:

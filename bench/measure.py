@@ -44,6 +44,9 @@ class Plan:
     w3_sample_s: float  # churn: table statistics sampled, and prune run, this often
     io_jobs: int = 5_000  # W6
     cpu_jobs: int = 2_000  # W7
+    backlog_jobs: int = 600_000  # W8: queued jobs, each with 5 old errors
+    big_jobs: int = 60  # W8: finished jobs with a big payload and result
+    big_bytes: int = 4 * 2**20  # W8: the payload and result of each, together
     systems: list[str] = field(default_factory=lambda: list(SYSTEMS))
 
 

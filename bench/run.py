@@ -9,7 +9,7 @@ per-system template and starts right after a CHECKPOINT. Systems take turns
 within each run, in an order that rotates from run to run.
 
 Each workload is a module of bench/workloads/ (w1_drain, w2_latency, w3_scale,
-w4_renewal, w5_fanout, w6_io, w7_cpu, pgbench_floor); bench/measure.py holds what
+w4_renewal, w5_fanout, w6_io, w7_cpu, w8_backlog, pgbench_floor); bench/measure.py holds what
 they share (the plan, the Bench: server, fresh databases, worker command lines, samples).
 
 W1 drain: N no-op jobs enqueued up front with the system's batch API
@@ -30,6 +30,10 @@ W7 CPU-bound (Taskboard only): cpu_jobs queued jobs, each burning CPU_WORK_MS
   of CPU in a sync handler (a pure-Python loop, bench/cpuapp.py), drained by
   `taskboard worker --processes P` for each P of CPU_PROCESSES at CPU_CONCURRENCY
   handlers in all; jobs/s from the first handler start to the queue empty.
+W8 backlog (Taskboard only, once a bench, after the runs): the dashboard's
+  overview, job list and /metrics on a retry backlog (backlog_jobs queued jobs
+  with 5 old errors each, big_jobs jobs of big_bytes; bench/backlog.py says
+  how); target: the overview and the job list within 200 ms.
 W3 scale (Taskboard only, once a bench, after the runs): claim+complete
   latency with the table grown to each of w3_sizes finished jobs, then a
   churn run of w3_churn jobs through the API with default autovacuum
@@ -71,6 +75,7 @@ from workloads import (
     w5_fanout,
     w6_io,
     w7_cpu,
+    w8_backlog,
 )
 
 from taskboard_dev.server import Server
@@ -90,6 +95,7 @@ WORKLOADS = (
     "w5",
     "w6",
     "w7",
+    "w8",
     "floor",
     "w3",
 )  # --only's choices, all on by default
@@ -128,6 +134,9 @@ QUICK = Plan(
     w3_sample_s=1.0,
     io_jobs=1_000,
     cpu_jobs=400,
+    backlog_jobs=60_000,
+    big_jobs=60,
+    big_bytes=2**20 // 2,
 )
 
 
@@ -161,6 +170,8 @@ async def run_workloads(bench: Bench, workloads: set[str]) -> None:
         if floor_url is not None:
             for batch, clients in bench.plan.floor_configs:
                 pgbench_floor.run_floor(bench, floor_url, batch, clients)
+    if "w8" in workloads and OURS in systems:
+        await w8_backlog.backlog(bench)  # once a bench: its table takes a while to build
     if "w3" in workloads and OURS in systems:
         await w3_scale.scale(bench)  # big: once a bench, after every run of the others
 
@@ -450,6 +461,19 @@ def targets(samples: Samples, plan: Plan) -> list[str]:
     if len(cpu) > 1:
         (_, one), (key, most) = cpu[0], cpu[-1]
         out.append(f"W7: {key.removeprefix('W7 ')}: x{most / one:.2f} of one process")
+    import backlog
+
+    for line in samples.lines:
+        if line.workload == "W8" and (value := samples.median(line, OURS)) is not None:
+            page = line.config.removeprefix("dashboard ").split(",")[0]
+            if page in backlog.TARGETED:
+                ok = verdict(value <= backlog.TARGET_MS)
+                out.append(
+                    f"W8: {line.config}: p50 {value:.1f} ms "
+                    f"(target {backlog.TARGET_MS:.0f} ms: {ok})"
+                )
+            else:
+                out.append(f"W8: {line.config}: p50 {value:.1f} ms (no target)")
     import w3
 
     if len(plan.w3_sizes) > 1:

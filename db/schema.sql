@@ -70,6 +70,32 @@ CREATE TYPE taskboard.job_info AS (
 );
 
 --
+-- Name: job_summary; Type: TYPE; Schema: taskboard; Owner: -
+--
+
+CREATE TYPE taskboard.job_summary AS (
+	job_id bigint,
+	queue text,
+	task text,
+	state text,
+	attempt integer,
+	max_attempts integer,
+	priority integer,
+	run_at timestamp with time zone,
+	created_at timestamp with time zone,
+	started_at timestamp with time zone,
+	finished_at timestamp with time zone,
+	failures integer,
+	last_error text
+);
+
+--
+-- Name: TYPE job_summary; Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON TYPE taskboard.job_summary IS 'One line of a list of jobs (find_jobs_summary): no payload, result, errors or token.';
+
+--
 -- Name: cancel(bigint); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
@@ -1179,6 +1205,68 @@ running, succeeded, dead or cancelled, or max_rows is NULL or outside
 1..1000.';
 
 --
+-- Name: find_jobs_summary(text, text, text, bigint, integer); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.find_jobs_summary(queue text DEFAULT NULL::text, state text DEFAULT NULL::text, task text DEFAULT NULL::text, after_id bigint DEFAULT NULL::bigint, max_rows integer DEFAULT 50) RETURNS SETOF taskboard.job_summary
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_custom_plan'
+    AS $$
+BEGIN
+    IF find_jobs_summary.queue = '' THEN
+        RAISE EXCEPTION 'queue must not be empty (NULL: every queue)'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF find_jobs_summary.task = '' THEN
+        RAISE EXCEPTION 'task must not be empty (NULL: every task)'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF find_jobs_summary.state NOT IN ('queued', 'running', 'succeeded', 'dead', 'cancelled') THEN
+        RAISE EXCEPTION 'state must be queued, running, succeeded, dead or cancelled, got %',
+            pg_catalog.quote_literal(find_jobs_summary.state)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF find_jobs_summary.max_rows IS NULL
+       OR find_jobs_summary.max_rows NOT BETWEEN 1 AND 1000 THEN
+        RAISE EXCEPTION 'max_rows must be between 1 and 1000, got %',
+            coalesce(find_jobs_summary.max_rows::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    RETURN QUERY
+    SELECT j.id, j.queue, j.task, j.state, j.attempt, j.max_attempts, j.priority,
+           j.run_at, j.created_at, j.started_at, j.finished_at,
+           pg_catalog.jsonb_array_length(j.errors),
+           pg_catalog.left(j.errors -> -1 ->> 'error', 200)
+      FROM taskboard.jobs AS j
+     WHERE (find_jobs_summary.queue IS NULL OR j.queue = find_jobs_summary.queue)
+       AND (find_jobs_summary.state IS NULL OR j.state = find_jobs_summary.state)
+       AND (find_jobs_summary.task IS NULL OR j.task = find_jobs_summary.task)
+       AND (find_jobs_summary.after_id IS NULL OR j.id < find_jobs_summary.after_id)
+     ORDER BY j.id DESC
+     LIMIT find_jobs_summary.max_rows;
+END
+$$;
+
+--
+-- Name: FUNCTION find_jobs_summary(queue text, state text, task text, after_id bigint, max_rows integer); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.find_jobs_summary(queue text, state text, task text, after_id bigint, max_rows integer) IS 'find_jobs_summary(queue, state, task, after_id, max_rows) -> setof taskboard.job_summary
+The jobs find_jobs would return for the same arguments (every filter
+given, NULL: any; newest first by id; keyset paging by after_id; at most
+max_rows), each as a list shows it: job_id, queue, task, state, attempt,
+max_attempts, priority, run_at, created_at, started_at, finished_at,
+failures (how many entries its errors has) and last_error (the `error`
+of the last entry, its first 200 characters; NULL when none). Never the
+payload, the result, the errors themselves or a token: get_job gives
+the whole job. For every role, as find_jobs.
+Raises 22023 as find_jobs does: when queue or task is empty, state is not
+one of queued, running, succeeded, dead or cancelled, or max_rows is
+NULL or outside 1..1000.';
+
+--
 -- Name: get_job(bigint); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
@@ -1254,14 +1342,14 @@ BEGIN
          WHERE j.finished_at >= v_since
         UNION ALL
         -- A job that failed and waits for its next attempt, or runs it; or
-        -- one an admin retried (its attempts reset, its errors kept).
+        -- one an admin retried (its attempts reset, its errors kept): only
+        -- those whose last failure is within `recent` (the index
+        -- jobs_unfinished_last_failure), since no earlier entry can be.
         SELECT j.queue, j.state, j.finished_at, j.errors
           FROM taskboard.jobs AS j
-         WHERE j.state = 'queued' AND j.errors <> '[]'::jsonb
-        UNION ALL
-        SELECT j.queue, j.state, j.finished_at, j.errors
-          FROM taskboard.jobs AS j
-         WHERE j.state = 'running' AND j.errors <> '[]'::jsonb
+         WHERE j.state IN ('queued', 'running')
+           AND j.errors <> '[]'::jsonb
+           AND taskboard.last_failure_at(j.errors) >= v_since
     ), events AS (
         SELECT r.queue, r.state AS what, r.finished_at AS at
           FROM recent_jobs AS r
@@ -1296,11 +1384,34 @@ What happened within `recent`, per minute and queue, for charts:
                               retried or not, or a last attempt''s lease
                               that expired).
 Only minutes with something in them are returned, oldest first. It reads
-the jobs finished within `recent` and the unfinished jobs that have
-failed before, never the older finished ones.
+the jobs finished within `recent` and the unfinished jobs whose last
+failed attempt is within it, never the older ones.
 Raises 22023 when recent is NULL, not positive or longer than 31 days,
 by the time it gives: unless clock - 31 days <= clock - recent < clock,
 months and days counted as the calendar makes them.';
+
+--
+-- Name: last_failure_at(jsonb); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.last_failure_at(errors jsonb) RETURNS timestamp with time zone
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+    SELECT pg_catalog.max((e.entry ->> 'at')::timestamptz)
+      FROM pg_catalog.jsonb_array_elements(last_failure_at.errors) AS e(entry)
+$$;
+
+--
+-- Name: FUNCTION last_failure_at(errors jsonb); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.last_failure_at(errors jsonb) IS 'last_failure_at(errors) -> timestamptz
+The latest `at` among the entries of a job''s errors; NULL when there is
+none. Immutable for the index: each `at` is written by the functions as
+JSON''s ISO 8601 text of a timestamptz, which always carries its UTC
+offset, so reading it back depends on no setting.
+Raises 22007 (invalid_datetime_format) on an `at` that is not such a text.';
 
 --
 -- Name: lease_state(bigint, uuid); Type: FUNCTION; Schema: taskboard; Owner: -
@@ -2157,6 +2268,12 @@ CREATE INDEX jobs_queued_claim_order ON taskboard.jobs USING btree (queue, prior
 CREATE INDEX jobs_running_by_queue ON taskboard.jobs USING btree (queue) WHERE (state = 'running'::text);
 
 --
+-- Name: jobs_unfinished_last_failure; Type: INDEX; Schema: taskboard; Owner: -
+--
+
+CREATE INDEX jobs_unfinished_last_failure ON taskboard.jobs USING btree (taskboard.last_failure_at(errors)) WHERE ((state = ANY (ARRAY['queued'::text, 'running'::text])) AND (errors <> '[]'::jsonb));
+
+--
 -- Name: jobs_unfinished_task_dedupe_key; Type: INDEX; Schema: taskboard; Owner: -
 --
 
@@ -2264,6 +2381,15 @@ GRANT ALL ON FUNCTION taskboard.find_jobs(queue text, state text, task text, aft
 GRANT ALL ON FUNCTION taskboard.find_jobs(queue text, state text, task text, after_id bigint, max_rows integer) TO taskboard_worker;
 
 --
+-- Name: FUNCTION find_jobs_summary(queue text, state text, task text, after_id bigint, max_rows integer); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.find_jobs_summary(queue text, state text, task text, after_id bigint, max_rows integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.find_jobs_summary(queue text, state text, task text, after_id bigint, max_rows integer) TO taskboard_producer;
+GRANT ALL ON FUNCTION taskboard.find_jobs_summary(queue text, state text, task text, after_id bigint, max_rows integer) TO taskboard_worker;
+GRANT ALL ON FUNCTION taskboard.find_jobs_summary(queue text, state text, task text, after_id bigint, max_rows integer) TO taskboard_admin;
+
+--
 -- Name: FUNCTION get_job(job_id bigint); Type: ACL; Schema: taskboard; Owner: -
 --
 
@@ -2280,6 +2406,12 @@ REVOKE ALL ON FUNCTION taskboard.job_activity(recent interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION taskboard.job_activity(recent interval) TO taskboard_producer;
 GRANT ALL ON FUNCTION taskboard.job_activity(recent interval) TO taskboard_worker;
 GRANT ALL ON FUNCTION taskboard.job_activity(recent interval) TO taskboard_admin;
+
+--
+-- Name: FUNCTION last_failure_at(errors jsonb); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.last_failure_at(errors jsonb) FROM PUBLIC;
 
 --
 -- Name: FUNCTION lease_state(job_id bigint, token uuid); Type: ACL; Schema: taskboard; Owner: -

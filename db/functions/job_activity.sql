@@ -6,8 +6,8 @@
 --                               retried or not, or a last attempt's lease
 --                               that expired).
 -- Only minutes with something in them are returned, oldest first. It reads
--- the jobs finished within `recent` and the unfinished jobs that have
--- failed before, never the older finished ones.
+-- the jobs finished within `recent` and the unfinished jobs whose last
+-- failed attempt is within it, never the older ones.
 -- Raises 22023 when recent is NULL, not positive or longer than 31 days,
 -- by the time it gives: unless clock - 31 days <= clock - recent < clock,
 -- months and days counted as the calendar makes them.
@@ -48,14 +48,14 @@ BEGIN
          WHERE j.finished_at >= v_since
         UNION ALL
         -- A job that failed and waits for its next attempt, or runs it; or
-        -- one an admin retried (its attempts reset, its errors kept).
+        -- one an admin retried (its attempts reset, its errors kept): only
+        -- those whose last failure is within `recent` (the index
+        -- jobs_unfinished_last_failure), since no earlier entry can be.
         SELECT j.queue, j.state, j.finished_at, j.errors
           FROM taskboard.jobs AS j
-         WHERE j.state = 'queued' AND j.errors <> '[]'::jsonb
-        UNION ALL
-        SELECT j.queue, j.state, j.finished_at, j.errors
-          FROM taskboard.jobs AS j
-         WHERE j.state = 'running' AND j.errors <> '[]'::jsonb
+         WHERE j.state IN ('queued', 'running')
+           AND j.errors <> '[]'::jsonb
+           AND taskboard.last_failure_at(j.errors) >= v_since
     ), events AS (
         SELECT r.queue, r.state AS what, r.finished_at AS at
           FROM recent_jobs AS r

@@ -1,4 +1,4 @@
--- Revert taskboard:job_activity to its v0.4.3 definition
+-- Revert taskboard:job_activity to its v0.4.4 definition
 
 BEGIN;
 
@@ -39,10 +39,19 @@ SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_since timestamptz;
+    v_clock timestamptz := pg_catalog.clock_timestamp();
+    v_far   boolean;
 BEGIN
+    -- A part (months, days, time) beyond 2000 years could carry the clock out
+    -- of the timestamp range: such a value is judged by its sign alone.
+    v_far := job_activity.recent IS NOT NULL
+             AND (pg_catalog.abs(EXTRACT(year FROM job_activity.recent)) > 2000
+             OR pg_catalog.abs(EXTRACT(day FROM job_activity.recent)) > 730000
+             OR pg_catalog.abs(EXTRACT(hour FROM job_activity.recent)) > 17520000);
     IF job_activity.recent IS NULL
-       OR job_activity.recent <= interval '0'
-       OR job_activity.recent > interval '31 days' THEN
+       OR v_far
+       OR v_clock - job_activity.recent >= v_clock
+       OR v_clock - job_activity.recent < v_clock - interval '31 days' THEN
         RAISE EXCEPTION 'recent must be positive and at most 31 days, got %',
             coalesce(job_activity.recent::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
@@ -101,7 +110,9 @@ What happened within `recent`, per minute and queue, for charts:
 Only minutes with something in them are returned, oldest first. It reads
 the jobs finished within `recent` and the unfinished jobs that have
 failed before, never the older finished ones.
-Raises 22023 when recent is NULL, not positive or longer than 31 days.$comment$;
+Raises 22023 when recent is NULL, not positive or longer than 31 days,
+by the time it gives: unless clock - 31 days <= clock - recent < clock,
+months and days counted as the calendar makes them.$comment$;
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

@@ -1,5 +1,5 @@
 -- Structure: the schema, the jobs table with its named invariants and the
--- indexes claim and dedupe rely on, the two row types the API returns, and
+-- indexes claim, dedupe and the readers rely on, the row types the API returns, and
 -- every function with its exact signature (names, types, defaults) and
 -- result. One signature per function: no name may have two.
 --
@@ -7,7 +7,7 @@
 -- role that writes the table.
 
 BEGIN;
-SELECT plan(114);
+SELECT plan(116);
 
 -- Schema --------------------------------------------------------------------
 
@@ -172,8 +172,9 @@ RESET ROLE;
 
 SELECT indexes_are('taskboard', 'jobs', ARRAY[
     'jobs_pkey', 'jobs_queued_claim_order', 'jobs_running_by_queue',
-    'jobs_unfinished_task_dedupe_key', 'jobs_finished_at', 'jobs_failed_by_queue'
-], 'jobs has exactly the primary key and the five documented indexes');
+    'jobs_unfinished_task_dedupe_key', 'jobs_finished_at', 'jobs_failed_by_queue',
+    'jobs_unfinished_last_failure'
+], 'jobs has exactly the primary key and the six documented indexes');
 
 SELECT is(
     pg_catalog.pg_get_indexdef('taskboard.jobs_queued_claim_order'::regclass),
@@ -244,8 +245,8 @@ SELECT ok(
 
 -- Row types -----------------------------------------------------------------
 
-SELECT types_are('taskboard', ARRAY['claimed', 'job_info'],
-    'claimed and job_info are the only types of the schema besides row types of relations');
+SELECT types_are('taskboard', ARRAY['claimed', 'job_info', 'job_summary'],
+    'claimed, job_info and job_summary are the only types of the schema besides row types of relations');
 
 SELECT has_composite('taskboard', 'claimed', 'taskboard.claimed is a composite type');
 
@@ -302,7 +303,8 @@ SELECT functions_are('taskboard', ARRAY[
     'enqueue', 'enqueue_many', 'claim', 'renew', 'renew_many', 'complete', 'complete_many',
     'fail', 'release', 'lease_state', 'cancel', 'retry', 'prune', 'get_job', 'version',
     'notify_runnable', 'pause', 'resume', 'set_queue_limit', 'find_jobs', 'enqueue_periodic',
-    'queue_overview', 'job_activity', 'check_name', 'check_interval', 'check_time'
+    'queue_overview', 'job_activity', 'check_name', 'check_interval', 'check_time',
+    'find_jobs_summary', 'last_failure_at'
 ], 'the schema has exactly the documented functions');
 
 SELECT is_empty(
@@ -532,6 +534,17 @@ SELECT is(
     'queue text DEFAULT NULL::text, state text DEFAULT NULL::text, task text DEFAULT NULL::text, '
     'after_id bigint DEFAULT NULL::bigint, max_rows integer DEFAULT 50 -> SETOF taskboard.job_info',
     'find_jobs takes queue, state, task, after_id, max_rows 50 and returns a set of taskboard.job_info'
+);
+
+SELECT has_function('taskboard', 'find_jobs_summary',
+    ARRAY['text', 'text', 'text', 'bigint', 'integer'],
+    'find_jobs_summary(text, text, text, bigint, integer) exists');
+SELECT is(
+    (SELECT pg_catalog.string_agg(pg_catalog.pg_get_function_arguments(p.oid) || ' -> ' || pg_catalog.pg_get_function_result(p.oid), '; ')
+       FROM pg_catalog.pg_proc AS p WHERE p.pronamespace = 'taskboard'::regnamespace AND p.proname = 'find_jobs_summary'),
+    'queue text DEFAULT NULL::text, state text DEFAULT NULL::text, task text DEFAULT NULL::text, '
+    'after_id bigint DEFAULT NULL::bigint, max_rows integer DEFAULT 50 -> SETOF taskboard.job_summary',
+    'find_jobs_summary takes find_jobs'' arguments and returns a set of taskboard.job_summary'
 );
 
 SELECT has_function('taskboard', 'queue_overview', ARRAY['interval'], 'queue_overview(interval) exists');

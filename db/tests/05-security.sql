@@ -4,13 +4,14 @@
 -- its sequence, the view, the types and every function. Every function is
 -- SECURITY DEFINER with search_path = pg_catalog, pg_temp, but for the
 -- argument checks (check_*), plain functions that only the owner's
--- functions call, with their caller's search_path. EXECUTE is
+-- functions call, with their caller's search_path, and last_failure_at,
+-- the plain function of an index. EXECUTE is
 -- granted per role exactly as the table `api` below lists it, and to nobody
 -- else; no application role touches taskboard.jobs directly, and all three
 -- read queue_stats and schedules.
 
 BEGIN;
-SELECT plan(278);
+SELECT plan(295);
 
 -- Who may execute what: one row per function of the schema.
 CREATE TEMP TABLE api (
@@ -52,7 +53,10 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
     ('notify_runnable', ARRAY['text'],                                  false, false, false),
     ('check_name',      ARRAY['text', 'text'],                          false, false, false),
     ('check_interval',  ARRAY['text', 'interval', 'interval'],          false, false, false),
-    ('check_time',      ARRAY['text', 'timestamp with time zone'],      false, false, false);
+    ('check_time',      ARRAY['text', 'timestamp with time zone'],      false, false, false),
+    ('find_jobs_summary', ARRAY['text', 'text', 'text', 'bigint', 'integer'],
+                                                                        true,  true,  true),
+    ('last_failure_at', ARRAY['jsonb'],                                 false, false, false);
 
 SELECT set_eq(
     $$SELECT p.proname FROM pg_catalog.pg_proc AS p WHERE p.pronamespace = 'taskboard'::regnamespace$$,
@@ -92,6 +96,7 @@ SELECT view_owner_is('taskboard', 'queue_stats', 'taskboard_owner', 'taskboard_o
 SELECT view_owner_is('taskboard', 'schedules', 'taskboard_owner', 'taskboard_owner owns taskboard.schedules');
 SELECT type_owner_is('taskboard', 'claimed', 'taskboard_owner', 'taskboard_owner owns the type taskboard.claimed');
 SELECT type_owner_is('taskboard', 'job_info', 'taskboard_owner', 'taskboard_owner owns the type taskboard.job_info');
+SELECT type_owner_is('taskboard', 'job_summary', 'taskboard_owner', 'taskboard_owner owns the type taskboard.job_summary');
 
 SELECT function_owner_is('taskboard', a.fn, a.args, 'taskboard_owner',
                          'taskboard_owner owns ' || a.fn || '()')
@@ -101,7 +106,7 @@ SELECT function_owner_is('taskboard', a.fn, a.args, 'taskboard_owner',
 -- Security definer done right -----------------------------------------------
 
 SELECT CASE
-           WHEN a.fn LIKE 'check\_%' THEN
+           WHEN a.fn LIKE 'check\_%' OR a.fn = 'last_failure_at' THEN
                isnt_definer('taskboard', a.fn, a.args, a.fn || '() is not SECURITY DEFINER: it runs as its caller, the owner')
            ELSE is_definer('taskboard', a.fn, a.args, a.fn || '() is SECURITY DEFINER')
        END
@@ -115,6 +120,7 @@ SELECT is(
         -- planned on every call (see their headers).
         WHEN 'claim' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_generic_plan', 'enable_seqscan=off']
         WHEN 'find_jobs' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_custom_plan']
+        WHEN 'find_jobs_summary' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_custom_plan']
         -- The checks run with their caller's settings.
         WHEN 'check_name' THEN NULL
         WHEN 'check_interval' THEN NULL
@@ -129,6 +135,7 @@ SELECT is(
             || CASE a.fn
                    WHEN 'claim' THEN ' but plan_cache_mode = force_generic_plan and enable_seqscan = off'
                    WHEN 'find_jobs' THEN ' but plan_cache_mode = force_custom_plan'
+                   WHEN 'find_jobs_summary' THEN ' but plan_cache_mode = force_custom_plan'
                    ELSE ''
                END
     END

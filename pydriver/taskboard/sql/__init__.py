@@ -51,6 +51,8 @@ from taskboard.sql.admin_async import (
 )
 from taskboard.sql.dashboard import (
     ALLOWED_ACTIONS,
+    FIND_JOBS_SUMMARY,
+    FIND_JOBS_SUMMARY_BEFORE,
     JOB_ACTIVITY,
     QUEUE_OVERVIEW,
     QUEUE_STATS,
@@ -58,6 +60,7 @@ from taskboard.sql.dashboard import (
     SCHEDULES,
     SCHEDULES_WITH_LAST_JOB,
     aallowed_actions,
+    afind_jobs_summary,
     ajob_activity,
     aqueue_overview,
     aschedules,
@@ -198,6 +201,8 @@ __all__ = [
     "FAIL_RETRY_SINCE",
     "FENCE_SINCE",
     "FIND_JOBS",
+    "FIND_JOBS_SUMMARY",
+    "FIND_JOBS_SUMMARY_BEFORE",
     "FINISHED_STATES",
     "GET_JOB",
     "INT4_MAX",
@@ -236,6 +241,7 @@ __all__ = [
     "aenqueue",
     "aenqueue_many",
     "afind_jobs",
+    "afind_jobs_summary",
     "aget_job",
     "ajob_activity",
     "alogin_roles",

@@ -64,6 +64,26 @@ SELECT o.*, pg_catalog.clock_timestamp() AS read_at
   FROM taskboard.queue_overview(recent => %(recent)s) AS o
 """
 JOB_ACTIVITY = "SELECT * FROM taskboard.job_activity(recent => %(recent)s)"
+# One line a job for the job list: never the payload, the result or the errors
+# (find_jobs_summary; a schema before it gets the same columns from find_jobs, projected
+# in the database so that only the line crosses the wire).
+FIND_JOBS_SUMMARY = """
+SELECT * FROM taskboard.find_jobs_summary(queue => %(queue)s, state => %(state)s,
+                                          task => %(task)s, after_id => %(after_id)s,
+                                          max_rows => %(max_rows)s)
+"""
+FIND_JOBS_SUMMARY_BEFORE = """
+SELECT j.job_id, j.queue, j.task, j.state, j.attempt, j.max_attempts, j.priority,
+       j.run_at, j.created_at, j.started_at, j.finished_at,
+       pg_catalog.jsonb_array_length(j.errors) AS failures,
+       pg_catalog.left(j.errors -> -1 ->> 'error', 200) AS last_error
+  FROM taskboard.find_jobs(queue => %(queue)s, state => %(state)s, task => %(task)s,
+                           after_id => %(after_id)s, max_rows => %(max_rows)s) AS j
+"""
+HAS_FIND_JOBS_SUMMARY = """
+SELECT pg_catalog.to_regprocedure(
+           'taskboard.find_jobs_summary(text, text, text, bigint, integer)') IS NOT NULL AS present
+"""
 # The schedules with the state of each one's last job.
 SCHEDULES_WITH_LAST_JOB = """
 SELECT s.schedule, s.last_slot, s.last_job_id,
@@ -104,6 +124,17 @@ async def ajob_activity(
 ) -> list[dict[str, Any]]:
     """job_activity's rows by column name: per minute and queue, oldest first."""
     return await _arows(conn, JOB_ACTIVITY, {"recent": recent})
+
+
+async def afind_jobs_summary(
+    conn: psycopg.AsyncConnection[Any], params: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The lines of the jobs `params` (find_jobs_params) selects, newest first, by column
+    name: job_id, queue, task, state, attempt, max_attempts, priority, run_at, created_at,
+    started_at, finished_at, failures and last_error; never a payload, result or errors."""
+    rows = await _arows(conn, HAS_FIND_JOBS_SUMMARY)
+    query = FIND_JOBS_SUMMARY if rows[0]["present"] else FIND_JOBS_SUMMARY_BEFORE
+    return await _arows(conn, query, params)
 
 
 async def aschedules(conn: psycopg.AsyncConnection[Any]) -> list[dict[str, Any]]:

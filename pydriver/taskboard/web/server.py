@@ -1,7 +1,7 @@
 """The dashboard's pages and actions, and `serve` for `taskboard dashboard`.
 
 Reads go through the SQL API only: queue_overview, job_activity,
-find_jobs, get_job and the schedules view. An action is offered when the
+find_jobs_summary, get_job and the schedules view. An action is offered when the
 login has EXECUTE on its function (the admin role's grants) and runs that
 function; the database decides, the page only hides what would be refused.
 """
@@ -265,12 +265,14 @@ class Dashboard:
             )
         except InvalidArgument as exc:
             raise Problem(400, str(exc)) from None
-        found = await sql.afind_jobs(conn, params)
+        # A line a job: the payload, result and errors stay in the database (get_job
+        # gives them to the job's page).
+        found = await sql.afind_jobs_summary(conn, params)
         page, more = found[:PAGE], len(found) > PAGE
         next_url = None
         if more:
             given = {k: v for k, v in filters.items() if v}
-            next_url = "/jobs?" + urlencode({**given, "after": page[-1].job_id})
+            next_url = "/jobs?" + urlencode({**given, "after": page[-1]["job_id"]})
         return self.render(
             request,
             "jobs.html",

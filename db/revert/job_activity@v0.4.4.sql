@@ -1,0 +1,109 @@
+-- Revert taskboard:job_activity to its v0.4.3 definition
+
+BEGIN;
+
+\set owner_role :prefix _owner
+\set producer_role :prefix _producer
+\set worker_role :prefix _worker
+\set admin_role :prefix _admin
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
+
+-- job_activity(recent) -> table of (minute_start, queue, succeeded, failed, dead, cancelled)
+-- What happened within `recent`, per minute and queue, for charts:
+--   succeeded, dead, cancelled  jobs that finished so in that minute;
+--   failed                      attempts that failed in that minute (each
+--                               entry of a job's errors: a handler's failure,
+--                               retried or not, or a last attempt's lease
+--                               that expired).
+-- Only minutes with something in them are returned, oldest first. It reads
+-- the jobs finished within `recent` and the unfinished jobs that have
+-- failed before, never the older finished ones.
+-- Raises 22023 when recent is NULL, not positive or longer than 31 days.
+
+CREATE OR REPLACE FUNCTION taskboard.job_activity(recent interval DEFAULT interval '1 hour')
+RETURNS TABLE (
+    minute_start timestamptz,
+    queue     text,
+    succeeded bigint,
+    failed    bigint,
+    dead      bigint,
+    cancelled bigint
+)
+LANGUAGE plpgsql
+STABLE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    v_since timestamptz;
+BEGIN
+    IF job_activity.recent IS NULL
+       OR job_activity.recent <= interval '0'
+       OR job_activity.recent > interval '31 days' THEN
+        RAISE EXCEPTION 'recent must be positive and at most 31 days, got %',
+            coalesce(job_activity.recent::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    v_since := pg_catalog.clock_timestamp() - job_activity.recent;
+
+    RETURN QUERY
+    WITH recent_jobs AS (
+        SELECT j.queue, j.state, j.finished_at, j.errors
+          FROM taskboard.jobs AS j
+         WHERE j.finished_at >= v_since
+        UNION ALL
+        -- A job that failed and waits for its next attempt, or runs it; or
+        -- one an admin retried (its attempts reset, its errors kept).
+        SELECT j.queue, j.state, j.finished_at, j.errors
+          FROM taskboard.jobs AS j
+         WHERE j.state = 'queued' AND j.errors <> '[]'::jsonb
+        UNION ALL
+        SELECT j.queue, j.state, j.finished_at, j.errors
+          FROM taskboard.jobs AS j
+         WHERE j.state = 'running' AND j.errors <> '[]'::jsonb
+    ), events AS (
+        SELECT r.queue, r.state AS what, r.finished_at AS at
+          FROM recent_jobs AS r
+         WHERE r.finished_at IS NOT NULL
+        UNION ALL
+        SELECT r.queue, 'failed', (e.entry ->> 'at')::timestamptz
+          FROM recent_jobs AS r
+         CROSS JOIN LATERAL pg_catalog.jsonb_array_elements(r.errors) AS e(entry)
+         WHERE (e.entry ->> 'at')::timestamptz >= v_since
+    )
+    SELECT pg_catalog.date_trunc('minute', ev.at),
+           ev.queue,
+           pg_catalog.count(*) FILTER (WHERE ev.what = 'succeeded'),
+           pg_catalog.count(*) FILTER (WHERE ev.what = 'failed'),
+           pg_catalog.count(*) FILTER (WHERE ev.what = 'dead'),
+           pg_catalog.count(*) FILTER (WHERE ev.what = 'cancelled')
+      FROM events AS ev
+     GROUP BY 1, 2
+     ORDER BY 1, 2;
+END
+$function$;
+
+REVOKE ALL ON FUNCTION taskboard.job_activity(interval) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.job_activity(interval)
+    TO :"producer_role", :"worker_role", :"admin_role";
+
+COMMENT ON FUNCTION taskboard.job_activity(interval) IS
+$comment$job_activity(recent) -> table of (minute_start, queue, succeeded, failed, dead, cancelled)
+What happened within `recent`, per minute and queue, for charts:
+  succeeded, dead, cancelled  jobs that finished so in that minute;
+  failed                      attempts that failed in that minute (each
+                              entry of a job's errors: a handler's failure,
+                              retried or not, or a last attempt's lease
+                              that expired).
+Only minutes with something in them are returned, oldest first. It reads
+the jobs finished within `recent` and the unfinished jobs that have
+failed before, never the older finished ones.
+Raises 22023 when recent is NULL, not positive or longer than 31 days.$comment$;
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
+
+COMMIT;
