@@ -26,11 +26,13 @@ def server_url() -> str:
 
 
 @pytest.fixture(scope="session")
-def make_database(server_url: str) -> Iterator[MakeDatabase]:
+def make_database(server_url: str) -> MakeDatabase:
     """Factory: `make_database(deploy=False) -> url` creates a fresh,
     uniquely named database; with deploy=True it holds a fresh
-    `sqitch deploy --verify` of db/. All are dropped at the end."""
-    created: list[str] = []
+    `sqitch deploy --verify` of db/. All are dropped when the session
+    finishes (pytest_sessionfinish): a teardown here would count against the
+    time limit of whichever test ran last."""
+    created = _CREATED.setdefault(server_url, [])
     template: list[str] = []  # the deployed database copied for deploy=True
 
     def create(name: str, *, copy_of: str | None = None) -> str:
@@ -59,13 +61,21 @@ def make_database(server_url: str) -> Iterator[MakeDatabase]:
         name = TEST_DATABASE_PREFIX + uuid.uuid4().hex[:12]
         return create(name, copy_of=deployed_template() if deploy else None)
 
-    yield make
+    return make
 
-    with psycopg.connect(server_url, autocommit=True) as conn:
-        for name in created:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
+
+_CREATED: dict[str, list[str]] = {}  # server URL -> the databases make_database created
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Drop the databases make_database created, outside every test's time limit."""
+    for server_url, names in _CREATED.items():
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            for name in names:
+                conn.execute(
+                    sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+                )
+    _CREATED.clear()
 
 
 @pytest.fixture(scope="session")
