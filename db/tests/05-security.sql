@@ -10,7 +10,7 @@
 -- read queue_stats and schedules.
 
 BEGIN;
-SELECT plan(278);
+SELECT plan(286);
 
 -- Who may execute what: one row per function of the schema.
 CREATE TEMP TABLE api (
@@ -26,8 +26,8 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
                                                                         true,  true,  true),
     ('enqueue_many',    ARRAY['text', 'jsonb[]', 'text', 'timestamp with time zone', 'integer', 'integer', 'text[]', 'jsonb'],
                                                                         true,  true,  true),
-    ('enqueue_periodic', ARRAY['text', 'timestamp with time zone', 'text', 'jsonb', 'text', 'integer', 'integer'],
-                                                                        true,  true,  true),
+    ('enqueue_periodic', ARRAY['text', 'timestamp with time zone', 'text', 'jsonb', 'text', 'integer', 'integer', 'text[]'],
+                                                                        false, true,  true),
     ('get_job',         ARRAY['bigint'],                                true,  true,  true),
     ('version',         ARRAY[]::name[],                                true,  true,  true),
     ('claim',           ARRAY['text', 'text', 'integer', 'interval'],   false, true,  true),
@@ -42,6 +42,7 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
     ('cancel',          ARRAY['bigint'],                                false, false, true),
     ('retry',           ARRAY['bigint'],                                false, false, true),
     ('prune',           ARRAY['interval', 'integer'],                   false, true,  true),
+    ('remove_schedule', ARRAY['text'],                                  false, false, true),
     ('pause',           ARRAY['text'],                                  false, false, true),
     ('resume',          ARRAY['text'],                                  false, false, true),
     ('set_queue_limit', ARRAY['text', 'integer'],                       false, false, true),
