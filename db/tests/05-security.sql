@@ -41,7 +41,7 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
     ('lease_state',     ARRAY['bigint', 'uuid'],                        false, true,  true),
     ('cancel',          ARRAY['bigint'],                                false, false, true),
     ('retry',           ARRAY['bigint'],                                false, false, true),
-    ('prune',           ARRAY['interval', 'integer'],                   false, true,  true),
+    ('prune',           ARRAY['interval', 'integer'],                   false, false, true),
     ('remove_schedule', ARRAY['text'],                                  false, false, true),
     ('pause',           ARRAY['text'],                                  false, false, true),
     ('resume',          ARRAY['text'],                                  false, false, true),

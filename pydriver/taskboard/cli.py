@@ -93,7 +93,7 @@ COMMAND_NEEDS: dict[str, Needs] = {
     "job": Needs("producer"),
     "cancel": Needs("admin"),
     "retry": Needs("admin"),
-    "prune": Needs("worker"),
+    "prune": Needs("admin"),
     "schedules": Needs("producer", "admin for --prune-missing"),
     "metrics": Needs("producer"),
     "dashboard": Needs("producer", "admin for its actions"),
