@@ -959,17 +959,23 @@ Calls of the seven-argument form of 0.1.0 to 0.3.0 resolve to this one:
 the argument it gained comes last, with a default.';
 
 --
--- Name: enqueue_periodic(text, timestamp with time zone, text, jsonb, text, integer, integer); Type: FUNCTION; Schema: taskboard; Owner: -
+-- Name: enqueue_periodic(text, timestamp with time zone, text, jsonb, text, integer, integer, text[]); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
-CREATE FUNCTION taskboard.enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT 'default'::text, priority integer DEFAULT 0, max_attempts integer DEFAULT 5) RETURNS bigint
+CREATE FUNCTION taskboard.enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT 'default'::text, priority integer DEFAULT 0, max_attempts integer DEFAULT 5, previous_names text[] DEFAULT '{}'::text[]) RETURNS bigint
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 #variable_conflict use_column
 DECLARE
-    v_now timestamptz := pg_catalog.clock_timestamp();
-    v_id  bigint;
+    v_now      timestamptz := pg_catalog.clock_timestamp();
+    v_id       bigint;
+    v_previous text[] := '{}';
+    v_name     text;
+    v_fresh    boolean := false;
+    v_last     timestamptz;
+    v_task     text;
+    v_queue    text;
 BEGIN
     PERFORM taskboard.check_name('schedule', enqueue_periodic.schedule);
     IF enqueue_periodic.slot IS NULL THEN
@@ -998,19 +1004,69 @@ BEGIN
         RAISE EXCEPTION 'max_attempts must be at least 1, got %', enqueue_periodic.max_attempts
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    FOREACH v_name IN ARRAY COALESCE(enqueue_periodic.previous_names, '{}') LOOP
+        PERFORM taskboard.check_name('previous_names', v_name);
+        IF v_name <> enqueue_periodic.schedule THEN
+            v_previous := v_previous || v_name;
+        END IF;
+    END LOOP;
 
-    -- Take the slot: insert the schedule's row, or move its last_slot
-    -- forward. A concurrent caller of the same schedule waits here for this
-    -- transaction, then sees the slot taken (or, after a rollback, free).
-    INSERT INTO taskboard.schedule_slots AS s (schedule, last_slot, updated_at)
-    VALUES (enqueue_periodic.schedule, enqueue_periodic.slot, v_now)
-    ON CONFLICT ON CONSTRAINT schedule_slots_pkey DO UPDATE
-       SET last_slot = excluded.last_slot,
-           last_job_id = NULL,
-           updated_at = excluded.updated_at
-     WHERE s.last_slot < excluded.last_slot;
+    -- The schedule's row, locked: a concurrent caller of the same schedule
+    -- waits here for this transaction, then sees the slot taken (or, after
+    -- a rollback, free).
+    SELECT s.last_slot, s.task, s.queue
+      INTO v_last, v_task, v_queue
+      FROM taskboard.schedule_slots AS s
+     WHERE s.schedule = enqueue_periodic.schedule
+       FOR UPDATE;
     IF NOT FOUND THEN
-        RETURN NULL;
+        -- The first call under this name. A renamed schedule's row starts
+        -- as the latest of its previous names' rows, so that no slot they
+        -- had is enqueued again.
+        INSERT INTO taskboard.schedule_slots AS s (schedule, last_slot, last_job_id, task, queue, updated_at)
+        SELECT enqueue_periodic.schedule, p.last_slot, p.last_job_id, p.task, p.queue, v_now
+          FROM taskboard.schedule_slots AS p
+         WHERE p.schedule = ANY (v_previous)
+         ORDER BY p.last_slot DESC
+         LIMIT 1
+        ON CONFLICT ON CONSTRAINT schedule_slots_pkey DO NOTHING;
+        -- Otherwise the row starts with this slot, taken.
+        INSERT INTO taskboard.schedule_slots AS s (schedule, last_slot, last_job_id, task, queue, updated_at)
+        VALUES (enqueue_periodic.schedule, enqueue_periodic.slot, NULL,
+                enqueue_periodic.task, enqueue_periodic.queue, v_now)
+        ON CONFLICT ON CONSTRAINT schedule_slots_pkey DO NOTHING;
+        v_fresh := FOUND;
+        IF NOT v_fresh THEN
+            SELECT s.last_slot, s.task, s.queue
+              INTO v_last, v_task, v_queue
+              FROM taskboard.schedule_slots AS s
+             WHERE s.schedule = enqueue_periodic.schedule
+               FOR UPDATE;
+        END IF;
+    END IF;
+
+    IF NOT v_fresh THEN
+        IF v_last >= enqueue_periodic.slot THEN
+            -- Taken. By this task on this queue: the schedule's job; by
+            -- another: a conflict, never passed off as the schedule's job.
+            -- NULL task: a row from before 0.4.5 whose job was pruned.
+            IF v_task IS NOT NULL
+               AND (v_task, v_queue) IS DISTINCT FROM (enqueue_periodic.task, enqueue_periodic.queue) THEN
+                RAISE EXCEPTION 'schedule % has its slot % (or a later one, %) taken by task % on queue %, not task % on queue %',
+                        enqueue_periodic.schedule, enqueue_periodic.slot, v_last, v_task, v_queue,
+                        enqueue_periodic.task, enqueue_periodic.queue
+                    USING ERRCODE = 'unique_violation',
+                          HINT = 'two declarations share this schedule name; rename one, or remove the row with taskboard.remove_schedule';
+            END IF;
+            RETURN NULL;
+        END IF;
+        UPDATE taskboard.schedule_slots AS s
+           SET last_slot = enqueue_periodic.slot,
+               last_job_id = NULL,
+               task = enqueue_periodic.task,
+               queue = enqueue_periodic.queue,
+               updated_at = v_now
+         WHERE s.schedule = enqueue_periodic.schedule;
     END IF;
 
     v_id := taskboard.enqueue(
@@ -1025,32 +1081,53 @@ BEGIN
     UPDATE taskboard.schedule_slots AS s
        SET last_job_id = v_id
      WHERE s.schedule = enqueue_periodic.schedule;
+    -- The slot is taken under the previous names too, so that a worker
+    -- still declaring an old name finds it taken.
+    UPDATE taskboard.schedule_slots AS s
+       SET last_slot = enqueue_periodic.slot,
+           last_job_id = v_id,
+           task = enqueue_periodic.task,
+           queue = enqueue_periodic.queue,
+           updated_at = v_now
+     WHERE s.schedule = ANY (v_previous)
+       AND s.last_slot < enqueue_periodic.slot;
     RETURN v_id;
 END
 $$;
 
 --
--- Name: FUNCTION enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb, queue text, priority integer, max_attempts integer); Type: COMMENT; Schema: taskboard; Owner: -
+-- Name: FUNCTION enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb, queue text, priority integer, max_attempts integer, previous_names text[]); Type: COMMENT; Schema: taskboard; Owner: -
 --
 
-COMMENT ON FUNCTION taskboard.enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb, queue text, priority integer, max_attempts integer) IS 'enqueue_periodic(schedule, slot, task, payload, queue, priority, max_attempts) -> bigint
+COMMENT ON FUNCTION taskboard.enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb, queue text, priority integer, max_attempts integer, previous_names text[]) IS 'enqueue_periodic(schedule, slot, task, payload, queue, priority, max_attempts, previous_names) -> bigint
 Enqueues the job of one slot of a schedule (a time its cron fires, as the
 caller computed it from the database clock) and returns its id: a queued
-job of `task` whose run_at is `slot`, so get_job shows which slot it is.
-Exactly once per slot, whatever the number of callers: the schedule''s row
-in taskboard.schedule_slots is compared and set (last_slot < slot) before
-the job is inserted, and concurrent callers of one slot wait for that row,
-then find the slot taken.
-NULL: that slot, or a later one, was already enqueued; nothing changes.
-So only the latest of the slots missed while no worker ran gets a job,
-when a caller sends it first.
+job of `task` on `queue` whose run_at is `slot`, so get_job shows which
+slot it is. Exactly once per slot, whatever the number of callers: the
+schedule''s row in taskboard.schedule_slots is locked and compared
+(last_slot < slot) before the job is inserted, and concurrent callers of
+one slot wait for that row, then find the slot taken.
+The row keeps the task and queue of its latest slot: they are part of the
+slot''s identity.
+NULL: that slot, or a later one, was already enqueued for this task on
+this queue; nothing changes. So only the latest of the slots missed while
+no worker ran gets a job, when a caller sends it first.
+previous_names: the names this schedule had before a rename. The first
+call under the new name starts from the latest slot those rows hold, and
+each slot taken is marked taken under them too, so no slot runs twice
+across the rename; remove_schedule deletes the old rows once no worker
+declares them.
 Sends NOTIFY taskboard, ''<queue>'' as enqueue does (the job is runnable
 now). Joins the caller''s transaction: a rollback frees the slot again.
 In REPEATABLE READ or SERIALIZABLE a race may raise 40001.
+Executable by the worker and admin roles, not by producers.
+Raises 23505 when that slot, or a later one, was taken for another task
+or queue (two declarations share the name); nothing changes.
 Raises 22023 when schedule, task or queue is NULL, empty or longer than
 200 characters, slot is NULL, not finite, outside the years 1 to 9999
 (before 0001-01-01 or from 10000-01-01 on, UTC) or later than the database
-clock, or payload, priority or max_attempts is NULL, max_attempts < 1.';
+clock, payload, priority or max_attempts is NULL, max_attempts < 1, or a
+name in previous_names is NULL, empty or longer than 200 characters.';
 
 --
 -- Name: fail(bigint, uuid, text, interval, boolean, text); Type: FUNCTION; Schema: taskboard; Owner: -
@@ -1589,8 +1666,10 @@ Deletes up to `batch` finished jobs (succeeded, cancelled, dead) whose
 finished_at is before clock - older_than, oldest first, and returns how
 many it deleted. Call again until it returns 0; small batches keep each
 transaction short; concurrent callers skip each other''s rows.
-Workers call it too, for their retention setting; only finished jobs are
-ever deleted.
+Only finished jobs are ever deleted. Executable by the admin role only:
+a worker login cannot delete jobs (claim, fail without retry, then prune
+would erase any due queued job); a worker''s retention setting prunes when
+its login is granted the admin role.
 The cutoff is read from the clock once, so the scan of finished jobs
 stops at it: a call that finds nothing old enough reads next to nothing,
 however many recent finished jobs the table keeps.
@@ -1797,6 +1876,34 @@ Raises 22023 when job_id or token is NULL, or delay is NULL, negative or
 longer than 12 hours (''infinity'' included), by the time it gives: unless
 clock <= clock + delay <= clock + 12 hours, months and days counted as
 the calendar makes them.';
+
+--
+-- Name: remove_schedule(text); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.remove_schedule(schedule text) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+    PERFORM taskboard.check_name('schedule', remove_schedule.schedule);
+    DELETE FROM taskboard.schedule_slots AS s
+     WHERE s.schedule = remove_schedule.schedule;
+    RETURN FOUND;
+END
+$$;
+
+--
+-- Name: FUNCTION remove_schedule(schedule text); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.remove_schedule(schedule text) IS 'remove_schedule(schedule) -> boolean
+Deletes the row of `schedule` in taskboard.schedule_slots (its latest
+slot, job, task and queue) and returns true; false when it has none.
+Its jobs are left as they are. A worker that still declares the schedule
+enqueues its next due slot again, as for a new schedule.
+Executable by the admin role only.
+Raises 22023 when schedule is NULL, empty or longer than 200 characters.';
 
 --
 -- Name: renew(bigint, uuid, interval); Type: FUNCTION; Schema: taskboard; Owner: -
@@ -2202,6 +2309,8 @@ CREATE TABLE taskboard.schedule_slots (
     last_slot timestamp with time zone NOT NULL,
     last_job_id bigint,
     updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    task text,
+    queue text,
     CONSTRAINT schedule_slots_last_slot_finite CHECK (isfinite(last_slot)),
     CONSTRAINT schedule_slots_schedule_named CHECK (((schedule <> ''::text) AND (char_length(schedule) <= 200)))
 );
@@ -2219,7 +2328,9 @@ COMMENT ON TABLE taskboard.schedule_slots IS 'The latest enqueued slot of each s
 CREATE VIEW taskboard.schedules AS
  SELECT schedule,
     last_slot,
-    last_job_id
+    last_job_id,
+    task,
+    queue
    FROM taskboard.schedule_slots s;
 
 --
@@ -2355,13 +2466,12 @@ GRANT ALL ON FUNCTION taskboard.enqueue_many(task text, payloads jsonb[], queue 
 GRANT ALL ON FUNCTION taskboard.enqueue_many(task text, payloads jsonb[], queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_keys text[], trace_context jsonb) TO taskboard_admin;
 
 --
--- Name: FUNCTION enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb, queue text, priority integer, max_attempts integer); Type: ACL; Schema: taskboard; Owner: -
+-- Name: FUNCTION enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb, queue text, priority integer, max_attempts integer, previous_names text[]); Type: ACL; Schema: taskboard; Owner: -
 --
 
-REVOKE ALL ON FUNCTION taskboard.enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb, queue text, priority integer, max_attempts integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION taskboard.enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb, queue text, priority integer, max_attempts integer) TO taskboard_producer;
-GRANT ALL ON FUNCTION taskboard.enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb, queue text, priority integer, max_attempts integer) TO taskboard_worker;
-GRANT ALL ON FUNCTION taskboard.enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb, queue text, priority integer, max_attempts integer) TO taskboard_admin;
+REVOKE ALL ON FUNCTION taskboard.enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb, queue text, priority integer, max_attempts integer, previous_names text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb, queue text, priority integer, max_attempts integer, previous_names text[]) TO taskboard_worker;
+GRANT ALL ON FUNCTION taskboard.enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb, queue text, priority integer, max_attempts integer, previous_names text[]) TO taskboard_admin;
 
 --
 -- Name: FUNCTION fail(job_id bigint, token uuid, error text, retry_in interval, retry boolean, traceback text); Type: ACL; Schema: taskboard; Owner: -
@@ -2440,7 +2550,6 @@ GRANT ALL ON FUNCTION taskboard.pause(queue text) TO taskboard_admin;
 
 REVOKE ALL ON FUNCTION taskboard.prune(older_than interval, batch integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION taskboard.prune(older_than interval, batch integer) TO taskboard_admin;
-GRANT ALL ON FUNCTION taskboard.prune(older_than interval, batch integer) TO taskboard_worker;
 
 --
 -- Name: FUNCTION queue_overview(recent interval); Type: ACL; Schema: taskboard; Owner: -
@@ -2458,6 +2567,13 @@ GRANT ALL ON FUNCTION taskboard.queue_overview(recent interval) TO taskboard_adm
 REVOKE ALL ON FUNCTION taskboard.release(job_id bigint, token uuid, delay interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION taskboard.release(job_id bigint, token uuid, delay interval) TO taskboard_worker;
 GRANT ALL ON FUNCTION taskboard.release(job_id bigint, token uuid, delay interval) TO taskboard_admin;
+
+--
+-- Name: FUNCTION remove_schedule(schedule text); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.remove_schedule(schedule text) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.remove_schedule(schedule text) TO taskboard_admin;
 
 --
 -- Name: FUNCTION renew(job_id bigint, token uuid, lease interval); Type: ACL; Schema: taskboard; Owner: -

@@ -1,11 +1,10 @@
 -- Deploy taskboard:prune to pg
--- requires: prune@v0.4.3
+-- requires: prune@v0.4.4
 --
--- older_than is bounded by the cutoff it gives, clock - older_than: no later
--- than clock and no earlier than clock - 36500 days,
--- where the interval itself was compared before (a month counted as 30
--- days). Messages unchanged for a value the old check also refused; the
--- function's comment says the new bound.
+-- prune is the admin role's only. A worker login could claim any due
+-- queued job, fail it without retry and prune it at once: erase a job
+-- another component enqueued. Retention is an admin's decision (taskboard
+-- prune, or a worker whose login is also granted the admin role).
 
 BEGIN;
 
@@ -23,8 +22,8 @@ SET LOCAL ROLE :"owner_role";
 -- finished_at is before clock - older_than, oldest first, and returns how
 -- many it deleted. Call again until it returns 0; small batches keep each
 -- transaction short; concurrent callers skip each other's rows.
--- Workers call it too, for their retention setting; only finished jobs are
--- ever deleted.
+-- The admin role's only: a worker login cannot delete jobs (claim, fail
+-- without retry and prune would erase any due queued job).
 -- The cutoff is read from the clock once, so the scan of finished jobs
 -- stops at it: a call that finds nothing old enough reads next to nothing,
 -- however many recent finished jobs the table keeps.
@@ -92,8 +91,9 @@ END
 $function$;
 
 REVOKE ALL ON FUNCTION taskboard.prune(interval, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskboard.prune(interval, integer) FROM :"worker_role";
 GRANT EXECUTE ON FUNCTION taskboard.prune(interval, integer)
-    TO :"worker_role", :"admin_role";
+    TO :"admin_role";
 
 COMMENT ON FUNCTION taskboard.prune(interval,integer) IS
 $comment$prune(older_than, batch) -> bigint
@@ -101,8 +101,10 @@ Deletes up to `batch` finished jobs (succeeded, cancelled, dead) whose
 finished_at is before clock - older_than, oldest first, and returns how
 many it deleted. Call again until it returns 0; small batches keep each
 transaction short; concurrent callers skip each other's rows.
-Workers call it too, for their retention setting; only finished jobs are
-ever deleted.
+Only finished jobs are ever deleted. Executable by the admin role only:
+a worker login cannot delete jobs (claim, fail without retry, then prune
+would erase any due queued job); a worker's retention setting prunes when
+its login is granted the admin role.
 The cutoff is read from the clock once, so the scan of finished jobs
 stops at it: a call that finds nothing old enough reads next to nothing,
 however many recent finished jobs the table keeps.

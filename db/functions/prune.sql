@@ -3,8 +3,10 @@
 -- finished_at is before clock - older_than, oldest first, and returns how
 -- many it deleted. Call again until it returns 0; small batches keep each
 -- transaction short; concurrent callers skip each other's rows.
--- Workers call it too, for their retention setting; only finished jobs are
--- ever deleted.
+-- Only finished jobs are ever deleted. Executable by the admin role only:
+-- a worker login cannot delete jobs (claim, fail without retry, then prune
+-- would erase any due queued job); a worker's retention setting prunes when
+-- its login is granted the admin role.
 -- The cutoff is read from the clock once, so the scan of finished jobs
 -- stops at it: a call that finds nothing old enough reads next to nothing,
 -- however many recent finished jobs the table keeps.
@@ -73,5 +75,4 @@ END
 $function$;
 
 REVOKE ALL ON FUNCTION taskboard.prune(interval,integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.prune(interval,integer) TO taskboard_worker;
 GRANT EXECUTE ON FUNCTION taskboard.prune(interval,integer) TO taskboard_admin;

@@ -1,4 +1,4 @@
--- Revert taskboard:enqueue_periodic to its v0.4.3 definition
+-- Revert taskboard:enqueue_periodic to its v0.4.4 definition
 
 BEGIN;
 
@@ -10,6 +10,8 @@ BEGIN;
 -- The deploying role holds the owner for this transaction only.
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
+
+DROP FUNCTION taskboard.enqueue_periodic(text, timestamptz, text, jsonb, text, integer, integer, text[]);
 
 CREATE OR REPLACE FUNCTION taskboard.enqueue_periodic(
     schedule     text,
@@ -38,6 +40,7 @@ BEGIN
         RAISE EXCEPTION 'slot must be a finite time, got %', enqueue_periodic.slot
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    PERFORM taskboard.check_time('slot', enqueue_periodic.slot);
     IF enqueue_periodic.slot > v_now THEN
         RAISE EXCEPTION 'slot must not be later than the database clock (%), got %', v_now, enqueue_periodic.slot
             USING ERRCODE = 'invalid_parameter_value';
@@ -103,7 +106,8 @@ Sends NOTIFY taskboard, '<queue>' as enqueue does (the job is runnable
 now). Joins the caller's transaction: a rollback frees the slot again.
 In REPEATABLE READ or SERIALIZABLE a race may raise 40001.
 Raises 22023 when schedule, task or queue is NULL, empty or longer than
-200 characters, slot is NULL, not finite or later than the database
+200 characters, slot is NULL, not finite, outside the years 1 to 9999
+(before 0001-01-01 or from 10000-01-01 on, UTC) or later than the database
 clock, or payload, priority or max_attempts is NULL, max_attempts < 1.$comment$;
 
 REVOKE ALL ON FUNCTION taskboard.enqueue_periodic(text, timestamptz, text, jsonb, text, integer, integer) FROM PUBLIC;

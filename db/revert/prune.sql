@@ -1,4 +1,4 @@
--- Revert taskboard:prune to its v0.4.3 definition
+-- Revert taskboard:prune to its v0.4.4 definition (workers may prune again)
 
 BEGIN;
 
@@ -36,12 +36,22 @@ AS $function$
 DECLARE
     v_cutoff  timestamptz;
     v_deleted bigint;
+    v_clock   timestamptz := pg_catalog.clock_timestamp();
+    v_far     boolean;
 BEGIN
-    IF prune.older_than IS NULL OR prune.older_than < interval '0' THEN
+    -- A part (months, days, time) beyond 2000 years could carry the clock out
+    -- of the timestamp range: such a value is judged by its sign alone.
+    v_far := prune.older_than IS NOT NULL
+             AND (pg_catalog.abs(EXTRACT(year FROM prune.older_than)) > 2000
+             OR pg_catalog.abs(EXTRACT(day FROM prune.older_than)) > 730000
+             OR pg_catalog.abs(EXTRACT(hour FROM prune.older_than)) > 17520000);
+    IF prune.older_than IS NULL
+       OR (v_far AND prune.older_than < interval '0')
+       OR (NOT v_far AND v_clock - prune.older_than > v_clock) THEN
         RAISE EXCEPTION 'older_than must not be NULL or negative, got %', prune.older_than
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF prune.older_than > interval '36500 days' THEN
+    IF v_far OR v_clock - prune.older_than < v_clock - interval '36500 days' THEN
         RAISE EXCEPTION 'older_than must be at most 36500 days (100 years), got %', prune.older_than
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -90,7 +100,9 @@ The cutoff is read from the clock once, so the scan of finished jobs
 stops at it: a call that finds nothing old enough reads next to nothing,
 however many recent finished jobs the table keeps.
 Raises 22023 when older_than is NULL, negative or longer than 36500 days
-(100 years), or batch is NULL or < 1.$comment$;
+(100 years), by the cutoff it gives: unless clock - 36500 days <= clock -
+older_than <= clock, months and days counted as the calendar makes them;
+or batch is NULL or < 1.$comment$;
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

@@ -304,7 +304,7 @@ SELECT functions_are('taskboard', ARRAY[
     'fail', 'release', 'lease_state', 'cancel', 'retry', 'prune', 'get_job', 'version',
     'notify_runnable', 'pause', 'resume', 'set_queue_limit', 'find_jobs', 'enqueue_periodic',
     'queue_overview', 'job_activity', 'check_name', 'check_interval', 'check_time',
-    'find_jobs_summary', 'last_failure_at'
+    'find_jobs_summary', 'last_failure_at', 'remove_schedule'
 ], 'the schema has exactly the documented functions');
 
 SELECT is_empty(
@@ -472,15 +472,15 @@ SELECT col_is_null('taskboard', 'queues', 'max_running', 'queues.max_running may
 
 -- Periodic jobs: enqueue_periodic and the table behind taskboard.schedules.
 SELECT has_function('taskboard', 'enqueue_periodic',
-    ARRAY['text', 'timestamp with time zone', 'text', 'jsonb', 'text', 'integer', 'integer'],
-    'enqueue_periodic(text, timestamptz, text, jsonb, text, integer, integer) exists');
+    ARRAY['text', 'timestamp with time zone', 'text', 'jsonb', 'text', 'integer', 'integer', 'text[]'],
+    'enqueue_periodic(text, timestamptz, text, jsonb, text, integer, integer, text[]) exists');
 SELECT is(
     (SELECT pg_catalog.string_agg(pg_catalog.pg_get_function_arguments(p.oid) || ' -> ' || pg_catalog.pg_get_function_result(p.oid), '; ')
        FROM pg_catalog.pg_proc AS p WHERE p.pronamespace = 'taskboard'::regnamespace AND p.proname = 'enqueue_periodic'),
-    'schedule text, slot timestamp with time zone, task text, payload jsonb DEFAULT ''{}''::jsonb, queue text DEFAULT ''default''::text, priority integer DEFAULT 0, max_attempts integer DEFAULT 5 -> bigint',
-    'enqueue_periodic takes schedule, slot, task, payload {}, queue default, priority 0, max_attempts 5 and returns bigint'
+    'schedule text, slot timestamp with time zone, task text, payload jsonb DEFAULT ''{}''::jsonb, queue text DEFAULT ''default''::text, priority integer DEFAULT 0, max_attempts integer DEFAULT 5, previous_names text[] DEFAULT ''{}''::text[] -> bigint',
+    'enqueue_periodic takes schedule, slot, task, payload {}, queue default, priority 0, max_attempts 5, previous_names {} and returns bigint'
 );
-SELECT columns_are('taskboard', 'schedule_slots', ARRAY['schedule', 'last_slot', 'last_job_id', 'updated_at'],
+SELECT columns_are('taskboard', 'schedule_slots', ARRAY['schedule', 'last_slot', 'last_job_id', 'updated_at', 'task', 'queue'],
     'schedule_slots has exactly the documented columns');
 SELECT col_is_pk('taskboard', 'schedule_slots', 'schedule', 'a schedule has one row at most');
 SELECT col_not_null('taskboard', 'schedule_slots', 'last_slot', 'schedule_slots.last_slot is never NULL');
@@ -501,8 +501,10 @@ SELECT results_eq(
        ORDER BY a.attnum$$,
     $$VALUES ('schedule', 'text'),
              ('last_slot', 'timestamp with time zone'),
-             ('last_job_id', 'bigint')$$,
-    'taskboard.schedules has exactly schedule, last_slot and last_job_id, in order'
+             ('last_job_id', 'bigint'),
+             ('task', 'text'),
+             ('queue', 'text')$$,
+    'taskboard.schedules has exactly schedule, last_slot, last_job_id, task and queue, in order'
 );
 
 SELECT has_function('taskboard', 'prune',

@@ -11,7 +11,7 @@
 -- read queue_stats and schedules.
 
 BEGIN;
-SELECT plan(295);
+SELECT plan(303);
 
 -- Who may execute what: one row per function of the schema.
 CREATE TEMP TABLE api (
@@ -27,8 +27,8 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
                                                                         true,  true,  true),
     ('enqueue_many',    ARRAY['text', 'jsonb[]', 'text', 'timestamp with time zone', 'integer', 'integer', 'text[]', 'jsonb'],
                                                                         true,  true,  true),
-    ('enqueue_periodic', ARRAY['text', 'timestamp with time zone', 'text', 'jsonb', 'text', 'integer', 'integer'],
-                                                                        true,  true,  true),
+    ('enqueue_periodic', ARRAY['text', 'timestamp with time zone', 'text', 'jsonb', 'text', 'integer', 'integer', 'text[]'],
+                                                                        false, true,  true),
     ('get_job',         ARRAY['bigint'],                                true,  true,  true),
     ('version',         ARRAY[]::name[],                                true,  true,  true),
     ('claim',           ARRAY['text', 'text', 'integer', 'interval'],   false, true,  true),
@@ -42,7 +42,8 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
     ('lease_state',     ARRAY['bigint', 'uuid'],                        false, true,  true),
     ('cancel',          ARRAY['bigint'],                                false, false, true),
     ('retry',           ARRAY['bigint'],                                false, false, true),
-    ('prune',           ARRAY['interval', 'integer'],                   false, true,  true),
+    ('prune',           ARRAY['interval', 'integer'],                   false, false, true),
+    ('remove_schedule', ARRAY['text'],                                  false, false, true),
     ('pause',           ARRAY['text'],                                  false, false, true),
     ('resume',          ARRAY['text'],                                  false, false, true),
     ('set_queue_limit', ARRAY['text', 'integer'],                       false, false, true),

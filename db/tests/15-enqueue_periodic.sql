@@ -7,7 +7,7 @@
 -- is an ordinary queued job whose run_at is its slot; the view
 -- taskboard.schedules shows each schedule's latest slot and job.
 --
--- Producers, workers and admins may call it. Concurrent callers of one slot
+-- Workers and admins may call it, producers not. Concurrent callers of one slot
 -- are raced in tests/process/test_periodic.py, with real sessions; notifications
 -- are seen there too, after commit.
 
@@ -16,11 +16,11 @@ SELECT plan(54);
 
 SELECT pg_catalog.date_trunc('minute', pg_catalog.clock_timestamp()) - interval '1 minute' AS slot \gset
 
--- Who may: producers, workers and admins -----------------------------------------
+-- Who may: workers and admins, not producers -----------------------------------------
 
 SET LOCAL ROLE taskboard_producer;
-SELECT taskboard.enqueue_periodic(schedule => 'by-producer', slot => :'slot', task => 'tick') AS by_producer \gset
-SELECT isnt(:'by_producer'::bigint, NULL, 'a producer enqueues the job of a slot and gets its id');
+SELECT throws_ok($$SELECT taskboard.enqueue_periodic(schedule => 'by-producer', slot => clock_timestamp(), task => 'tick')$$,
+    '42501', NULL, 'a producer cannot enqueue the job of a slot (it could take every slot first)');
 SELECT lives_ok($$SELECT * FROM taskboard.schedules$$, 'a producer can read taskboard.schedules');
 SELECT throws_ok($$SELECT * FROM taskboard.schedule_slots$$, '42501', NULL,
     'a producer cannot read the table behind it');
@@ -45,7 +45,7 @@ RESET ROLE;
 
 -- Exactly once per slot -------------------------------------------------------------
 
-SET LOCAL ROLE taskboard_producer;
+SET LOCAL ROLE taskboard_worker;
 SELECT taskboard.enqueue_periodic(
     schedule     => 'report',
     slot         => :'slot',
@@ -57,9 +57,9 @@ SELECT taskboard.enqueue_periodic(
 ) AS first_id \gset
 SELECT is(taskboard.enqueue_periodic('report', :'slot', 'send_report', '{"kind": "hourly"}', 'reports', 3, 2),
     NULL, 'the same slot again returns NULL');
-SELECT is(taskboard.enqueue_periodic('report', :'slot', 'send_report'),
-    NULL, 'the same slot with other arguments returns NULL too: the slot is the schedule''s');
-SELECT is(taskboard.enqueue_periodic('report', :'slot'::timestamptz - interval '1 minute', 'send_report'),
+SELECT is(taskboard.enqueue_periodic('report', :'slot', 'send_report', queue => 'reports'),
+    NULL, 'the same slot with another payload, priority or max_attempts returns NULL too: the slot is the schedule''s');
+SELECT is(taskboard.enqueue_periodic('report', :'slot'::timestamptz - interval '1 minute', 'send_report', queue => 'reports'),
     NULL, 'an earlier slot returns NULL once a later one was enqueued');
 SELECT results_eq(
     format($$SELECT queue, task, state, attempt, max_attempts, priority, run_at, finished_at
@@ -87,20 +87,20 @@ SELECT is((SELECT job_id FROM taskboard.claim(queue => 'reports', worker => 'w1'
     'the job is runnable at once: a worker claims it');
 RESET ROLE;
 
-SET LOCAL ROLE taskboard_producer;
+SET LOCAL ROLE taskboard_worker;
 SELECT taskboard.enqueue_periodic('report', :'slot'::timestamptz + interval '30 seconds', 'send_report',
                                   queue => 'reports') AS second_id \gset
 SELECT isnt(:'second_id'::bigint, NULL, 'a later slot makes a new job');
 SELECT isnt(:'second_id'::bigint, :first_id::bigint, 'a job of its own');
 SELECT is((SELECT last_job_id FROM taskboard.schedules WHERE schedule = 'report'), :second_id::bigint,
     'taskboard.schedules moves to the later slot''s job');
-SELECT is(taskboard.enqueue_periodic('report', :'slot', 'send_report'), NULL,
+SELECT is(taskboard.enqueue_periodic('report', :'slot', 'send_report', queue => 'reports'), NULL,
     'the first slot still returns NULL');
 RESET ROLE;
 
 -- Schedules are independent -----------------------------------------------------------
 
-SET LOCAL ROLE taskboard_producer;
+SET LOCAL ROLE taskboard_worker;
 SELECT isnt(taskboard.enqueue_periodic('report-daily', :'slot', 'send_report'), NULL,
     'another schedule''s same slot makes its own job');
 SELECT is((SELECT pg_catalog.count(*) FROM taskboard.schedules WHERE schedule LIKE 'report%'), 2::bigint,
@@ -112,7 +112,7 @@ RESET ROLE;
 -- The schedule last ran three hours ago; no worker ran since. A worker that
 -- starts now sends the latest due slot: it gets a job, and the slots
 -- missed before it never do.
-SET LOCAL ROLE taskboard_producer;
+SET LOCAL ROLE taskboard_worker;
 SELECT isnt(taskboard.enqueue_periodic('hourly', :'slot'::timestamptz - interval '3 hours', 'hourly_tick'), NULL,
     'the schedule''s slot of three hours ago made a job');
 SELECT isnt(taskboard.enqueue_periodic('hourly', :'slot', 'hourly_tick'), NULL,
@@ -130,7 +130,7 @@ SELECT is(
 
 -- The slot is the database's: none from the future ----------------------------------------
 
-SET LOCAL ROLE taskboard_producer;
+SET LOCAL ROLE taskboard_worker;
 SELECT throws_ok(
     format($$SELECT taskboard.enqueue_periodic('future', %L, 'tick')$$,
            pg_catalog.clock_timestamp() + interval '1 minute'),
@@ -148,11 +148,11 @@ RESET ROLE;
 -- A rollback frees the slot --------------------------------------------------------------
 
 SAVEPOINT before_slot;
-SET LOCAL ROLE taskboard_producer;
+SET LOCAL ROLE taskboard_worker;
 SELECT isnt(taskboard.enqueue_periodic('rolled-back', :'slot', 'tick'), NULL,
     'a slot enqueued in a transaction');
 ROLLBACK TO SAVEPOINT before_slot;
-SET LOCAL ROLE taskboard_producer;
+SET LOCAL ROLE taskboard_worker;
 SELECT isnt(taskboard.enqueue_periodic('rolled-back', :'slot', 'tick'), NULL,
     'is free again once that transaction rolled back: the job and the slot go together');
 RESET ROLE;
@@ -163,7 +163,7 @@ SELECT pg_catalog.count(*) AS jobs_before_bad FROM taskboard.jobs \gset
 SELECT pg_catalog.count(*) AS slots_before_bad FROM taskboard.schedule_slots \gset
 SELECT pg_catalog.repeat('s', 200) AS name_200 \gset
 
-SET LOCAL ROLE taskboard_producer;
+SET LOCAL ROLE taskboard_worker;
 SELECT throws_ok(format($$SELECT taskboard.enqueue_periodic(NULL, %L, 't')$$, :'slot'), '22023',
     'schedule must not be NULL or empty', 'a NULL schedule is refused, naming schedule');
 SELECT throws_ok(format($$SELECT taskboard.enqueue_periodic('', %L, 't')$$, :'slot'), '22023', NULL,

@@ -52,9 +52,9 @@ SET LOCAL ROLE taskboard_producer;
 SELECT throws_ok($$SELECT taskboard.prune(older_than => '3650 days')$$,
                  '42501', NULL, 'a producer may not prune');
 RESET ROLE;
-SET LOCAL ROLE taskboard_worker;
+SET LOCAL ROLE taskboard_admin;
 SELECT is(taskboard.prune(older_than => '36500 days'), 0::bigint,
-          'a worker may prune (nothing finished a century ago here)');
+          'an admin may prune (nothing finished a century ago here)');
 RESET ROLE;
 SET LOCAL ROLE taskboard_admin;
 SELECT throws_ok($$SELECT taskboard.prune(older_than => NULL)$$,
@@ -111,9 +111,9 @@ SELECT is(ARRAY(SELECT id FROM taskboard.jobs WHERE id IN (:n1_id, :n2_id, :q_id
 
 -- older_than bounded by the cutoff it gives ---------------------------------------
 
-SET LOCAL ROLE taskboard_worker;
+SET LOCAL ROLE taskboard_admin;
 SELECT throws_like($$SELECT taskboard.prune('-12000 mon 360000 days')$$,
-    'older_than must not be NULL or negative, got %', 'a worker cannot prune with a cutoff years ahead of the clock');
+    'older_than must not be NULL or negative, got %', 'an admin cannot prune with a cutoff years ahead of the clock');
 SELECT throws_like($$SELECT taskboard.prune('300000 years')$$,
     'older_than must be at most 36500 days (100 years), got %', 'a huge older_than is refused with 22023');
 RESET ROLE;

@@ -10,7 +10,7 @@ GRANT :"owner_role" TO CURRENT_USER;
 DO $verify$
 DECLARE
     v_prefix text := pg_catalog.current_setting('taskboard.role_prefix');
-    v_fn pg_catalog.regprocedure := 'taskboard.enqueue_periodic(text, timestamptz, text, jsonb, text, integer, integer)';
+    v_fn pg_catalog.regprocedure := 'taskboard.enqueue_periodic(text, timestamptz, text, jsonb, text, integer, integer, text[])';
 BEGIN
     IF NOT (SELECT p.prosecdef
                    AND p.proconfig = ARRAY['search_path=pg_catalog, pg_temp']
@@ -22,8 +22,8 @@ BEGIN
     IF pg_catalog.has_function_privilege('public', v_fn, 'EXECUTE') THEN
         RAISE EXCEPTION '% must not be executable by PUBLIC', v_fn;
     END IF;
-    IF NOT pg_catalog.has_function_privilege(v_prefix || '_producer', v_fn, 'EXECUTE') THEN
-        RAISE EXCEPTION '% must be executable by %_producer', v_fn, v_prefix;
+    IF pg_catalog.has_function_privilege(v_prefix || '_producer', v_fn, 'EXECUTE') THEN
+        RAISE EXCEPTION '% must not be executable by %_producer', v_fn, v_prefix;
     END IF;
     IF NOT pg_catalog.has_function_privilege(v_prefix || '_worker', v_fn, 'EXECUTE') THEN
         RAISE EXCEPTION '% must be executable by %_worker', v_fn, v_prefix;

@@ -25,8 +25,8 @@ BEGIN
     IF pg_catalog.has_function_privilege(v_prefix || '_producer', v_fn, 'EXECUTE') THEN
         RAISE EXCEPTION '% must not be executable by %_producer', v_fn, v_prefix;
     END IF;
-    IF NOT pg_catalog.has_function_privilege(v_prefix || '_worker', v_fn, 'EXECUTE') THEN
-        RAISE EXCEPTION '% must be executable by %_worker', v_fn, v_prefix;
+    IF pg_catalog.has_function_privilege(v_prefix || '_worker', v_fn, 'EXECUTE') THEN
+        RAISE EXCEPTION '% must not be executable by %_worker', v_fn, v_prefix;
     END IF;
     IF NOT pg_catalog.has_function_privilege(v_prefix || '_admin', v_fn, 'EXECUTE') THEN
         RAISE EXCEPTION '% must be executable by %_admin', v_fn, v_prefix;

@@ -9,7 +9,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, NoReturn, ParamSpec, TypeVar
 
@@ -188,6 +188,7 @@ class Taskboard:
         payload: Any = None,
         priority: int = 0,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        previous_names: Sequence[str] = (),
     ) -> Callable[[F], F]:
         """Enqueue a job of the decorated task at every slot of `cron`; put it above `@app.task`.
 
@@ -197,8 +198,13 @@ class Taskboard:
         workers send it, counted on the database clock. `name` (default: the
         task's) identifies the schedule in taskboard.schedules; `queue`
         (default: the task's), `payload`, `priority` and `max_attempts` are
-        the job's. Raises TaskError for a cron or argument that cannot be
-        used, a handler not registered with `@app.task`, and a name taken.
+        the job's. A schedule renamed lists its former names in
+        `previous_names`: its slots carry over, so no slot the old name had
+        is enqueued again. The schedule's task and queue are part of each
+        slot: a slot taken under this name for another task or queue is a
+        conflict the worker logs, never this schedule's job. Raises
+        TaskError for a cron or argument that cannot be used, a handler not
+        registered with `@app.task`, and a name taken.
         A task's payload model validates `payload` here (TaskError when it
         does not).
         """
@@ -229,6 +235,7 @@ class Taskboard:
                 payload=stored,
                 priority=priority,
                 max_attempts=max_attempts,
+                previous_names=previous_names,
             )
             if declared.name in self.schedules:
                 raise TaskError(f"periodic {declared.name!r} is already scheduled: give it a name")

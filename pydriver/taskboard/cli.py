@@ -33,7 +33,7 @@ import psycopg
 from psycopg import conninfo
 
 from taskboard import __version__, install, logs, metrics, migrate, runner, sql
-from taskboard.app import PRODUCER_ROLE, Taskboard
+from taskboard.app import ADMIN_ROLE, PRODUCER_ROLE, Taskboard
 from taskboard.errors import (
     ConfigError,
     InvalidArgument,
@@ -43,6 +43,7 @@ from taskboard.errors import (
     one_line,
     translate,
 )
+from taskboard.periodic import Schedule
 from taskboard.runner import EXIT_AT_ONCE
 from taskboard.settings import Settings, load_settings, with_overrides
 
@@ -92,8 +93,8 @@ COMMAND_NEEDS: dict[str, Needs] = {
     "job": Needs("producer"),
     "cancel": Needs("admin"),
     "retry": Needs("admin"),
-    "prune": Needs("worker"),
-    "schedules": Needs("producer"),
+    "prune": Needs("admin"),
+    "schedules": Needs("producer", "admin for --prune-missing"),
     "metrics": Needs("producer"),
     "dashboard": Needs("producer", "admin for its actions"),
 }
@@ -592,15 +593,46 @@ def cmd_prune(args: argparse.Namespace) -> int:
 
 
 def cmd_schedules(args: argparse.Namespace) -> int:
+    declared = load_app(args.app).schedules if args.app else None
+    if args.prune_missing and declared is None:
+        raise CliError(
+            "--prune-missing needs --app MODULE:APP: the rows of the schedules that app "
+            "declares are kept",
+            EXIT_USAGE,
+        )
     with connect(load_settings()) as conn:
         rows = sql.schedules(conn)
-    if rows is None:
-        raise CliError(
-            "the database's taskboard schema has no schedules (0.3.0 and later): "
-            "run `taskboard migrate`"
-        )
+        if rows is None:
+            raise CliError(
+                "the database's taskboard schema has no schedules (0.3.0 and later): "
+                "run `taskboard migrate`"
+            )
+        if declared is not None and args.prune_missing:
+            missing = [str(row["schedule"]) for row in rows if row["schedule"] not in declared]
+            with translate(role_needed=ADMIN_ROLE):
+                removed = [n for n in missing if sql.remove_schedule(conn, {"schedule": n})]
+            rows = [row for row in rows if row["schedule"] not in removed]
+            line = (
+                f"removed {len(removed)} schedule{'' if len(removed) == 1 else 's'} "
+                f"{args.app} does not declare: {', '.join(removed)}"
+                if removed
+                else f"removed no schedules: {args.app} declares every one"
+            )
+            print(line, file=sys.stderr if args.json else sys.stdout)
+    statuses = [schedule_status(row, declared) for row in rows]
     if args.json:
-        print(json.dumps([{**row, "last_slot": row["last_slot"].isoformat()} for row in rows]))
+        print(
+            json.dumps(
+                [
+                    {
+                        **row,
+                        "last_slot": row["last_slot"].isoformat(),
+                        **({} if status is None else {"status": status}),
+                    }
+                    for row, status in zip(rows, statuses, strict=True)
+                ]
+            )
+        )
     elif not rows:
         print("no schedules")
     else:
@@ -608,12 +640,38 @@ def cmd_schedules(args: argparse.Namespace) -> int:
             [
                 str(row["schedule"]),
                 row["last_slot"].isoformat(sep=" ", timespec="seconds"),
-                "" if row["last_job_id"] is None else str(row["last_job_id"]),
+                # A slot taken for another task is not the schedule's job.
+                ""
+                if row["last_job_id"] is None or (status or "").startswith("conflict")
+                else str(row["last_job_id"]),
+                str(row.get("task") or ""),
+                str(row.get("queue") or ""),
+                *([] if status is None else [status]),
             ]
-            for row in rows
+            for row, status in zip(rows, statuses, strict=True)
         ]
-        print(format_table(["schedule", "last_slot", "last_job_id"], cells, numeric={2}))
+        headers = ["schedule", "last_slot", "last_job_id", "task", "queue"]
+        print(format_table(headers + ([] if declared is None else ["status"]), cells, numeric={2}))
     return EXIT_OK
+
+
+def schedule_status(row: dict[str, Any], declared: dict[str, Schedule] | None) -> str | None:
+    """What the app (None: not given) makes of a row of taskboard.schedules: None without
+    an app, "ok", "not declared", or the conflict of a slot taken for another task or
+    queue than the app's."""
+    if declared is None:
+        return None
+    schedule = declared.get(str(row["schedule"]))
+    if schedule is None:
+        return "not declared"
+    task, queue = row.get("task"), row.get("queue")
+    if task is not None and (task, queue) != (schedule.task, schedule.queue):
+        job = "" if row["last_job_id"] is None else f" (job {row['last_job_id']})"
+        return (
+            f"conflict: its latest slot{job} was taken for task {task} on queue {queue}, "
+            f"not {schedule.task} on {schedule.queue}"
+        )
+    return "ok"
 
 
 def with_app(call: Callable[[Taskboard], T]) -> T:
@@ -981,7 +1039,17 @@ def build_parser() -> argparse.ArgumentParser:
     schedules = command(
         "schedules",
         cmd_schedules,
-        "Show each periodic schedule's latest enqueued slot and its job.",
+        "Show each periodic schedule's latest enqueued slot, its job, task and queue; with "
+        "--app, whether the app declares it, and a slot taken for another task or queue "
+        "as a conflict.",
+    )
+    schedules.add_argument(
+        "--app", metavar="MODULE:APP", help="the app whose schedules to compare the rows with"
+    )
+    schedules.add_argument(
+        "--prune-missing",
+        action="store_true",
+        help="remove the rows of the schedules the app does not declare (needs --app; role: admin)",
     )
     schedules.add_argument("--json", action="store_true", help="print the rows as JSON")
     exporter = command(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,8 +17,9 @@ class Schedule:
     """A periodic job: at every slot of `cron`, one job of `task` (taskboard.enqueue_periodic).
 
     `name` identifies the schedule in the database (taskboard.schedules);
-    the job's arguments were checked when it was declared, the payload
-    already encoded as JSON text.
+    `previous_names` are the names it had before a rename, whose slots it
+    carries over. The job's arguments were checked when it was declared,
+    the payload already encoded as JSON text.
     """
 
     name: str
@@ -27,6 +29,7 @@ class Schedule:
     payload_json: str
     priority: int
     max_attempts: int
+    previous_names: tuple[str, ...] = ()
 
 
 def parse_cron(cron: str) -> Cron:
@@ -46,13 +49,30 @@ def schedule(
     payload: Any,
     priority: int,
     max_attempts: int,
+    previous_names: Sequence[str] = (),
 ) -> Schedule:
     """A Schedule of checked arguments; TaskError naming the schedule and the argument else."""
-    problem = name_problem(f"periodic {name!r}: name", name) or name_problem(
-        f"periodic {name!r}: queue", queue
+    if isinstance(previous_names, str):
+        raise TaskError(
+            f"periodic {name!r}: previous_names must be a list of names, got {previous_names!r}"
+        )
+    previous = tuple(dict.fromkeys(previous_names))
+    problem = (
+        name_problem(f"periodic {name!r}: name", name)
+        or name_problem(f"periodic {name!r}: queue", queue)
+        or next(
+            (
+                p
+                for p in (name_problem(f"periodic {name!r}: previous_names", n) for n in previous)
+                if p
+            ),
+            None,
+        )
     )
     if problem:
         raise TaskError(problem)
+    if name in previous:
+        raise TaskError(f"periodic {name!r}: previous_names must not include its own name")
     try:
         payload_json = sql.payload_json("payload", payload)
         sql.int4("priority", priority)
@@ -61,4 +81,4 @@ def schedule(
         raise TaskError(f"periodic {name!r}: {exc}") from None
     if max_attempts < 1:
         raise TaskError(f"periodic {name!r}: max_attempts must be at least 1, got {max_attempts}")
-    return Schedule(name, cron, task, queue, payload_json, priority, max_attempts)
+    return Schedule(name, cron, task, queue, payload_json, priority, max_attempts, previous)

@@ -153,7 +153,9 @@ class Settings(BaseSettings):
         gt=0,
         le=MAX_RETENTION_SECONDS,
         description="Workers delete jobs that finished longer ago than this many seconds (a "
-        "week by default); `none` keeps every job.",
+        "week by default) when their login holds the admin role (prune is the admin's); a "
+        "worker login without it keeps every job and says so once: run `taskboard prune` "
+        "as an admin instead. `none` keeps every job.",
     )
     metrics_port: int | None = Field(
         None,

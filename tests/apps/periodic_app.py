@@ -25,6 +25,7 @@ import datetime as dt
 import logging
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,13 +79,14 @@ class JournalingQueries(sql.Queries):
         queue: str,
         priority: int,
         max_attempts: int,
+        previous_names: Sequence[str] = (),
     ) -> int | None:
         if await holding():
             record("held", slot=slot.isoformat())
             while await holding():
                 await asyncio.sleep(HOLD_POLL_SECONDS)
         job = await super().enqueue_periodic(
-            conn, schedule, slot, task, payload_json, queue, priority, max_attempts
+            conn, schedule, slot, task, payload_json, queue, priority, max_attempts, previous_names
         )
         record("sent", slot=slot.isoformat(), job=job)
         return job

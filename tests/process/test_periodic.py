@@ -14,12 +14,13 @@ import asyncio
 import datetime as dt
 import itertools
 import json
+import logging
 import os
 import signal
 import sys
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,13 +36,13 @@ from taskboard.worker.scheduler import Scheduler
 from taskboard_dev.harness import Journal, WorkerProcess
 from tests.support import TESTS_DIR
 from tests.support.cli import error_line, run
-from tests.support.database import MakeDatabase, connect, heard, listening, value
+from tests.support.database import MakeDatabase, connect, heard, listening, login_role, value
 from tests.support.processes import FAST, wait_until
 
 APP = TESTS_DIR / "apps" / "periodic_app.py"
 STEP = dt.timedelta(seconds=2)  # the app's cron: every two seconds
 CALLERS = 8
-ROLES = ("taskboard_producer", "taskboard_worker", "taskboard_admin")
+ROLES = ("taskboard_worker", "taskboard_admin")  # producers may not (see 16-periodic_roles)
 ENQUEUE_PERIODIC = "SELECT taskboard.enqueue_periodic(%s, %s, %s)"
 
 
@@ -111,6 +112,9 @@ def test_periodic_below_the_task_or_twice_under_one_name_is_refused() -> None:
         ({"priority": 2**31}, "priority must be between"),
         ({"name": ""}, "name must not be empty"),
         ({"queue": "q" * 201}, "queue must be at most 200 characters"),
+        ({"previous_names": "old"}, "previous_names must be a list of names"),
+        ({"previous_names": [""]}, "previous_names must not be empty"),
+        ({"name": "n", "previous_names": ["n"]}, "previous_names must not include its own name"),
     ],
 )
 def test_a_schedule_argument_that_cannot_be_used_is_refused_at_registration(
@@ -169,7 +173,7 @@ def test_concurrent_callers_of_one_slot_get_one_job_id_and_the_rest_null(
 
 def test_a_slot_later_than_the_database_clock_is_refused(make_database: MakeDatabase) -> None:
     url = make_database(deploy=True)
-    with connect(url, "taskboard_producer") as conn:
+    with connect(url, "taskboard_worker") as conn:
         ahead = value(conn, "SELECT clock_timestamp() + interval '5 seconds'")
         with pytest.raises(psycopg.errors.InvalidParameterValue, match="database clock"):
             conn.execute(ENQUEUE_PERIODIC, ["ahead", ahead, "tick"])
@@ -213,9 +217,10 @@ class Recording(Queries):
         queue: str,
         priority: int,
         max_attempts: int,
+        previous_names: Sequence[str] = (),
     ) -> int | None:
         job = await super().enqueue_periodic(
-            conn, schedule, slot, task, payload_json, queue, priority, max_attempts
+            conn, schedule, slot, task, payload_json, queue, priority, max_attempts, previous_names
         )
         self.sent.append((slot, job))
         return job
@@ -246,6 +251,67 @@ def test_the_scheduler_sends_the_latest_slot_by_the_database_clock_once(
     assert [slot for slot, _ in queries.sent[1:]] == [
         s for s in [cron.latest(queries.clocks[1])] if s is not None and s > first_slot
     ]  # the second pass sends the slot of its own clock reading, and only when it is new
+
+
+YEARLY = Cron("0 0 1 1 *")  # its latest slot stays put for the length of a test
+
+
+def test_the_scheduler_logs_a_slot_taken_for_another_task_once_as_a_conflict(
+    make_database: MakeDatabase, caplog: pytest.LogCaptureFixture
+) -> None:
+    url = make_database(deploy=True)
+    with psycopg.connect(url, autocommit=True) as conn:
+        slot = YEARLY.latest(value(conn, "SELECT clock_timestamp()"))
+        value(
+            conn,
+            "SELECT taskboard.enqueue_periodic('report', %s, 'noop', queue => 'blackhole')",
+            [slot],
+        )
+    schedule = Schedule("report", YEARLY, "send_report", "reports", "{}", 0, 5)
+    queries = Recording()
+
+    async def passes() -> None:
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+            await Scheduler([schedule], queries).run(conn)
+            await Scheduler([schedule], queries).run(conn)  # a second worker, the same slot
+
+    with caplog.at_level(logging.INFO, logger="taskboard"):
+        asyncio.run(passes())
+    conflicts = [r.getMessage() for r in caplog.records if "conflict" in r.getMessage()]
+    assert len(conflicts) == 2, conflicts  # once per worker
+    assert "taken by task noop on queue blackhole" in conflicts[0]
+    assert [job for _, job in queries.sent] == []  # the Recording saw no answer: it raised
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert value(conn, "SELECT count(*) FROM taskboard.jobs WHERE task = 'send_report'") == 0
+
+
+def test_a_renamed_schedule_does_not_enqueue_the_slot_its_old_name_ran(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(deploy=True)
+    old = Schedule("digest", YEARLY, "send_digest", "mail", "{}", 0, 5)
+    new = Schedule("digest-daily", YEARLY, "send_digest", "mail", "{}", 0, 5, ("digest",))
+    unaware = Schedule("digest-daily", YEARLY, "send_digest", "mail", "{}", 0, 5)
+    queries = Recording()
+
+    async def passes() -> None:
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+            await Scheduler([old], queries).run(conn)
+            await Scheduler([new], queries).run(conn)
+
+    asyncio.run(passes())
+    assert [job is None for _, job in queries.sent] == [False, True]
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert value(conn, "SELECT count(*) FROM taskboard.jobs") == 1
+        conn.execute("SELECT taskboard.remove_schedule('digest-daily')")
+
+    asyncio.run(_one_pass(url, unaware, queries))
+    assert queries.sent[-1][1] is not None, "without previous_names the new name runs it again"
+
+
+async def _one_pass(url: str, schedule: Schedule, queries: Queries) -> None:
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        await Scheduler([schedule], queries).run(conn)
 
 
 # -- worker processes ---------------------------------------------------------------------
@@ -407,7 +473,7 @@ def test_the_cli_shows_each_schedule_s_latest_slot_and_job(make_database: MakeDa
     assert (done.returncode, done.stdout) == (0, "no schedules\n")
     assert json.loads(run(url, "schedules", "--json").stdout) == []
 
-    with connect(url, "taskboard_producer") as conn:
+    with connect(url, "taskboard_worker") as conn:
         noon = dt.datetime(2026, 1, 2, 12, 0, tzinfo=dt.UTC)
         report = value(conn, ENQUEUE_PERIODIC, ["nightly-report", noon, "report"])
         cleanup = value(conn, ENQUEUE_PERIODIC, ["cleanup", noon + dt.timedelta(hours=1), "c"])
@@ -415,22 +481,95 @@ def test_the_cli_shows_each_schedule_s_latest_slot_and_job(make_database: MakeDa
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert [line.split() for line in lines] == [
-        ["schedule", "last_slot", "last_job_id"],
-        ["cleanup", "2026-01-02", "13:00:00+00:00", str(cleanup)],
-        ["nightly-report", "2026-01-02", "12:00:00+00:00", str(report)],
+        ["schedule", "last_slot", "last_job_id", "task", "queue"],
+        ["cleanup", "2026-01-02", "13:00:00+00:00", str(cleanup), "c", "default"],
+        ["nightly-report", "2026-01-02", "12:00:00+00:00", str(report), "report", "default"],
     ]
     job_id_end = lines[0].index("last_job_id") + len("last_job_id")
-    assert all(len(line) == job_id_end for line in lines[1:])  # ids right-aligned
+    assert all(line[:job_id_end].split()[-1].isdigit() for line in lines[1:])  # ids right-aligned
 
     answer = json.loads(run(url, "schedules", "--json").stdout)
     assert answer == [
-        {"schedule": "cleanup", "last_slot": "2026-01-02T13:00:00+00:00", "last_job_id": cleanup},
+        {
+            "schedule": "cleanup",
+            "last_slot": "2026-01-02T13:00:00+00:00",
+            "last_job_id": cleanup,
+            "task": "c",
+            "queue": "default",
+        },
         {
             "schedule": "nightly-report",
             "last_slot": "2026-01-02T12:00:00+00:00",
             "last_job_id": report,
+            "task": "report",
+            "queue": "default",
         },
     ]
+
+
+def test_the_cli_shows_a_slot_taken_for_another_task_as_a_conflict_not_as_the_job(
+    make_database: MakeDatabase,
+) -> None:
+    """apps.dashboard_app declares nightly-report as task report on queue reports; its
+    slot was taken for task noop on queue blackhole, and cleanup is declared by no app."""
+    url = make_database(deploy=True)
+    with connect(url, "taskboard_worker") as conn:
+        noon = dt.datetime(2026, 1, 2, 12, 0, tzinfo=dt.UTC)
+        taken = value(
+            conn,
+            "SELECT taskboard.enqueue_periodic(%s, %s, 'noop', queue => 'blackhole')",
+            ["nightly-report", noon],
+        )
+        value(conn, ENQUEUE_PERIODIC, ["cleanup", noon, "c"])
+    done = run(url, "schedules", "--app", "apps.dashboard_app:app")
+    assert done.returncode == 0, done.stderr
+    rows = {line.split()[0]: line for line in done.stdout.splitlines()[1:]}
+    assert rows["cleanup"].endswith("not declared")
+    conflict = rows["nightly-report"]
+    assert conflict.split()[3:5] == ["noop", "blackhole"], conflict  # no job id before them
+    assert conflict.endswith(
+        f"conflict: its latest slot (job {taken}) was taken for task noop on queue blackhole, "
+        "not report on reports"
+    )
+    answer = json.loads(run(url, "schedules", "--app", "apps.dashboard_app:app", "--json").stdout)
+    assert [row["status"] for row in answer] == ["not declared", conflict.split("  ")[-1].strip()]
+
+
+def test_prune_missing_removes_the_rows_the_app_does_not_declare_as_an_admin(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(deploy=True)
+    with connect(url, "taskboard_worker") as conn:
+        noon = dt.datetime(2026, 1, 2, 12, 0, tzinfo=dt.UTC)
+        value(
+            conn,
+            "SELECT taskboard.enqueue_periodic(%s, %s, 'report', queue => 'reports')",
+            ["nightly-report", noon],
+        )
+        for name in ("old-report", "cleanup"):
+            value(conn, ENQUEUE_PERIODIC, [name, noon, "c"])
+    app = ["--app", "apps.dashboard_app:app"]
+
+    usage = run(url, "schedules", "--prune-missing")
+    assert usage.returncode == 2
+    assert "--prune-missing needs --app MODULE:APP" in error_line(usage)
+
+    with login_role(url, "taskboard_producer", "taskboard_worker") as worker_url:
+        refused = run(worker_url, "schedules", *app, "--prune-missing")
+    assert refused.returncode != 0
+    assert "grant taskboard_admin" in error_line(refused), refused.stderr
+
+    with login_role(url, "taskboard_admin") as admin_url:
+        done = run(admin_url, "schedules", *app, "--prune-missing")
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.splitlines()
+        assert lines[0] == (
+            "removed 2 schedules apps.dashboard_app:app does not declare: cleanup, old-report"
+        )
+        assert [line.split()[0] for line in lines[1:]] == ["schedule", "nightly-report"]
+        again = run(admin_url, "schedules", *app, "--prune-missing", "--json")
+    assert again.stderr.strip() == "removed no schedules: apps.dashboard_app:app declares every one"
+    assert [row["schedule"] for row in json.loads(again.stdout)] == ["nightly-report"]
 
 
 def test_the_cli_schedules_without_the_schema_says_to_migrate(make_database: MakeDatabase) -> None:

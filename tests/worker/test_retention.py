@@ -1,6 +1,7 @@
-"""Retention: every worker prunes jobs that finished longer ago than the `retention`
-setting, in batches, without two workers waiting on each other; unfinished jobs and
-recent ones stay; `none` keeps everything."""
+"""Retention: workers whose login may prune (the admin role's) delete jobs that finished
+longer ago than the `retention` setting, in batches, without two workers waiting on each
+other; unfinished jobs and recent ones stay; `none` keeps everything. A worker login
+without the admin role is told once and keeps every job."""
 
 from __future__ import annotations
 
@@ -27,6 +28,15 @@ def exists(url: str, job_ids: list[int]) -> list[int]:
             "SELECT id FROM taskboard.jobs WHERE id = ANY(%s) ORDER BY id", [job_ids]
         ).fetchall()
     return [row[0] for row in rows]
+
+
+def enqueue_jobs(url: str, count: int) -> list[int]:
+    """`count` jobs of task noop on queue quiet, which no worker here claims from."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        return [
+            int(conn.execute("SELECT taskboard.enqueue('noop', queue => 'quiet')").fetchone()[0])  # type: ignore[index]
+            for _ in range(count)
+        ]
 
 
 def finish(url: str, job_ids: list[int], ago: str) -> None:
@@ -103,13 +113,21 @@ def test_retention_defaults_to_a_week() -> None:
     assert load_settings(database_url="postgresql://x", retention="none").retention is None
 
 
+@pytest.mark.parametrize("schema", ["first release", "current"])
 def test_a_login_that_may_not_prune_is_told_once_and_the_worker_goes_on(
-    make_database: MakeDatabase, sqitch: Sqitch, caplog: pytest.LogCaptureFixture
+    make_database: MakeDatabase, sqitch: Sqitch, caplog: pytest.LogCaptureFixture, schema: str
 ) -> None:
-    url = at_first_release(make_database, sqitch)  # prune is the admin's alone there
+    """prune is the admin's alone at the first release and again from 0.4.5 (a worker
+    login could claim, fail without retry and prune any due job)."""
+    if schema == "current":
+        url = make_database(deploy=True)
+    else:
+        url = at_first_release(make_database, sqitch)
     login = "rt_worker_" + uuid.uuid4().hex[:8]
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(f"CREATE ROLE {login} LOGIN IN ROLE taskboard_worker")
+    old = enqueue_jobs(url, 1)
+    finish(url, old, "10 days")
     try:
         app = make_app(as_user(url, login))
         ran: list[int] = []
@@ -126,6 +144,28 @@ def test_a_login_that_may_not_prune_is_told_once_and_the_worker_goes_on(
             asyncio.run(run_workers(app, 1, lambda: told() and bool(ran), retention=1.0))
         assert ran == [job_id]
         assert sum(r.getMessage().startswith("retention: this login") for r in caplog.records) == 1
+        assert exists(url, old) == old, "a worker login without the admin role pruned"
+        app.close()
+    finally:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"DROP OWNED BY {login}")
+            conn.execute(f"DROP ROLE {login}")
+
+
+def test_a_worker_login_granted_the_admin_role_prunes(
+    make_database: MakeDatabase, caplog: pytest.LogCaptureFixture
+) -> None:
+    url = make_database(deploy=True)
+    login = "rt_pruner_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {login} LOGIN IN ROLE taskboard_worker, taskboard_admin")
+    old = enqueue_jobs(url, 3)
+    finish(url, old, "10 days")
+    try:
+        app = make_app(as_user(url, login))
+        with caplog.at_level(logging.INFO, logger="taskboard"):
+            asyncio.run(run_workers(app, 1, lambda: not exists(url, old), retention=4.0))
+        assert not any(r.getMessage().startswith("retention: this login") for r in caplog.records)
         app.close()
     finally:
         with psycopg.connect(url, autocommit=True) as conn:

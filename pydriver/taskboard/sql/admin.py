@@ -1,7 +1,7 @@
 # Generated from admin_async.py by dev/taskboard_dev/async_to_sync.py (make sync):
 # edit admin_async.py, not this file.
 """Queue control and managing jobs (the admin role): pause, resume, set_queue_limit,
-get_job, find_jobs, cancel, retry and prune.
+get_job, find_jobs, cancel, retry, prune and remove_schedule.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from taskboard.sql.admin_async import (
     GET_JOB,
     PAUSE,
     PRUNE,
+    REMOVE_SCHEDULE,
     RESUME,
     RETRY,
     SET_QUEUE_LIMIT,
@@ -88,3 +89,8 @@ def prune(conn: psycopg.Connection[Any], params: dict[str, Any]) -> int:
         total += deleted
         if deleted < params["batch"]:
             return total
+
+
+def remove_schedule(conn: psycopg.Connection[Any], params: dict[str, Any]) -> bool:
+    """True when this call deleted the row of the schedule of `params` ({"schedule": name})."""
+    return changed(conn, REMOVE_SCHEDULE, params)

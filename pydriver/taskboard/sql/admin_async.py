@@ -1,5 +1,5 @@
 """Queue control and managing jobs (the admin role): pause, resume, set_queue_limit,
-get_job, find_jobs, cancel, retry and prune.
+get_job, find_jobs, cancel, retry, prune and remove_schedule.
 """
 
 from __future__ import annotations
@@ -174,3 +174,13 @@ async def aprune(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> 
         total += deleted
         if deleted < params["batch"]:
             return total
+
+
+# -- schedules (the admin role) -------------------------------------------------------
+
+REMOVE_SCHEDULE = "SELECT taskboard.remove_schedule(schedule => %(schedule)s)"
+
+
+async def aremove_schedule(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> bool:
+    """True when this call deleted the row of the schedule of `params` ({"schedule": name})."""
+    return await achanged(conn, REMOVE_SCHEDULE, params)

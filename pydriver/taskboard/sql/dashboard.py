@@ -39,15 +39,17 @@ def queue_stats_read_at(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
 
 # -- periodic jobs -----------------------------------------------------------------
 
+# Every column: task and queue from schema 0.4.5 on.
 SCHEDULES = """
-SELECT schedule, last_slot, last_job_id
+SELECT *
   FROM taskboard.schedules
  ORDER BY schedule
 """
 
 
 def schedules(conn: psycopg.Connection[Any]) -> list[dict[str, Any]] | None:
-    """The rows of taskboard.schedules by column name; None when the schema has no such view."""
+    """The rows of taskboard.schedules by column name (`task` and `queue` from schema 0.4.5
+    on); None when the schema has no such view."""
     row = conn.execute("SELECT to_regclass('taskboard.schedules') IS NOT NULL").fetchone()
     if not (row and row[0]):
         return None

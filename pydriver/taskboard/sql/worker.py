@@ -175,6 +175,12 @@ SELECT taskboard.enqueue_periodic(
     schedule => %s, slot => %s, task => %s, payload => %s::jsonb, queue => %s,
     priority => %s, max_attempts => %s)
 """
+# A renamed schedule's call (schema 0.4.5 and later): its former names carry its slots over.
+ENQUEUE_PERIODIC_RENAMED = """
+SELECT taskboard.enqueue_periodic(
+    schedule => %s, slot => %s, task => %s, payload => %s::jsonb, queue => %s,
+    priority => %s, max_attempts => %s, previous_names => %s::text[])
+"""
 
 
 class Queries:
@@ -363,11 +369,22 @@ class Queries:
         queue: str,
         priority: int,
         max_attempts: int,
+        previous_names: Sequence[str] = (),
     ) -> int | None:
         """The id of the job of `schedule`'s `slot`; None when that slot or a later one
-        already has its job."""
-        params = [schedule, slot, task, payload_json, queue, priority, max_attempts]
-        row = await (await conn.execute(ENQUEUE_PERIODIC, params)).fetchone()
+        already has its job.
+
+        Raises psycopg.errors.UniqueViolation (23505, schema 0.4.5 and later) when
+        the slot, or a later one, was taken for another task or queue. A
+        schedule with `previous_names` needs schema 0.4.5 (UndefinedFunction
+        before); one without them is called as every release takes it.
+        """
+        params: list[Any] = [schedule, slot, task, payload_json, queue, priority, max_attempts]
+        query = ENQUEUE_PERIODIC
+        if previous_names:
+            params.append(list(previous_names))
+            query = ENQUEUE_PERIODIC_RENAMED
+        row = await (await conn.execute(query, params)).fetchone()
         return None if row is None or row[0] is None else int(row[0])
 
 

@@ -305,9 +305,10 @@ class _Watch(sql.Queries):
         queue: str,
         priority: int,
         max_attempts: int,
+        previous_names: Sequence[str] = (),
     ) -> int | None:
         job_id = await super().enqueue_periodic(
-            conn, schedule, slot, task, payload_json, queue, priority, max_attempts
+            conn, schedule, slot, task, payload_json, queue, priority, max_attempts, previous_names
         )
         if job_id is not None:
             self.changes += 1

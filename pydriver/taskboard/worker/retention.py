@@ -1,6 +1,14 @@
-"""Retention: workers delete jobs that finished longer ago than `retention`.
+"""Retention: workers whose login may prune delete jobs that finished longer ago than
+`retention`.
 
-Every worker prunes, on its control connection between claims, one batch
+taskboard.prune is the admin role's only (from schema 0.4.5; 0.3.0 to 0.4.4
+granted it to workers too): a worker login that could delete jobs could
+claim any due job, fail it without retry and prune it. So a worker prunes
+only when its login is also granted the admin role; any other worker login
+is told once in the log and keeps every job, and retention is then
+`taskboard prune --older-than DURATION` run as an admin (from cron, say).
+
+Such a worker prunes, on its control connection between claims, one batch
 at a time: a full batch is followed by another on the next pass, anything
 less by a pause of about a minute (never more than half the retention),
 jittered so that workers started together spread out. Concurrent prunes
@@ -8,8 +16,8 @@ skip each other's rows (taskboard.prune locks with SKIP LOCKED), so two
 workers never wait on each other, and a batch is small enough that a claim
 queued behind it waits milliseconds.
 
-A login that may not call prune (a schema before 0.3.0, where only the
-admin role may) is told once in the log; the worker then stops pruning.
+A login that may not call prune is told once in the log; the worker then
+stops pruning.
 """
 
 from __future__ import annotations
@@ -57,8 +65,10 @@ class Pruner:
         except pgerrors.InsufficientPrivilege:
             self.allowed = False
             log.warning(
-                "retention: this login may not prune finished jobs (schema 0.3.0 grants it "
-                "to the worker role); finished jobs are kept"
+                "retention: this login may not prune finished jobs (prune is the admin "
+                "role's): finished jobs are kept; run `taskboard prune --older-than "
+                "DURATION` as an admin (from cron, say), grant this login the admin role, "
+                "or set TASKBOARD_RETENTION=none to silence this"
             )
             return
         self.deleted += deleted

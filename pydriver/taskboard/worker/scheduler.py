@@ -11,6 +11,11 @@ stopped or stalled past a slot sends a slot the database already has.
 
 Slots missed while no worker ran are not caught up: the next pass sends
 only the latest.
+
+A slot's identity includes its task and queue: a slot the database says
+was taken for another task or queue (two declarations sharing a name) is
+logged once as a conflict, never counted as this schedule's job. A renamed
+schedule sends its former names along, so no slot they had runs again.
 """
 
 from __future__ import annotations
@@ -92,7 +97,11 @@ class Scheduler:
                 schedule.queue,
                 schedule.priority,
                 schedule.max_attempts,
+                schedule.previous_names,
             )
+        except psycopg.errors.UniqueViolation as exc:
+            self._refused_once(schedule, f"conflict: {describe(exc)}")
+            return
         except (psycopg.errors.UndefinedFunction, psycopg.errors.UndefinedTable) as exc:
             self._refused_once(schedule, f"{describe(exc)}: run `taskboard migrate`")
             return

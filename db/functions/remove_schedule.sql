@@ -1,0 +1,26 @@
+-- remove_schedule(schedule) -> boolean
+-- Deletes the row of `schedule` in taskboard.schedule_slots (its latest
+-- slot, job, task and queue) and returns true; false when it has none.
+-- Its jobs are left as they are. A worker that still declares the schedule
+-- enqueues its next due slot again, as for a new schedule.
+-- Executable by the admin role only.
+-- Raises 22023 when schedule is NULL, empty or longer than 200 characters.
+
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+CREATE OR REPLACE FUNCTION taskboard.remove_schedule(schedule text)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+    PERFORM taskboard.check_name('schedule', remove_schedule.schedule);
+    DELETE FROM taskboard.schedule_slots AS s
+     WHERE s.schedule = remove_schedule.schedule;
+    RETURN FOUND;
+END
+$function$;
+
+REVOKE ALL ON FUNCTION taskboard.remove_schedule(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.remove_schedule(text) TO taskboard_admin;
