@@ -664,14 +664,8 @@ def schedule_status(row: dict[str, Any], declared: dict[str, Schedule] | None) -
     schedule = declared.get(str(row["schedule"]))
     if schedule is None:
         return "not declared"
-    task, queue = row.get("task"), row.get("queue")
-    if task is not None and (task, queue) != (schedule.task, schedule.queue):
-        job = "" if row["last_job_id"] is None else f" (job {row['last_job_id']})"
-        return (
-            f"conflict: its latest slot{job} was taken for task {task} on queue {queue}, "
-            f"not {schedule.task} on {schedule.queue}"
-        )
-    return "ok"
+    conflict = schedule.slot_conflict(row.get("task"), row.get("queue"), row["last_job_id"])
+    return conflict or "ok"
 
 
 def with_app(call: Callable[[Taskboard], T]) -> T:

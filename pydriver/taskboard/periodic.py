@@ -31,6 +31,17 @@ class Schedule:
     max_attempts: int
     previous_names: tuple[str, ...] = ()
 
+    def slot_conflict(self, task: str | None, queue: str | None, job_id: int | None) -> str | None:
+        """None when a slot taken for `task` on `queue` (as taskboard.schedules keeps
+        its latest; None: not known) is this schedule's, else the conflict in words."""
+        if task is None or (task, queue) == (self.task, self.queue):
+            return None
+        job = "" if job_id is None else f" (job {job_id})"
+        return (
+            f"conflict: its latest slot{job} was taken for task {task} on queue {queue}, "
+            f"not {self.task} on {self.queue}"
+        )
+
 
 def parse_cron(cron: str) -> Cron:
     """`cron` parsed; TaskError saying why when it cannot be used."""

@@ -608,6 +608,31 @@ def test_schedules_show_the_next_slot_of_the_apps_crons(deployed: str, admin_url
     assert tomorrow_or_today, page
 
 
+def test_a_slot_taken_for_another_task_shows_as_a_conflict_not_as_the_schedules_job(
+    deployed: str, admin_url: str
+) -> None:
+    sys.path.insert(0, str(TESTS_DIR))
+    try:
+        app = importlib.import_module("apps.dashboard_app").app
+    finally:
+        sys.path.remove(str(TESTS_DIR))
+    with psycopg.connect(deployed, autocommit=True) as conn:
+        taken = conn.execute(
+            "SELECT taskboard.enqueue_periodic('nightly-report', now(), 'noop', queue => 'blackhole')"
+        ).fetchone()
+    assert taken is not None and taken[0] is not None
+    with TestClient(
+        server.create_app(load_settings(database_url=admin_url), schedules=app.schedules),
+        base_url="http://127.0.0.1:8080",
+    ) as tb:
+        page = tb.get("/schedules").text
+    assert (
+        f"conflict: its latest slot (job {taken[0]}) was taken for task noop on queue "
+        "blackhole, not report on reports"
+    ) in page, page
+    assert f'href="/jobs/{taken[0]}"' not in page
+
+
 def test_metrics_are_the_queue_exporters(deployed: str, admin_url: str) -> None:
     enqueue(deployed)
     with client(admin_url) as tb:

@@ -89,6 +89,9 @@ SELECT pg_catalog.to_regprocedure(
 # The schedules with the state of each one's last job.
 SCHEDULES_WITH_LAST_JOB = """
 SELECT s.schedule, s.last_slot, s.last_job_id,
+       -- The task and queue its latest slot was taken for (schema 0.4.5 on; else NULL).
+       pg_catalog.to_jsonb(s) ->> 'task' AS slot_task,
+       pg_catalog.to_jsonb(s) ->> 'queue' AS slot_queue,
        CASE WHEN s.last_job_id IS NOT NULL
             THEN (taskboard.get_job(job_id => s.last_job_id)).state END AS last_job_state
   FROM taskboard.schedules AS s

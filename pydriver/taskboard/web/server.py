@@ -300,15 +300,23 @@ class Dashboard:
         for name in names:
             row = rows.get(name, {})
             declared = self.declared.get(name)
+            slot_task, slot_queue = row.get("slot_task"), row.get("slot_queue")
+            conflict = (
+                declared.slot_conflict(slot_task, slot_queue, row.get("last_job_id"))
+                if declared
+                else None
+            )
             shown.append(
                 {
                     "name": name,
                     "cron": declared.cron.expression if declared else None,
-                    "task": declared.task if declared else None,
-                    "queue": declared.queue if declared else None,
+                    "task": declared.task if declared else slot_task,
+                    "queue": declared.queue if declared else slot_queue,
                     "last_slot": row.get("last_slot"),
-                    "last_job_id": row.get("last_job_id"),
-                    "last_job_state": row.get("last_job_state"),
+                    # A slot taken for another task is not the schedule's job.
+                    "last_job_id": None if conflict else row.get("last_job_id"),
+                    "last_job_state": None if conflict else row.get("last_job_state"),
+                    "conflict": conflict,
                     "next_slot": declared.cron.after(now) if declared else None,
                 }
             )
