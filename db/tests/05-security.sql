@@ -10,7 +10,7 @@
 -- read queue_stats and schedules.
 
 BEGIN;
-SELECT plan(278);
+SELECT plan(286);
 
 -- Who may execute what: one row per function of the schema.
 CREATE TEMP TABLE api (
@@ -49,6 +49,7 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
                                                                         true,  true,  true),
     ('queue_overview',  ARRAY['interval'],                              true,  true,  true),
     ('job_activity',    ARRAY['interval'],                              true,  true,  true),
+    ('job_history',     ARRAY['bigint'],                                false, false, true),
     ('notify_runnable', ARRAY['text'],                                  false, false, false),
     ('check_name',      ARRAY['text', 'text'],                          false, false, false),
     ('check_interval',  ARRAY['text', 'interval', 'interval'],          false, false, false),
