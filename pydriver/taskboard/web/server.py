@@ -288,7 +288,15 @@ class Dashboard:
         if job is None:
             raise Problem(404, f"job {job_id} does not exist (or was pruned)")
         allowed = await sql.aallowed_actions(conn)
-        return self.render(request, "job.html", job=job, allowed=allowed)
+        history = await sql.ajob_history(conn, job_id)
+        return self.render(
+            request,
+            "job.html",
+            job=job,
+            allowed=allowed,
+            timeline=timeline(job.errors, history or []),
+            history_shown=history is not None,
+        )
 
     async def schedules(self, request: Request, conn: psycopg.AsyncConnection[Any]) -> Response:
         rows = {row["schedule"]: row for row in await sql.aschedules(conn)}
@@ -470,6 +478,36 @@ def parse_limit(value: str) -> int | None:
         return int(text)
     except ValueError:
         raise Problem(400, f"the limit must be a whole number or none, got {value!r}") from None
+
+
+def timeline(errors: Any, history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The failed attempts (`errors` entries) and the history lines of a job, oldest first.
+
+    Each item is {"error": entry} or {"event": row}; an entry whose time does not
+    read keeps its place after the ones that do."""
+    items: list[tuple[dt.datetime, int, dict[str, Any]]] = []
+    for order, entry in enumerate(errors if isinstance(errors, list) else []):
+        at = entry.get("at") if isinstance(entry, dict) else None
+        items.append((error_time(at), order, {"error": entry}))
+    for order, row in enumerate(history, start=len(items)):
+        at = row.get("at")
+        items.append((at if isinstance(at, dt.datetime) else LAST, order, {"event": row}))
+    return [item for _, _, item in sorted(items, key=lambda item: (item[0], item[1]))]
+
+
+# Where an entry whose time does not read goes: last.
+LAST = dt.datetime.max.replace(tzinfo=dt.UTC)
+
+
+def error_time(value: Any) -> dt.datetime:
+    """The time of an errors entry (an ISO 8601 string), LAST when it does not read."""
+    if not isinstance(value, str):
+        return LAST
+    try:
+        parsed = dt.datetime.fromisoformat(value)
+    except ValueError:
+        return LAST
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=dt.UTC)
 
 
 def when(value: dt.datetime | None) -> str:
