@@ -10,7 +10,7 @@
 -- read queue_stats and schedules.
 
 BEGIN;
-SELECT plan(286);
+SELECT plan(294);
 
 -- Who may execute what: one row per function of the schema.
 CREATE TEMP TABLE api (
@@ -50,6 +50,7 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
     ('queue_overview',  ARRAY['interval'],                              true,  true,  true),
     ('job_activity',    ARRAY['interval'],                              true,  true,  true),
     ('job_history',     ARRAY['bigint'],                                false, false, true),
+    ('worker_leases',   ARRAY['integer'],                               false, false, true),
     ('notify_runnable', ARRAY['text'],                                  false, false, false),
     ('check_name',      ARRAY['text', 'text'],                          false, false, false),
     ('check_interval',  ARRAY['text', 'interval', 'interval'],          false, false, false),
