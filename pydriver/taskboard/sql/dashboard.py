@@ -90,6 +90,14 @@ SELECT coalesce(pg_catalog.has_function_privilege(
            pg_catalog.to_regprocedure('taskboard.job_history(bigint)'), 'EXECUTE'), false) AS allowed
 """
 
+# Who holds what (schema 0.4.5 and later, the admin role's), by worker.
+WORKER_LEASES = "SELECT * FROM taskboard.worker_leases(max_rows => %(max_rows)s)"
+MAY_READ_WORKER_LEASES = """
+SELECT coalesce(pg_catalog.has_function_privilege(
+           pg_catalog.to_regprocedure('taskboard.worker_leases(integer)'), 'EXECUTE'), false)
+           AS allowed
+"""
+
 
 async def _arows(
     conn: psycopg.AsyncConnection[Any], query: str, params: dict[str, Any] | None = None
@@ -133,3 +141,13 @@ async def ajob_history(
     if not allowed[0]["allowed"]:
         return None
     return await _arows(conn, JOB_HISTORY, {"job_id": job_id})
+
+
+async def aworker_leases(
+    conn: psycopg.AsyncConnection[Any], max_rows: int
+) -> list[dict[str, Any]] | None:
+    """worker_leases' rows by column name; None when this login may not read them."""
+    allowed = await _arows(conn, MAY_READ_WORKER_LEASES)
+    if not allowed[0]["allowed"]:
+        return None
+    return await _arows(conn, WORKER_LEASES, {"max_rows": max_rows})

@@ -65,6 +65,10 @@ SCHEMA_SINCE = (0, 4, 0)  # queue_overview, job_activity, job_info's payload and
 # A form is a token, the page to return to and a queue name: far smaller than this.
 MAX_FORM_BYTES = 16 * 1024
 STATES = ("queued", "running", "succeeded", "dead", "cancelled")
+# The workers page lists at most this many held leases; a lease ending within
+# SOON is marked.
+WORKER_ROWS = 500
+SOON = dt.timedelta(seconds=15)
 # A bulk action changes at most this many jobs, the newest first; the page says so.
 BULK_MAX = 500
 # What each bulk action applies to: the states its SQL function changes.
@@ -101,6 +105,7 @@ def create_app(
         Route("/jobs", dashboard.page(dashboard.jobs)),
         Route("/jobs/{job_id}", dashboard.page(dashboard.job)),
         Route("/schedules", dashboard.page(dashboard.schedules)),
+        Route("/workers", dashboard.page(dashboard.workers)),
         Route("/bulk", dashboard.page(dashboard.bulk)),
         Route("/bulk", dashboard.action(dashboard.bulk_action), methods=["POST"]),
         Route("/metrics", dashboard.metrics),
@@ -302,6 +307,25 @@ class Dashboard:
             allowed=allowed,
             timeline=timeline(job.errors, history or []),
             history_shown=history is not None,
+        )
+
+    async def workers(self, request: Request, conn: psycopg.AsyncConnection[Any]) -> Response:
+        """Who holds what, since when, and the leases close to expiry or past it."""
+        leases = await sql.aworker_leases(conn, WORKER_ROWS)
+        if leases is None:
+            raise Problem(403, f"this login may not list who holds what: grant it {ADMIN_ROLE}")
+        workers: dict[str, list[dict[str, Any]]] = {}
+        for lease in leases:
+            workers.setdefault(lease["worker"], []).append(lease)
+        return self.render(
+            request,
+            "workers.html",
+            workers=workers,
+            held=len(leases),
+            capped=len(leases) >= WORKER_ROWS,
+            worker_rows=WORKER_ROWS,
+            soon=SOON,
+            now=await database_now(conn),
         )
 
     async def bulk(self, request: Request, conn: psycopg.AsyncConnection[Any]) -> Response:
