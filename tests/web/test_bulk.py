@@ -117,6 +117,13 @@ def test_a_bulk_post_without_the_csrf_token_changes_nothing(deployed: str, admin
     assert states(deployed, mail) == ["dead", "dead"]
 
 
+def test_the_bulk_page_without_a_choice_offers_the_form(admin_url: str) -> None:
+    with client(admin_url) as tb:
+        page = tb.get("/bulk")
+    assert page.status_code == 200
+    assert 'name="action"' in page.text and 'id="bulk-confirm"' not in page.text
+
+
 @pytest.mark.parametrize(
     ("query", "says"),
     [

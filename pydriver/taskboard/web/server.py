@@ -332,7 +332,9 @@ class Dashboard:
         """Pick a filtered set and an action; then confirm, seeing how many jobs it changes."""
         query = request.query_params
         if not query.get("action"):
-            return self.render(request, "bulk.html", chosen=None, bulk_max=BULK_MAX, states=STATES)
+            return self.render(
+                request, "bulk.html", chosen=None, filters=None, bulk_max=BULK_MAX, states=STATES
+            )
         action, filters = bulk_filters(query)
         params = sql.find_jobs_params(
             filters["queue"], filters["state"], filters["task"], None, BULK_MAX + 1
