@@ -524,7 +524,7 @@ reclaimed the job.
 true:  the job is succeeded by this token; repeating the call with the
        same token after that success returns true again and changes nothing.
 false: the token is not current (reclaimed, failed, released, cancelled,
-       or never issued); nothing changes. Writes the caller made in the
+       or never issued); the job does not change. Writes the caller made in the
        same transaction must then be rolled back by the caller.
 A refused write by a holder whose lease was reclaimed or cancelled is a
 line of the job''s history (taskboard.job_history), once per token and
@@ -1203,7 +1203,7 @@ new state, ''queued'' or ''dead''.
 The traceback is bounded: one longer than 16384 characters keeps its
 last 16000 (where the exception is), after a first line saying how many
 characters were cut, so at most 16 KiB of characters is stored.
-NULL: the token is not current; nothing changes.
+NULL: the token is not current; the job does not change.
 A refused write by a holder whose lease was reclaimed or cancelled is a
 line of the job''s history (taskboard.job_history), once per token and
 kind; a token the history does not know is not recorded. The line is
@@ -1870,7 +1870,7 @@ COMMENT ON FUNCTION taskboard.renew(job_id bigint, token uuid, lease interval) I
 Extends the holder''s lease to clock + lease and returns the new deadline,
 when `token` is current and its lease has not yet expired.
 NULL: the token is not current (reclaimed, completed, failed, released,
-cancelled) or its lease already expired; nothing changes and the worker
+cancelled) or its lease already expired; the job does not change and the worker
 must treat the job as lost.
 A refused write by a holder whose lease was reclaimed or cancelled is a
 line of the job''s history (taskboard.job_history), once per token and

@@ -25,7 +25,7 @@ SET LOCAL ROLE :"owner_role";
 -- true:  the job is succeeded by this token; repeating the call with the
 --        same token after that success returns true again and changes nothing.
 -- false: the token is not current (reclaimed, failed, released, cancelled,
---        or never issued); nothing changes. Writes the caller made in the
+--        or never issued); the job does not change. Writes the caller made in the
 --        same transaction must then be rolled back by the caller.
 -- A refused write by a holder whose lease was reclaimed or cancelled is a
 -- line of the job's history (taskboard.job_history), once per token and
@@ -101,7 +101,7 @@ reclaimed the job.
 true:  the job is succeeded by this token; repeating the call with the
        same token after that success returns true again and changes nothing.
 false: the token is not current (reclaimed, failed, released, cancelled,
-       or never issued); nothing changes. Writes the caller made in the
+       or never issued); the job does not change. Writes the caller made in the
        same transaction must then be rolled back by the caller.
 A refused write by a holder whose lease was reclaimed or cancelled is a
 line of the job's history (taskboard.job_history), once per token and

@@ -10,7 +10,7 @@
 -- The traceback is bounded: one longer than 16384 characters keeps its
 -- last 16000 (where the exception is), after a first line saying how many
 -- characters were cut, so at most 16 KiB of characters is stored.
--- NULL: the token is not current; nothing changes.
+-- NULL: the token is not current; the job does not change.
 -- A refused write by a holder whose lease was reclaimed or cancelled is a
 -- line of the job's history (taskboard.job_history), once per token and
 -- kind; a token the history does not know is not recorded. The line is

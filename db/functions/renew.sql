@@ -2,7 +2,7 @@
 -- Extends the holder's lease to clock + lease and returns the new deadline,
 -- when `token` is current and its lease has not yet expired.
 -- NULL: the token is not current (reclaimed, completed, failed, released,
--- cancelled) or its lease already expired; nothing changes and the worker
+-- cancelled) or its lease already expired; the job does not change and the worker
 -- must treat the job as lost.
 -- A refused write by a holder whose lease was reclaimed or cancelled is a
 -- line of the job's history (taskboard.job_history), once per token and
