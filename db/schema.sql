@@ -108,6 +108,21 @@ BEGIN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
+    -- The history line, from the row as it is before the cancel (locked
+    -- here, so the UPDATE below changes the row this line describes).
+    INSERT INTO taskboard.job_events
+           (job_id, kind, actor, worker, attempt, fence, lease_expires_at, token_digest)
+    SELECT j.id, 'cancelled', pg_catalog.session_user(),
+           CASE WHEN j.state = 'running' THEN j.claimed_by END,
+           CASE WHEN j.state = 'running' THEN j.attempt END,
+           CASE WHEN j.state = 'running' THEN j.fence END,
+           CASE WHEN j.state = 'running' THEN j.lease_expires_at END,
+           CASE WHEN j.state = 'running' THEN pg_catalog.sha256(pg_catalog.uuid_send(j.lease_token)) END
+      FROM taskboard.jobs AS j
+     WHERE j.id = cancel.job_id
+       AND j.state IN ('queued', 'running')
+       FOR UPDATE;
+
     UPDATE taskboard.jobs AS j
        SET state = 'cancelled',
            finished_at = pg_catalog.clock_timestamp()
@@ -125,7 +140,8 @@ $$;
 COMMENT ON FUNCTION taskboard.cancel(job_id bigint) IS 'cancel(job_id) -> boolean
 An administrator stops a job: queued or running becomes cancelled with
 finished_at. A holder''s token stops being current, so its later renew,
-complete, fail and release answer NULL/false.
+complete, fail and release answer NULL/false. The cancel is a line of the
+job''s history (taskboard.job_history), naming the holder of a running job.
 true:  cancelled now.
 false: the job is already finished (succeeded, dead, cancelled) or unknown.
 Raises 22023 when job_id is NULL.';
@@ -403,6 +419,20 @@ BEGIN
         RETURNING j.id, j.lease_token, j.task, j.payload, j.attempt, j.lease_expires_at,
                   j.idempotency_key, j.fence, j.trace_context, v_now - c.due_at AS waited,
                   j.priority, j.run_at
+    ),
+    reclaimed AS (
+        -- The lease each reclaim took over, as a line of the job's history.
+        -- The statement's snapshot still shows the row as it was before
+        -- `claimed`. A claim that reclaims nothing finds no id and writes
+        -- nothing.
+        INSERT INTO taskboard.job_events
+               (job_id, kind, at, worker, actor, attempt, fence, lease_expires_at, token_digest)
+        SELECT o.id, 'reclaimed', v_now, o.claimed_by, claim.worker, o.attempt, o.fence,
+               o.lease_expires_at, pg_catalog.sha256(pg_catalog.uuid_send(o.lease_token))
+          FROM taskboard.jobs AS o
+         WHERE o.id = ANY (ARRAY(SELECT e.id FROM expired AS e JOIN claimed AS c ON c.id = e.id))
+           AND o.queue = claim.queue
+           AND o.state = 'running'
     )
     SELECT c.id, c.lease_token, c.task, c.payload, c.attempt, c.lease_expires_at, c.idempotency_key,
            c.fence, c.trace_context, c.waited
@@ -425,7 +455,9 @@ the fence (strictly increasing with every claim of the job, releases and
 reclaims included), with the job''s trace_context (the W3C trace
 context its enqueuer stored, NULL when none), and, last, waited: how long
 the job had been runnable (clock minus its run_at, or minus the expired
-lease''s deadline for a reclaim). Concurrent claimers
+lease''s deadline for a reclaim). A reclaim records the lease it took
+over (holder, attempt, fence, deadline) in the job''s history
+(taskboard.job_history). Concurrent claimers
 never receive the same job (FOR UPDATE SKIP LOCKED). An expired job that has used up its attempts
 becomes dead (error ''lease expired'') in the same call, is not returned and
 does not count against `batch`. Fewer rows than `batch` means nothing else
@@ -481,13 +513,29 @@ BEGIN
     END IF;
 
     -- The same holder asking again after its own success.
-    RETURN EXISTS (
+    IF EXISTS (
         SELECT
           FROM taskboard.jobs AS j
          WHERE j.id = complete.job_id
            AND j.state = 'succeeded'
            AND j.lease_token = complete.token
-    );
+    ) THEN
+        RETURN true;
+    END IF;
+
+    -- Refused. A token the history knows (its lease was reclaimed or
+    -- cancelled) is recorded once per token; any other token is not.
+    INSERT INTO taskboard.job_events
+           (job_id, kind, worker, attempt, fence, lease_expires_at, token_digest)
+    SELECT e.job_id, 'refused_complete', e.worker, e.attempt, e.fence, e.lease_expires_at, e.token_digest
+      FROM taskboard.job_events AS e
+     WHERE e.job_id = complete.job_id
+       AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(complete.token))
+       AND e.kind IN ('reclaimed', 'cancelled')
+     LIMIT 1
+    ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING;
+
+    RETURN false;
 END
 $$;
 
@@ -502,8 +550,12 @@ reclaimed the job.
 true:  the job is succeeded by this token; repeating the call with the
        same token after that success returns true again and changes nothing.
 false: the token is not current (reclaimed, failed, released, cancelled,
-       or never issued); nothing changes. Writes the caller made in the
+       or never issued); the job does not change. Writes the caller made in the
        same transaction must then be rolled back by the caller.
+A refused write by a holder whose lease was reclaimed or cancelled is a
+line of the job''s history (taskboard.job_history), once per token and
+kind; a token the history does not know is not recorded. The line is
+written in the caller''s transaction: a caller that rolls back keeps none.
 Raises 22023 when job_id or token is NULL.';
 
 --
@@ -573,6 +625,23 @@ BEGIN
            AND j.state = 'running'
            AND j.lease_token = l.token
         RETURNING j.id, j.lease_token
+    ),
+    refused AS (
+        -- The refused rows whose token the history knows (its lease was
+        -- reclaimed or cancelled), once per token; any other is not
+        -- recorded, and an accepted row is not looked up.
+        INSERT INTO taskboard.job_events
+               (job_id, kind, worker, attempt, fence, lease_expires_at, token_digest)
+        SELECT DISTINCT ON (e.job_id, e.token_digest)
+               e.job_id, 'refused_complete', e.worker, e.attempt, e.fence, e.lease_expires_at, e.token_digest
+          FROM input AS i
+          JOIN taskboard.job_events AS e
+            ON e.job_id = i.id
+           AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(i.token))
+           AND e.kind IN ('reclaimed', 'cancelled')
+         WHERE NOT EXISTS (SELECT FROM locked AS a WHERE a.id = i.id AND a.token = i.token)
+         ORDER BY e.job_id, e.token_digest
+        ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING
     )
     SELECT i.id,
            EXISTS (SELECT FROM succeeded AS s WHERE s.id = i.id AND s.lease_token = i.token)
@@ -599,6 +668,10 @@ fenced on its own token and answered on its own, in input order:
 completed is true when that job is succeeded by that token (now or by an
 earlier call), false when the token is not current; a refused job changes
 nothing. Rows are locked in job_id order, as renew_many locks them.
+A refused write by a holder whose lease was reclaimed or cancelled is a
+line of the job''s history (taskboard.job_history), once per token and
+kind; a token the history does not know is not recorded. The line is
+written in the caller''s transaction: a caller that rolls back keeps none.
 Raises 22023 when job_ids or tokens is NULL or holds a NULL, an array is
 multidimensional, or the lengths of job_ids, tokens and (when given)
 results differ. A NULL element of results means no result for that job.';
@@ -1197,8 +1270,23 @@ BEGIN
        AND j.state = 'running'
        AND j.lease_token = fail.token
     RETURNING j.state INTO v_state;
+    IF v_state IS NOT NULL THEN
+        RETURN v_state;
+    END IF;
 
-    RETURN v_state;
+    -- Refused. A token the history knows (its lease was reclaimed or
+    -- cancelled) is recorded once per token; any other token is not.
+    INSERT INTO taskboard.job_events
+           (job_id, kind, worker, attempt, fence, lease_expires_at, token_digest)
+    SELECT e.job_id, 'refused_fail', e.worker, e.attempt, e.fence, e.lease_expires_at, e.token_digest
+      FROM taskboard.job_events AS e
+     WHERE e.job_id = fail.job_id
+       AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(fail.token))
+       AND e.kind IN ('reclaimed', 'cancelled')
+     LIMIT 1
+    ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING;
+
+    RETURN NULL;
 END
 $$;
 
@@ -1218,7 +1306,11 @@ new state, ''queued'' or ''dead''.
 The traceback is bounded: one longer than 16384 characters keeps its
 last 16000 (where the exception is), after a first line saying how many
 characters were cut, so at most 16 KiB of characters is stored.
-NULL: the token is not current; nothing changes.
+NULL: the token is not current; the job does not change.
+A refused write by a holder whose lease was reclaimed or cancelled is a
+line of the job''s history (taskboard.job_history), once per token and
+kind; a token the history does not know is not recorded. The line is
+written in the caller''s transaction: a caller that rolls back keeps none.
 Raises 22023 when job_id, token or retry is NULL, or retry_in is not
 positive or longer than 12 hours (''infinity'' included).
 Calls by name of the four-argument form of 0.1.0 and 0.2.0 resolve to
@@ -1466,6 +1558,42 @@ failed attempt is within it, never the older ones.
 Raises 22023 when recent is NULL, not positive or longer than 31 days,
 by the time it gives: unless clock - 31 days <= clock - recent < clock,
 months and days counted as the calendar makes them.';
+
+--
+-- Name: job_history(bigint); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.job_history(job_id bigint) RETURNS TABLE(at timestamp with time zone, kind text, worker text, actor text, attempt integer, fence bigint, lease_expires_at timestamp with time zone)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+    IF job_history.job_id IS NULL THEN
+        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    RETURN QUERY
+    SELECT e.at, e.kind, e.worker, e.actor, e.attempt, e.fence, e.lease_expires_at
+      FROM taskboard.job_events AS e
+     WHERE e.job_id = job_history.job_id
+     ORDER BY e.at, e.id;
+END
+$$;
+
+--
+-- Name: FUNCTION job_history(job_id bigint); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.job_history(job_id bigint) IS 'job_history(job_id) -> setof (at, kind, worker, actor, attempt, fence, lease_expires_at)
+The job''s history beyond its errors, oldest first: ''reclaimed'' (worker''s
+expired lease taken over by actor, a worker name), ''cancelled'' (by actor,
+a login role; worker is the holder when the job was running), ''retried''
+(by actor, a login role), and ''refused_complete'', ''refused_fail'',
+''refused_renew'' (a late write by worker, whose lease was reclaimed or
+cancelled, refused by the fence; once per lease and kind). attempt, fence
+and lease_expires_at are the holder''s. Never a token.
+No rows: the job is unknown or has no such history.
+Raises 22023 when job_id is NULL.';
 
 --
 -- Name: last_failure_at(jsonb); Type: FUNCTION; Schema: taskboard; Owner: -
@@ -1932,8 +2060,23 @@ BEGIN
        AND j.lease_token = renew.token
        AND j.lease_expires_at > v_now
     RETURNING j.lease_expires_at INTO v_deadline;
+    IF v_deadline IS NOT NULL THEN
+        RETURN v_deadline;
+    END IF;
 
-    RETURN v_deadline;
+    -- Refused. A token the history knows (its lease was reclaimed or
+    -- cancelled) is recorded once per token; any other token is not.
+    INSERT INTO taskboard.job_events
+           (job_id, kind, worker, attempt, fence, lease_expires_at, token_digest)
+    SELECT e.job_id, 'refused_renew', e.worker, e.attempt, e.fence, e.lease_expires_at, e.token_digest
+      FROM taskboard.job_events AS e
+     WHERE e.job_id = renew.job_id
+       AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(renew.token))
+       AND e.kind IN ('reclaimed', 'cancelled')
+     LIMIT 1
+    ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING;
+
+    RETURN NULL;
 END
 $$;
 
@@ -1945,8 +2088,12 @@ COMMENT ON FUNCTION taskboard.renew(job_id bigint, token uuid, lease interval) I
 Extends the holder''s lease to clock + lease and returns the new deadline,
 when `token` is current and its lease has not yet expired.
 NULL: the token is not current (reclaimed, completed, failed, released,
-cancelled) or its lease already expired; nothing changes and the worker
+cancelled) or its lease already expired; the job does not change and the worker
 must treat the job as lost.
+A refused write by a holder whose lease was reclaimed or cancelled is a
+line of the job''s history (taskboard.job_history), once per token and
+kind; a token the history does not know is not recorded. The line is
+written in the caller''s transaction: a caller that rolls back keeps none.
 Raises 22023 when job_id or token is NULL, or lease is NULL, not positive
 or longer than 12 hours (''infinity'' included).';
 
@@ -2008,6 +2155,23 @@ BEGIN
            AND j.lease_token = l.token
            AND j.lease_expires_at > v_now
         RETURNING j.id, j.lease_token, j.lease_expires_at
+    ),
+    refused AS (
+        -- The refused rows whose token the history knows (its lease was
+        -- reclaimed or cancelled), once per token; any other is not
+        -- recorded, and an accepted row is not looked up.
+        INSERT INTO taskboard.job_events
+               (job_id, kind, worker, attempt, fence, lease_expires_at, token_digest)
+        SELECT DISTINCT ON (e.job_id, e.token_digest)
+               e.job_id, 'refused_renew', e.worker, e.attempt, e.fence, e.lease_expires_at, e.token_digest
+          FROM input AS i
+          JOIN taskboard.job_events AS e
+            ON e.job_id = i.id
+           AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(i.token))
+           AND e.kind IN ('reclaimed', 'cancelled')
+         WHERE NOT EXISTS (SELECT FROM locked AS a WHERE a.id = i.id AND a.token = i.token)
+         ORDER BY e.job_id, e.token_digest
+        ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING
     )
     SELECT i.id, r.lease_expires_at
       FROM input AS i
@@ -2027,6 +2191,10 @@ the new deadline, or NULL where renewal was refused (token not current or
 lease already expired: the job is lost to this worker). Rows are locked
 in job_id order, as complete_many locks them, so one worker''s renewer and
 completer never deadlock.
+A refused write by a holder whose lease was reclaimed or cancelled is a
+line of the job''s history (taskboard.job_history), once per token and
+kind; a token the history does not know is not recorded. The line is
+written in the caller''s transaction: a caller that rolls back keeps none.
 Raises 22023 when job_ids or tokens is NULL, multidimensional or holds a
 NULL, their lengths differ, or lease is NULL, not positive or longer than
 12 hours (''infinity'' included), by the deadline it gives: unless
@@ -2109,6 +2277,8 @@ BEGIN
     IF v_queue IS NULL THEN
         RETURN false;
     END IF;
+    INSERT INTO taskboard.job_events (job_id, kind, at, actor)
+    VALUES (retry.job_id, 'retried', v_now, pg_catalog.session_user());
 
     IF v_run_at <= v_now THEN
         PERFORM taskboard.notify_runnable(v_queue);
@@ -2123,7 +2293,8 @@ $$;
 
 COMMENT ON FUNCTION taskboard.retry(job_id bigint) IS 'retry(job_id) -> boolean
 An administrator gives a dead or cancelled job another chance: it is
-queued again with its attempts reset; its error history is kept. It is
+queued again with its attempts reset; its error history is kept, and
+the retry is a line of its history (taskboard.job_history). It is
 runnable now, and NOTIFY taskboard, ''<queue>'' is sent; except a cancelled
 job whose last lease has not run out yet (cancelled while running, or
 just after its holder handed it back): that one is runnable when the
@@ -2204,9 +2375,87 @@ COMMENT ON FUNCTION taskboard.version() IS 'version() -> text
 The schema''s release, for the driver''s start-up check.
 Raises nothing.';
 
+--
+-- Name: worker_leases(integer); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.worker_leases(max_rows integer DEFAULT 500) RETURNS TABLE(worker text, job_id bigint, queue text, task text, attempt integer, fence bigint, started_at timestamp with time zone, lease_expires_at timestamp with time zone, expires_in interval)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_now timestamptz := pg_catalog.clock_timestamp();
+BEGIN
+    IF worker_leases.max_rows IS NULL OR worker_leases.max_rows NOT BETWEEN 1 AND 1000 THEN
+        RAISE EXCEPTION 'max_rows must be between 1 and 1000, got %', worker_leases.max_rows
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    RETURN QUERY
+    SELECT j.claimed_by, j.id, j.queue, j.task, j.attempt, j.fence, j.started_at,
+           j.lease_expires_at, j.lease_expires_at - v_now
+      FROM taskboard.jobs AS j
+     WHERE j.state = 'running'
+     ORDER BY j.claimed_by, j.lease_expires_at, j.id
+     LIMIT worker_leases.max_rows;
+END
+$$;
+
+--
+-- Name: FUNCTION worker_leases(max_rows integer); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.worker_leases(max_rows integer) IS 'worker_leases(max_rows) -> setof (worker, job_id, queue, task, attempt, fence, started_at, lease_expires_at, expires_in)
+Who holds what: one row per running job, by worker (claimed_by), then the
+lease that ends first; at most max_rows rows (default 500). started_at is
+the holder''s claim, lease_expires_at its deadline, expires_in that
+deadline minus the database''s clock (negative: the lease expired and the
+job waits for a reclaim, or for claim to bury it). A cancelled job whose
+lease is still ahead is not listed: it is no longer running. Never a
+token.
+Raises 22023 when max_rows is NULL or outside 1..1000.';
+
 SET default_tablespace = '';
 
 SET default_table_access_method = heap;
+
+--
+-- Name: job_events; Type: TABLE; Schema: taskboard; Owner: -
+--
+
+CREATE TABLE taskboard.job_events (
+    id bigint NOT NULL,
+    job_id bigint NOT NULL,
+    at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    kind text NOT NULL,
+    worker text,
+    actor text,
+    attempt integer,
+    fence bigint,
+    lease_expires_at timestamp with time zone,
+    token_digest bytea,
+    CONSTRAINT job_events_kind_known CHECK ((kind = ANY (ARRAY['reclaimed'::text, 'cancelled'::text, 'retried'::text, 'refused_complete'::text, 'refused_fail'::text, 'refused_renew'::text]))),
+    CONSTRAINT job_events_refusal_has_token CHECK (((kind !~~ 'refused_%'::text) OR (token_digest IS NOT NULL)))
+);
+
+--
+-- Name: TABLE job_events; Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON TABLE taskboard.job_events IS 'A job''s history: reclaimed leases, cancels, retries, refused late writes. Written only by the taskboard functions; no token, only its digest.';
+
+--
+-- Name: job_events_id_seq; Type: SEQUENCE; Schema: taskboard; Owner: -
+--
+
+ALTER TABLE taskboard.job_events ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME taskboard.job_events_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
 
 --
 -- Name: jobs; Type: TABLE; Schema: taskboard; Owner: -
@@ -2334,6 +2583,20 @@ CREATE VIEW taskboard.schedules AS
    FROM taskboard.schedule_slots s;
 
 --
+-- Name: job_events job_events_once; Type: CONSTRAINT; Schema: taskboard; Owner: -
+--
+
+ALTER TABLE ONLY taskboard.job_events
+    ADD CONSTRAINT job_events_once UNIQUE (job_id, token_digest, kind);
+
+--
+-- Name: job_events job_events_pkey; Type: CONSTRAINT; Schema: taskboard; Owner: -
+--
+
+ALTER TABLE ONLY taskboard.job_events
+    ADD CONSTRAINT job_events_pkey PRIMARY KEY (id);
+
+--
 -- Name: jobs jobs_pkey; Type: CONSTRAINT; Schema: taskboard; Owner: -
 --
 
@@ -2389,6 +2652,13 @@ CREATE INDEX jobs_unfinished_last_failure ON taskboard.jobs USING btree (taskboa
 --
 
 CREATE UNIQUE INDEX jobs_unfinished_task_dedupe_key ON taskboard.jobs USING btree (queue, task, sha256(decode(replace(dedupe_key, '\'::text, '\\'::text), 'escape'::text))) WHERE ((dedupe_key IS NOT NULL) AND (state = ANY (ARRAY['queued'::text, 'running'::text])));
+
+--
+-- Name: job_events job_events_job_id_fkey; Type: FK CONSTRAINT; Schema: taskboard; Owner: -
+--
+
+ALTER TABLE ONLY taskboard.job_events
+    ADD CONSTRAINT job_events_job_id_fkey FOREIGN KEY (job_id) REFERENCES taskboard.jobs(id) ON DELETE CASCADE;
 
 --
 -- Name: SCHEMA taskboard; Type: ACL; Schema: -; Owner: -
@@ -2518,6 +2788,13 @@ GRANT ALL ON FUNCTION taskboard.job_activity(recent interval) TO taskboard_worke
 GRANT ALL ON FUNCTION taskboard.job_activity(recent interval) TO taskboard_admin;
 
 --
+-- Name: FUNCTION job_history(job_id bigint); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.job_history(job_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.job_history(job_id bigint) TO taskboard_admin;
+
+--
 -- Name: FUNCTION last_failure_at(errors jsonb); Type: ACL; Schema: taskboard; Owner: -
 --
 
@@ -2620,6 +2897,13 @@ REVOKE ALL ON FUNCTION taskboard.version() FROM PUBLIC;
 GRANT ALL ON FUNCTION taskboard.version() TO taskboard_producer;
 GRANT ALL ON FUNCTION taskboard.version() TO taskboard_worker;
 GRANT ALL ON FUNCTION taskboard.version() TO taskboard_admin;
+
+--
+-- Name: FUNCTION worker_leases(max_rows integer); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.worker_leases(max_rows integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.worker_leases(max_rows integer) TO taskboard_admin;
 
 --
 -- Name: TABLE queue_stats; Type: ACL; Schema: taskboard; Owner: -

@@ -1,11 +1,22 @@
 -- Deploy taskboard:complete to pg
--- requires: jobs
+-- requires: complete@v0.4.4
+-- requires: job_events
 --
--- The same text as functions/complete.sql, where the current definition reads.
+-- complete records, on its refusal path only, a write by a holder whose lease
+-- the job's history (taskboard.job_events) recorded as reclaimed or
+-- cancelled: once per token and kind, matched by the token's digest. An
+-- accepted write does nothing more than before.
 
 BEGIN;
 
-SET LOCAL ROLE taskboard_owner;
+\set owner_role :prefix _owner
+\set producer_role :prefix _producer
+\set worker_role :prefix _worker
+\set admin_role :prefix _admin
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
 
 -- complete(job_id, token, result) -> boolean
 -- Marks the job succeeded with `result` and finished_at when `token` is the
@@ -14,8 +25,12 @@ SET LOCAL ROLE taskboard_owner;
 -- true:  the job is succeeded by this token; repeating the call with the
 --        same token after that success returns true again and changes nothing.
 -- false: the token is not current (reclaimed, failed, released, cancelled,
---        or never issued); nothing changes. Writes the caller made in the
+--        or never issued); the job does not change. Writes the caller made in the
 --        same transaction must then be rolled back by the caller.
+-- A refused write by a holder whose lease was reclaimed or cancelled is a
+-- line of the job's history (taskboard.job_history), once per token and
+-- kind; a token the history does not know is not recorded. The line is
+-- written in the caller's transaction: a caller that rolls back keeps none.
 -- Raises 22023 when job_id or token is NULL.
 
 CREATE OR REPLACE FUNCTION taskboard.complete(
@@ -48,18 +63,53 @@ BEGIN
     END IF;
 
     -- The same holder asking again after its own success.
-    RETURN EXISTS (
+    IF EXISTS (
         SELECT
           FROM taskboard.jobs AS j
          WHERE j.id = complete.job_id
            AND j.state = 'succeeded'
            AND j.lease_token = complete.token
-    );
+    ) THEN
+        RETURN true;
+    END IF;
+
+    -- Refused. A token the history knows (its lease was reclaimed or
+    -- cancelled) is recorded once per token; any other token is not.
+    INSERT INTO taskboard.job_events
+           (job_id, kind, worker, attempt, fence, lease_expires_at, token_digest)
+    SELECT e.job_id, 'refused_complete', e.worker, e.attempt, e.fence, e.lease_expires_at, e.token_digest
+      FROM taskboard.job_events AS e
+     WHERE e.job_id = complete.job_id
+       AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(complete.token))
+       AND e.kind IN ('reclaimed', 'cancelled')
+     LIMIT 1
+    ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING;
+
+    RETURN false;
 END
 $function$;
 
 REVOKE ALL ON FUNCTION taskboard.complete(bigint, uuid, jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.complete(bigint, uuid, jsonb)
-    TO taskboard_worker, taskboard_admin;
+    TO :"worker_role", :"admin_role";
+
+COMMENT ON FUNCTION taskboard.complete(bigint,uuid,jsonb) IS
+$comment$complete(job_id, token, result) -> boolean
+Marks the job succeeded with `result` and finished_at when `token` is the
+current lease token, even if its lease expired, as long as nobody
+reclaimed the job.
+true:  the job is succeeded by this token; repeating the call with the
+       same token after that success returns true again and changes nothing.
+false: the token is not current (reclaimed, failed, released, cancelled,
+       or never issued); the job does not change. Writes the caller made in the
+       same transaction must then be rolled back by the caller.
+A refused write by a holder whose lease was reclaimed or cancelled is a
+line of the job's history (taskboard.job_history), once per token and
+kind; a token the history does not know is not recorded. The line is
+written in the caller's transaction: a caller that rolls back keeps none.
+Raises 22023 when job_id or token is NULL.$comment$;
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
 
 COMMIT;

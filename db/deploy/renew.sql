@@ -1,11 +1,11 @@
 -- Deploy taskboard:renew to pg
--- requires: renew@v0.4.2
--- requires: jobs
--- requires: checks
+-- requires: renew@v0.4.4
+-- requires: job_events
 --
--- The lease is checked by taskboard.check_interval, after job_id and token as
--- before, with the messages it always had; the contract, the function's
--- comment, is unchanged.
+-- renew records, on its refusal path only, a write by a holder whose lease
+-- the job's history (taskboard.job_events) recorded as reclaimed or
+-- cancelled: once per token and kind, matched by the token's digest. An
+-- accepted write does nothing more than before.
 
 BEGIN;
 
@@ -47,8 +47,23 @@ BEGIN
        AND j.lease_token = renew.token
        AND j.lease_expires_at > v_now
     RETURNING j.lease_expires_at INTO v_deadline;
+    IF v_deadline IS NOT NULL THEN
+        RETURN v_deadline;
+    END IF;
 
-    RETURN v_deadline;
+    -- Refused. A token the history knows (its lease was reclaimed or
+    -- cancelled) is recorded once per token; any other token is not.
+    INSERT INTO taskboard.job_events
+           (job_id, kind, worker, attempt, fence, lease_expires_at, token_digest)
+    SELECT e.job_id, 'refused_renew', e.worker, e.attempt, e.fence, e.lease_expires_at, e.token_digest
+      FROM taskboard.job_events AS e
+     WHERE e.job_id = renew.job_id
+       AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(renew.token))
+       AND e.kind IN ('reclaimed', 'cancelled')
+     LIMIT 1
+    ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING;
+
+    RETURN NULL;
 END
 $function$;
 
@@ -57,8 +72,12 @@ $comment$renew(job_id, token, lease) -> timestamptz
 Extends the holder's lease to clock + lease and returns the new deadline,
 when `token` is current and its lease has not yet expired.
 NULL: the token is not current (reclaimed, completed, failed, released,
-cancelled) or its lease already expired; nothing changes and the worker
+cancelled) or its lease already expired; the job does not change and the worker
 must treat the job as lost.
+A refused write by a holder whose lease was reclaimed or cancelled is a
+line of the job's history (taskboard.job_history), once per token and
+kind; a token the history does not know is not recorded. The line is
+written in the caller's transaction: a caller that rolls back keeps none.
 Raises 22023 when job_id or token is NULL, or lease is NULL, not positive
 or longer than 12 hours ('infinity' included).$comment$;
 

@@ -1,9 +1,10 @@
 -- Deploy taskboard:retry to pg
--- requires: retry@v0.4.1
--- requires: jobs
--- requires: notify_runnable
+-- requires: retry@v0.4.4
+-- requires: job_events
 --
--- The same text as functions/retry.sql, where the current definition reads.
+-- retry records the retry in the job's history (taskboard.job_events):
+-- one INSERT after a retry that queued the job again, naming the login
+-- role that asked. Nothing else changes.
 
 BEGIN;
 
@@ -18,7 +19,8 @@ SET LOCAL ROLE :"owner_role";
 
 -- retry(job_id) -> boolean
 -- An administrator gives a dead or cancelled job another chance: it is
--- queued again with its attempts reset; its error history is kept. It is
+-- queued again with its attempts reset; its error history is kept, and
+-- the retry is a line of its history (taskboard.job_history). It is
 -- runnable now, and NOTIFY taskboard, '<queue>' is sent; except a cancelled
 -- job whose last lease has not run out yet (cancelled while running, or
 -- just after its holder handed it back): that one is runnable when the
@@ -67,6 +69,8 @@ BEGIN
     IF v_queue IS NULL THEN
         RETURN false;
     END IF;
+    INSERT INTO taskboard.job_events (job_id, kind, at, actor)
+    VALUES (retry.job_id, 'retried', v_now, pg_catalog.session_user());
 
     IF v_run_at <= v_now THEN
         PERFORM taskboard.notify_runnable(v_queue);
@@ -78,6 +82,23 @@ $function$;
 REVOKE ALL ON FUNCTION taskboard.retry(bigint) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.retry(bigint)
     TO :"admin_role";
+
+COMMENT ON FUNCTION taskboard.retry(bigint) IS
+$comment$retry(job_id) -> boolean
+An administrator gives a dead or cancelled job another chance: it is
+queued again with its attempts reset; its error history is kept, and
+the retry is a line of its history (taskboard.job_history). It is
+runnable now, and NOTIFY taskboard, '<queue>' is sent; except a cancelled
+job whose last lease has not run out yet (cancelled while running, or
+just after its holder handed it back): that one is runnable when the
+lease ends. Until then its holder may still believe it holds the job
+(cancel leaves the token and deadline it was given): its writes are
+refused, but an effect outside the database is not, and a second holder
+must not start beside it.
+true:  queued again.
+false: the job is not dead or cancelled (or unknown), or its dedupe_key is
+       now held by another unfinished job of the queue; nothing changes.
+Raises 22023 when job_id is NULL.$comment$;
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

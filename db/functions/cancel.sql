@@ -1,7 +1,8 @@
 -- cancel(job_id) -> boolean
 -- An administrator stops a job: queued or running becomes cancelled with
 -- finished_at. A holder's token stops being current, so its later renew,
--- complete, fail and release answer NULL/false.
+-- complete, fail and release answer NULL/false. The cancel is a line of the
+-- job's history (taskboard.job_history), naming the holder of a running job.
 -- true:  cancelled now.
 -- false: the job is already finished (succeeded, dead, cancelled) or unknown.
 -- Raises 22023 when job_id is NULL.
@@ -18,6 +19,21 @@ BEGIN
     IF cancel.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
+
+    -- The history line, from the row as it is before the cancel (locked
+    -- here, so the UPDATE below changes the row this line describes).
+    INSERT INTO taskboard.job_events
+           (job_id, kind, actor, worker, attempt, fence, lease_expires_at, token_digest)
+    SELECT j.id, 'cancelled', pg_catalog.session_user(),
+           CASE WHEN j.state = 'running' THEN j.claimed_by END,
+           CASE WHEN j.state = 'running' THEN j.attempt END,
+           CASE WHEN j.state = 'running' THEN j.fence END,
+           CASE WHEN j.state = 'running' THEN j.lease_expires_at END,
+           CASE WHEN j.state = 'running' THEN pg_catalog.sha256(pg_catalog.uuid_send(j.lease_token)) END
+      FROM taskboard.jobs AS j
+     WHERE j.id = cancel.job_id
+       AND j.state IN ('queued', 'running')
+       FOR UPDATE;
 
     UPDATE taskboard.jobs AS j
        SET state = 'cancelled',

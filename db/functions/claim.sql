@@ -8,7 +8,9 @@
 -- reclaims included), with the job's trace_context (the W3C trace
 -- context its enqueuer stored, NULL when none), and, last, waited: how long
 -- the job had been runnable (clock minus its run_at, or minus the expired
--- lease's deadline for a reclaim). Concurrent claimers
+-- lease's deadline for a reclaim). A reclaim records the lease it took
+-- over (holder, attempt, fence, deadline) in the job's history
+-- (taskboard.job_history). Concurrent claimers
 -- never receive the same job (FOR UPDATE SKIP LOCKED). An expired job that has used up its attempts
 -- becomes dead (error 'lease expired') in the same call, is not returned and
 -- does not count against `batch`. Fewer rows than `batch` means nothing else
@@ -178,6 +180,20 @@ BEGIN
         RETURNING j.id, j.lease_token, j.task, j.payload, j.attempt, j.lease_expires_at,
                   j.idempotency_key, j.fence, j.trace_context, v_now - c.due_at AS waited,
                   j.priority, j.run_at
+    ),
+    reclaimed AS (
+        -- The lease each reclaim took over, as a line of the job's history.
+        -- The statement's snapshot still shows the row as it was before
+        -- `claimed`. A claim that reclaims nothing finds no id and writes
+        -- nothing.
+        INSERT INTO taskboard.job_events
+               (job_id, kind, at, worker, actor, attempt, fence, lease_expires_at, token_digest)
+        SELECT o.id, 'reclaimed', v_now, o.claimed_by, claim.worker, o.attempt, o.fence,
+               o.lease_expires_at, pg_catalog.sha256(pg_catalog.uuid_send(o.lease_token))
+          FROM taskboard.jobs AS o
+         WHERE o.id = ANY (ARRAY(SELECT e.id FROM expired AS e JOIN claimed AS c ON c.id = e.id))
+           AND o.queue = claim.queue
+           AND o.state = 'running'
     )
     SELECT c.id, c.lease_token, c.task, c.payload, c.attempt, c.lease_expires_at, c.idempotency_key,
            c.fence, c.trace_context, c.waited

@@ -1,6 +1,7 @@
 -- retry(job_id) -> boolean
 -- An administrator gives a dead or cancelled job another chance: it is
--- queued again with its attempts reset; its error history is kept. It is
+-- queued again with its attempts reset; its error history is kept, and
+-- the retry is a line of its history (taskboard.job_history). It is
 -- runnable now, and NOTIFY taskboard, '<queue>' is sent; except a cancelled
 -- job whose last lease has not run out yet (cancelled while running, or
 -- just after its holder handed it back): that one is runnable when the
@@ -51,6 +52,8 @@ BEGIN
     IF v_queue IS NULL THEN
         RETURN false;
     END IF;
+    INSERT INTO taskboard.job_events (job_id, kind, at, actor)
+    VALUES (retry.job_id, 'retried', v_now, pg_catalog.session_user());
 
     IF v_run_at <= v_now THEN
         PERFORM taskboard.notify_runnable(v_queue);

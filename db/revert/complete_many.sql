@@ -1,4 +1,7 @@
--- Revert taskboard:complete_many to its v0.1.0 definition
+-- Revert taskboard:complete_many to its v0.4.4 definition
+-- requires: jobs
+--
+-- The same text as functions/complete_many.sql, where the current definition reads.
 
 BEGIN;
 
@@ -18,8 +21,9 @@ SET LOCAL ROLE :"owner_role";
 -- completed is true when that job is succeeded by that token (now or by an
 -- earlier call), false when the token is not current; a refused job changes
 -- nothing. Rows are locked in job_id order, as renew_many locks them.
--- Raises 22023 when job_ids or tokens is NULL or the lengths of job_ids,
--- tokens and (when given) results differ.
+-- Raises 22023 when job_ids or tokens is NULL or holds a NULL, an array is
+-- multidimensional, or the lengths of job_ids, tokens and (when given)
+-- results differ. A NULL element of results means no result for that job.
 
 CREATE OR REPLACE FUNCTION taskboard.complete_many(
     job_ids bigint[],
@@ -39,6 +43,18 @@ BEGIN
     END IF;
     IF complete_many.tokens IS NULL THEN
         RAISE EXCEPTION 'tokens must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.array_ndims(complete_many.job_ids) > 1
+       OR pg_catalog.array_ndims(complete_many.tokens) > 1
+       OR pg_catalog.array_ndims(complete_many.results) > 1 THEN
+        RAISE EXCEPTION 'job_ids, tokens and results must be one-dimensional arrays'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.array_position(complete_many.job_ids, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'job_ids must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.array_position(complete_many.tokens, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'tokens must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF pg_catalog.cardinality(complete_many.job_ids) <> pg_catalog.cardinality(complete_many.tokens) THEN
         RAISE EXCEPTION 'job_ids has % elements but tokens has %',
@@ -96,6 +112,18 @@ $function$;
 REVOKE ALL ON FUNCTION taskboard.complete_many(bigint[], uuid[], jsonb[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.complete_many(bigint[], uuid[], jsonb[])
     TO :"worker_role", :"admin_role";
+
+COMMENT ON FUNCTION taskboard.complete_many(bigint[],uuid[],jsonb[]) IS
+$comment$complete_many(job_ids, tokens, results) -> setof (job_id, completed)
+complete for many jobs in one statement: job_ids[i] is completed with
+tokens[i] and results[i] (results NULL: every result is NULL). Each row is
+fenced on its own token and answered on its own, in input order:
+completed is true when that job is succeeded by that token (now or by an
+earlier call), false when the token is not current; a refused job changes
+nothing. Rows are locked in job_id order, as renew_many locks them.
+Raises 22023 when job_ids or tokens is NULL or holds a NULL, an array is
+multidimensional, or the lengths of job_ids, tokens and (when given)
+results differ. A NULL element of results means no result for that job.$comment$;
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

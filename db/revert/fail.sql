@@ -1,4 +1,11 @@
--- Revert taskboard:fail to its v0.4.2 definition
+-- Revert taskboard:fail to its v0.4.4 definition
+-- requires: fail@v0.4.2
+-- requires: jobs
+-- requires: checks
+--
+-- retry_in, when given, is checked by taskboard.check_interval, after job_id,
+-- token and retry as before, with the messages it always had; NULL still
+-- asks for the backoff. The contract, the function's comment, is unchanged.
 
 BEGIN;
 
@@ -10,24 +17,6 @@ BEGIN;
 -- The deploying role holds the owner for this transaction only.
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
-
--- fail(job_id, token, error, retry_in, retry, traceback) -> text
--- The holder reports a failed attempt. The error is recorded with the
--- attempt, the worker and the time, and with the traceback when one is
--- given (key `traceback`, absent otherwise). With `retry` true and attempts
--- left the job is queued again at clock + retry_in (NULL: 2^attempt seconds
--- with +/-25 % jitter, capped at one hour); with none left, or with `retry`
--- false (a non-retryable error, whatever attempts are left and whatever
--- retry_in says), it becomes dead at once, with finished_at. Returns the
--- new state, 'queued' or 'dead'.
--- The traceback is bounded: one longer than 16384 characters keeps its
--- last 16000 (where the exception is), after a first line saying how many
--- characters were cut, so at most 16 KiB of characters is stored.
--- NULL: the token is not current; nothing changes.
--- Raises 22023 when job_id, token or retry is NULL, or retry_in is not
--- positive or longer than 12 hours ('infinity' included).
--- Calls by name of the four-argument form of 0.1.0 and 0.2.0 resolve to
--- this one: the two arguments it gained come last, with defaults.
 
 CREATE OR REPLACE FUNCTION taskboard.fail(
     job_id    bigint,
@@ -60,13 +49,8 @@ BEGIN
         RAISE EXCEPTION 'retry must not be NULL (true: retry while attempts are left; false: dead at once)'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF fail.retry_in <= interval '0' THEN
-        RAISE EXCEPTION 'retry_in must be positive, got %', fail.retry_in
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF fail.retry_in > interval '12 hours' THEN
-        RAISE EXCEPTION 'retry_in must be at most 12 hours, got %', fail.retry_in
-            USING ERRCODE = 'invalid_parameter_value';
+    IF fail.retry_in IS NOT NULL THEN
+        PERFORM taskboard.check_interval('retry_in', fail.retry_in, interval '12 hours');
     END IF;
 
     IF pg_catalog.length(v_traceback) > c_traceback_max THEN
@@ -111,6 +95,25 @@ BEGIN
     RETURN v_state;
 END
 $function$;
+
+COMMENT ON FUNCTION taskboard.fail(bigint,uuid,text,interval,boolean,text) IS
+$comment$fail(job_id, token, error, retry_in, retry, traceback) -> text
+The holder reports a failed attempt. The error is recorded with the
+attempt, the worker and the time, and with the traceback when one is
+given (key `traceback`, absent otherwise). With `retry` true and attempts
+left the job is queued again at clock + retry_in (NULL: 2^attempt seconds
+with +/-25 % jitter, capped at one hour); with none left, or with `retry`
+false (a non-retryable error, whatever attempts are left and whatever
+retry_in says), it becomes dead at once, with finished_at. Returns the
+new state, 'queued' or 'dead'.
+The traceback is bounded: one longer than 16384 characters keeps its
+last 16000 (where the exception is), after a first line saying how many
+characters were cut, so at most 16 KiB of characters is stored.
+NULL: the token is not current; nothing changes.
+Raises 22023 when job_id, token or retry is NULL, or retry_in is not
+positive or longer than 12 hours ('infinity' included).
+Calls by name of the four-argument form of 0.1.0 and 0.2.0 resolve to
+this one: the two arguments it gained come last, with defaults.$comment$;
 
 REVOKE ALL ON FUNCTION taskboard.fail(bigint, uuid, text, interval, boolean, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.fail(bigint, uuid, text, interval, boolean, text)

@@ -1,4 +1,11 @@
--- Revert taskboard:renew to its v0.4.2 definition
+-- Revert taskboard:renew to its v0.4.4 definition
+-- requires: renew@v0.4.2
+-- requires: jobs
+-- requires: checks
+--
+-- The lease is checked by taskboard.check_interval, after job_id and token as
+-- before, with the messages it always had; the contract, the function's
+-- comment, is unchanged.
 
 BEGIN;
 
@@ -10,15 +17,6 @@ BEGIN;
 -- The deploying role holds the owner for this transaction only.
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
-
--- renew(job_id, token, lease) -> timestamptz
--- Extends the holder's lease to clock + lease and returns the new deadline,
--- when `token` is current and its lease has not yet expired.
--- NULL: the token is not current (reclaimed, completed, failed, released,
--- cancelled) or its lease already expired; nothing changes and the worker
--- must treat the job as lost.
--- Raises 22023 when job_id or token is NULL, or lease is NULL, not positive
--- or longer than 12 hours ('infinity' included).
 
 CREATE OR REPLACE FUNCTION taskboard.renew(
     job_id bigint,
@@ -40,14 +38,7 @@ BEGIN
     IF renew.token IS NULL THEN
         RAISE EXCEPTION 'token must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF renew.lease IS NULL OR renew.lease <= interval '0' THEN
-        RAISE EXCEPTION 'lease must be positive, got %', renew.lease
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF renew.lease > interval '12 hours' THEN
-        RAISE EXCEPTION 'lease must be at most 12 hours, got %', renew.lease
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_interval('lease', renew.lease, interval '12 hours');
 
     UPDATE taskboard.jobs AS j
        SET lease_expires_at = v_now + renew.lease
@@ -60,6 +51,16 @@ BEGIN
     RETURN v_deadline;
 END
 $function$;
+
+COMMENT ON FUNCTION taskboard.renew(bigint,uuid,interval) IS
+$comment$renew(job_id, token, lease) -> timestamptz
+Extends the holder's lease to clock + lease and returns the new deadline,
+when `token` is current and its lease has not yet expired.
+NULL: the token is not current (reclaimed, completed, failed, released,
+cancelled) or its lease already expired; nothing changes and the worker
+must treat the job as lost.
+Raises 22023 when job_id or token is NULL, or lease is NULL, not positive
+or longer than 12 hours ('infinity' included).$comment$;
 
 REVOKE ALL ON FUNCTION taskboard.renew(bigint, uuid, interval) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.renew(bigint, uuid, interval)

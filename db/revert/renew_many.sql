@@ -1,4 +1,13 @@
--- Revert taskboard:renew_many to its v0.4.3 definition
+-- Revert taskboard:renew_many to its v0.4.4 definition
+-- requires: renew_many@v0.4.3
+-- requires: jobs
+-- requires: checks
+--
+-- lease is checked by taskboard.check_interval, by the deadline it gives:
+-- clock + lease later than clock and no later than clock + 12 hours, where
+-- the interval itself was compared before (a month counted as 30 days).
+-- Messages unchanged for a lease the old check also refused; the
+-- function's comment says the new bound.
 
 BEGIN;
 
@@ -56,14 +65,7 @@ BEGIN
             pg_catalog.cardinality(renew_many.job_ids), pg_catalog.cardinality(renew_many.tokens)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF renew_many.lease IS NULL OR renew_many.lease <= interval '0' THEN
-        RAISE EXCEPTION 'lease must be positive, got %', renew_many.lease
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF renew_many.lease > interval '12 hours' THEN
-        RAISE EXCEPTION 'lease must be at most 12 hours, got %', renew_many.lease
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_interval('lease', renew_many.lease, interval '12 hours');
 
     RETURN QUERY
     WITH input AS (
@@ -111,7 +113,9 @@ in job_id order, as complete_many locks them, so one worker's renewer and
 completer never deadlock.
 Raises 22023 when job_ids or tokens is NULL, multidimensional or holds a
 NULL, their lengths differ, or lease is NULL, not positive or longer than
-12 hours ('infinity' included).$comment$;
+12 hours ('infinity' included), by the deadline it gives: unless
+clock < clock + lease <= clock + 12 hours, months and days counted as
+the calendar makes them.$comment$;
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

@@ -13,8 +13,8 @@ SELECT plan(116);
 
 SELECT has_schema('taskboard', 'the taskboard schema exists');
 
-SELECT tables_are('taskboard', ARRAY['jobs', 'queues', 'schedule_slots'],
-    'jobs, queues and schedule_slots are the only tables in the schema');
+SELECT tables_are('taskboard', ARRAY['jobs', 'queues', 'schedule_slots', 'job_events'],
+    'jobs, queues, schedule_slots and job_events are the only tables in the schema');
 
 SELECT views_are('taskboard', ARRAY['queue_stats', 'schedules'], 'queue_stats and schedules are the only views in the schema');
 
@@ -304,7 +304,7 @@ SELECT functions_are('taskboard', ARRAY[
     'fail', 'release', 'lease_state', 'cancel', 'retry', 'prune', 'get_job', 'version',
     'notify_runnable', 'pause', 'resume', 'set_queue_limit', 'find_jobs', 'enqueue_periodic',
     'queue_overview', 'job_activity', 'check_name', 'check_interval', 'check_time',
-    'find_jobs_summary', 'last_failure_at', 'remove_schedule'
+    'find_jobs_summary', 'last_failure_at', 'remove_schedule', 'job_history', 'worker_leases'
 ], 'the schema has exactly the documented functions');
 
 SELECT is_empty(

@@ -11,7 +11,7 @@
 -- read queue_stats and schedules.
 
 BEGIN;
-SELECT plan(303);
+SELECT plan(319);
 
 -- Who may execute what: one row per function of the schema.
 CREATE TEMP TABLE api (
@@ -51,6 +51,8 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
                                                                         true,  true,  true),
     ('queue_overview',  ARRAY['interval'],                              true,  true,  true),
     ('job_activity',    ARRAY['interval'],                              true,  true,  true),
+    ('job_history',     ARRAY['bigint'],                                false, false, true),
+    ('worker_leases',   ARRAY['integer'],                               false, false, true),
     ('notify_runnable', ARRAY['text'],                                  false, false, false),
     ('check_name',      ARRAY['text', 'text'],                          false, false, false),
     ('check_interval',  ARRAY['text', 'interval', 'interval'],          false, false, false),

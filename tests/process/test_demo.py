@@ -22,7 +22,10 @@ from urllib.parse import urlsplit
 
 import psycopg
 import pytest
+from starlette.testclient import TestClient
 
+from taskboard.settings import load_settings
+from taskboard.web import server
 from taskboard_dev import demo, devdb
 from taskboard_dev.server import drop_database
 from tests.support.database import TEST_DATABASE_PREFIX, MakeDatabase
@@ -72,6 +75,21 @@ def test_demo_tells_the_story_with_two_emails_then_one_then_one_ledger_row_then_
         f"See it on the dashboard: `make dashboard` (or TASKBOARD_DATABASE_URL='{url}' "
         "taskboard dashboard), then open http://127.0.0.1:8080/"
     ), done.stdout
+    # Each job's page names A's lost attempt and its refused completion.
+    reclaimed = [int(n) for n in re.findall(r"Worker B \(pid \d+\) reclaimed job (\d+):", output)]
+    a, b = demo.ROLES["worker-a"], demo.ROLES["worker-b"]
+    with psycopg.connect(url, autocommit=True) as conn:
+        for job_id in reclaimed:
+            lines = conn.execute(
+                "SELECT kind, worker, actor FROM taskboard.job_history(%s)", [job_id]
+            ).fetchall()
+            assert ("reclaimed", a, b) in lines, lines
+            assert ("refused_complete", a, None) in lines, lines
+    app = server.create_app(load_settings(database_url=url))
+    with TestClient(app, base_url="http://127.0.0.1:8080") as tb:
+        page = tb.get(f"/jobs/{reclaimed[0]}").text
+    assert f"Lease expired on {a}, reclaimed by {b}" in page
+    assert f"Late complete by {a} refused by the fence" in page
 
 
 def post(port: int, body: object) -> tuple[int, dict[str, Any]]:

@@ -107,6 +107,22 @@ SELECT pg_catalog.has_function_privilege('taskboard.cancel(bigint)', 'EXECUTE') 
            AS set_queue_limit
 """
 
+# A job's history (schema 0.4.5 and later, the admin role's), oldest first.
+JOB_HISTORY = "SELECT * FROM taskboard.job_history(job_id => %(job_id)s)"
+# Whether this login may read it: false too when the schema has no job_history.
+MAY_READ_JOB_HISTORY = """
+SELECT coalesce(pg_catalog.has_function_privilege(
+           pg_catalog.to_regprocedure('taskboard.job_history(bigint)'), 'EXECUTE'), false) AS allowed
+"""
+
+# Who holds what (schema 0.4.5 and later, the admin role's), by worker.
+WORKER_LEASES = "SELECT * FROM taskboard.worker_leases(max_rows => %(max_rows)s)"
+MAY_READ_WORKER_LEASES = """
+SELECT coalesce(pg_catalog.has_function_privilege(
+           pg_catalog.to_regprocedure('taskboard.worker_leases(integer)'), 'EXECUTE'), false)
+           AS allowed
+"""
+
 
 async def _arows(
     conn: psycopg.AsyncConnection[Any], query: str, params: dict[str, Any] | None = None
@@ -151,3 +167,23 @@ async def aallowed_actions(conn: psycopg.AsyncConnection[Any]) -> dict[str, bool
     """For each action the dashboard offers, whether this login may take it."""
     rows = await _arows(conn, ALLOWED_ACTIONS)
     return {name: bool(value) for name, value in rows[0].items()}
+
+
+async def ajob_history(
+    conn: psycopg.AsyncConnection[Any], job_id: int
+) -> list[dict[str, Any]] | None:
+    """job_history's rows by column name, oldest first; None when this login may not read them."""
+    allowed = await _arows(conn, MAY_READ_JOB_HISTORY)
+    if not allowed[0]["allowed"]:
+        return None
+    return await _arows(conn, JOB_HISTORY, {"job_id": job_id})
+
+
+async def aworker_leases(
+    conn: psycopg.AsyncConnection[Any], max_rows: int
+) -> list[dict[str, Any]] | None:
+    """worker_leases' rows by column name; None when this login may not read them."""
+    allowed = await _arows(conn, MAY_READ_WORKER_LEASES)
+    if not allowed[0]["allowed"]:
+        return None
+    return await _arows(conn, WORKER_LEASES, {"max_rows": max_rows})

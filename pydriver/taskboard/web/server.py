@@ -65,6 +65,14 @@ SCHEMA_SINCE = (0, 4, 0)  # queue_overview, job_activity, job_info's payload and
 # A form is a token, the page to return to and a queue name: far smaller than this.
 MAX_FORM_BYTES = 16 * 1024
 STATES = ("queued", "running", "succeeded", "dead", "cancelled")
+# The workers page lists at most this many held leases; a lease ending within
+# SOON is marked.
+WORKER_ROWS = 500
+SOON = dt.timedelta(seconds=15)
+# A bulk action changes at most this many jobs, the newest first; the page says so.
+BULK_MAX = 500
+# What each bulk action applies to: the states its SQL function changes.
+BULK_STATES = {"retry": ("dead", "cancelled"), "cancel": ("queued", "running")}
 
 Page = Callable[[Request, psycopg.AsyncConnection[Any]], Awaitable[Response]]
 
@@ -97,6 +105,9 @@ def create_app(
         Route("/jobs", dashboard.page(dashboard.jobs)),
         Route("/jobs/{job_id}", dashboard.page(dashboard.job)),
         Route("/schedules", dashboard.page(dashboard.schedules)),
+        Route("/workers", dashboard.page(dashboard.workers)),
+        Route("/bulk", dashboard.page(dashboard.bulk)),
+        Route("/bulk", dashboard.action(dashboard.bulk_action), methods=["POST"]),
         Route("/metrics", dashboard.metrics),
         Route(
             "/jobs/{job_id}/{action:str}", dashboard.action(dashboard.job_action), methods=["POST"]
@@ -290,7 +301,77 @@ class Dashboard:
         if job is None:
             raise Problem(404, f"job {job_id} does not exist (or was pruned)")
         allowed = await sql.aallowed_actions(conn)
-        return self.render(request, "job.html", job=job, allowed=allowed)
+        history = await sql.ajob_history(conn, job_id)
+        return self.render(
+            request,
+            "job.html",
+            job=job,
+            allowed=allowed,
+            timeline=timeline(job.errors, history or []),
+            history_shown=history is not None,
+        )
+
+    async def workers(self, request: Request, conn: psycopg.AsyncConnection[Any]) -> Response:
+        """Who holds what, since when, and the leases close to expiry or past it."""
+        leases = await sql.aworker_leases(conn, WORKER_ROWS)
+        if leases is None:
+            raise Problem(403, f"this login may not list who holds what: grant it {ADMIN_ROLE}")
+        workers: dict[str, list[dict[str, Any]]] = {}
+        for lease in leases:
+            workers.setdefault(lease["worker"], []).append(lease)
+        return self.render(
+            request,
+            "workers.html",
+            workers=workers,
+            held=len(leases),
+            capped=len(leases) >= WORKER_ROWS,
+            worker_rows=WORKER_ROWS,
+            soon=SOON,
+            now=await database_now(conn),
+        )
+
+    async def bulk(self, request: Request, conn: psycopg.AsyncConnection[Any]) -> Response:
+        """Pick a filtered set and an action; then confirm, seeing how many jobs it changes."""
+        query = request.query_params
+        if not query.get("action"):
+            return self.render(
+                request, "bulk.html", chosen=None, filters=None, bulk_max=BULK_MAX, states=STATES
+            )
+        action, filters = bulk_filters(query)
+        params = sql.find_jobs_params(
+            filters["queue"], filters["state"], filters["task"], None, BULK_MAX + 1
+        )
+        found = await sql.afind_jobs(conn, params)
+        allowed = await sql.aallowed_actions(conn)
+        return self.render(
+            request,
+            "bulk.html",
+            chosen=action,
+            filters=filters,
+            jobs=found[:BULK_MAX],
+            more=len(found) > BULK_MAX,
+            bulk_max=BULK_MAX,
+            states=STATES,
+            allowed=allowed,
+        )
+
+    async def bulk_action(self, request: Request, conn: psycopg.AsyncConnection[Any]) -> Response:
+        """Retry or cancel the jobs the confirmation listed, each with its SQL function."""
+        form = request.state.form
+        action = form.get("action", "")
+        if action not in BULK_STATES:
+            raise Problem(400, f"action must be retry or cancel, got {action!r}")
+        ids = [parse_id(text) for text in form.get("ids", "").split(",") if text.strip()]
+        if len(ids) > BULK_MAX:
+            raise Problem(400, f"ids must name at most {BULK_MAX} jobs, got {len(ids)}")
+        change = sql.aretry if action == "retry" else sql.acancel
+        changed = 0
+        for job_id in ids:
+            changed += bool(await change(conn, sql.job_params(job_id)))
+        past = "retried" if action == "retry" else "cancelled"
+        notice = f"{past} {changed} of {len(ids)} jobs"
+        log.info("dashboard: bulk %s", notice)
+        return self.back(request, "/bulk", notice)
 
     async def schedules(self, request: Request, conn: psycopg.AsyncConnection[Any]) -> Response:
         rows = {row["schedule"]: row for row in await sql.aschedules(conn)}
@@ -472,6 +553,24 @@ def parse_id(value: str, name: str = "job id") -> int:
         raise Problem(400, str(exc)) from None
 
 
+def bulk_filters(query: Mapping[str, str]) -> tuple[str, dict[str, str | None]]:
+    """The bulk action and its filters (queue, state, task) from the query; Problem 400 on bad ones."""
+    action = query.get("action", "")
+    if action not in BULK_STATES:
+        raise Problem(400, f"action must be retry or cancel, got {action!r}")
+    filters = {name: query.get(name) or None for name in ("queue", "state", "task")}
+    for name, text in filters.items():
+        if text is not None and "\x00" in text:
+            raise Problem(400, f"{name} must not contain a NUL character")
+    if filters["state"] not in BULK_STATES[action]:
+        raise Problem(
+            400,
+            f"state must be {' or '.join(BULK_STATES[action])} to {action}, "
+            f"got {filters['state'] or 'none'}",
+        )
+    return action, filters
+
+
 def parse_limit(value: str) -> int | None:
     text = value.strip().lower()
     if text in ("", "none"):
@@ -480,6 +579,36 @@ def parse_limit(value: str) -> int | None:
         return int(text)
     except ValueError:
         raise Problem(400, f"the limit must be a whole number or none, got {value!r}") from None
+
+
+def timeline(errors: Any, history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The failed attempts (`errors` entries) and the history lines of a job, oldest first.
+
+    Each item is {"error": entry} or {"event": row}; an entry whose time does not
+    read keeps its place after the ones that do."""
+    items: list[tuple[dt.datetime, int, dict[str, Any]]] = []
+    for order, entry in enumerate(errors if isinstance(errors, list) else []):
+        at = entry.get("at") if isinstance(entry, dict) else None
+        items.append((error_time(at), order, {"error": entry}))
+    for order, row in enumerate(history, start=len(items)):
+        at = row.get("at")
+        items.append((at if isinstance(at, dt.datetime) else LAST, order, {"event": row}))
+    return [item for _, _, item in sorted(items, key=lambda item: (item[0], item[1]))]
+
+
+# Where an entry whose time does not read goes: last.
+LAST = dt.datetime.max.replace(tzinfo=dt.UTC)
+
+
+def error_time(value: Any) -> dt.datetime:
+    """The time of an errors entry (an ISO 8601 string), LAST when it does not read."""
+    if not isinstance(value, str):
+        return LAST
+    try:
+        parsed = dt.datetime.fromisoformat(value)
+    except ValueError:
+        return LAST
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=dt.UTC)
 
 
 def when(value: dt.datetime | None) -> str:
