@@ -272,6 +272,20 @@ BEGIN
     END IF;
     PERFORM taskboard.check_interval('lease', claim.lease, interval '12 hours');
 
+    -- A claim in flight is one a first limit must count: it holds its
+    -- queue's advisory lock, shared with every other claim, until its
+    -- transaction ends; set_queue_limit takes it exclusively before it
+    -- writes a first limit. Taken at once unless a first limit is being
+    -- set; then this claim waits for it, and reads it below (a new
+    -- snapshot in READ COMMITTED; an older one cannot see it: 40001).
+    IF NOT pg_catalog.pg_try_advisory_xact_lock_shared(1952605797, pg_catalog.hashtext(claim.queue)) THEN
+        PERFORM pg_catalog.pg_advisory_xact_lock_shared(1952605797, pg_catalog.hashtext(claim.queue));
+        IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+            RAISE EXCEPTION 'queue % was given a limit while this transaction waited; retry the transaction', claim.queue
+                USING ERRCODE = 'serialization_failure';
+        END IF;
+    END IF;
+
     -- Queue control. A queue without a row in taskboard.queues is unpaused
     -- and unlimited: one primary-key probe, no lock.
     SELECT q.paused, q.max_running INTO v_paused, v_limit
@@ -411,6 +425,10 @@ A paused queue (taskboard.pause) hands out nothing. A limited one
 max_running of its jobs are running, however many workers claim at once;
 in REPEATABLE READ or SERIALIZABLE a claim of a limited queue that raced
 another one raises 40001 (serialization_failure) rather than count without it.
+A first limit counts the claims still in flight: a claim waits while one
+is being set for its queue (and then, in REPEATABLE READ or SERIALIZABLE,
+raises 40001), and set_queue_limit waits for the claim transactions of
+the queue still open.
 Raises 22023 when queue or worker is NULL, empty or longer than 200
 characters, batch is outside 1..1000, or lease is NULL, not positive or
 longer than 12 hours (''infinity'' included), by the deadline it gives:
@@ -425,7 +443,10 @@ running it. A worker usually first claims an empty queue, and the plan
 is then made for an empty table, so each step is written to be bounded
 whatever the table held: the running jobs of this queue (its partial
 index), the head of its queued index, and primary-key probes by id; with
-sequential scans off, no step scans the table (tests/test_claim_plan.py).';
+sequential scans off, no step scans the table (tests/test_claim_plan.py).
+Every claim holds a shared transaction-level advisory lock on its queue,
+keys (1952605797, hashtext(queue)), until its transaction ends; an
+application''s own advisory locks should not use 1952605797 as first key.';
 
 --
 -- Name: complete(bigint, uuid, jsonb); Type: FUNCTION; Schema: taskboard; Owner: -
@@ -1934,6 +1955,17 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
+    -- A first limit must count the claims still in flight: each holds the
+    -- queue's claim lock, shared, until its transaction ends. Taken
+    -- exclusively here, it waits for them; claims that come meanwhile wait
+    -- for this transaction and then read the limit (taskboard.claim).
+    IF set_queue_limit.max_running IS NOT NULL
+       AND NOT EXISTS (SELECT FROM taskboard.queues AS q
+                        WHERE q.queue = set_queue_limit.queue
+                          AND q.max_running IS NOT NULL) THEN
+        PERFORM pg_catalog.pg_advisory_xact_lock(1952605797, pg_catalog.hashtext(set_queue_limit.queue));
+    END IF;
+
     INSERT INTO taskboard.queues AS q (queue, max_running)
     VALUES (set_queue_limit.queue, set_queue_limit.max_running)
     ON CONFLICT ON CONSTRAINT queues_pkey DO UPDATE
@@ -1960,6 +1992,9 @@ COMMENT ON FUNCTION taskboard.set_queue_limit(queue text, max_running integer) I
 From the next claim on, claim never lets more than `max_running` jobs of
 `queue` run at once, counted across all workers and also under
 concurrent claimers (claimers of a limited queue take turns on its row).
+A first limit (the queue had none) counts the claims already made: it
+waits for the claim transactions of the queue still open, and claims of
+the queue wait for it until this call''s transaction ends.
 Jobs already running over a lowered limit carry on; no new one starts
 until the queue is under it. NULL removes the limit. Listeners are told
 when a raised or removed limit leaves a job runnable now. True when this

@@ -1,5 +1,5 @@
 -- Deploy taskboard:claim to pg
--- requires: claim@v0.4.3
+-- requires: claim@v0.4.4
 -- requires: queues
 -- requires: fence
 -- requires: started_at
@@ -7,12 +7,13 @@
 -- requires: claimed_waited
 -- requires: checks
 --
--- lease is checked by taskboard.check_interval, by the deadline it gives:
--- clock + lease later than clock and no later than clock + 12 hours, where
--- the interval itself was compared before (a month counted as 30 days).
--- Messages unchanged for a lease the old check also refused; the
--- function's comment says the new bound. Nothing else changes: the plan
--- settings and the statement are as they were.
+-- A first limit (taskboard.set_queue_limit on a queue without one) counts
+-- the claims still in flight: each claim holds a shared transaction-level
+-- advisory lock on its queue (keys 1952605797, hashtext(queue)) until its
+-- transaction ends, and a first limit takes it exclusively before it is
+-- written. A claim that finds it taken waits for the limit; in REPEATABLE
+-- READ or SERIALIZABLE, whose snapshot cannot see that limit, it then
+-- raises 40001. The rest of the function is as it was.
 
 BEGIN;
 
@@ -47,6 +48,10 @@ SET LOCAL ROLE :"owner_role";
 -- max_running of its jobs are running, however many workers claim at once;
 -- in REPEATABLE READ or SERIALIZABLE a claim of a limited queue that raced
 -- another one raises 40001 (serialization_failure) rather than count without it.
+-- A first limit counts the claims still in flight: a claim waits while one
+-- is being set for its queue (and then, in REPEATABLE READ or SERIALIZABLE,
+-- raises 40001), and set_queue_limit waits for the claim transactions of
+-- the queue still open.
 -- Raises 22023 when queue or worker is NULL, empty or longer than 200
 -- characters, batch is outside 1..1000, or lease is NULL, not positive or
 -- longer than 12 hours ('infinity' included).
@@ -60,6 +65,9 @@ SET LOCAL ROLE :"owner_role";
 -- whatever the table held: the running jobs of this queue (its partial
 -- index), the head of its queued index, and primary-key probes by id; with
 -- sequential scans off, no step scans the table (tests/test_claim_plan.py).
+-- Every claim holds a shared transaction-level advisory lock on its queue,
+-- keys (1952605797, hashtext(queue)), until its transaction ends; an
+-- application's own advisory locks should not use 1952605797 as first key.
 
 CREATE OR REPLACE FUNCTION taskboard.claim(
     queue  text,
@@ -100,6 +108,20 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     PERFORM taskboard.check_interval('lease', claim.lease, interval '12 hours');
+
+    -- A claim in flight is one a first limit must count: it holds its
+    -- queue's advisory lock, shared with every other claim, until its
+    -- transaction ends; set_queue_limit takes it exclusively before it
+    -- writes a first limit. Taken at once unless a first limit is being
+    -- set; then this claim waits for it, and reads it below (a new
+    -- snapshot in READ COMMITTED; an older one cannot see it: 40001).
+    IF NOT pg_catalog.pg_try_advisory_xact_lock_shared(1952605797, pg_catalog.hashtext(claim.queue)) THEN
+        PERFORM pg_catalog.pg_advisory_xact_lock_shared(1952605797, pg_catalog.hashtext(claim.queue));
+        IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+            RAISE EXCEPTION 'queue % was given a limit while this transaction waited; retry the transaction', claim.queue
+                USING ERRCODE = 'serialization_failure';
+        END IF;
+    END IF;
 
     -- Queue control. A queue without a row in taskboard.queues is unpaused
     -- and unlimited: one primary-key probe, no lock.
@@ -241,6 +263,10 @@ A paused queue (taskboard.pause) hands out nothing. A limited one
 max_running of its jobs are running, however many workers claim at once;
 in REPEATABLE READ or SERIALIZABLE a claim of a limited queue that raced
 another one raises 40001 (serialization_failure) rather than count without it.
+A first limit counts the claims still in flight: a claim waits while one
+is being set for its queue (and then, in REPEATABLE READ or SERIALIZABLE,
+raises 40001), and set_queue_limit waits for the claim transactions of
+the queue still open.
 Raises 22023 when queue or worker is NULL, empty or longer than 200
 characters, batch is outside 1..1000, or lease is NULL, not positive or
 longer than 12 hours ('infinity' included), by the deadline it gives:
@@ -255,7 +281,10 @@ running it. A worker usually first claims an empty queue, and the plan
 is then made for an empty table, so each step is written to be bounded
 whatever the table held: the running jobs of this queue (its partial
 index), the head of its queued index, and primary-key probes by id; with
-sequential scans off, no step scans the table (tests/test_claim_plan.py).$comment$;
+sequential scans off, no step scans the table (tests/test_claim_plan.py).
+Every claim holds a shared transaction-level advisory lock on its queue,
+keys (1952605797, hashtext(queue)), until its transaction ends; an
+application's own advisory locks should not use 1952605797 as first key.$comment$;
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

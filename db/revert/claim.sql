@@ -1,4 +1,4 @@
--- Revert taskboard:claim to its v0.4.3 definition
+-- Revert taskboard:claim to its v0.4.4 definition
 
 BEGIN;
 
@@ -85,14 +85,7 @@ BEGIN
         RAISE EXCEPTION 'batch must be between 1 and 1000, got %', claim.batch
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF claim.lease IS NULL OR claim.lease <= interval '0' THEN
-        RAISE EXCEPTION 'lease must be positive, got %', claim.lease
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF claim.lease > interval '12 hours' THEN
-        RAISE EXCEPTION 'lease must be at most 12 hours, got %', claim.lease
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_interval('lease', claim.lease, interval '12 hours');
 
     -- Queue control. A queue without a row in taskboard.queues is unpaused
     -- and unlimited: one primary-key probe, no lock.
@@ -236,7 +229,9 @@ in REPEATABLE READ or SERIALIZABLE a claim of a limited queue that raced
 another one raises 40001 (serialization_failure) rather than count without it.
 Raises 22023 when queue or worker is NULL, empty or longer than 200
 characters, batch is outside 1..1000, or lease is NULL, not positive or
-longer than 12 hours ('infinity' included).
+longer than 12 hours ('infinity' included), by the deadline it gives:
+unless clock < clock + lease <= clock + 12 hours, months and days
+counted as the calendar makes them.
 
 plan_cache_mode = force_generic_plan with enable_seqscan = off: one plan
 per session, made at the first call and kept until PostgreSQL invalidates
