@@ -77,6 +77,8 @@ CREATE FUNCTION taskboard.cancel(job_id bigint) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
+DECLARE
+    v_now timestamptz := pg_catalog.clock_timestamp();
 BEGIN
     IF cancel.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -84,7 +86,12 @@ BEGIN
 
     UPDATE taskboard.jobs AS j
        SET state = 'cancelled',
-           finished_at = pg_catalog.clock_timestamp()
+           finished_at = v_now,
+           -- The holder of a live lease may act until its deadline.
+           held_until = CASE WHEN j.state = 'running' AND j.lease_expires_at > v_now
+                             THEN j.lease_expires_at
+                             ELSE j.held_until
+                        END
      WHERE j.id = cancel.job_id
        AND j.state IN ('queued', 'running');
 
@@ -99,7 +106,11 @@ $$;
 COMMENT ON FUNCTION taskboard.cancel(job_id bigint) IS 'cancel(job_id) -> boolean
 An administrator stops a job: queued or running becomes cancelled with
 finished_at. A holder''s token stops being current, so its later renew,
-complete, fail and release answer NULL/false.
+complete, fail and release answer NULL/false. A running job whose lease
+has not ended keeps, until that lease''s deadline (held_until), its place
+under its queue''s limit and its dedupe key: the holder may believe it
+holds the job until then, so no other job takes its place, a job enqueued
+with its key meanwhile is due no sooner, and a retry of it neither.
 true:  cancelled now.
 false: the job is already finished (succeeded, dead, cancelled) or unknown.
 Raises 22023 when job_id is NULL.';
@@ -304,7 +315,14 @@ BEGIN
            SET paused = q.paused
          WHERE q.queue = claim.queue
         RETURNING q.paused, q.max_running INTO v_paused, v_limit;
-        SELECT GREATEST(0, v_limit - pg_catalog.count(*))::integer INTO v_room
+        SELECT GREATEST(0, v_limit - pg_catalog.count(*) - (
+                   -- Places still held: cancelled under a live lease
+                   -- (taskboard.cancel), or retried since and not yet due.
+                   SELECT pg_catalog.count(*)
+                     FROM taskboard.jobs AS h
+                    WHERE h.queue = claim.queue
+                      AND h.held_until > v_now
+                      AND h.state <> 'running'))::integer INTO v_room
           FROM taskboard.jobs AS j
          WHERE j.queue = claim.queue
            AND j.state = 'running'
@@ -422,7 +440,8 @@ not take stay locked, and skipped by other claimers, until the caller''s
 transaction ends: claim in a transaction of its own.
 A paused queue (taskboard.pause) hands out nothing. A limited one
 (taskboard.set_queue_limit) starts queued jobs only while fewer than
-max_running of its jobs are running, however many workers claim at once;
+max_running of its jobs are running or held by a cancelled lease not yet
+ended (taskboard.cancel), however many workers claim at once;
 in REPEATABLE READ or SERIALIZABLE a claim of a limited queue that raced
 another one raises 40001 (serialization_failure) rather than count without it.
 A first limit counts the claims still in flight: a claim waits while one
@@ -692,6 +711,22 @@ BEGIN
         END IF;
     END LOOP;
 
+    IF enqueue.dedupe_key IS NOT NULL THEN
+        -- The key is still held by a job cancelled under a live lease.
+        UPDATE taskboard.jobs AS j
+           SET run_at = h.held_until
+          FROM (SELECT pg_catalog.max(c.held_until) AS held_until
+                  FROM taskboard.jobs AS c
+                 WHERE c.queue = enqueue.queue
+                   AND c.held_until > v_run_at
+                   AND c.state = 'cancelled'
+                   AND c.task = enqueue.task
+                   AND c.dedupe_key = enqueue.dedupe_key) AS h
+         WHERE j.id = v_id
+           AND h.held_until IS NOT NULL
+        RETURNING j.run_at INTO v_run_at;
+    END IF;
+
     IF v_run_at <= v_now THEN
         PERFORM taskboard.notify_runnable(enqueue.queue);
     END IF;
@@ -713,7 +748,9 @@ nothing. A key is scoped to (queue, task, key): an unfinished job of
 another task with the same key is not the same job, and a new one is
 inserted. The unique index jobs_unfinished_task_dedupe_key makes this hold
 under concurrent callers; in REPEATABLE READ or SERIALIZABLE a race may
-raise 40001.
+raise 40001. A key held by a job cancelled under a live lease (its
+held_until, see taskboard.cancel) is no unfinished job''s: a new job is
+inserted, runnable no sooner than that lease''s end.
 Sends NOTIFY taskboard, ''<queue>'' when the new job is runnable now.
 Joins the caller''s transaction: a rollback takes the job with it.
 Raises 22023 when task or queue is NULL, empty or longer than 200
@@ -911,6 +948,24 @@ BEGIN
         END LOOP;
     END IF;
 
+    IF enqueue_many.dedupe_keys IS NOT NULL AND v_inserted > 0 THEN
+        -- Keys still held by jobs cancelled under a live lease.
+        UPDATE taskboard.jobs AS j
+           SET run_at = h.held_until
+          FROM (SELECT c.dedupe_key, pg_catalog.max(c.held_until) AS held_until
+                  FROM taskboard.jobs AS c
+                 WHERE c.queue = enqueue_many.queue
+                   AND c.held_until > v_run_at
+                   AND c.state = 'cancelled'
+                   AND c.task = enqueue_many.task
+                   AND c.dedupe_key IS NOT NULL
+                 GROUP BY c.dedupe_key) AS h
+         WHERE j.id = ANY (v_ids)
+           AND j.dedupe_key = h.dedupe_key
+           AND j.state = 'queued'
+           AND j.run_at < h.held_until;
+    END IF;
+
     IF v_inserted > 0 AND v_run_at <= v_now THEN
         PERFORM taskboard.notify_runnable(enqueue_many.queue);
     END IF;
@@ -934,7 +989,10 @@ to (queue, task, key): a key held by an unfinished job of the queue and
 this task yields that job''s id (a job of another task holding it does not
 count), and a key repeated inside the array yields the id of its first
 occurrence''s job. Keys are inserted in key order, so concurrent calls with
-overlapping keys wait for each other instead of deadlocking.
+overlapping keys wait for each other instead of deadlocking. A key held
+by a job cancelled under a live lease (its held_until, see
+taskboard.cancel) is no unfinished job''s: a new job is inserted, runnable
+no sooner than that lease''s end.
 trace_context (the caller''s W3C trace context) is stored with every job
 the call inserts, as in enqueue: one call is made in one context.
 An empty array returns no rows. At most one NOTIFY per call, and only when
@@ -1886,6 +1944,8 @@ DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
     v_queue text;
     v_run_at timestamptz;
+    v_task text;
+    v_key text;
 BEGIN
     IF retry.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -1894,16 +1954,13 @@ BEGIN
     BEGIN
         UPDATE taskboard.jobs AS j
            SET state = 'queued',
-               run_at = CASE WHEN j.state = 'cancelled' AND j.lease_expires_at > v_now
-                             THEN j.lease_expires_at
-                             ELSE v_now
-                        END,
+               run_at = GREATEST(v_now, j.held_until),
                attempt = 0,
                result = NULL,
                finished_at = NULL
          WHERE j.id = retry.job_id
            AND j.state IN ('dead', 'cancelled')
-        RETURNING j.queue, j.run_at INTO v_queue, v_run_at;
+        RETURNING j.queue, j.run_at, j.task, j.dedupe_key INTO v_queue, v_run_at, v_task, v_key;
     EXCEPTION
         WHEN unique_violation THEN
             -- jobs_unfinished_dedupe_key: another unfinished job holds the key.
@@ -1911,6 +1968,21 @@ BEGIN
     END;
     IF v_queue IS NULL THEN
         RETURN false;
+    END IF;
+    IF v_key IS NOT NULL THEN
+        -- Its key is still held by another job cancelled under a live lease.
+        UPDATE taskboard.jobs AS j
+           SET run_at = h.held_until
+          FROM (SELECT pg_catalog.max(c.held_until) AS held_until
+                  FROM taskboard.jobs AS c
+                 WHERE c.queue = v_queue
+                   AND c.held_until > v_run_at
+                   AND c.state = 'cancelled'
+                   AND c.task = v_task
+                   AND c.dedupe_key = v_key) AS h
+         WHERE j.id = retry.job_id
+           AND h.held_until IS NOT NULL
+        RETURNING j.run_at INTO v_run_at;
     END IF;
 
     IF v_run_at <= v_now THEN
@@ -1927,13 +1999,15 @@ $$;
 COMMENT ON FUNCTION taskboard.retry(job_id bigint) IS 'retry(job_id) -> boolean
 An administrator gives a dead or cancelled job another chance: it is
 queued again with its attempts reset; its error history is kept. It is
-runnable now, and NOTIFY taskboard, ''<queue>'' is sent; except a cancelled
-job whose last lease has not run out yet (cancelled while running, or
-just after its holder handed it back): that one is runnable when the
-lease ends. Until then its holder may still believe it holds the job
-(cancel leaves the token and deadline it was given): its writes are
-refused, but an effect outside the database is not, and a second holder
-must not start beside it.
+runnable now, and NOTIFY taskboard, ''<queue>'' is sent; except a job
+cancelled while running whose lease had not ended (its held_until, see
+taskboard.cancel): that one is runnable when that lease ends. Until then
+its holder may still believe it holds the job: its writes are refused,
+but an effect outside the database is not, and a second holder must not
+start beside it. A job cancelled while queued (after a release too) has
+no holder to wait for. Likewise a job with a dedupe_key is runnable no
+sooner than the held_until of a cancelled job of its queue and task with
+that key.
 true:  queued again.
 false: the job is not dead or cancelled (or unknown), or its dedupe_key is
        now held by another unfinished job of the queue; nothing changes.
@@ -2051,6 +2125,7 @@ CREATE TABLE taskboard.jobs (
     fence bigint DEFAULT 0 NOT NULL,
     started_at timestamp with time zone,
     trace_context jsonb,
+    held_until timestamp with time zone,
     CONSTRAINT jobs_attempt_within_max CHECK (((attempt >= 0) AND (attempt <= max_attempts))),
     CONSTRAINT jobs_errors_is_array CHECK ((jsonb_typeof(errors) = 'array'::text)),
     CONSTRAINT jobs_fence_not_negative CHECK ((fence >= 0)),
@@ -2068,6 +2143,12 @@ WITH (fillfactor='80');
 --
 
 COMMENT ON TABLE taskboard.jobs IS 'One row per job. Written only by the taskboard functions, as taskboard_owner.';
+
+--
+-- Name: COLUMN jobs.held_until; Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON COLUMN taskboard.jobs.held_until IS 'Cancelled while running: the deadline its holder was given. The job keeps its place under the queue''s limit and its dedupe key until then. NULL otherwise.';
 
 --
 -- Name: jobs_id_seq; Type: SEQUENCE; Schema: taskboard; Owner: -
@@ -2178,6 +2259,12 @@ CREATE INDEX jobs_failed_by_queue ON taskboard.jobs USING btree (state, queue, i
 --
 
 CREATE INDEX jobs_finished_at ON taskboard.jobs USING btree (finished_at) WHERE (finished_at IS NOT NULL);
+
+--
+-- Name: jobs_held_by_queue; Type: INDEX; Schema: taskboard; Owner: -
+--
+
+CREATE INDEX jobs_held_by_queue ON taskboard.jobs USING btree (queue, held_until) WHERE (held_until IS NOT NULL);
 
 --
 -- Name: jobs_queued_claim_order; Type: INDEX; Schema: taskboard; Owner: -

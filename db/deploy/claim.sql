@@ -13,7 +13,11 @@
 -- transaction ends, and a first limit takes it exclusively before it is
 -- written. A claim that finds it taken waits for the limit; in REPEATABLE
 -- READ or SERIALIZABLE, whose snapshot cannot see that limit, it then
--- raises 40001. The rest of the function is as it was.
+-- raises 40001.
+--
+-- A limited queue counts, beside its running jobs, the places a cancel left
+-- held (jobs.held_until still ahead, taskboard.cancel): one more range scan
+-- of an index, on the limited path only. The rest is as it was.
 
 BEGIN;
 
@@ -45,7 +49,8 @@ SET LOCAL ROLE :"owner_role";
 -- transaction ends: claim in a transaction of its own.
 -- A paused queue (taskboard.pause) hands out nothing. A limited one
 -- (taskboard.set_queue_limit) starts queued jobs only while fewer than
--- max_running of its jobs are running, however many workers claim at once;
+-- max_running of its jobs are running or held by a cancelled lease not yet
+-- ended (taskboard.cancel), however many workers claim at once;
 -- in REPEATABLE READ or SERIALIZABLE a claim of a limited queue that raced
 -- another one raises 40001 (serialization_failure) rather than count without it.
 -- A first limit counts the claims still in flight: a claim waits while one
@@ -141,7 +146,14 @@ BEGIN
            SET paused = q.paused
          WHERE q.queue = claim.queue
         RETURNING q.paused, q.max_running INTO v_paused, v_limit;
-        SELECT GREATEST(0, v_limit - pg_catalog.count(*))::integer INTO v_room
+        SELECT GREATEST(0, v_limit - pg_catalog.count(*) - (
+                   -- Places still held: cancelled under a live lease
+                   -- (taskboard.cancel), or retried since and not yet due.
+                   SELECT pg_catalog.count(*)
+                     FROM taskboard.jobs AS h
+                    WHERE h.queue = claim.queue
+                      AND h.held_until > v_now
+                      AND h.state <> 'running'))::integer INTO v_room
           FROM taskboard.jobs AS j
          WHERE j.queue = claim.queue
            AND j.state = 'running'
@@ -260,7 +272,8 @@ not take stay locked, and skipped by other claimers, until the caller's
 transaction ends: claim in a transaction of its own.
 A paused queue (taskboard.pause) hands out nothing. A limited one
 (taskboard.set_queue_limit) starts queued jobs only while fewer than
-max_running of its jobs are running, however many workers claim at once;
+max_running of its jobs are running or held by a cancelled lease not yet
+ended (taskboard.cancel), however many workers claim at once;
 in REPEATABLE READ or SERIALIZABLE a claim of a limited queue that raced
 another one raises 40001 (serialization_failure) rather than count without it.
 A first limit counts the claims still in flight: a claim waits while one

@@ -8,7 +8,9 @@
 -- another task with the same key is not the same job, and a new one is
 -- inserted. The unique index jobs_unfinished_task_dedupe_key makes this hold
 -- under concurrent callers; in REPEATABLE READ or SERIALIZABLE a race may
--- raise 40001.
+-- raise 40001. A key held by a job cancelled under a live lease (its
+-- held_until, see taskboard.cancel) is no unfinished job's: a new job is
+-- inserted, runnable no sooner than that lease's end.
 -- Sends NOTIFY taskboard, '<queue>' when the new job is runnable now.
 -- Joins the caller's transaction: a rollback takes the job with it.
 -- Raises 22023 when task or queue is NULL, empty or longer than 200
@@ -116,6 +118,22 @@ BEGIN
             RETURN v_id;
         END IF;
     END LOOP;
+
+    IF enqueue.dedupe_key IS NOT NULL THEN
+        -- The key is still held by a job cancelled under a live lease.
+        UPDATE taskboard.jobs AS j
+           SET run_at = h.held_until
+          FROM (SELECT pg_catalog.max(c.held_until) AS held_until
+                  FROM taskboard.jobs AS c
+                 WHERE c.queue = enqueue.queue
+                   AND c.held_until > v_run_at
+                   AND c.state = 'cancelled'
+                   AND c.task = enqueue.task
+                   AND c.dedupe_key = enqueue.dedupe_key) AS h
+         WHERE j.id = v_id
+           AND h.held_until IS NOT NULL
+        RETURNING j.run_at INTO v_run_at;
+    END IF;
 
     IF v_run_at <= v_now THEN
         PERFORM taskboard.notify_runnable(enqueue.queue);

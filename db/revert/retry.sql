@@ -1,4 +1,4 @@
--- Revert taskboard:retry to its v0.4.1 definition
+-- Revert taskboard:retry to its v0.4.4 definition, and its comment
 
 BEGIN;
 
@@ -13,8 +13,14 @@ SET LOCAL ROLE :"owner_role";
 
 -- retry(job_id) -> boolean
 -- An administrator gives a dead or cancelled job another chance: it is
--- queued again, runnable now, with its attempts reset; its error history is
--- kept. Sends NOTIFY taskboard, '<queue>'.
+-- queued again with its attempts reset; its error history is kept. It is
+-- runnable now, and NOTIFY taskboard, '<queue>' is sent; except a cancelled
+-- job whose last lease has not run out yet (cancelled while running, or
+-- just after its holder handed it back): that one is runnable when the
+-- lease ends. Until then its holder may still believe it holds the job
+-- (cancel leaves the token and deadline it was given): its writes are
+-- refused, but an effect outside the database is not, and a second holder
+-- must not start beside it.
 -- true:  queued again.
 -- false: the job is not dead or cancelled (or unknown), or its dedupe_key is
 --        now held by another unfinished job of the queue; nothing changes.
@@ -27,7 +33,9 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
+    v_now timestamptz := pg_catalog.clock_timestamp();
     v_queue text;
+    v_run_at timestamptz;
 BEGIN
     IF retry.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -36,13 +44,16 @@ BEGIN
     BEGIN
         UPDATE taskboard.jobs AS j
            SET state = 'queued',
-               run_at = pg_catalog.clock_timestamp(),
+               run_at = CASE WHEN j.state = 'cancelled' AND j.lease_expires_at > v_now
+                             THEN j.lease_expires_at
+                             ELSE v_now
+                        END,
                attempt = 0,
                result = NULL,
                finished_at = NULL
          WHERE j.id = retry.job_id
            AND j.state IN ('dead', 'cancelled')
-        RETURNING j.queue INTO v_queue;
+        RETURNING j.queue, j.run_at INTO v_queue, v_run_at;
     EXCEPTION
         WHEN unique_violation THEN
             -- jobs_unfinished_dedupe_key: another unfinished job holds the key.
@@ -52,7 +63,9 @@ BEGIN
         RETURN false;
     END IF;
 
-    PERFORM taskboard.notify_runnable(v_queue);
+    IF v_run_at <= v_now THEN
+        PERFORM taskboard.notify_runnable(v_queue);
+    END IF;
     RETURN true;
 END
 $function$;
@@ -60,6 +73,22 @@ $function$;
 REVOKE ALL ON FUNCTION taskboard.retry(bigint) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.retry(bigint)
     TO :"admin_role";
+
+COMMENT ON FUNCTION taskboard.retry(bigint) IS
+$comment$retry(job_id) -> boolean
+An administrator gives a dead or cancelled job another chance: it is
+queued again with its attempts reset; its error history is kept. It is
+runnable now, and NOTIFY taskboard, '<queue>' is sent; except a cancelled
+job whose last lease has not run out yet (cancelled while running, or
+just after its holder handed it back): that one is runnable when the
+lease ends. Until then its holder may still believe it holds the job
+(cancel leaves the token and deadline it was given): its writes are
+refused, but an effect outside the database is not, and a second holder
+must not start beside it.
+true:  queued again.
+false: the job is not dead or cancelled (or unknown), or its dedupe_key is
+       now held by another unfinished job of the queue; nothing changes.
+Raises 22023 when job_id is NULL.$comment$;
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

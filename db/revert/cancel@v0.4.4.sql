@@ -1,0 +1,7 @@
+-- Revert taskboard:cancel from pg
+
+BEGIN;
+
+DROP FUNCTION taskboard.cancel(bigint);
+
+COMMIT;
