@@ -79,3 +79,44 @@ def test_a_limit_changed_or_set_with_no_claim_in_flight_does_not_wait(
             assert time.monotonic() - started < 2
         admin.execute("SELECT taskboard.enqueue('t', queue => 'fl2')")
         assert w.execute("SELECT * FROM taskboard.claim('fl2', 'w')").fetchall() == []
+
+
+def test_a_repeatable_read_claim_that_waited_for_a_first_limit_raises_40001(
+    make_database: MakeDatabase,
+) -> None:
+    """A claim whose snapshot predates the first limit it waited for cannot see it: it
+    raises 40001 (the driver claims again) rather than start a job beside A's."""
+    url = make_database(deploy=True)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "SELECT count(*) FROM taskboard.enqueue_many('t', array_fill('{}'::jsonb, ARRAY[10]), 'rr')"
+        )
+    outcome: list[object] = []
+    with (
+        connect(url, "taskboard_worker", autocommit=False) as a,
+        connect(url, "taskboard_admin") as admin,
+        connect(url, "taskboard_worker") as c,
+    ):
+        c.execute("SET default_transaction_isolation = 'repeatable read'")
+        assert len(a.execute("SELECT * FROM taskboard.claim('rr', 'a', 6)").fetchall()) == 6
+
+        def claim() -> None:
+            try:
+                outcome.append(c.execute("SELECT * FROM taskboard.claim('rr', 'c')").fetchall())
+            except psycopg.Error as exc:
+                outcome.append(exc)
+
+        setter = threading.Thread(
+            target=lambda: admin.execute("SELECT taskboard.set_queue_limit('rr', 2)")
+        )
+        setter.start()
+        time.sleep(0.5)
+        claimer = threading.Thread(target=claim)
+        claimer.start()
+        time.sleep(0.5)
+        a.commit()
+        setter.join(timeout=30)
+        claimer.join(timeout=30)
+    assert running(url, "rr") == 6
+    assert len(outcome) == 1
+    assert isinstance(outcome[0], psycopg.Error) and outcome[0].sqlstate == "40001", outcome
