@@ -45,6 +45,7 @@ DECLARE
     v_id     bigint;
     v_hash   bytea;
     v_held   text;
+    v_held_until timestamptz;
 BEGIN
     IF NOT pg_catalog.isfinite(v_run_at) THEN
         RAISE EXCEPTION 'run_at must be a finite time, got %', enqueue.run_at
@@ -126,18 +127,20 @@ BEGIN
 
     IF enqueue.dedupe_key IS NOT NULL THEN
         -- The key is still held by a job cancelled under a live lease.
-        UPDATE taskboard.jobs AS j
-           SET run_at = h.held_until
-          FROM (SELECT pg_catalog.max(c.held_until) AS held_until
-                  FROM taskboard.jobs AS c
-                 WHERE c.queue = enqueue.queue
-                   AND c.held_until > v_run_at
-                   AND c.state = 'cancelled'
-                   AND c.task = enqueue.task
-                   AND c.dedupe_key = enqueue.dedupe_key) AS h
-         WHERE j.id = v_id
-           AND h.held_until IS NOT NULL
-        RETURNING j.run_at INTO v_run_at;
+        SELECT pg_catalog.max(c.held_until)
+          INTO v_held_until
+          FROM taskboard.jobs AS c
+         WHERE c.queue = enqueue.queue
+           AND c.held_until > v_run_at
+           AND c.state = 'cancelled'
+           AND c.task = enqueue.task
+           AND c.dedupe_key = enqueue.dedupe_key;
+        IF v_held_until IS NOT NULL THEN
+            UPDATE taskboard.jobs AS j
+               SET run_at = v_held_until
+             WHERE j.id = v_id;
+            v_run_at := v_held_until;
+        END IF;
     END IF;
 
     IF v_run_at <= v_now THEN

@@ -33,6 +33,7 @@ DECLARE
     v_run_at timestamptz;
     v_task text;
     v_key text;
+    v_held_until timestamptz;
 BEGIN
     IF retry.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -58,18 +59,20 @@ BEGIN
     END IF;
     IF v_key IS NOT NULL THEN
         -- Its key is still held by another job cancelled under a live lease.
-        UPDATE taskboard.jobs AS j
-           SET run_at = h.held_until
-          FROM (SELECT pg_catalog.max(c.held_until) AS held_until
-                  FROM taskboard.jobs AS c
-                 WHERE c.queue = v_queue
-                   AND c.held_until > v_run_at
-                   AND c.state = 'cancelled'
-                   AND c.task = v_task
-                   AND c.dedupe_key = v_key) AS h
-         WHERE j.id = retry.job_id
-           AND h.held_until IS NOT NULL
-        RETURNING j.run_at INTO v_run_at;
+        SELECT pg_catalog.max(c.held_until)
+          INTO v_held_until
+          FROM taskboard.jobs AS c
+         WHERE c.queue = v_queue
+           AND c.held_until > v_run_at
+           AND c.state = 'cancelled'
+           AND c.task = v_task
+           AND c.dedupe_key = v_key;
+        IF v_held_until IS NOT NULL THEN
+            UPDATE taskboard.jobs AS j
+               SET run_at = v_held_until
+             WHERE j.id = retry.job_id;
+            v_run_at := v_held_until;
+        END IF;
     END IF;
 
     IF v_run_at <= v_now THEN

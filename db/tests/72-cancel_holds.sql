@@ -9,7 +9,7 @@
 -- made by moving deadlines as the table owner.
 
 BEGIN;
-SELECT plan(24);
+SELECT plan(26);
 
 -- A queue limited to one running job: worker-a holds job a, the admin
 -- cancels it, worker-b finds the place still taken.
@@ -163,6 +163,27 @@ SET LOCAL ROLE taskboard_worker;
 SELECT is((SELECT count(*) FROM taskboard.claim(queue => 'hold-q', worker => 'worker-b')), 0::bigint,
           'retried and not yet due, it still holds its place under the limit');
 RESET ROLE;
+
+-- retry of another job with the held key: due when that lease ends too.
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => 'invoice', queue => 'hold-k', dedupe_key => 'rk') AS p_id \gset
+RESET ROLE;
+SET LOCAL ROLE taskboard_worker;
+SELECT lease_expires_at AS p_deadline
+  FROM taskboard.claim(queue => 'hold-k', worker => 'worker-a', lease => '5 minutes') \gset
+RESET ROLE;
+SET LOCAL ROLE taskboard_admin;
+SELECT taskboard.cancel(job_id => :p_id);
+RESET ROLE;
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => 'invoice', queue => 'hold-k', dedupe_key => 'rk') AS m_id \gset
+RESET ROLE;
+SET LOCAL ROLE taskboard_admin;
+SELECT taskboard.cancel(job_id => :m_id);
+SELECT is(taskboard.retry(job_id => :m_id), true, 'a job with a held key, cancelled while queued, is retried');
+RESET ROLE;
+SELECT is((SELECT run_at FROM taskboard.jobs WHERE id = :m_id), :'p_deadline'::timestamptz,
+          'its retry is due when the lease of the job holding its key ends');
 
 SELECT * FROM finish();
 ROLLBACK;
