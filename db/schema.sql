@@ -103,6 +103,8 @@ CREATE FUNCTION taskboard.cancel(job_id bigint) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
+DECLARE
+    v_now timestamptz := pg_catalog.clock_timestamp();
 BEGIN
     IF cancel.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -125,7 +127,12 @@ BEGIN
 
     UPDATE taskboard.jobs AS j
        SET state = 'cancelled',
-           finished_at = pg_catalog.clock_timestamp()
+           finished_at = v_now,
+           -- The holder of a live lease may act until its deadline.
+           held_until = CASE WHEN j.state = 'running' AND j.lease_expires_at > v_now
+                             THEN j.lease_expires_at
+                             ELSE j.held_until
+                        END
      WHERE j.id = cancel.job_id
        AND j.state IN ('queued', 'running');
 
@@ -140,8 +147,13 @@ $$;
 COMMENT ON FUNCTION taskboard.cancel(job_id bigint) IS 'cancel(job_id) -> boolean
 An administrator stops a job: queued or running becomes cancelled with
 finished_at. A holder''s token stops being current, so its later renew,
-complete, fail and release answer NULL/false. The cancel is a line of the
-job''s history (taskboard.job_history), naming the holder of a running job.
+complete, fail and release answer NULL/false. A running job whose lease
+has not ended keeps, until that lease''s deadline (held_until), its place
+under its queue''s limit and its dedupe key: the holder may believe it
+holds the job until then, so no other job takes its place, a job enqueued
+with its key meanwhile is due no sooner, and a retry of it neither.
+The cancel is a line of the job''s history (taskboard.job_history), naming
+the holder of a running job.
 true:  cancelled now.
 false: the job is already finished (succeeded, dead, cancelled) or unknown.
 Raises 22023 when job_id is NULL.';
@@ -314,6 +326,20 @@ BEGIN
     END IF;
     PERFORM taskboard.check_interval('lease', claim.lease, interval '12 hours');
 
+    -- A claim in flight is one a first limit must count: it holds its
+    -- queue's advisory lock, shared with every other claim, until its
+    -- transaction ends; set_queue_limit takes it exclusively before it
+    -- writes a first limit. Taken at once unless a first limit is being
+    -- set; then this claim waits for it, and reads it below (a new
+    -- snapshot in READ COMMITTED; an older one cannot see it: 40001).
+    IF NOT pg_catalog.pg_try_advisory_xact_lock_shared(1952605797, pg_catalog.hashtext(claim.queue)) THEN
+        PERFORM pg_catalog.pg_advisory_xact_lock_shared(1952605797, pg_catalog.hashtext(claim.queue));
+        IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+            RAISE EXCEPTION 'queue % was given a limit while this transaction waited; retry the transaction', claim.queue
+                USING ERRCODE = 'serialization_failure';
+        END IF;
+    END IF;
+
     -- Queue control. A queue without a row in taskboard.queues is unpaused
     -- and unlimited: one primary-key probe, no lock.
     SELECT q.paused, q.max_running INTO v_paused, v_limit
@@ -332,7 +358,14 @@ BEGIN
            SET paused = q.paused
          WHERE q.queue = claim.queue
         RETURNING q.paused, q.max_running INTO v_paused, v_limit;
-        SELECT GREATEST(0, v_limit - pg_catalog.count(*))::integer INTO v_room
+        SELECT GREATEST(0, v_limit - pg_catalog.count(*) - (
+                   -- Places still held: cancelled under a live lease
+                   -- (taskboard.cancel), or retried since and not yet due.
+                   SELECT pg_catalog.count(*)
+                     FROM taskboard.jobs AS h
+                    WHERE h.queue = claim.queue
+                      AND h.held_until > v_now
+                      AND h.state <> 'running'))::integer INTO v_room
           FROM taskboard.jobs AS j
          WHERE j.queue = claim.queue
            AND j.state = 'running'
@@ -466,9 +499,14 @@ not take stay locked, and skipped by other claimers, until the caller''s
 transaction ends: claim in a transaction of its own.
 A paused queue (taskboard.pause) hands out nothing. A limited one
 (taskboard.set_queue_limit) starts queued jobs only while fewer than
-max_running of its jobs are running, however many workers claim at once;
+max_running of its jobs are running or held by a cancelled lease not yet
+ended (taskboard.cancel), however many workers claim at once;
 in REPEATABLE READ or SERIALIZABLE a claim of a limited queue that raced
 another one raises 40001 (serialization_failure) rather than count without it.
+A first limit counts the claims still in flight: a claim waits while one
+is being set for its queue (and then, in REPEATABLE READ or SERIALIZABLE,
+raises 40001), and set_queue_limit waits for the claim transactions of
+the queue still open.
 Raises 22023 when queue or worker is NULL, empty or longer than 200
 characters, batch is outside 1..1000, or lease is NULL, not positive or
 longer than 12 hours (''infinity'' included), by the deadline it gives:
@@ -483,7 +521,10 @@ running it. A worker usually first claims an empty queue, and the plan
 is then made for an empty table, so each step is written to be bounded
 whatever the table held: the running jobs of this queue (its partial
 index), the head of its queued index, and primary-key probes by id; with
-sequential scans off, no step scans the table (tests/test_claim_plan.py).';
+sequential scans off, no step scans the table (tests/test_claim_plan.py).
+Every claim holds a shared transaction-level advisory lock on its queue,
+keys (1952605797, hashtext(queue)), until its transaction ends; an
+application''s own advisory locks should not use 1952605797 as first key.';
 
 --
 -- Name: complete(bigint, uuid, jsonb); Type: FUNCTION; Schema: taskboard; Owner: -
@@ -691,6 +732,7 @@ DECLARE
     v_id     bigint;
     v_hash   bytea;
     v_held   text;
+    v_held_until timestamptz;
 BEGIN
     IF NOT pg_catalog.isfinite(v_run_at) THEN
         RAISE EXCEPTION 'run_at must be a finite time, got %', enqueue.run_at
@@ -770,6 +812,24 @@ BEGIN
         END IF;
     END LOOP;
 
+    IF enqueue.dedupe_key IS NOT NULL THEN
+        -- The key is still held by a job cancelled under a live lease.
+        SELECT pg_catalog.max(c.held_until)
+          INTO v_held_until
+          FROM taskboard.jobs AS c
+         WHERE c.queue = enqueue.queue
+           AND c.held_until > v_run_at
+           AND c.state = 'cancelled'
+           AND c.task = enqueue.task
+           AND c.dedupe_key = enqueue.dedupe_key;
+        IF v_held_until IS NOT NULL THEN
+            UPDATE taskboard.jobs AS j
+               SET run_at = v_held_until
+             WHERE j.id = v_id;
+            v_run_at := v_held_until;
+        END IF;
+    END IF;
+
     IF v_run_at <= v_now THEN
         PERFORM taskboard.notify_runnable(enqueue.queue);
     END IF;
@@ -791,7 +851,9 @@ nothing. A key is scoped to (queue, task, key): an unfinished job of
 another task with the same key is not the same job, and a new one is
 inserted. The unique index jobs_unfinished_task_dedupe_key makes this hold
 under concurrent callers; in REPEATABLE READ or SERIALIZABLE a race may
-raise 40001.
+raise 40001. A key held by a job cancelled under a live lease (its
+held_until, see taskboard.cancel) is no unfinished job''s: a new job is
+inserted, runnable no sooner than that lease''s end.
 Sends NOTIFY taskboard, ''<queue>'' when the new job is runnable now.
 Joins the caller''s transaction: a rollback takes the job with it.
 Raises 22023 when task or queue is NULL, empty or longer than 200
@@ -989,6 +1051,24 @@ BEGIN
         END LOOP;
     END IF;
 
+    IF enqueue_many.dedupe_keys IS NOT NULL AND v_inserted > 0 THEN
+        -- Keys still held by jobs cancelled under a live lease.
+        UPDATE taskboard.jobs AS j
+           SET run_at = h.held_until
+          FROM (SELECT c.dedupe_key, pg_catalog.max(c.held_until) AS held_until
+                  FROM taskboard.jobs AS c
+                 WHERE c.queue = enqueue_many.queue
+                   AND c.held_until > v_run_at
+                   AND c.state = 'cancelled'
+                   AND c.task = enqueue_many.task
+                   AND c.dedupe_key IS NOT NULL
+                 GROUP BY c.dedupe_key) AS h
+         WHERE j.id = ANY (v_ids)
+           AND j.dedupe_key = h.dedupe_key
+           AND j.state = 'queued'
+           AND j.run_at < h.held_until;
+    END IF;
+
     IF v_inserted > 0 AND v_run_at <= v_now THEN
         PERFORM taskboard.notify_runnable(enqueue_many.queue);
     END IF;
@@ -1012,7 +1092,10 @@ to (queue, task, key): a key held by an unfinished job of the queue and
 this task yields that job''s id (a job of another task holding it does not
 count), and a key repeated inside the array yields the id of its first
 occurrence''s job. Keys are inserted in key order, so concurrent calls with
-overlapping keys wait for each other instead of deadlocking.
+overlapping keys wait for each other instead of deadlocking. A key held
+by a job cancelled under a live lease (its held_until, see
+taskboard.cancel) is no unfinished job''s: a new job is inserted, runnable
+no sooner than that lease''s end.
 trace_context (the caller''s W3C trace context) is stored with every job
 the call inserts, as in enqueue: one call is made in one context.
 An empty array returns no rows. At most one NOTIFY per call, and only when
@@ -2251,6 +2334,9 @@ DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
     v_queue text;
     v_run_at timestamptz;
+    v_task text;
+    v_key text;
+    v_held_until timestamptz;
 BEGIN
     IF retry.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -2259,16 +2345,13 @@ BEGIN
     BEGIN
         UPDATE taskboard.jobs AS j
            SET state = 'queued',
-               run_at = CASE WHEN j.state = 'cancelled' AND j.lease_expires_at > v_now
-                             THEN j.lease_expires_at
-                             ELSE v_now
-                        END,
+               run_at = GREATEST(v_now, j.held_until),
                attempt = 0,
                result = NULL,
                finished_at = NULL
          WHERE j.id = retry.job_id
            AND j.state IN ('dead', 'cancelled')
-        RETURNING j.queue, j.run_at INTO v_queue, v_run_at;
+        RETURNING j.queue, j.run_at, j.task, j.dedupe_key INTO v_queue, v_run_at, v_task, v_key;
     EXCEPTION
         WHEN unique_violation THEN
             -- jobs_unfinished_dedupe_key: another unfinished job holds the key.
@@ -2276,6 +2359,23 @@ BEGIN
     END;
     IF v_queue IS NULL THEN
         RETURN false;
+    END IF;
+    IF v_key IS NOT NULL THEN
+        -- Its key is still held by another job cancelled under a live lease.
+        SELECT pg_catalog.max(c.held_until)
+          INTO v_held_until
+          FROM taskboard.jobs AS c
+         WHERE c.queue = v_queue
+           AND c.held_until > v_run_at
+           AND c.state = 'cancelled'
+           AND c.task = v_task
+           AND c.dedupe_key = v_key;
+        IF v_held_until IS NOT NULL THEN
+            UPDATE taskboard.jobs AS j
+               SET run_at = v_held_until
+             WHERE j.id = retry.job_id;
+            v_run_at := v_held_until;
+        END IF;
     END IF;
     INSERT INTO taskboard.job_events (job_id, kind, at, actor)
     VALUES (retry.job_id, 'retried', v_now, pg_catalog.session_user());
@@ -2295,13 +2395,15 @@ COMMENT ON FUNCTION taskboard.retry(job_id bigint) IS 'retry(job_id) -> boolean
 An administrator gives a dead or cancelled job another chance: it is
 queued again with its attempts reset; its error history is kept, and
 the retry is a line of its history (taskboard.job_history). It is
-runnable now, and NOTIFY taskboard, ''<queue>'' is sent; except a cancelled
-job whose last lease has not run out yet (cancelled while running, or
-just after its holder handed it back): that one is runnable when the
-lease ends. Until then its holder may still believe it holds the job
-(cancel leaves the token and deadline it was given): its writes are
-refused, but an effect outside the database is not, and a second holder
-must not start beside it.
+runnable now, and NOTIFY taskboard, ''<queue>'' is sent; except a job
+cancelled while running whose lease had not ended (its held_until, see
+taskboard.cancel): that one is runnable when that lease ends. Until then
+its holder may still believe it holds the job: its writes are refused,
+but an effect outside the database is not, and a second holder must not
+start beside it. A job cancelled while queued (after a release too) has
+no holder to wait for. Likewise a job with a dedupe_key is runnable no
+sooner than the held_until of a cancelled job of its queue and task with
+that key.
 true:  queued again.
 false: the job is not dead or cancelled (or unknown), or its dedupe_key is
        now held by another unfinished job of the queue; nothing changes.
@@ -2321,6 +2423,17 @@ BEGIN
         RAISE EXCEPTION 'max_running must be at least 1 or NULL (no limit), got %; pause the queue to stop it',
             set_queue_limit.max_running
             USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    -- A first limit must count the claims still in flight: each holds the
+    -- queue's claim lock, shared, until its transaction ends. Taken
+    -- exclusively here, it waits for them; claims that come meanwhile wait
+    -- for this transaction and then read the limit (taskboard.claim).
+    IF set_queue_limit.max_running IS NOT NULL
+       AND NOT EXISTS (SELECT FROM taskboard.queues AS q
+                        WHERE q.queue = set_queue_limit.queue
+                          AND q.max_running IS NOT NULL) THEN
+        PERFORM pg_catalog.pg_advisory_xact_lock(1952605797, pg_catalog.hashtext(set_queue_limit.queue));
     END IF;
 
     INSERT INTO taskboard.queues AS q (queue, max_running)
@@ -2349,6 +2462,9 @@ COMMENT ON FUNCTION taskboard.set_queue_limit(queue text, max_running integer) I
 From the next claim on, claim never lets more than `max_running` jobs of
 `queue` run at once, counted across all workers and also under
 concurrent claimers (claimers of a limited queue take turns on its row).
+A first limit (the queue had none) counts the claims already made: it
+waits for the claim transactions of the queue still open, and claims of
+the queue wait for it until this call''s transaction ends.
 Jobs already running over a lowered limit carry on; no new one starts
 until the queue is under it. NULL removes the limit. Listeners are told
 when a raised or removed limit leaves a job runnable now. True when this
@@ -2483,6 +2599,7 @@ CREATE TABLE taskboard.jobs (
     fence bigint DEFAULT 0 NOT NULL,
     started_at timestamp with time zone,
     trace_context jsonb,
+    held_until timestamp with time zone,
     CONSTRAINT jobs_attempt_within_max CHECK (((attempt >= 0) AND (attempt <= max_attempts))),
     CONSTRAINT jobs_errors_is_array CHECK ((jsonb_typeof(errors) = 'array'::text)),
     CONSTRAINT jobs_fence_not_negative CHECK ((fence >= 0)),
@@ -2500,6 +2617,12 @@ WITH (fillfactor='80');
 --
 
 COMMENT ON TABLE taskboard.jobs IS 'One row per job. Written only by the taskboard functions, as taskboard_owner.';
+
+--
+-- Name: COLUMN jobs.held_until; Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON COLUMN taskboard.jobs.held_until IS 'Cancelled while running: the deadline its holder was given. The job keeps its place under the queue''s limit and its dedupe key until then. NULL otherwise.';
 
 --
 -- Name: jobs_id_seq; Type: SEQUENCE; Schema: taskboard; Owner: -
@@ -2628,6 +2751,12 @@ CREATE INDEX jobs_failed_by_queue ON taskboard.jobs USING btree (state, queue, i
 --
 
 CREATE INDEX jobs_finished_at ON taskboard.jobs USING btree (finished_at) WHERE (finished_at IS NOT NULL);
+
+--
+-- Name: jobs_held_by_queue; Type: INDEX; Schema: taskboard; Owner: -
+--
+
+CREATE INDEX jobs_held_by_queue ON taskboard.jobs USING btree (queue, held_until) WHERE (held_until IS NOT NULL);
 
 --
 -- Name: jobs_queued_claim_order; Type: INDEX; Schema: taskboard; Owner: -

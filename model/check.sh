@@ -67,10 +67,13 @@ check() {  # check NAME ...: run in the background, at most $jobs at once
 }
 
 echo "Spin $(spin -V | sed -n 's/Spin Version \([^ ]*\).*/\1/p'): N workers, lease 2 ticks; one job with max_attempts 3," \
-     "or two with max_attempts 2 and a queue limit of 1"
+     "or two with max_attempts 2 and a queue limit of 1 (lifted, paused, or one job cancelled)"
 INV="assertion violated ((((attempt"   # the invariant monitored in every state
 # Two jobs: a queue limit of 1 the operator may lift, smaller budgets.
 J2="-DNJ=2 -DLIMIT=1 -DCONTROL=1 -DADMIN=0 -DMAXATT=2 -DCRASHES=1 -DRENEWS=1"
+# Two jobs under a limit of 1 with one cancel (or retry) by the operator.
+J2C="-DNJ=2 -DLIMIT=1 -DCONTROL=0 -DADMIN=1 -DMAXATT=2 -DCRASHES=1 -DRENEWS=1"
+J2C0="-DNJ=2 -DLIMIT=1 -DCONTROL=0 -DADMIN=1 -DMAXATT=2 -DCRASHES=0 -DRENEWS=0"   # its mutant, smaller
 L=-DLIVENESS
 
 check safety-n2                  pass "" safety   -DNW=2 -DADMIN=0
@@ -83,6 +86,7 @@ check safety-n3-operator         pass "" safety   -DNW=3 -DCONTROL=1 -DCRASHES=1
 check safety-n2-two-jobs         pass "" safety   -DNW=2 $J2
 check liveness-n2-two-jobs       pass "" liveness -DNW=2 $J2 $L
 check safety-n3-two-jobs         pass "" safety   -DNW=3 $J2
+check safety-n2-two-jobs-cancel  pass "" safety   -DNW=2 $J2C
 M="-DNW=2 -DNO_STEP_ASSERTS"
 check mutant-complete-by-id      fail "(succeeded_by[job[w]]==held[w])" safety $M -DMUTANT_COMPLETE_BY_ID
 check mutant-renew-expired       fail "(left[job[w]]>0)" safety $M -DMUTANT_RENEW_EXPIRED
@@ -94,6 +98,7 @@ check mutant-retry-at-once       fail "$INV" safety $M -DMUTANT_RETRY_AT_ONCE
 check mutant-repeat-any-token    fail "(succeeded_by[job[w]]==held[w])" safety $M -DMUTANT_REPEAT_ANY_TOKEN
 check mutant-claim-paused        fail "!(paused)" safety $M -DCONTROL=2 -DMUTANT_CLAIM_PAUSED
 check mutant-limit-counts-live   fail "( !(started)||(limit==0))" safety $M $J2 -DMUTANT_LIMIT_COUNTS_LIVE
+check mutant-cancel-frees        fail "((limit==0)|| !(started))" safety $M $J2C0 -DMUTANT_CANCEL_FREES
 check mutant-never-buries        fail "acceptance cycle" liveness -DNW=2 -DADMIN=0 $L -DMUTANT_NEVER_BURIES
 wait
 

@@ -17,7 +17,8 @@
  * catch it): MUTANT_COMPLETE_BY_ID, MUTANT_RENEW_EXPIRED, MUTANT_CLAIM_LIVE,
  * MUTANT_FAIL_ANY_TOKEN, MUTANT_COMPLETE_ANY_STATE, MUTANT_RETRY_RESETS_FENCE,
  * MUTANT_RETRY_AT_ONCE (retry as in 0.4.1), MUTANT_REPEAT_ANY_TOKEN,
- * MUTANT_CLAIM_PAUSED, MUTANT_LIMIT_COUNTS_LIVE; and for liveness,
+ * MUTANT_CLAIM_PAUSED, MUTANT_LIMIT_COUNTS_LIVE, MUTANT_CANCEL_FREES (a
+ * cancel frees the job's place under the limit at once); and for liveness,
  * MUTANT_NEVER_BURIES.
  */
 
@@ -59,6 +60,7 @@ byte left[NJ];          /* lease_expires_at - clock, 0 once expired */
 byte wait[NJ];          /* run_at - clock for a queued job, 0 once due */
 byte attempt[NJ];
 byte fence[NJ];
+byte hold[NJ];          /* held_until - clock, 0 once past or never set (cancel) */
 
 /* The queue's row. */
 bool paused = false;
@@ -89,6 +91,13 @@ mtype before[NJ];       /* each job's state before the step being taken */
 #define finished (terminal(0) && terminal(1))
 #endif
 #define live(w) (held[w] != 0 && mine_left[w] > 0)
+/* Workers that believe they hold a live lease, one cancelled under them included. */
+#define believes(w) (live(w) -> 1 : 0)
+#if NW == 2
+#define live_holders (believes(0) + believes(1))
+#elif NW == 3
+#define live_holders (believes(0) + believes(1) + believes(2))
+#endif
 
 /* A worker that acts holds its token; success only with the current one. */
 #define current(w) (state[job[w]] == RUNNING && token[job[w]] == held[w])
@@ -172,6 +181,10 @@ inline claim(w) {
 #else
         :: state[j] == RUNNING -> running++
 #endif
+#ifndef MUTANT_CANCEL_FREES
+        /* a place a cancel left held: held_until still ahead */
+        :: state[j] != RUNNING && hold[j] > 0 -> running++
+#endif
         :: else -> skip
         fi
     }
@@ -213,6 +226,8 @@ inline claim(w) {
         revoked[w] = false;
         /* a claim that starts a queued job never leaves more running than the limit */
         assert(!started || limit == 0 || running_now <= limit);
+        /* nor more workers believing a live lease, a cancelled holder's included */
+        assert(limit == 0 || !started || live_holders <= limit);
         started = false;
         pick = 0
     :: else -> pick = 0
@@ -357,6 +372,10 @@ active proctype clock() {
             if
             :: wait[i] > 0 -> wait[i]--
             :: else -> skip
+            fi;
+            if
+            :: hold[i] > 0 -> hold[i]--
+            :: else -> skip
             fi
         }
         for (i : 0 .. NW - 1) {
@@ -392,6 +411,10 @@ active proctype operator() {
                     fi
                 }
                 i = 0;
+                if              /* held_until: the deadline of a live lease cancelled */
+                :: state[k] == RUNNING && left[k] > 0 -> hold[k] = left[k]
+                :: else -> skip
+                fi;
                 state[k] = CANCELLED;
                 k = 0 }
     :: atomic { admin < ADMIN && retriable ->
@@ -405,10 +428,7 @@ active proctype operator() {
 #ifdef MUTANT_RETRY_AT_ONCE
                 wait[k] = 0;            /* due at once (0.4.1) */
 #else
-                if                      /* due once a lease cancelled while live has ended */
-                :: state[k] == CANCELLED -> wait[k] = left[k]
-                :: else -> wait[k] = 0
-                fi;
+                wait[k] = hold[k];      /* due once a lease cancelled while live has ended */
 #endif
                 state[k] = QUEUED; attempt[k] = 0;
 #ifdef MUTANT_RETRY_RESETS_FENCE

@@ -1,12 +1,31 @@
 -- Deploy taskboard:claim to pg
 -- requires: claim@v0.4.4
 -- requires: job_events
+-- requires: queues
+-- requires: fence
+-- requires: started_at
+-- requires: trace_context
+-- requires: claimed_waited
+-- requires: checks
+-- requires: held_until
 --
 -- A reclaim records the lease it took over in the job's history
 -- (taskboard.job_events): the holder's worker, attempt, fence and deadline,
 -- and a digest of its token so that the holder's late writes can be
 -- recorded when the fence refuses them. One added CTE, read from the
 -- statement's snapshot; a claim of queued jobs writes nothing more.
+--
+-- A first limit (taskboard.set_queue_limit on a queue without one) counts
+-- the claims still in flight: each claim holds a shared transaction-level
+-- advisory lock on its queue (keys 1952605797, hashtext(queue)) until its
+-- transaction ends, and a first limit takes it exclusively before it is
+-- written. A claim that finds it taken waits for the limit; in REPEATABLE
+-- READ or SERIALIZABLE, whose snapshot cannot see that limit, it then
+-- raises 40001.
+--
+-- A limited queue counts, beside its running jobs, the places a cancel left
+-- held (jobs.held_until still ahead, taskboard.cancel): one more range scan
+-- of an index, on the limited path only. The rest is as it was.
 
 BEGIN;
 
@@ -40,9 +59,14 @@ SET LOCAL ROLE :"owner_role";
 -- transaction ends: claim in a transaction of its own.
 -- A paused queue (taskboard.pause) hands out nothing. A limited one
 -- (taskboard.set_queue_limit) starts queued jobs only while fewer than
--- max_running of its jobs are running, however many workers claim at once;
+-- max_running of its jobs are running or held by a cancelled lease not yet
+-- ended (taskboard.cancel), however many workers claim at once;
 -- in REPEATABLE READ or SERIALIZABLE a claim of a limited queue that raced
 -- another one raises 40001 (serialization_failure) rather than count without it.
+-- A first limit counts the claims still in flight: a claim waits while one
+-- is being set for its queue (and then, in REPEATABLE READ or SERIALIZABLE,
+-- raises 40001), and set_queue_limit waits for the claim transactions of
+-- the queue still open.
 -- Raises 22023 when queue or worker is NULL, empty or longer than 200
 -- characters, batch is outside 1..1000, or lease is NULL, not positive or
 -- longer than 12 hours ('infinity' included).
@@ -56,6 +80,9 @@ SET LOCAL ROLE :"owner_role";
 -- whatever the table held: the running jobs of this queue (its partial
 -- index), the head of its queued index, and primary-key probes by id; with
 -- sequential scans off, no step scans the table (tests/test_claim_plan.py).
+-- Every claim holds a shared transaction-level advisory lock on its queue,
+-- keys (1952605797, hashtext(queue)), until its transaction ends; an
+-- application's own advisory locks should not use 1952605797 as first key.
 
 CREATE OR REPLACE FUNCTION taskboard.claim(
     queue  text,
@@ -97,6 +124,20 @@ BEGIN
     END IF;
     PERFORM taskboard.check_interval('lease', claim.lease, interval '12 hours');
 
+    -- A claim in flight is one a first limit must count: it holds its
+    -- queue's advisory lock, shared with every other claim, until its
+    -- transaction ends; set_queue_limit takes it exclusively before it
+    -- writes a first limit. Taken at once unless a first limit is being
+    -- set; then this claim waits for it, and reads it below (a new
+    -- snapshot in READ COMMITTED; an older one cannot see it: 40001).
+    IF NOT pg_catalog.pg_try_advisory_xact_lock_shared(1952605797, pg_catalog.hashtext(claim.queue)) THEN
+        PERFORM pg_catalog.pg_advisory_xact_lock_shared(1952605797, pg_catalog.hashtext(claim.queue));
+        IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+            RAISE EXCEPTION 'queue % was given a limit while this transaction waited; retry the transaction', claim.queue
+                USING ERRCODE = 'serialization_failure';
+        END IF;
+    END IF;
+
     -- Queue control. A queue without a row in taskboard.queues is unpaused
     -- and unlimited: one primary-key probe, no lock.
     SELECT q.paused, q.max_running INTO v_paused, v_limit
@@ -115,7 +156,14 @@ BEGIN
            SET paused = q.paused
          WHERE q.queue = claim.queue
         RETURNING q.paused, q.max_running INTO v_paused, v_limit;
-        SELECT GREATEST(0, v_limit - pg_catalog.count(*))::integer INTO v_room
+        SELECT GREATEST(0, v_limit - pg_catalog.count(*) - (
+                   -- Places still held: cancelled under a live lease
+                   -- (taskboard.cancel), or retried since and not yet due.
+                   SELECT pg_catalog.count(*)
+                     FROM taskboard.jobs AS h
+                    WHERE h.queue = claim.queue
+                      AND h.held_until > v_now
+                      AND h.state <> 'running'))::integer INTO v_room
           FROM taskboard.jobs AS j
          WHERE j.queue = claim.queue
            AND j.state = 'running'
@@ -250,9 +298,14 @@ not take stay locked, and skipped by other claimers, until the caller's
 transaction ends: claim in a transaction of its own.
 A paused queue (taskboard.pause) hands out nothing. A limited one
 (taskboard.set_queue_limit) starts queued jobs only while fewer than
-max_running of its jobs are running, however many workers claim at once;
+max_running of its jobs are running or held by a cancelled lease not yet
+ended (taskboard.cancel), however many workers claim at once;
 in REPEATABLE READ or SERIALIZABLE a claim of a limited queue that raced
 another one raises 40001 (serialization_failure) rather than count without it.
+A first limit counts the claims still in flight: a claim waits while one
+is being set for its queue (and then, in REPEATABLE READ or SERIALIZABLE,
+raises 40001), and set_queue_limit waits for the claim transactions of
+the queue still open.
 Raises 22023 when queue or worker is NULL, empty or longer than 200
 characters, batch is outside 1..1000, or lease is NULL, not positive or
 longer than 12 hours ('infinity' included), by the deadline it gives:
@@ -267,7 +320,10 @@ running it. A worker usually first claims an empty queue, and the plan
 is then made for an empty table, so each step is written to be bounded
 whatever the table held: the running jobs of this queue (its partial
 index), the head of its queued index, and primary-key probes by id; with
-sequential scans off, no step scans the table (tests/test_claim_plan.py).$comment$;
+sequential scans off, no step scans the table (tests/test_claim_plan.py).
+Every claim holds a shared transaction-level advisory lock on its queue,
+keys (1952605797, hashtext(queue)), until its transaction ends; an
+application's own advisory locks should not use 1952605797 as first key.$comment$;
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

@@ -1,13 +1,15 @@
 -- Deploy taskboard:enqueue to pg
--- requires: enqueue@v0.4.3
+-- requires: enqueue@v0.4.4
 -- requires: jobs
 -- requires: notify_runnable
 -- requires: trace_context
 -- requires: checks
+-- requires: held_until
 --
--- A run_at before the year 1 or from the year 10000 on is refused by
--- taskboard.check_time, after the check that it is finite, which keeps its
--- message; the function's comment says the new bound.
+-- A new job whose dedupe_key a job cancelled under a live lease still holds
+-- (its held_until, taskboard.cancel) is due no sooner than that lease's
+-- end: one more look-up, by an index range over the queue's held places,
+-- only for a call with a key that inserts a job.
 
 BEGIN;
 
@@ -43,6 +45,7 @@ DECLARE
     v_id     bigint;
     v_hash   bytea;
     v_held   text;
+    v_held_until timestamptz;
 BEGIN
     IF NOT pg_catalog.isfinite(v_run_at) THEN
         RAISE EXCEPTION 'run_at must be a finite time, got %', enqueue.run_at
@@ -122,6 +125,24 @@ BEGIN
         END IF;
     END LOOP;
 
+    IF enqueue.dedupe_key IS NOT NULL THEN
+        -- The key is still held by a job cancelled under a live lease.
+        SELECT pg_catalog.max(c.held_until)
+          INTO v_held_until
+          FROM taskboard.jobs AS c
+         WHERE c.queue = enqueue.queue
+           AND c.held_until > v_run_at
+           AND c.state = 'cancelled'
+           AND c.task = enqueue.task
+           AND c.dedupe_key = enqueue.dedupe_key;
+        IF v_held_until IS NOT NULL THEN
+            UPDATE taskboard.jobs AS j
+               SET run_at = v_held_until
+             WHERE j.id = v_id;
+            v_run_at := v_held_until;
+        END IF;
+    END IF;
+
     IF v_run_at <= v_now THEN
         PERFORM taskboard.notify_runnable(enqueue.queue);
     END IF;
@@ -140,7 +161,9 @@ nothing. A key is scoped to (queue, task, key): an unfinished job of
 another task with the same key is not the same job, and a new one is
 inserted. The unique index jobs_unfinished_task_dedupe_key makes this hold
 under concurrent callers; in REPEATABLE READ or SERIALIZABLE a race may
-raise 40001.
+raise 40001. A key held by a job cancelled under a live lease (its
+held_until, see taskboard.cancel) is no unfinished job's: a new job is
+inserted, runnable no sooner than that lease's end.
 Sends NOTIFY taskboard, '<queue>' when the new job is runnable now.
 Joins the caller's transaction: a rollback takes the job with it.
 Raises 22023 when task or queue is NULL, empty or longer than 200

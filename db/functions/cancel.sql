@@ -1,8 +1,13 @@
 -- cancel(job_id) -> boolean
 -- An administrator stops a job: queued or running becomes cancelled with
 -- finished_at. A holder's token stops being current, so its later renew,
--- complete, fail and release answer NULL/false. The cancel is a line of the
--- job's history (taskboard.job_history), naming the holder of a running job.
+-- complete, fail and release answer NULL/false. A running job whose lease
+-- has not ended keeps, until that lease's deadline (held_until), its place
+-- under its queue's limit and its dedupe key: the holder may believe it
+-- holds the job until then, so no other job takes its place, a job enqueued
+-- with its key meanwhile is due no sooner, and a retry of it neither.
+-- The cancel is a line of the job's history (taskboard.job_history), naming
+-- the holder of a running job.
 -- true:  cancelled now.
 -- false: the job is already finished (succeeded, dead, cancelled) or unknown.
 -- Raises 22023 when job_id is NULL.
@@ -15,6 +20,8 @@ CREATE OR REPLACE FUNCTION taskboard.cancel(job_id bigint)
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
+DECLARE
+    v_now timestamptz := pg_catalog.clock_timestamp();
 BEGIN
     IF cancel.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -37,7 +44,12 @@ BEGIN
 
     UPDATE taskboard.jobs AS j
        SET state = 'cancelled',
-           finished_at = pg_catalog.clock_timestamp()
+           finished_at = v_now,
+           -- The holder of a live lease may act until its deadline.
+           held_until = CASE WHEN j.state = 'running' AND j.lease_expires_at > v_now
+                             THEN j.lease_expires_at
+                             ELSE j.held_until
+                        END
      WHERE j.id = cancel.job_id
        AND j.state IN ('queued', 'running');
 

@@ -19,9 +19,14 @@
 -- transaction ends: claim in a transaction of its own.
 -- A paused queue (taskboard.pause) hands out nothing. A limited one
 -- (taskboard.set_queue_limit) starts queued jobs only while fewer than
--- max_running of its jobs are running, however many workers claim at once;
+-- max_running of its jobs are running or held by a cancelled lease not yet
+-- ended (taskboard.cancel), however many workers claim at once;
 -- in REPEATABLE READ or SERIALIZABLE a claim of a limited queue that raced
 -- another one raises 40001 (serialization_failure) rather than count without it.
+-- A first limit counts the claims still in flight: a claim waits while one
+-- is being set for its queue (and then, in REPEATABLE READ or SERIALIZABLE,
+-- raises 40001), and set_queue_limit waits for the claim transactions of
+-- the queue still open.
 -- Raises 22023 when queue or worker is NULL, empty or longer than 200
 -- characters, batch is outside 1..1000, or lease is NULL, not positive or
 -- longer than 12 hours ('infinity' included), by the deadline it gives:
@@ -37,6 +42,9 @@
 -- whatever the table held: the running jobs of this queue (its partial
 -- index), the head of its queued index, and primary-key probes by id; with
 -- sequential scans off, no step scans the table (tests/test_claim_plan.py).
+-- Every claim holds a shared transaction-level advisory lock on its queue,
+-- keys (1952605797, hashtext(queue)), until its transaction ends; an
+-- application's own advisory locks should not use 1952605797 as first key.
 
 -- Written by `make schema` from a fresh deploy (never by hand): the definition
 -- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
@@ -75,6 +83,20 @@ BEGIN
     END IF;
     PERFORM taskboard.check_interval('lease', claim.lease, interval '12 hours');
 
+    -- A claim in flight is one a first limit must count: it holds its
+    -- queue's advisory lock, shared with every other claim, until its
+    -- transaction ends; set_queue_limit takes it exclusively before it
+    -- writes a first limit. Taken at once unless a first limit is being
+    -- set; then this claim waits for it, and reads it below (a new
+    -- snapshot in READ COMMITTED; an older one cannot see it: 40001).
+    IF NOT pg_catalog.pg_try_advisory_xact_lock_shared(1952605797, pg_catalog.hashtext(claim.queue)) THEN
+        PERFORM pg_catalog.pg_advisory_xact_lock_shared(1952605797, pg_catalog.hashtext(claim.queue));
+        IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+            RAISE EXCEPTION 'queue % was given a limit while this transaction waited; retry the transaction', claim.queue
+                USING ERRCODE = 'serialization_failure';
+        END IF;
+    END IF;
+
     -- Queue control. A queue without a row in taskboard.queues is unpaused
     -- and unlimited: one primary-key probe, no lock.
     SELECT q.paused, q.max_running INTO v_paused, v_limit
@@ -93,7 +115,14 @@ BEGIN
            SET paused = q.paused
          WHERE q.queue = claim.queue
         RETURNING q.paused, q.max_running INTO v_paused, v_limit;
-        SELECT GREATEST(0, v_limit - pg_catalog.count(*))::integer INTO v_room
+        SELECT GREATEST(0, v_limit - pg_catalog.count(*) - (
+                   -- Places still held: cancelled under a live lease
+                   -- (taskboard.cancel), or retried since and not yet due.
+                   SELECT pg_catalog.count(*)
+                     FROM taskboard.jobs AS h
+                    WHERE h.queue = claim.queue
+                      AND h.held_until > v_now
+                      AND h.state <> 'running'))::integer INTO v_room
           FROM taskboard.jobs AS j
          WHERE j.queue = claim.queue
            AND j.state = 'running'

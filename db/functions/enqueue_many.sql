@@ -6,7 +6,10 @@
 -- this task yields that job's id (a job of another task holding it does not
 -- count), and a key repeated inside the array yields the id of its first
 -- occurrence's job. Keys are inserted in key order, so concurrent calls with
--- overlapping keys wait for each other instead of deadlocking.
+-- overlapping keys wait for each other instead of deadlocking. A key held
+-- by a job cancelled under a live lease (its held_until, see
+-- taskboard.cancel) is no unfinished job's: a new job is inserted, runnable
+-- no sooner than that lease's end.
 -- trace_context (the caller's W3C trace context) is stored with every job
 -- the call inserts, as in enqueue: one call is made in one context.
 -- An empty array returns no rows. At most one NOTIFY per call, and only when
@@ -206,6 +209,24 @@ BEGIN
             END LOOP;
             v_ids[v_ord] := v_id;
         END LOOP;
+    END IF;
+
+    IF enqueue_many.dedupe_keys IS NOT NULL AND v_inserted > 0 THEN
+        -- Keys still held by jobs cancelled under a live lease.
+        UPDATE taskboard.jobs AS j
+           SET run_at = h.held_until
+          FROM (SELECT c.dedupe_key, pg_catalog.max(c.held_until) AS held_until
+                  FROM taskboard.jobs AS c
+                 WHERE c.queue = enqueue_many.queue
+                   AND c.held_until > v_run_at
+                   AND c.state = 'cancelled'
+                   AND c.task = enqueue_many.task
+                   AND c.dedupe_key IS NOT NULL
+                 GROUP BY c.dedupe_key) AS h
+         WHERE j.id = ANY (v_ids)
+           AND j.dedupe_key = h.dedupe_key
+           AND j.state = 'queued'
+           AND j.run_at < h.held_until;
     END IF;
 
     IF v_inserted > 0 AND v_run_at <= v_now THEN

@@ -1,7 +1,4 @@
--- Revert taskboard:cancel to its v0.4.4 definition
--- requires: jobs
---
--- The same text as functions/cancel.sql, where the current definition reads.
+-- Revert taskboard:cancel to its v0.4.4 definition, and its comment
 
 BEGIN;
 

@@ -1,18 +1,4 @@
 -- Revert taskboard:claim to its v0.4.4 definition
--- requires: claim@v0.4.3
--- requires: queues
--- requires: fence
--- requires: started_at
--- requires: trace_context
--- requires: claimed_waited
--- requires: checks
---
--- lease is checked by taskboard.check_interval, by the deadline it gives:
--- clock + lease later than clock and no later than clock + 12 hours, where
--- the interval itself was compared before (a month counted as 30 days).
--- Messages unchanged for a lease the old check also refused; the
--- function's comment says the new bound. Nothing else changes: the plan
--- settings and the statement are as they were.
 
 BEGIN;
 

@@ -1,4 +1,4 @@
--- Revert taskboard:enqueue to its v0.4.3 definition
+-- Revert taskboard:enqueue to its v0.4.4 definition
 
 BEGIN;
 
@@ -39,6 +39,7 @@ BEGIN
         RAISE EXCEPTION 'run_at must be a finite time, got %', enqueue.run_at
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    PERFORM taskboard.check_time('run_at', v_run_at);
     PERFORM taskboard.check_name('task', enqueue.task);
     PERFORM taskboard.check_name('queue', enqueue.queue);
     IF enqueue.payload IS NULL THEN
@@ -136,7 +137,8 @@ Joins the caller's transaction: a rollback takes the job with it.
 Raises 22023 when task or queue is NULL, empty or longer than 200
 characters, payload, priority or max_attempts is NULL, max_attempts < 1,
 dedupe_key is empty or longer than 400 characters, or run_at is
-'infinity' or '-infinity', or trace_context is not a JSON object of
+'infinity' or '-infinity' or outside the years 1 to 9999 (before
+0001-01-01 or from 10000-01-01 on, UTC), or trace_context is not a JSON object of
 strings or is longer than 8192 bytes as text.
 Raises 23505 when an unfinished job of the queue and task holds a
 different key with the same SHA-256 as dedupe_key (no such pair is known):

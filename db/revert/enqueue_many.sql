@@ -1,4 +1,4 @@
--- Revert taskboard:enqueue_many to its v0.4.3 definition
+-- Revert taskboard:enqueue_many to its v0.4.4 definition
 
 BEGIN;
 
@@ -43,6 +43,7 @@ BEGIN
         RAISE EXCEPTION 'run_at must be a finite time, got %', enqueue_many.run_at
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    PERFORM taskboard.check_time('run_at', v_run_at);
     PERFORM taskboard.check_name('task', enqueue_many.task);
     PERFORM taskboard.check_name('queue', enqueue_many.queue);
     IF enqueue_many.payloads IS NULL THEN
@@ -230,7 +231,8 @@ Raises 22023 when task or queue is NULL, empty or longer than 200
 characters, payloads is NULL, multidimensional or holds a NULL, dedupe_keys
 has a different length or holds an empty string or a key longer than 400
 characters, priority or max_attempts is NULL, max_attempts < 1, or run_at
-is 'infinity' or '-infinity', or trace_context is not a JSON object of
+is 'infinity' or '-infinity' or outside the years 1 to 9999 (before
+0001-01-01 or from 10000-01-01 on, UTC), or trace_context is not a JSON object of
 strings or is longer than 8192 bytes as text.
 Raises 23505, writing nothing, when a key of dedupe_keys has the same
 SHA-256 as a different key held by an unfinished job of the queue and task,

@@ -1,9 +1,4 @@
--- Revert taskboard:retry to its v0.4.4 definition
--- requires: retry@v0.4.1
--- requires: jobs
--- requires: notify_runnable
---
--- The same text as functions/retry.sql, where the current definition reads.
+-- Revert taskboard:retry to its v0.4.4 definition, and its comment
 
 BEGIN;
 

@@ -1,4 +1,4 @@
--- Revert taskboard:set_queue_limit to its v0.4.2 definition
+-- Revert taskboard:set_queue_limit to its v0.4.4 definition
 
 BEGIN;
 
@@ -11,17 +11,6 @@ BEGIN;
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
 
--- set_queue_limit(queue, max_running) -> boolean
--- From the next claim on, claim never lets more than `max_running` jobs of
--- `queue` run at once, counted across all workers and also under
--- concurrent claimers (claimers of a limited queue take turns on its row).
--- Jobs already running over a lowered limit carry on; no new one starts
--- until the queue is under it. NULL removes the limit. Listeners are told
--- when a raised or removed limit leaves a job runnable now. True when this
--- call changed the limit, false when it already was `max_running`.
--- Raises 22023 when queue is NULL, empty or longer than 200 characters, or
--- max_running is below 1 (pause the queue to stop it).
-
 CREATE OR REPLACE FUNCTION taskboard.set_queue_limit(queue text, max_running integer)
 RETURNS boolean
 LANGUAGE plpgsql
@@ -29,14 +18,7 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
 BEGIN
-    IF set_queue_limit.queue IS NULL OR set_queue_limit.queue = '' THEN
-        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(set_queue_limit.queue) > 200 THEN
-        RAISE EXCEPTION 'queue must be at most 200 characters, got %',
-            pg_catalog.char_length(set_queue_limit.queue)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM taskboard.check_name('queue', set_queue_limit.queue);
     IF set_queue_limit.max_running < 1 THEN
         RAISE EXCEPTION 'max_running must be at least 1 or NULL (no limit), got %; pause the queue to stop it',
             set_queue_limit.max_running
@@ -60,6 +42,18 @@ BEGIN
     RETURN true;
 END
 $function$;
+
+COMMENT ON FUNCTION taskboard.set_queue_limit(text,integer) IS
+$comment$set_queue_limit(queue, max_running) -> boolean
+From the next claim on, claim never lets more than `max_running` jobs of
+`queue` run at once, counted across all workers and also under
+concurrent claimers (claimers of a limited queue take turns on its row).
+Jobs already running over a lowered limit carry on; no new one starts
+until the queue is under it. NULL removes the limit. Listeners are told
+when a raised or removed limit leaves a job runnable now. True when this
+call changed the limit, false when it already was `max_running`.
+Raises 22023 when queue is NULL, empty or longer than 200 characters, or
+max_running is below 1 (pause the queue to stop it).$comment$;
 
 REVOKE ALL ON FUNCTION taskboard.set_queue_limit(text, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.set_queue_limit(text, integer) TO :"admin_role";

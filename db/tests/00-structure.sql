@@ -7,7 +7,7 @@
 -- role that writes the table.
 
 BEGIN;
-SELECT plan(116);
+SELECT plan(118);
 
 -- Schema --------------------------------------------------------------------
 
@@ -24,7 +24,7 @@ SELECT columns_are('taskboard', 'jobs', ARRAY[
     'id', 'queue', 'task', 'payload', 'state', 'priority', 'run_at', 'attempt',
     'max_attempts', 'dedupe_key', 'lease_token', 'lease_expires_at', 'claimed_by',
     'idempotency_key', 'result', 'errors', 'created_at', 'finished_at', 'fence', 'started_at',
-    'trace_context'
+    'trace_context', 'held_until'
 ], 'jobs has exactly the documented columns');
 
 SELECT col_type_is('taskboard', 'jobs', 'id',               'bigint',                   'jobs.id is a bigint');
@@ -48,6 +48,7 @@ SELECT col_type_is('taskboard', 'jobs', 'finished_at',      'timestamp with time
 SELECT col_type_is('taskboard', 'jobs', 'fence',            'bigint',                   'jobs.fence is a bigint');
 SELECT col_type_is('taskboard', 'jobs', 'started_at',       'timestamp with time zone', 'jobs.started_at is a timestamptz');
 SELECT col_type_is('taskboard', 'jobs', 'trace_context',    'jsonb',                    'jobs.trace_context is jsonb');
+SELECT col_type_is('taskboard', 'jobs', 'held_until',       'timestamp with time zone', 'jobs.held_until is a timestamptz');
 
 SELECT set_eq(
     $$SELECT a.attname::text
@@ -57,7 +58,7 @@ SELECT set_eq(
          AND NOT a.attisdropped
          AND NOT a.attnotnull$$,
     ARRAY['dedupe_key', 'lease_token', 'lease_expires_at', 'claimed_by', 'result', 'finished_at',
-          'started_at', 'trace_context'],
+          'started_at', 'trace_context', 'held_until'],
     'only the key, the lease, the result, finished_at, started_at and trace_context may be NULL; every other column is NOT NULL'
 );
 
@@ -173,8 +174,14 @@ RESET ROLE;
 SELECT indexes_are('taskboard', 'jobs', ARRAY[
     'jobs_pkey', 'jobs_queued_claim_order', 'jobs_running_by_queue',
     'jobs_unfinished_task_dedupe_key', 'jobs_finished_at', 'jobs_failed_by_queue',
-    'jobs_unfinished_last_failure'
-], 'jobs has exactly the primary key and the six documented indexes');
+    'jobs_unfinished_last_failure', 'jobs_held_by_queue'
+], 'jobs has exactly the primary key and the seven documented indexes');
+
+SELECT is(
+    pg_catalog.pg_get_indexdef('taskboard.jobs_held_by_queue'::regclass),
+    'CREATE INDEX jobs_held_by_queue ON taskboard.jobs USING btree (queue, held_until) WHERE (held_until IS NOT NULL)',
+    'the held index finds a queue''s places held by a cancelled lease, by deadline'
+);
 
 SELECT is(
     pg_catalog.pg_get_indexdef('taskboard.jobs_queued_claim_order'::regclass),

@@ -19,7 +19,7 @@ BEGIN
              WHERE p.oid = v_fn) THEN
         RAISE EXCEPTION '% must be SECURITY DEFINER, owned by %_owner, with a fixed search_path', v_fn, v_prefix;
     END IF;
-    IF NOT (SELECT p.prosrc LIKE '%j.lease_expires_at > v_now%'
+    IF NOT (SELECT p.prosrc LIKE '%held_until%'
               FROM pg_catalog.pg_proc AS p
              WHERE p.oid = v_fn) THEN
         RAISE EXCEPTION '% must make a job cancelled under a live lease due when that lease ends', v_fn;
