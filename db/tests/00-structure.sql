@@ -302,7 +302,8 @@ SELECT functions_are('taskboard', ARRAY[
     'enqueue', 'enqueue_many', 'claim', 'renew', 'renew_many', 'complete', 'complete_many',
     'fail', 'release', 'lease_state', 'cancel', 'retry', 'prune', 'get_job', 'version',
     'notify_runnable', 'pause', 'resume', 'set_queue_limit', 'find_jobs', 'enqueue_periodic',
-    'queue_overview', 'job_activity', 'check_name', 'check_interval', 'check_time'
+    'queue_overview', 'job_activity', 'check_name', 'check_interval', 'check_time',
+    'revert_losses'
 ], 'the schema has exactly the documented functions');
 
 SELECT is_empty(

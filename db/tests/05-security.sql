@@ -10,7 +10,7 @@
 -- read queue_stats and schedules.
 
 BEGIN;
-SELECT plan(278);
+SELECT plan(286);
 
 -- Who may execute what: one row per function of the schema.
 CREATE TEMP TABLE api (
@@ -52,7 +52,8 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
     ('notify_runnable', ARRAY['text'],                                  false, false, false),
     ('check_name',      ARRAY['text', 'text'],                          false, false, false),
     ('check_interval',  ARRAY['text', 'interval', 'interval'],          false, false, false),
-    ('check_time',      ARRAY['text', 'timestamp with time zone'],      false, false, false);
+    ('check_time',      ARRAY['text', 'timestamp with time zone'],      false, false, false),
+    ('revert_losses',   ARRAY['text'],                                  false, false, true);
 
 SELECT set_eq(
     $$SELECT p.proname FROM pg_catalog.pg_proc AS p WHERE p.pronamespace = 'taskboard'::regnamespace$$,
