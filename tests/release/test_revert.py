@@ -136,6 +136,11 @@ def test_the_deployer_reverts_to_the_first_release(migrated: Database) -> None:
     assert release_of(migrated) == RELEASES[0]
     status = run_sqitch(migrated.deployer, "status")
     assert "# On database" in status.stdout and "@v0.1.0" in status.stdout, status.stdout
+    # Past the first release a raw Sqitch revert needs a superuser (its scripts drop the
+    # owner's objects as the deploying login); taskboard migrate --revert does it in steps.
+    raw = run_sqitch(migrated.deployer, "revert", "-y", *migrated.variables)
+    assert raw.returncode != 0
+    assert "revert/get_job@v0.2.0.sql" in raw.stderr, raw.stderr
 
 
 def test_the_deployer_reverts_everything_with_taskboard_migrate(migrated: Database) -> None:
@@ -175,6 +180,9 @@ def test_migrate_revert_says_what_it_would_drop_and_changes_nothing_without_drop
     # Back to the last release drops nothing it has, and needs no flag.
     kept = migrate(migrated.deployer, "--revert", "--to", RELEASES[-1], "--yes")
     assert kept.returncode == 0, kept.stdout + kept.stderr
+    # A schema without revert_losses cannot count: only --drop-data goes on.
+    uncounted = error_line(migrate(migrated.deployer, "--revert", "--to", "0.2.0", "--yes"))
+    assert "data this schema cannot count (it predates revert_losses)" in uncounted
     assert migrate(migrated.deployer).returncode == 0
 
     dropped = migrate(migrated.deployer, "--revert", "--to", "0.2.0", "--yes", "--drop-data")
