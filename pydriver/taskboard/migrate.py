@@ -369,7 +369,8 @@ def revert_losses(
     The deploying login is no member of the schema's owner, so it holds the
     owner for one transaction, rolled back, as the deploy scripts do.
     """
-    with psycopg.connect(database_url, **connect_options) as conn:
+    # One transaction, rolled back, whatever the caller's options: the GRANT must not stay.
+    with psycopg.connect(database_url, **{**connect_options, "autocommit": False}) as conn:
         state = installed(conn)
         if state.owner is None:
             return []

@@ -175,6 +175,14 @@ def test_migrate_revert_says_what_it_would_drop_and_changes_nothing_without_drop
     ), line
     with connect(migrated.url, migrated.role("admin")) as admin:
         assert value(admin, "SELECT bool_or(paused) FROM taskboard.queue_stats WHERE queue = 'q'")
+    # Counting held the owner for a transaction that is gone: the deployer is no member.
+    login = str(conninfo.conninfo_to_dict(migrated.deployer)["user"])
+    with psycopg.connect(migrated.url) as conn:
+        assert not value(
+            conn,
+            "SELECT pg_has_role(%(l)s, %(r)s, 'USAGE') OR pg_has_role(%(l)s, %(r)s, 'SET')",
+            {"l": login, "r": migrated.role("owner")},
+        )
     status = run_sqitch(migrated.deployer, "status")
     assert "Nothing to deploy (up-to-date)" in status.stdout, status.stdout + status.stderr
     # Back to the last release drops nothing it has, and needs no flag.
