@@ -180,8 +180,8 @@ def test_migrate_revert_says_what_it_would_drop_and_changes_nothing_without_drop
     with psycopg.connect(migrated.url) as conn:
         assert not value(
             conn,
-            "SELECT pg_has_role(%(l)s, %(r)s, 'USAGE') OR pg_has_role(%(l)s, %(r)s, 'SET')",
-            {"l": login, "r": migrated.role("owner")},
+            "SELECT pg_has_role(%s, %s, 'USAGE') OR pg_has_role(%s, %s, 'SET')",
+            [login, migrated.role("owner")] * 2,
         )
     status = run_sqitch(migrated.deployer, "status")
     assert "Nothing to deploy (up-to-date)" in status.stdout, status.stdout + status.stderr
