@@ -253,7 +253,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
         losses = migrate.revert_losses(settings.database_url, options, release)
         if losses and not args.drop_data:
             raise CliError(
-                f"a revert to {f'release {release}' if release else 'nothing'} drops "
+                f"{f'a revert to release {release}' if release else 'a revert of everything'} drops "
                 f"{migrate.describe_losses(losses)}: nothing reverted; run it again with "
                 "--drop-data to drop that data"
             )

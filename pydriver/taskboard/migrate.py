@@ -443,10 +443,10 @@ def revert(
     sqitch_target(database_url)
     release = check_revert_target(to)
     losses = revert_losses(database_url, connect_options, release)
-    target = f"release {release}" if release else "nothing (a revert of everything)"
+    target = f"a revert to release {release}" if release else "a revert of everything"
     if losses and not drop_data:
         raise MigrateError(
-            f"a revert to {target} drops {describe_losses(losses)}: "
+            f"{target} drops {describe_losses(losses)}: "
             "run it again with --drop-data to drop that data"
         )
     with psycopg.connect(database_url, **connect_options) as conn:
@@ -478,7 +478,7 @@ def revert(
             f"Dropped release {first}'s schema as its owner; the roles {prefix}_* stay "
             "(other databases of the server may use them).\n"
         )
-    if losses:
+    if losses and UNKNOWN_LOSS not in losses:
         report += f"Dropped {describe_losses(losses)}.\n"
     return report
 
