@@ -311,7 +311,7 @@ SELECT functions_are('taskboard', ARRAY[
     'fail', 'release', 'lease_state', 'cancel', 'retry', 'prune', 'get_job', 'version',
     'notify_runnable', 'pause', 'resume', 'set_queue_limit', 'find_jobs', 'enqueue_periodic',
     'queue_overview', 'job_activity', 'check_name', 'check_interval', 'check_time',
-    'find_jobs_summary', 'last_failure_at', 'remove_schedule', 'job_history', 'worker_leases'
+    'find_jobs_summary', 'last_failure_at', 'remove_schedule', 'job_history', 'worker_leases', 'revert_losses'
 ], 'the schema has exactly the documented functions');
 
 SELECT is_empty(

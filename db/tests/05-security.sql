@@ -11,7 +11,7 @@
 -- read queue_stats and schedules.
 
 BEGIN;
-SELECT plan(319);
+SELECT plan(327);
 
 -- Who may execute what: one row per function of the schema.
 CREATE TEMP TABLE api (
@@ -59,7 +59,8 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
     ('check_time',      ARRAY['text', 'timestamp with time zone'],      false, false, false),
     ('find_jobs_summary', ARRAY['text', 'text', 'text', 'bigint', 'integer'],
                                                                         true,  true,  true),
-    ('last_failure_at', ARRAY['jsonb'],                                 false, false, false);
+    ('last_failure_at', ARRAY['jsonb'],                                 false, false, false),
+    ('revert_losses',   ARRAY['text'],                                  false, false, true);
 
 SELECT set_eq(
     $$SELECT p.proname FROM pg_catalog.pg_proc AS p WHERE p.pronamespace = 'taskboard'::regnamespace$$,

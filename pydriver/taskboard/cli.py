@@ -249,14 +249,31 @@ def cmd_migrate(args: argparse.Namespace) -> int:
         if not migrate.sqitch_on_path():
             raise CliError(f"taskboard migrate --revert needs Sqitch: {migrate.SQITCH_HINT}")
         database = conninfo.conninfo_to_dict(settings.database_url).get("dbname", "the database")
-        if not args.yes and not confirm(
-            f"Revert Taskboard from {database}? This drops the taskboard schema and every job."
-        ):
+        options = settings.connection_options(application_name=f"{PROG} migrate")
+        release = migrate.check_revert_target(args.to)
+        losses = migrate.revert_losses(settings.database_url, options, release)
+        if losses and not args.drop_data:
+            raise CliError(
+                f"{f'a revert to release {release}' if release else 'a revert of everything'} drops "
+                f"{migrate.describe_losses(losses)}: nothing reverted; run it again with "
+                "--drop-data to drop that data"
+            )
+        question = (
+            f"Revert Taskboard in {database} to release {release}?"
+            if release
+            else f"Revert Taskboard from {database}? This drops the taskboard schema and every job."
+        )
+        if losses:
+            question += f" It drops {migrate.describe_losses(losses)}."
+        if not args.yes and not confirm(question):
             raise CliError("nothing reverted")
-    options = settings.connection_options(application_name=f"{PROG} migrate")
-    if args.revert:
-        sys.stdout.write(migrate.revert(settings.database_url, options))
+        sys.stdout.write(
+            migrate.revert(settings.database_url, options, to=release, drop_data=args.drop_data)
+        )
         return EXIT_OK
+    if args.to is not None or args.drop_data:
+        raise CliError("--to and --drop-data go with --revert")
+    options = settings.connection_options(application_name=f"{PROG} migrate")
     sys.stdout.write(migrate.deploy(settings.database_url, options, prefix=args.prefix))
     return EXIT_OK
 
@@ -869,8 +886,22 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="show what is deployed (sqitch status; without Sqitch, read from its registry)",
     )
-    action.add_argument("--revert", action="store_true", help="remove the schema and its jobs")
+    action.add_argument(
+        "--revert",
+        action="store_true",
+        help="remove the schema and its jobs, or go back to a release (--to)",
+    )
     migrate.add_argument("--yes", action="store_true", help="revert without asking")
+    migrate.add_argument(
+        "--to",
+        metavar="RELEASE",
+        help="with --revert: revert to this release (e.g. 0.2.0) instead of removing everything",
+    )
+    migrate.add_argument(
+        "--drop-data",
+        action="store_true",
+        help="with --revert: drop the data the revert loses (listed when it refuses)",
+    )
     migrate.add_argument(
         "--prefix",
         type=role_prefix,

@@ -351,17 +351,136 @@ def explain(message: str, hint: str | None, *, fresh: bool) -> str:
     return f"{message} ({hint})" if hint else message
 
 
-def revert(database_url: str, connect_options: Mapping[str, Any]) -> str:
-    """Revert every change (`sqitch revert -y`), with the prefix the schema's owner names.
+@dataclass(frozen=True)
+class Loss:
+    """Data a revert drops: its kind, the release that added it, how many rows hold it."""
 
-    Returns Sqitch's report; raises MigrateError, in one line, when it fails.
+    data: str
+    added_in: str
+    rows: int
+
+
+def revert_losses(
+    database_url: str, connect_options: Mapping[str, Any], release: str | None
+) -> list[Loss]:
+    """What a revert to `release` (None: a revert of everything) would drop, as
+    taskboard.revert_losses counts it; UNKNOWN_LOSS when the schema predates that function.
+
+    The deploying login is no member of the schema's owner, so it holds the
+    owner for one transaction, rolled back, as the deploy scripts do.
+    """
+    # One transaction, rolled back, whatever the caller's options: the GRANT must not stay.
+    with psycopg.connect(database_url, **{**connect_options, "autocommit": False}) as conn:
+        state = installed(conn)
+        if state.owner is None:
+            return []
+        owner = install.quote_ident(state.owner)
+        try:
+            conn.execute(f"GRANT {owner} TO CURRENT_USER")
+            conn.execute(f"SET LOCAL ROLE {owner}")
+            if conn.execute(LOSSES_DEFINED).fetchone() != (True,):
+                return [UNKNOWN_LOSS]
+            rows = conn.execute(
+                "SELECT data, added_in, rows FROM taskboard.revert_losses(%s)", [release]
+            ).fetchall()
+        except psycopg.Error as exc:
+            raise MigrateError(
+                f"cannot count what the revert drops: {one_line(exc, fresh=False)}"
+            ) from exc
+        finally:
+            conn.rollback()
+    return [Loss(data, added_in, count) for data, added_in, count in rows]
+
+
+# What a schema from before taskboard.revert_losses (0.4.4 and older) may lose.
+UNKNOWN_LOSS = Loss("data this schema cannot count (it predates revert_losses)", "0.3.0", 0)
+
+LOSSES_DEFINED = "SELECT to_regprocedure('taskboard.revert_losses(text)') IS NOT NULL"
+
+
+def describe_losses(losses: list[Loss]) -> str:
+    """The losses in words: `fences (2 rows, added in 0.3.0), ...`."""
+    return ", ".join(
+        loss.data
+        if loss is UNKNOWN_LOSS
+        else f"{loss.data} ({loss.rows} rows, added in {loss.added_in})"
+        for loss in losses
+    )
+
+
+def check_revert_target(to: str | None) -> str | None:
+    """`to` as a release of the shipped plan (a leading v allowed); MigrateError otherwise."""
+    if to is None:
+        return None
+    release = to.removeprefix("@").removeprefix("v")
+    known = install.releases(install.shipped_sqitch_project())
+    if release not in known:
+        raise MigrateError(
+            f"--to must be a release of this package ({', '.join(known)}), got {to!r}"
+        )
+    return release
+
+
+def revert(
+    database_url: str,
+    connect_options: Mapping[str, Any],
+    *,
+    to: str | None = None,
+    drop_data: bool = False,
+) -> str:
+    """Revert to release `to` (`sqitch revert -y --to @vTO`), or everything when None,
+    with the prefix the schema's owner names.
+
+    Refuses, changing nothing, when the revert would drop data (see
+    revert_losses) unless `drop_data`. Having counted exactly what the
+    release loses, it tells the guard change (revert_guard) that the revert
+    may go on. A login that is not a superuser reverts everything in two
+    steps, since the first release's revert scripts need a superuser: Sqitch
+    reverts to the first release, then its schema is dropped as its owner
+    and Sqitch's record of it removed (the roles stay). Returns Sqitch's
+    report; raises MigrateError, in one line, when it fails.
     """
     sqitch_target(database_url)
+    release = check_revert_target(to)
+    losses = revert_losses(database_url, connect_options, release)
+    target = f"a revert to release {release}" if release else "a revert of everything"
+    if losses and not drop_data:
+        raise MigrateError(
+            f"{target} drops {describe_losses(losses)}: "
+            "run it again with --drop-data to drop that data"
+        )
     with psycopg.connect(database_url, **connect_options) as conn:
-        prefix = installed(conn).prefix or install.DEFAULT_PREFIX
-    return succeeded(
-        sqitch(database_url, "revert", "-y", "--set", f"prefix={prefix}", capture=True)
+        state = installed(conn)
+        superuser = conn.execute(
+            "SELECT rolsuper FROM pg_roles WHERE rolname = current_user"
+        ).fetchone() == (True,)
+    prefix = state.prefix or install.DEFAULT_PREFIX
+    variables = ["--set", f"prefix={prefix}", "--set", "drop_data=yes"]
+    first = install.releases(install.shipped_sqitch_project())[0]
+    stepwise = release is None and not superuser
+    to_args = ["--to", f"@v{release or first}"] if release or stepwise else []
+    report = succeeded(
+        sqitch(database_url, "revert", "-y", *to_args, *variables, capture=True)
     ).stdout
+    if stepwise:
+        with psycopg.connect(database_url, **connect_options) as conn:
+            owner = install.quote_ident(install.role_names(prefix)["owner"])
+            try:
+                conn.execute(UNINSTALL_FIRST_RELEASE.format(owner=owner), prepare=False)
+            except psycopg.Error as exc:
+                raise MigrateError(
+                    f"reverting release {first} failed: {one_line(exc, fresh=False)}"
+                ) from exc
+        report += succeeded(
+            sqitch(database_url, "revert", "-y", "--log-only", *variables, capture=True)
+        ).stdout
+        report += (
+            f"Dropped release {first}'s schema as its owner; the roles {prefix}_* stay "
+            "(other databases of the server may use them).\n"
+        )
+    if losses and UNKNOWN_LOSS not in losses:
+        report += f"Dropped {describe_losses(losses)}.\n"
+    return report
 
 
 def install_first_release(database_url: str, conn: psycopg.Connection[Any], prefix: str) -> str:

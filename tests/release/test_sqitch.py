@@ -37,6 +37,10 @@ def roles_in_use_elsewhere(url: str) -> bool:
         return bool(row[0])
 
 
+# What a revert of data-holding changes needs once there is data (see the guard, revert_guard).
+DROP_DATA = ("--set", "drop_data=yes")
+
+
 def enqueue_and_claim(url: str) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         job_id = conn.execute("SELECT taskboard.enqueue('ping', queue => 'sqitch')").fetchone()
@@ -52,7 +56,12 @@ def test_deploy_verify_revert_and_deploy_again_on_an_empty_database(
     assert sqitch(url, "verify").returncode == 0
     enqueue_and_claim(url)
 
-    assert sqitch(url, "revert", "-y").returncode == 0
+    # The job's fence and start time would go: the guard asks for drop_data=yes.
+    refused = sqitch(url, "revert", "-y")
+    assert refused.returncode != 0
+    assert "fences (1 rows, added in 0.3.0)" in refused.stderr, refused.stderr
+    assert schema_exists(url)
+    assert sqitch(url, "revert", "-y", *DROP_DATA).returncode == 0
     assert not schema_exists(url)
 
     assert sqitch(url, "deploy", "--verify").returncode == 0
@@ -74,7 +83,7 @@ def test_revert_in_one_database_neither_fails_nor_breaks_another(
     enqueue_and_claim(second)
     assert sqitch(second, "verify").returncode == 0
 
-    reverted = sqitch(second, "revert", "-y")
+    reverted = sqitch(second, "revert", "-y", *DROP_DATA)
     assert reverted.returncode == 0, reverted.stderr
     # The roles go with the last database that used them.
     if roles_in_use_elsewhere(second):
