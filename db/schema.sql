@@ -2563,7 +2563,7 @@ CREATE FUNCTION taskboard.version() RETURNS text
     LANGUAGE sql IMMUTABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-SELECT '0.4.4'::text
+SELECT '0.4.5'::text
 $$;
 
 --

@@ -1,8 +1,8 @@
 -- Deploy taskboard:version to pg
--- requires: version@v0.4.3
+-- requires: version@v0.4.4
 -- requires: schema
 --
--- Release 0.4.4: the schema answers 0.4.4.
+-- Release 0.4.5: the schema answers 0.4.5.
 
 BEGIN;
 
@@ -22,7 +22,7 @@ IMMUTABLE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
-SELECT '0.4.4'::text
+SELECT '0.4.5'::text
 $function$;
 
 COMMENT ON FUNCTION taskboard.version() IS
