@@ -119,6 +119,23 @@ BEGIN
         END IF;
     END IF;
 
+    IF NOT v_fresh THEN
+        IF v_last >= enqueue_periodic.slot THEN
+            -- Taken. By this task on this queue: the schedule's job; by
+            -- another: a conflict, never passed off as the schedule's job.
+            -- NULL task: a row from before 0.4.5 whose job was pruned.
+            IF v_task IS NOT NULL
+               AND (v_task, v_queue) IS DISTINCT FROM (enqueue_periodic.task, enqueue_periodic.queue) THEN
+                RAISE EXCEPTION 'schedule % has its slot % (or a later one, %) taken by task % on queue %, not task % on queue %',
+                        enqueue_periodic.schedule, enqueue_periodic.slot, v_last, v_task, v_queue,
+                        enqueue_periodic.task, enqueue_periodic.queue
+                    USING ERRCODE = 'unique_violation',
+                          HINT = 'two declarations share this schedule name; rename one, or remove the row with taskboard.remove_schedule';
+            END IF;
+            RETURN NULL;
+        END IF;
+    END IF;
+
     -- A worker still declaring an old name may have taken this slot under
     -- it since: its rows are locked (in name order) and compared too, so
     -- the new name enqueues no slot an old one holds, whichever came first.
@@ -138,20 +155,6 @@ BEGIN
     END IF;
 
     IF NOT v_fresh THEN
-        IF v_last >= enqueue_periodic.slot THEN
-            -- Taken. By this task on this queue: the schedule's job; by
-            -- another: a conflict, never passed off as the schedule's job.
-            -- NULL task: a row from before 0.4.5 whose job was pruned.
-            IF v_task IS NOT NULL
-               AND (v_task, v_queue) IS DISTINCT FROM (enqueue_periodic.task, enqueue_periodic.queue) THEN
-                RAISE EXCEPTION 'schedule % has its slot % (or a later one, %) taken by task % on queue %, not task % on queue %',
-                        enqueue_periodic.schedule, enqueue_periodic.slot, v_last, v_task, v_queue,
-                        enqueue_periodic.task, enqueue_periodic.queue
-                    USING ERRCODE = 'unique_violation',
-                          HINT = 'two declarations share this schedule name; rename one, or remove the row with taskboard.remove_schedule';
-            END IF;
-            RETURN NULL;
-        END IF;
         UPDATE taskboard.schedule_slots AS s
            SET last_slot = enqueue_periodic.slot,
                last_job_id = NULL,
