@@ -573,6 +573,10 @@ BEGIN
      WHERE e.job_id = complete.job_id
        AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(complete.token))
        AND e.kind IN ('reclaimed', 'cancelled')
+       -- Its job still there, and kept there until this statement ends: an
+       -- admin's prune of the job commits first, and the line goes with it,
+       -- rather than failing the refusal with 23503.
+       AND EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
      LIMIT 1
     ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING;
 
@@ -681,6 +685,10 @@ BEGIN
            AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(i.token))
            AND e.kind IN ('reclaimed', 'cancelled')
          WHERE NOT EXISTS (SELECT FROM locked AS a WHERE a.id = i.id AND a.token = i.token)
+           -- Its job still there, and kept there until this statement ends:
+           -- an admin's prune of the job commits first, and the line goes
+           -- with it, rather than failing the refusal with 23503.
+           AND EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
          ORDER BY e.job_id, e.token_digest
         ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING
     )
@@ -1388,6 +1396,10 @@ BEGIN
      WHERE e.job_id = fail.job_id
        AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(fail.token))
        AND e.kind IN ('reclaimed', 'cancelled')
+       -- Its job still there, and kept there until this statement ends: an
+       -- admin's prune of the job commits first, and the line goes with it,
+       -- rather than failing the refusal with 23503.
+       AND EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
      LIMIT 1
     ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING;
 
@@ -2178,6 +2190,10 @@ BEGIN
      WHERE e.job_id = renew.job_id
        AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(renew.token))
        AND e.kind IN ('reclaimed', 'cancelled')
+       -- Its job still there, and kept there until this statement ends: an
+       -- admin's prune of the job commits first, and the line goes with it,
+       -- rather than failing the refusal with 23503.
+       AND EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
      LIMIT 1
     ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING;
 
@@ -2275,6 +2291,10 @@ BEGIN
            AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(i.token))
            AND e.kind IN ('reclaimed', 'cancelled')
          WHERE NOT EXISTS (SELECT FROM locked AS a WHERE a.id = i.id AND a.token = i.token)
+           -- Its job still there, and kept there until this statement ends:
+           -- an admin's prune of the job commits first, and the line goes
+           -- with it, rather than failing the refusal with 23503.
+           AND EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
          ORDER BY e.job_id, e.token_digest
         ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING
     )
