@@ -573,6 +573,10 @@ BEGIN
      WHERE e.job_id = complete.job_id
        AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(complete.token))
        AND e.kind IN ('reclaimed', 'cancelled')
+       -- Its job still there, and kept there until this statement ends: an
+       -- admin's prune of the job commits first, and the line goes with it,
+       -- rather than failing the refusal with 23503.
+       AND EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
      LIMIT 1
     ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING;
 
@@ -681,6 +685,10 @@ BEGIN
            AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(i.token))
            AND e.kind IN ('reclaimed', 'cancelled')
          WHERE NOT EXISTS (SELECT FROM locked AS a WHERE a.id = i.id AND a.token = i.token)
+           -- Its job still there, and kept there until this statement ends:
+           -- an admin's prune of the job commits first, and the line goes
+           -- with it, rather than failing the refusal with 23503.
+           AND EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
          ORDER BY e.job_id, e.token_digest
         ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING
     )
@@ -1132,6 +1140,7 @@ DECLARE
     v_last     timestamptz;
     v_task     text;
     v_queue    text;
+    v_old_last timestamptz;
 BEGIN
     PERFORM taskboard.check_name('schedule', enqueue_periodic.schedule);
     IF enqueue_periodic.slot IS NULL THEN
@@ -1216,6 +1225,27 @@ BEGIN
             END IF;
             RETURN NULL;
         END IF;
+    END IF;
+
+    -- A worker still declaring an old name may have taken this slot under
+    -- it since: its rows are locked (in name order) and compared too, so
+    -- the new name enqueues no slot an old one holds, whichever came first.
+    IF pg_catalog.cardinality(v_previous) > 0 THEN
+        PERFORM
+           FROM taskboard.schedule_slots AS p
+          WHERE p.schedule = ANY (v_previous)
+          ORDER BY p.schedule
+            FOR UPDATE;
+        SELECT pg_catalog.max(p.last_slot)
+          INTO v_old_last
+          FROM taskboard.schedule_slots AS p
+         WHERE p.schedule = ANY (v_previous);
+        IF v_old_last >= enqueue_periodic.slot THEN
+            RETURN NULL;
+        END IF;
+    END IF;
+
+    IF NOT v_fresh THEN
         UPDATE taskboard.schedule_slots AS s
            SET last_slot = enqueue_periodic.slot,
                last_job_id = NULL,
@@ -1366,6 +1396,10 @@ BEGIN
      WHERE e.job_id = fail.job_id
        AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(fail.token))
        AND e.kind IN ('reclaimed', 'cancelled')
+       -- Its job still there, and kept there until this statement ends: an
+       -- admin's prune of the job commits first, and the line goes with it,
+       -- rather than failing the refusal with 23503.
+       AND EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
      LIMIT 1
     ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING;
 
@@ -2156,6 +2190,10 @@ BEGIN
      WHERE e.job_id = renew.job_id
        AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(renew.token))
        AND e.kind IN ('reclaimed', 'cancelled')
+       -- Its job still there, and kept there until this statement ends: an
+       -- admin's prune of the job commits first, and the line goes with it,
+       -- rather than failing the refusal with 23503.
+       AND EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
      LIMIT 1
     ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING;
 
@@ -2253,6 +2291,10 @@ BEGIN
            AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(i.token))
            AND e.kind IN ('reclaimed', 'cancelled')
          WHERE NOT EXISTS (SELECT FROM locked AS a WHERE a.id = i.id AND a.token = i.token)
+           -- Its job still there, and kept there until this statement ends:
+           -- an admin's prune of the job commits first, and the line goes
+           -- with it, rather than failing the refusal with 23503.
+           AND EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
          ORDER BY e.job_id, e.token_digest
         ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING
     )

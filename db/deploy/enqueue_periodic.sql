@@ -49,6 +49,7 @@ DECLARE
     v_last     timestamptz;
     v_task     text;
     v_queue    text;
+    v_old_last timestamptz;
 BEGIN
     PERFORM taskboard.check_name('schedule', enqueue_periodic.schedule);
     IF enqueue_periodic.slot IS NULL THEN
@@ -133,6 +134,27 @@ BEGIN
             END IF;
             RETURN NULL;
         END IF;
+    END IF;
+
+    -- A worker still declaring an old name may have taken this slot under
+    -- it since: its rows are locked (in name order) and compared too, so
+    -- the new name enqueues no slot an old one holds, whichever came first.
+    IF pg_catalog.cardinality(v_previous) > 0 THEN
+        PERFORM
+           FROM taskboard.schedule_slots AS p
+          WHERE p.schedule = ANY (v_previous)
+          ORDER BY p.schedule
+            FOR UPDATE;
+        SELECT pg_catalog.max(p.last_slot)
+          INTO v_old_last
+          FROM taskboard.schedule_slots AS p
+         WHERE p.schedule = ANY (v_previous);
+        IF v_old_last >= enqueue_periodic.slot THEN
+            RETURN NULL;
+        END IF;
+    END IF;
+
+    IF NOT v_fresh THEN
         UPDATE taskboard.schedule_slots AS s
            SET last_slot = enqueue_periodic.slot,
                last_job_id = NULL,

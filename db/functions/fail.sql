@@ -101,6 +101,10 @@ BEGIN
      WHERE e.job_id = fail.job_id
        AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(fail.token))
        AND e.kind IN ('reclaimed', 'cancelled')
+       -- Its job still there, and kept there until this statement ends: an
+       -- admin's prune of the job commits first, and the line goes with it,
+       -- rather than failing the refusal with 23503.
+       AND EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
      LIMIT 1
     ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING;
 

@@ -88,6 +88,10 @@ BEGIN
            AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(i.token))
            AND e.kind IN ('reclaimed', 'cancelled')
          WHERE NOT EXISTS (SELECT FROM locked AS a WHERE a.id = i.id AND a.token = i.token)
+           -- Its job still there, and kept there until this statement ends:
+           -- an admin's prune of the job commits first, and the line goes
+           -- with it, rather than failing the refusal with 23503.
+           AND EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
          ORDER BY e.job_id, e.token_digest
         ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING
     )
