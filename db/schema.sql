@@ -345,6 +345,15 @@ BEGIN
     SELECT q.paused, q.max_running INTO v_paused, v_limit
       FROM taskboard.queues AS q
      WHERE q.queue = claim.queue;
+    IF v_limit IS NULL
+       AND pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+        -- A snapshot taken before a first limit committed does not see it,
+        -- and this claim did not wait for it. Writing the queue's row (an
+        -- unpaused, unlimited one when there is none) makes PostgreSQL
+        -- raise 40001 when the row was written since the snapshot.
+        INSERT INTO taskboard.queues AS q (queue) VALUES (claim.queue)
+        ON CONFLICT ON CONSTRAINT queues_pkey DO NOTHING;
+    END IF;
     IF v_limit IS NOT NULL THEN
         -- Claimers of a limited queue take turns on its row, held until the
         -- caller's transaction ends: the count below sees every claim made
@@ -506,7 +515,9 @@ another one raises 40001 (serialization_failure) rather than count without it.
 A first limit counts the claims still in flight: a claim waits while one
 is being set for its queue (and then, in REPEATABLE READ or SERIALIZABLE,
 raises 40001), and set_queue_limit waits for the claim transactions of
-the queue still open.
+the queue still open; in those levels a claim whose snapshot predates a
+first limit raises 40001 too (it writes the queue''s row to find out: an
+unpaused, unlimited row when there was none).
 Raises 22023 when queue or worker is NULL, empty or longer than 200
 characters, batch is outside 1..1000, or lease is NULL, not positive or
 longer than 12 hours (''infinity'' included), by the deadline it gives:
@@ -1187,9 +1198,12 @@ BEGIN
     IF NOT FOUND THEN
         -- The first call under this name. A renamed schedule's row starts
         -- as the latest of its previous names' rows, so that no slot they
-        -- had is enqueued again.
+        -- had is enqueued again. It takes this declaration's task and
+        -- queue: a rename may change them too, and its first slot is then
+        -- no conflict.
         INSERT INTO taskboard.schedule_slots AS s (schedule, last_slot, last_job_id, task, queue, updated_at)
-        SELECT enqueue_periodic.schedule, p.last_slot, p.last_job_id, p.task, p.queue, v_now
+        SELECT enqueue_periodic.schedule, p.last_slot, p.last_job_id,
+               enqueue_periodic.task, enqueue_periodic.queue, v_now
           FROM taskboard.schedule_slots AS p
          WHERE p.schedule = ANY (v_previous)
          ORDER BY p.last_slot DESC
@@ -1886,6 +1900,9 @@ BEGIN
           FROM taskboard.jobs AS j
          WHERE j.finished_at < v_cutoff
            AND j.state IN ('succeeded', 'cancelled', 'dead')
+           -- A job cancelled under a live lease holds its place and key
+           -- until that lease ends (held_until): deleting it would free them.
+           AND (j.held_until IS NULL OR j.held_until <= pg_catalog.clock_timestamp())
          ORDER BY j.finished_at
          LIMIT prune.batch
            FOR UPDATE SKIP LOCKED
@@ -1911,7 +1928,9 @@ Deletes up to `batch` finished jobs (succeeded, cancelled, dead) whose
 finished_at is before clock - older_than, oldest first, and returns how
 many it deleted. Call again until it returns 0; small batches keep each
 transaction short; concurrent callers skip each other''s rows.
-Only finished jobs are ever deleted. Executable by the admin role only:
+Only finished jobs are ever deleted, and not a job cancelled under a lease
+that has not ended yet (held_until, see taskboard.cancel) before it ends.
+Executable by the admin role only:
 a worker login cannot delete jobs (claim, fail without retry, then prune
 would erase any due queued job); a worker''s retention setting prunes when
 its login is granted the admin role.

@@ -1,10 +1,14 @@
 -- Deploy taskboard:prune to pg
 -- requires: prune@v0.4.4
+-- requires: held_until
 --
 -- prune is the admin role's only. A worker login could claim any due
 -- queued job, fail it without retry and prune it at once: erase a job
 -- another component enqueued. Retention is an admin's decision (taskboard
 -- prune, or a worker whose login is also granted the admin role).
+-- A job cancelled under a live lease is kept until that lease ends
+-- (held_until): it still holds its place under its queue's limit and its
+-- dedupe key.
 
 BEGIN;
 
@@ -74,6 +78,9 @@ BEGIN
           FROM taskboard.jobs AS j
          WHERE j.finished_at < v_cutoff
            AND j.state IN ('succeeded', 'cancelled', 'dead')
+           -- A job cancelled under a live lease holds its place and key
+           -- until that lease ends (held_until): deleting it would free them.
+           AND (j.held_until IS NULL OR j.held_until <= pg_catalog.clock_timestamp())
          ORDER BY j.finished_at
          LIMIT prune.batch
            FOR UPDATE SKIP LOCKED
@@ -101,7 +108,9 @@ Deletes up to `batch` finished jobs (succeeded, cancelled, dead) whose
 finished_at is before clock - older_than, oldest first, and returns how
 many it deleted. Call again until it returns 0; small batches keep each
 transaction short; concurrent callers skip each other's rows.
-Only finished jobs are ever deleted. Executable by the admin role only:
+Only finished jobs are ever deleted, and not a job cancelled under a lease
+that has not ended yet (held_until, see taskboard.cancel) before it ends.
+Executable by the admin role only:
 a worker login cannot delete jobs (claim, fail without retry, then prune
 would erase any due queued job); a worker's retention setting prunes when
 its login is granted the admin role.

@@ -26,7 +26,9 @@
 -- A first limit counts the claims still in flight: a claim waits while one
 -- is being set for its queue (and then, in REPEATABLE READ or SERIALIZABLE,
 -- raises 40001), and set_queue_limit waits for the claim transactions of
--- the queue still open.
+-- the queue still open; in those levels a claim whose snapshot predates a
+-- first limit raises 40001 too (it writes the queue's row to find out: an
+-- unpaused, unlimited row when there was none).
 -- Raises 22023 when queue or worker is NULL, empty or longer than 200
 -- characters, batch is outside 1..1000, or lease is NULL, not positive or
 -- longer than 12 hours ('infinity' included), by the deadline it gives:
@@ -102,6 +104,15 @@ BEGIN
     SELECT q.paused, q.max_running INTO v_paused, v_limit
       FROM taskboard.queues AS q
      WHERE q.queue = claim.queue;
+    IF v_limit IS NULL
+       AND pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+        -- A snapshot taken before a first limit committed does not see it,
+        -- and this claim did not wait for it. Writing the queue's row (an
+        -- unpaused, unlimited one when there is none) makes PostgreSQL
+        -- raise 40001 when the row was written since the snapshot.
+        INSERT INTO taskboard.queues AS q (queue) VALUES (claim.queue)
+        ON CONFLICT ON CONSTRAINT queues_pkey DO NOTHING;
+    END IF;
     IF v_limit IS NOT NULL THEN
         -- Claimers of a limited queue take turns on its row, held until the
         -- caller's transaction ends: the count below sees every claim made

@@ -93,9 +93,12 @@ BEGIN
     IF NOT FOUND THEN
         -- The first call under this name. A renamed schedule's row starts
         -- as the latest of its previous names' rows, so that no slot they
-        -- had is enqueued again.
+        -- had is enqueued again. It takes this declaration's task and
+        -- queue: a rename may change them too, and its first slot is then
+        -- no conflict.
         INSERT INTO taskboard.schedule_slots AS s (schedule, last_slot, last_job_id, task, queue, updated_at)
-        SELECT enqueue_periodic.schedule, p.last_slot, p.last_job_id, p.task, p.queue, v_now
+        SELECT enqueue_periodic.schedule, p.last_slot, p.last_job_id,
+               enqueue_periodic.task, enqueue_periodic.queue, v_now
           FROM taskboard.schedule_slots AS p
          WHERE p.schedule = ANY (v_previous)
          ORDER BY p.last_slot DESC

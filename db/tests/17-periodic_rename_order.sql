@@ -4,7 +4,7 @@
 -- before a worker declaring the new name does.
 
 BEGIN;
-SELECT plan(6);
+SELECT plan(8);
 
 SELECT pg_catalog.date_trunc('minute', pg_catalog.clock_timestamp()) - interval '10 minutes' AS slot1 \gset
 SELECT :'slot1'::timestamptz + interval '5 minutes' AS slot2 \gset
@@ -28,6 +28,13 @@ SELECT throws_ok(
     format($$SELECT taskboard.enqueue_periodic(schedule => 'weekly', slot => %L, task => 'send_digest', queue => 'mail',
                                                previous_names => '{digest}')$$, :'slot1'),
     '23505', NULL, 'that slot, also held by an old name, is still a conflict for another task');
+-- A rename that changes the task too: its first slot, taken under the old
+-- name for the old task, is no conflict, and is not enqueued again.
+SELECT isnt(taskboard.enqueue_periodic(schedule => 'cleanup', slot => :'slot1', task => 'old_cleanup', queue => 'mail'),
+    NULL, 'the old name takes a slot for the old task');
+SELECT is(taskboard.enqueue_periodic(schedule => 'cleanup-v2', slot => :'slot1', task => 'new_cleanup', queue => 'mail',
+                                     previous_names => '{cleanup}'),
+    NULL, 'the new name with a new task carries that slot over, without a conflict');
 RESET ROLE;
 
 SELECT * FROM finish();

@@ -7,6 +7,7 @@ import threading
 import time
 
 import psycopg
+import pytest
 
 from tests.support.database import MakeDatabase, connect
 
@@ -120,3 +121,29 @@ def test_a_repeatable_read_claim_that_waited_for_a_first_limit_raises_40001(
     assert running(url, "rr") == 6
     assert len(outcome) == 1
     assert isinstance(outcome[0], psycopg.Error) and outcome[0].sqlstate == "40001", outcome
+
+
+def test_a_repeatable_read_claim_whose_snapshot_predates_a_first_limit_raises_40001(
+    make_database: MakeDatabase,
+) -> None:
+    """A claim in REPEATABLE READ whose snapshot was taken before a first limit committed
+    never waited for it and cannot see it: it raises 40001 rather than pass the limit."""
+    url = make_database(deploy=True)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "SELECT count(*) FROM taskboard.enqueue_many('t', array_fill('{}'::jsonb, ARRAY[3]), 'lq')"
+        )
+    with (
+        connect(url, "taskboard_worker", autocommit=False) as a,
+        connect(url, "taskboard_admin") as admin,
+    ):
+        a.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        a.execute("SELECT 1")  # the snapshot
+        admin.execute("SELECT taskboard.set_queue_limit('lq', 1)")
+        with pytest.raises(psycopg.errors.SerializationFailure):
+            a.execute("SELECT * FROM taskboard.claim('lq', 'a', 2, '10 minutes')")
+        a.rollback()
+        # Claimed again in a new transaction, it sees the limit.
+        assert len(a.execute("SELECT * FROM taskboard.claim('lq', 'a', 2)").fetchall()) == 1
+        a.commit()
+    assert running(url, "lq") == 1
