@@ -206,3 +206,11 @@ def test_a_bulk_action_stopped_midway_says_how_many_it_changed(
     ), stopped.text
     assert "the other 2 were not changed" in stopped.text
     assert states(deployed, [newest, middle, oldest]) == ["cancelled", "queued", "queued"]
+
+
+def test_a_job_named_twice_in_a_bulk_post_is_counted_once(deployed: str, admin_url: str) -> None:
+    (job,) = dead_jobs(deployed, "mail", 1)
+    with client(admin_url) as tb:
+        _, fields = confirmation(tb, "action=retry&queue=mail&state=dead")
+        done = tb.post("/bulk", data={**fields, "ids": f"{job},{job},{job}"})
+    assert "notice=retried+1+of+1+jobs" in done.headers["location"]

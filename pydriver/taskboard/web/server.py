@@ -363,7 +363,8 @@ class Dashboard:
         action = form.get("action", "")
         if action not in BULK_STATES:
             raise Problem(400, f"action must be retry or cancel, got {action!r}")
-        ids = [parse_id(text) for text in form.get("ids", "").split(",") if text.strip()]
+        # Each job once: "retried 1 of 3 jobs" for one job named thrice would be a lie.
+        ids = list(dict.fromkeys(parse_id(t) for t in form.get("ids", "").split(",") if t.strip()))
         if len(ids) > BULK_MAX:
             raise Problem(400, f"ids must name at most {BULK_MAX} jobs, got {len(ids)}")
         change = sql.aretry if action == "retry" else sql.acancel
