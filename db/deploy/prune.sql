@@ -23,7 +23,8 @@ SET LOCAL ROLE :"owner_role";
 -- many it deleted. Call again until it returns 0; small batches keep each
 -- transaction short; concurrent callers skip each other's rows.
 -- The admin role's only: a worker login cannot delete jobs (claim, fail
--- without retry and prune would erase any due queued job).
+-- without retry and prune would erase any due queued job). A job cancelled
+-- under a live lease is kept until that lease ends (jobs.held_until).
 -- The cutoff is read from the clock once, so the scan of finished jobs
 -- stops at it: a call that finds nothing old enough reads next to nothing,
 -- however many recent finished jobs the table keeps.
@@ -74,6 +75,11 @@ BEGIN
           FROM taskboard.jobs AS j
          WHERE j.finished_at < v_cutoff
            AND j.state IN ('succeeded', 'cancelled', 'dead')
+           -- A job cancelled under a live lease keeps its place under its
+           -- queue's limit and its dedupe_key until that lease ends
+           -- (held_until): deleted sooner, another job would start beside
+           -- its holder.
+           AND (j.held_until IS NULL OR j.held_until <= v_clock)
          ORDER BY j.finished_at
          LIMIT prune.batch
            FOR UPDATE SKIP LOCKED
@@ -101,7 +107,10 @@ Deletes up to `batch` finished jobs (succeeded, cancelled, dead) whose
 finished_at is before clock - older_than, oldest first, and returns how
 many it deleted. Call again until it returns 0; small batches keep each
 transaction short; concurrent callers skip each other's rows.
-Only finished jobs are ever deleted. Executable by the admin role only:
+Only finished jobs are ever deleted, and a job cancelled under a live
+lease only once that lease has ended (held_until: until then it holds its
+place under its queue's limit and its dedupe_key). Executable by the
+admin role only:
 a worker login cannot delete jobs (claim, fail without retry, then prune
 would erase any due queued job); a worker's retention setting prunes when
 its login is granted the admin role.
