@@ -8,7 +8,7 @@
 -- jobs someone else left in the database cannot change the counts.
 
 BEGIN;
-SELECT plan(26);
+SELECT plan(29);
 
 SET LOCAL ROLE taskboard_producer;
 SELECT taskboard.enqueue(task => 'cleanup', queue => 'prune-s') AS s_id \gset
@@ -116,6 +116,33 @@ SELECT throws_like($$SELECT taskboard.prune('-12000 mon 360000 days')$$,
     'older_than must not be NULL or negative, got %', 'an admin cannot prune with a cutoff years ahead of the clock');
 SELECT throws_like($$SELECT taskboard.prune('300000 years')$$,
     'older_than must be at most 36500 days (100 years), got %', 'a huge older_than is refused with 22023');
+RESET ROLE;
+
+-- A job cancelled under a live lease is kept while it holds its place -----------
+
+SET LOCAL ROLE taskboard_admin;
+SELECT taskboard.set_queue_limit(queue => 'prune-held', max_running => 1);
+RESET ROLE;
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => 'report', queue => 'prune-held', priority => 1) AS h_id \gset
+SELECT taskboard.enqueue(task => 'report', queue => 'prune-held') AS h2_id \gset
+RESET ROLE;
+SET LOCAL ROLE taskboard_worker;
+SELECT count(*) FROM taskboard.claim(queue => 'prune-held', worker => 'worker-a', lease => '5 minutes');
+RESET ROLE;
+SET LOCAL ROLE taskboard_admin;
+SELECT taskboard.cancel(job_id => :h_id);
+SELECT is(taskboard.prune(older_than => '0 seconds'), 0::bigint,
+          'prune keeps a job cancelled under a live lease (held_until ahead)');
+RESET ROLE;
+SET LOCAL ROLE taskboard_worker;
+SELECT is((SELECT count(*) FROM taskboard.claim(queue => 'prune-held', worker => 'worker-b')), 0::bigint,
+          'after a prune, the cancelled job still holds its place under the limit');
+RESET ROLE;
+UPDATE taskboard.jobs SET held_until = clock_timestamp() - interval '1 second' WHERE id = :h_id;
+SET LOCAL ROLE taskboard_admin;
+SELECT is(taskboard.prune(older_than => '0 seconds'), 1::bigint,
+          'once its lease has ended, the cancelled job is pruned');
 RESET ROLE;
 
 SELECT * FROM finish();

@@ -239,6 +239,18 @@ class Taskboard:
             )
             if declared.name in self.schedules:
                 raise TaskError(f"periodic {declared.name!r} is already scheduled: give it a name")
+            # A former name is no live schedule's: its slots would be taken over by this one.
+            for other in self.schedules.values():
+                if other.name in declared.previous_names or declared.name in other.previous_names:
+                    old, new = (
+                        (other.name, declared.name)
+                        if other.name in declared.previous_names
+                        else (declared.name, other.name)
+                    )
+                    raise TaskError(
+                        f"periodic {new!r}: previous_names lists {old!r}, a schedule this app "
+                        f"still declares (its slots would be taken by {new!r})"
+                    )
             self.schedules[declared.name] = declared
             return handler
 

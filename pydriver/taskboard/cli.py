@@ -625,7 +625,10 @@ def cmd_schedules(args: argparse.Namespace) -> int:
                 "run `taskboard migrate`"
             )
         if declared is not None and args.prune_missing:
-            missing = [str(row["schedule"]) for row in rows if row["schedule"] not in declared]
+            # A declared schedule's former names are kept: their rows carry its slots over
+            # until its first slot under the new name.
+            kept = set(declared).union(*(s.previous_names for s in declared.values()))
+            missing = [str(row["schedule"]) for row in rows if row["schedule"] not in kept]
             with translate(role_needed=ADMIN_ROLE):
                 removed = [n for n in missing if sql.remove_schedule(conn, {"schedule": n})]
             rows = [row for row in rows if row["schedule"] not in removed]
@@ -680,7 +683,8 @@ def schedule_status(row: dict[str, Any], declared: dict[str, Schedule] | None) -
         return None
     schedule = declared.get(str(row["schedule"]))
     if schedule is None:
-        return "not declared"
+        renamed = [s.name for s in declared.values() if row["schedule"] in s.previous_names]
+        return f"previous name of {renamed[0]}" if renamed else "not declared"
     conflict = schedule.slot_conflict(row.get("task"), row.get("queue"), row["last_job_id"])
     return conflict or "ok"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,7 +63,9 @@ def schedule(
     previous_names: Sequence[str] = (),
 ) -> Schedule:
     """A Schedule of checked arguments; TaskError naming the schedule and the argument else."""
-    if isinstance(previous_names, str):
+    if isinstance(previous_names, str | bytes | Mapping) or not isinstance(
+        previous_names, Iterable
+    ):
         raise TaskError(
             f"periodic {name!r}: previous_names must be a list of names, got {previous_names!r}"
         )
@@ -82,6 +84,13 @@ def schedule(
     )
     if problem:
         raise TaskError(problem)
+    for what, text in [
+        ("name", name),
+        ("queue", queue),
+        *(("previous_names", n) for n in previous),
+    ]:
+        if "\x00" in text:  # PostgreSQL's text cannot hold it: every slot would be refused
+            raise TaskError(f"periodic {name!r}: {what} must not contain a NUL character")
     if name in previous:
         raise TaskError(f"periodic {name!r}: previous_names must not include its own name")
     try:

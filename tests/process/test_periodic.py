@@ -115,6 +115,11 @@ def test_periodic_below_the_task_or_twice_under_one_name_is_refused() -> None:
         ({"previous_names": "old"}, "previous_names must be a list of names"),
         ({"previous_names": [""]}, "previous_names must not be empty"),
         ({"name": "n", "previous_names": ["n"]}, "previous_names must not include its own name"),
+        ({"previous_names": None}, "previous_names must be a list of names"),
+        ({"previous_names": 5}, "previous_names must be a list of names"),
+        ({"previous_names": b"old"}, "previous_names must be a list of names"),
+        ({"previous_names": ["old\x00"]}, "previous_names must not contain a NUL character"),
+        ({"name": "n\x00"}, "name must not contain a NUL character"),
     ],
 )
 def test_a_schedule_argument_that_cannot_be_used_is_refused_at_registration(
@@ -125,6 +130,24 @@ def test_a_schedule_argument_that_cannot_be_used_is_refused_at_registration(
     with pytest.raises(TaskError, match=says):
         board.periodic("* * * * *", **options)(registered)
     assert board.schedules == {}
+
+
+def test_previous_names_may_not_name_a_schedule_the_app_still_declares() -> None:
+    # Its every slot would be taken under that name too, for this schedule's task:
+    # the live schedule would meet a conflict at each slot and never run again.
+    board = app()
+    live = board.task("live")(lambda ctx, payload: None)
+    board.periodic("* * * * *")(live)
+    renamed = board.task("renamed")(lambda ctx, payload: None)
+    with pytest.raises(TaskError, match="previous_names lists 'live', a schedule this app"):
+        board.periodic("* * * * *", previous_names=["live"])(renamed)
+    later = app()
+    first = later.task("renamed")(lambda ctx, payload: None)
+    later.periodic("* * * * *", previous_names=["live"])(first)
+    second = later.task("live")(lambda ctx, payload: None)
+    with pytest.raises(TaskError, match="previous_names lists 'live', a schedule this app"):
+        later.periodic("* * * * *")(second)
+    assert list(later.schedules) == ["renamed"]
 
 
 # -- SQL: one slot, many callers -----------------------------------------------------------
@@ -570,6 +593,35 @@ def test_prune_missing_removes_the_rows_the_app_does_not_declare_as_an_admin(
         again = run(admin_url, "schedules", *app, "--prune-missing", "--json")
     assert again.stderr.strip() == "removed no schedules: apps.dashboard_app:app declares every one"
     assert [row["schedule"] for row in json.loads(again.stdout)] == ["nightly-report"]
+
+
+def test_prune_missing_keeps_the_rows_of_a_declared_schedules_previous_names(
+    make_database: MakeDatabase,
+) -> None:
+    # Removed before the new name's first slot, the old row's slot would run again.
+    url = make_database(deploy=True)
+    noon = dt.datetime(2026, 1, 2, 3, 0, tzinfo=dt.UTC)
+    with connect(url, "taskboard_worker") as conn:
+        first = value(
+            conn,
+            "SELECT taskboard.enqueue_periodic(%s, %s, 'report', queue => 'reports')",
+            ["old-report", noon],
+        )
+    app = ["--app", "apps.renamed_app:app"]
+    with login_role(url, "taskboard_admin") as admin_url:
+        shown = run(admin_url, "schedules", *app)
+        assert shown.stdout.splitlines()[1].endswith("previous name of nightly-report")
+        done = run(admin_url, "schedules", *app, "--prune-missing")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0].startswith("removed no schedules")
+    with connect(url, "taskboard_worker") as conn:
+        again = value(
+            conn,
+            "SELECT taskboard.enqueue_periodic(%s, %s, 'report', queue => 'reports',"
+            " previous_names => %s)",
+            ["nightly-report", noon, ["old-report"]],
+        )
+    assert first is not None and again is None, "the slot old-report ran is not enqueued again"
 
 
 def test_the_cli_schedules_without_the_schema_says_to_migrate(make_database: MakeDatabase) -> None:

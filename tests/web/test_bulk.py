@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 from starlette.testclient import TestClient
 
+from taskboard import sql
 from taskboard.app import Taskboard
 from taskboard.settings import load_settings
 from taskboard.web import server
@@ -165,3 +166,51 @@ def test_a_login_without_the_admin_role_gets_no_bulk_form_and_a_403(
         )
     assert refused.status_code == 403
     assert states(deployed, mail) == ["dead"]
+
+
+def test_the_bulk_page_lists_the_jobs_without_their_payloads(
+    deployed: str, admin_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 500 jobs of 4 MB would be 2 GB read and decoded at each 5-second refresh.
+    mail = dead_jobs(deployed, "mail", 2)
+
+    async def whole_jobs(*args: object) -> None:
+        raise AssertionError("the bulk page read whole jobs (find_jobs)")
+
+    monkeypatch.setattr(sql, "afind_jobs", whole_jobs)
+    with client(admin_url) as tb:
+        text, fields = confirmation(tb, "action=retry&queue=mail&state=dead")
+    assert 'data-count="2"' in text
+    assert fields["ids"] == ",".join(str(i) for i in sorted(mail, reverse=True))
+
+
+def test_a_bulk_action_stopped_midway_says_how_many_it_changed(
+    deployed: str, admin_url: str
+) -> None:
+    # Each call commits: a 503 "this page will try again" would hide the jobs
+    # already cancelled, and the action would go unlogged.
+    app = Taskboard(load_settings(database_url=deployed))
+    try:
+        ids = [app.enqueue("send", {"n": n}, queue="mail") for n in range(3)]
+    finally:
+        app.close()
+    newest, middle, oldest = sorted(ids, reverse=True)
+    with client(admin_url) as tb, connect(deployed, "taskboard_admin", autocommit=False) as held:
+        _, fields = confirmation(tb, "action=cancel&queue=mail&state=queued")
+        held.execute("SELECT taskboard.cancel(%s)", [middle])  # its row stays locked
+        stopped = tb.post("/bulk", data=fields)
+        held.rollback()
+    assert stopped.status_code == 503, stopped.text
+    assert f"cancelled 1 of 3 jobs, then stopped at job {middle} (" in html.unescape(
+        stopped.text
+    ), stopped.text
+    assert "the other 2 were not changed" in stopped.text
+    assert states(deployed, [newest, middle, oldest]) == ["cancelled", "queued", "queued"]
+
+
+def test_a_job_named_twice_in_a_bulk_post_is_counted_once(deployed: str, admin_url: str) -> None:
+    (job,) = dead_jobs(deployed, "mail", 1)
+    with client(admin_url) as tb:
+        _, fields = confirmation(tb, "action=retry&queue=mail&state=dead")
+        done = tb.post("/bulk", data={**fields, "ids": f"{job},{job},{job}"})
+    assert "notice=retried+1+of+1+jobs" in done.headers["location"]

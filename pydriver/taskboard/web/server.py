@@ -341,7 +341,9 @@ class Dashboard:
         params = sql.find_jobs_params(
             filters["queue"], filters["state"], filters["task"], None, BULK_MAX + 1
         )
-        found = await sql.afind_jobs(conn, params)
+        # Their ids only: a line a job, never the payloads, results or errors (500 jobs
+        # of 4 MB would be 2 GB a refresh).
+        found = await sql.afind_jobs_summary(conn, params)
         allowed = await sql.aallowed_actions(conn)
         return self.render(
             request,
@@ -361,14 +363,27 @@ class Dashboard:
         action = form.get("action", "")
         if action not in BULK_STATES:
             raise Problem(400, f"action must be retry or cancel, got {action!r}")
-        ids = [parse_id(text) for text in form.get("ids", "").split(",") if text.strip()]
+        # Each job once: "retried 1 of 3 jobs" for one job named thrice would be a lie.
+        ids = list(dict.fromkeys(parse_id(t) for t in form.get("ids", "").split(",") if t.strip()))
         if len(ids) > BULK_MAX:
             raise Problem(400, f"ids must name at most {BULK_MAX} jobs, got {len(ids)}")
         change = sql.aretry if action == "retry" else sql.acancel
-        changed = 0
-        for job_id in ids:
-            changed += bool(await change(conn, sql.job_params(job_id)))
         past = "retried" if action == "retry" else "cancelled"
+        changed = 0
+        for done, job_id in enumerate(ids):
+            try:
+                changed += bool(await change(conn, sql.job_params(job_id)))
+            except psycopg.Error as exc:
+                if done == 0:
+                    raise  # nothing changed: the action's own answer (403, 400, 503)
+                # Each call commits: say what was changed before the one that failed.
+                reason = one_line(str(translated(exc, role_needed=ADMIN_ROLE)))
+                stopped = (
+                    f"{past} {changed} of {len(ids)} jobs, then stopped at job {job_id} "
+                    f"({reason}); the other {len(ids) - done} were not changed"
+                )
+                log.warning("dashboard: bulk %s", stopped)
+                raise Problem(503, stopped) from None
         notice = f"{past} {changed} of {len(ids)} jobs"
         log.info("dashboard: bulk %s", notice)
         return self.back(request, "/bulk", notice)
