@@ -93,6 +93,18 @@ def test_the_dead_jobs_of_a_queue_are_retried_in_one_post_that_says_how_many(
     assert states(deployed, other) == ["dead"]
 
 
+def test_the_confirmation_page_does_not_refresh_itself_while_other_pages_do(
+    deployed: str, admin_url: str
+) -> None:
+    dead_jobs(deployed, "mail", 1)
+    with client(admin_url) as tb:
+        text, _ = confirmation(tb, "action=retry&queue=mail&state=dead")
+        listing = tb.get("/jobs").text
+    assert "not refreshed: what you confirm is what you read" in text
+    assert "Live refresh" not in text and 'id="live-toggle"' not in text
+    assert 'id="live-toggle"' in listing
+
+
 def test_a_bulk_cancel_counts_only_the_jobs_it_changed(deployed: str, admin_url: str) -> None:
     app = Taskboard(load_settings(database_url=deployed))
     try:

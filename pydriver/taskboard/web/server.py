@@ -198,6 +198,7 @@ class Dashboard:
             "csrf": security.csrf_token(request),
             "csrf_field": security.CSRF_FIELD,
             "refresh_seconds": REFRESH_SECONDS,
+            "live": True,  # the page refreshes itself (base.html)
             "notice": request.query_params.get("notice", ""),
             "path": request.url.path,
             "here": str(request.url.path) + (f"?{request.url.query}" if request.url.query else ""),
@@ -355,6 +356,8 @@ class Dashboard:
             bulk_max=BULK_MAX,
             states=STATES,
             allowed=allowed,
+            # A refresh would replace the ids under the button while the person reads them.
+            live=False,
         )
 
     async def bulk_action(self, request: Request, conn: psycopg.AsyncConnection[Any]) -> Response:
