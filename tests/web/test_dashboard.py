@@ -24,7 +24,7 @@ from typing import Any
 import httpx2 as httpx
 import psycopg
 import pytest
-from psycopg import conninfo
+from psycopg import conninfo, sql
 from starlette.testclient import TestClient
 
 from taskboard.app import Taskboard
@@ -36,6 +36,9 @@ from tests.support.web import free_port, wait_until_up
 
 TASKBOARD = Path(sys.executable).parent / "taskboard"
 ACTION_FORM = re.compile(r'<form[^>]*method="post"')
+# The pool retries at about 1, 3, 7, 15, 31 and 63 s: back at 35 s, its next attempt is
+# over ten seconds (the pool's own wait for a connection) away.
+OUTAGE_SECONDS = 35
 
 
 @pytest.fixture
@@ -569,6 +572,30 @@ def test_the_first_page_after_the_server_dropped_the_connections_answers(
                 [name, server.APPLICATION_NAME],
             ).fetchall()
         assert ended
+        response = tb.get("/")
+    assert response.status_code == 200, response.text
+
+
+def test_a_page_answers_as_soon_as_the_database_is_back_after_an_outage(
+    deployed: str, admin_url: str
+) -> None:
+    """After an outage the pool retries with a doubling backoff: a database back in the
+    meantime used to get a 503 until the pool's next attempt, seconds to minutes later."""
+    login = conninfo.conninfo_to_dict(admin_url)["user"]
+    with client(admin_url) as tb:
+        assert tb.get("/").status_code == 200
+        with psycopg.connect(deployed, autocommit=True) as conn:
+            # The outage, for this login: refused, its connections ended.
+            began = time.monotonic()
+            conn.execute(sql.SQL("ALTER ROLE {} NOLOGIN").format(sql.Identifier(str(login))))
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s",
+                [login],
+            )
+            assert tb.get("/").status_code == 503
+            # The pool's attempts fail meanwhile, each later than the one before.
+            time.sleep(max(0.0, began + OUTAGE_SECONDS - time.monotonic()))
+            conn.execute(sql.SQL("ALTER ROLE {} LOGIN").format(sql.Identifier(str(login))))
         response = tb.get("/")
     assert response.status_code == 200, response.text
 

@@ -53,6 +53,7 @@ REFRESH_SECONDS = 5
 # a session holding a lock on a Taskboard table must not hang every page.
 STATEMENT_TIMEOUT = "5s"
 LOCK_TIMEOUT = "2s"
+POOL_WAIT_SECONDS = 2.0  # for a pooled connection before a page opens one of its own
 PARTIAL_HEADER = "x-taskboard-partial"
 PAGE_HEADERS = {
     "Cache-Control": "no-store",
@@ -173,12 +174,36 @@ class Dashboard:
         assert self._pool is not None, "the dashboard's lifespan opens its pool"
         return self._pool
 
+    @contextlib.asynccontextmanager
+    async def connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """A connection of the pool; when it has none within POOL_WAIT_SECONDS, one of
+        this request's own. After an outage the pool retries with a backoff that doubles
+        (up to minutes): a database back in the meantime still answers the next page."""
+        try:
+            conn = await self.pool.getconn(timeout=POOL_WAIT_SECONDS)
+        except PoolTimeout:
+            try:
+                own = await psycopg.AsyncConnection.connect(
+                    self.settings.database_url,
+                    **self.settings.connection_options(application_name=APPLICATION_NAME),
+                )
+            except psycopg.OperationalError as exc:
+                raise PoolTimeout(one_line(str(exc))) from exc
+            async with own:
+                await bounded_waits(own)
+                yield own
+            return
+        try:
+            yield conn
+        finally:
+            await self.pool.putconn(conn)
+
     # -- pages -------------------------------------------------------------------
 
     def page(self, read: Page) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             try:
-                async with self.pool.connection() as conn:
+                async with self.connection() as conn:
                     response = await read(request, conn)
             except Problem as problem:
                 response = self.error(request, problem.status, problem.message)
@@ -216,9 +241,10 @@ class Dashboard:
 
     def failure(self, request: Request, exc: BaseException) -> HTMLResponse:
         if isinstance(exc, PoolTimeout):
-            message = (
-                "no database connection in time (is the database up?); this page will try again"
-            )
+            message = "no database connection in time (is the database up?)"
+            if isinstance(exc.__cause__, psycopg.OperationalError):
+                message += f": {exc}"  # what the last attempt to connect was told
+            message += "; this page will try again"
         elif isinstance(exc, psycopg.errors.QueryCanceled | psycopg.errors.LockNotAvailable):
             message = (
                 "the database did not answer in time (a statement or a lock wait ran out); "
@@ -465,7 +491,7 @@ class Dashboard:
                     return self.error(request, 400, f"{name} must not contain a NUL character")
             request.state.form = form
             try:
-                async with self.pool.connection() as conn:
+                async with self.connection() as conn:
                     return await act(request, conn)
             except Problem as failed:
                 return self.error(request, failed.status, failed.message)
