@@ -640,13 +640,30 @@ def cmd_schedules(args: argparse.Namespace) -> int:
             )
             print(line, file=sys.stderr if args.json else sys.stdout)
     statuses = [schedule_status(row, declared) for row in rows]
+    if declared is not None:
+        # Declared schedules that have no row yet (no slot sent): listed too.
+        present = {row["schedule"] for row in rows}
+        for name in sorted(set(declared) - present):
+            schedule = declared[name]
+            rows.append(
+                {
+                    "schedule": name,
+                    "last_slot": None,
+                    "last_job_id": None,
+                    "task": schedule.task,
+                    "queue": schedule.queue,
+                }
+            )
+            statuses.append("declared, no slot sent yet")
     if args.json:
         print(
             json.dumps(
                 [
                     {
                         **row,
-                        "last_slot": row["last_slot"].isoformat(),
+                        "last_slot": None
+                        if row["last_slot"] is None
+                        else row["last_slot"].isoformat(),
                         **({} if status is None else {"status": status}),
                     }
                     for row, status in zip(rows, statuses, strict=True)
@@ -659,7 +676,9 @@ def cmd_schedules(args: argparse.Namespace) -> int:
         cells = [
             [
                 str(row["schedule"]),
-                row["last_slot"].isoformat(sep=" ", timespec="seconds"),
+                ""
+                if row["last_slot"] is None
+                else row["last_slot"].isoformat(sep=" ", timespec="seconds"),
                 # A slot taken for another task is not the schedule's job.
                 ""
                 if row["last_job_id"] is None or (status or "").startswith("conflict")

@@ -595,6 +595,36 @@ def test_prune_missing_removes_the_rows_the_app_does_not_declare_as_an_admin(
     assert [row["schedule"] for row in json.loads(again.stdout)] == ["nightly-report"]
 
 
+def test_the_cli_schedules_lists_a_declared_schedule_that_sent_no_slot_yet(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(deploy=True)
+    answer = run(url, "schedules", "--app", "apps.dashboard_app:app", "--json")
+    assert answer.returncode == 0, answer.stderr
+    assert json.loads(answer.stdout) == [
+        {
+            "schedule": "nightly-report",
+            "last_slot": None,
+            "last_job_id": None,
+            "task": "report",
+            "queue": "reports",
+            "status": "declared, no slot sent yet",
+        }
+    ]
+    table = run(url, "schedules", "--app", "apps.dashboard_app:app")
+    assert table.stdout.splitlines()[1].split() == [
+        "nightly-report",
+        "report",
+        "reports",
+        "declared,",
+        "no",
+        "slot",
+        "sent",
+        "yet",
+    ]
+    assert run(url, "schedules").stdout.strip() == "no schedules"
+
+
 def test_prune_missing_keeps_the_rows_of_a_declared_schedules_previous_names(
     make_database: MakeDatabase,
 ) -> None:
