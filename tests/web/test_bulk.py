@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterator
 
 import pytest
 from starlette.testclient import TestClient
@@ -13,29 +12,8 @@ from taskboard import sql
 from taskboard.app import Taskboard
 from taskboard.settings import load_settings
 from taskboard.web import server
-from tests.support.database import MakeDatabase, connect, login_role
-
-
-@pytest.fixture
-def deployed(make_database: MakeDatabase) -> str:
-    return make_database(deploy=True)
-
-
-@pytest.fixture
-def admin_url(deployed: str) -> Iterator[str]:
-    with login_role(deployed, "taskboard_admin") as url:
-        yield url
-
-
-@pytest.fixture
-def producer_url(deployed: str) -> Iterator[str]:
-    with login_role(deployed, "taskboard_producer") as url:
-        yield url
-
-
-def client(url: str) -> TestClient:
-    app = server.create_app(load_settings(database_url=url))
-    return TestClient(app, base_url="http://127.0.0.1:8080", follow_redirects=False)
+from tests.support.database import connect
+from tests.support.web import client
 
 
 def dead_jobs(url: str, queue: str, count: int) -> list[int]:

@@ -17,7 +17,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,36 +30,14 @@ from taskboard.app import Taskboard
 from taskboard.settings import load_settings
 from taskboard.web import chart, security, server, tracebacks
 from tests.support import TESTS_DIR
-from tests.support.database import MakeDatabase, connect, expire, login_role
-from tests.support.web import free_port, wait_until_up
+from tests.support.database import MakeDatabase, connect, expire
+from tests.support.web import client, free_port, wait_until_up
 
 TASKBOARD = Path(sys.executable).parent / "taskboard"
 ACTION_FORM = re.compile(r'<form[^>]*method="post"')
 # The pool retries at about 1, 3, 7, 15, 31 and 63 s: back at 35 s, its next attempt is
 # over ten seconds (the pool's own wait for a connection) away.
 OUTAGE_SECONDS = 35
-
-
-@pytest.fixture
-def deployed(make_database: MakeDatabase) -> str:
-    return make_database(deploy=True)
-
-
-@pytest.fixture
-def admin_url(deployed: str) -> Iterator[str]:
-    with login_role(deployed, "taskboard_admin") as url:
-        yield url
-
-
-@pytest.fixture
-def producer_url(deployed: str) -> Iterator[str]:
-    with login_role(deployed, "taskboard_producer") as url:
-        yield url
-
-
-def client(url: str, **settings: Any) -> TestClient:
-    app = server.create_app(load_settings(database_url=url, **settings))
-    return TestClient(app, base_url="http://127.0.0.1:8080", follow_redirects=False)
 
 
 def enqueue(url: str, task: str = "send", queue: str = "mail", **kwargs: Any) -> int:

@@ -5,17 +5,14 @@ however many old ones the unfinished jobs carry."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from typing import Any
 
 import psycopg
 import pytest
-from starlette.testclient import TestClient
 
 from taskboard import sql
-from taskboard.settings import load_settings
-from taskboard.web import server
 from tests.support.database import MakeDatabase, Sqitch, connect, login_role
+from tests.support.web import client
 
 LINE_COLUMNS = {
     "job_id",
@@ -44,22 +41,6 @@ SELECT 'backlog', 'sync', '{}', 'queued', now(), 5, 10,
           FROM pg_catalog.generate_series(1, 5) AS a)
   FROM pg_catalog.generate_series(1, %s) AS g
 """
-
-
-@pytest.fixture
-def deployed(make_database: MakeDatabase) -> str:
-    return make_database(deploy=True)
-
-
-@pytest.fixture
-def admin_url(deployed: str) -> Iterator[str]:
-    with login_role(deployed, "taskboard_admin") as url:
-        yield url
-
-
-def client(url: str) -> TestClient:
-    app = server.create_app(load_settings(database_url=url))
-    return TestClient(app, base_url="http://127.0.0.1:8080", follow_redirects=False)
 
 
 def big_failed_job(url: str) -> int:

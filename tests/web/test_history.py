@@ -4,38 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
-from starlette.testclient import TestClient
 
 from taskboard.app import Taskboard
 from taskboard.settings import load_settings
 from taskboard.web import server
-from tests.support.database import MakeDatabase, connect, expire, login_role
-
-
-@pytest.fixture
-def deployed(make_database: MakeDatabase) -> str:
-    return make_database(deploy=True)
-
-
-@pytest.fixture
-def admin_url(deployed: str) -> Iterator[str]:
-    with login_role(deployed, "taskboard_admin") as url:
-        yield url
-
-
-@pytest.fixture
-def producer_url(deployed: str) -> Iterator[str]:
-    with login_role(deployed, "taskboard_producer") as url:
-        yield url
-
-
-def client(url: str) -> TestClient:
-    app = server.create_app(load_settings(database_url=url))
-    return TestClient(app, base_url="http://127.0.0.1:8080", follow_redirects=False)
+from tests.support.database import connect, expire
+from tests.support.web import client
 
 
 def stalled_worker_story(url: str) -> tuple[int, str, int]:
