@@ -20,7 +20,7 @@ from taskboard import install
 from taskboard.migrate import sqitch_target
 from taskboard_dev import server
 from tests.support.cli import error_line, run
-from tests.support.database import DB_DIR, MakeDatabase, run_sqitch
+from tests.support.database import DB_DIR, MakeDatabase, can_use, run_sqitch
 from tests.support.install import Domain, catalog, execute, psql
 
 KINDS = ("owner", "producer", "worker", "admin")
@@ -35,19 +35,6 @@ def domain(server_url: str) -> Iterator[Domain]:
 
 def migrate(url: str, *args: str) -> subprocess.CompletedProcess[str]:
     return run(url, "migrate", *args)
-
-
-def can_use(url: str, login: str, role: str) -> bool:
-    """Whether `login` can use the rights of `role`, by SET ROLE or inheritance."""
-    with psycopg.connect(url) as conn:
-        row = conn.execute(
-            "SELECT pg_has_role(%(l)s, %(r)s, 'USAGE') OR (CASE WHEN current_setting("
-            "'server_version_num')::int >= 160000 THEN pg_has_role(%(l)s, %(r)s, 'SET') "
-            "ELSE pg_has_role(%(l)s, %(r)s, 'MEMBER') END)",
-            {"l": login, "r": role},
-        ).fetchone()
-    assert row is not None
-    return bool(row[0])
 
 
 # -- a CREATEROLE login, no superuser ---------------------------------------------------

@@ -132,3 +132,16 @@ def at_first_release(make_database: MakeDatabase, sqitch: Sqitch) -> str:
     deployed = sqitch(url, "deploy", "--to", f"@v{FIRST_RELEASE}")
     assert deployed.returncode == 0, deployed.stdout + deployed.stderr
     return url
+
+
+def can_use(url: str, login: str, role: str) -> bool:
+    """Whether `login` can use the rights of `role`, by SET ROLE or inheritance."""
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            "SELECT pg_has_role(%(l)s, %(r)s, 'USAGE') OR (CASE WHEN current_setting("
+            "'server_version_num')::int >= 160000 THEN pg_has_role(%(l)s, %(r)s, 'SET') "
+            "ELSE pg_has_role(%(l)s, %(r)s, 'MEMBER') END)",
+            {"l": login, "r": role},
+        ).fetchone()
+    assert row is not None
+    return bool(row[0])
