@@ -90,6 +90,15 @@ class Settings(BaseSettings):
         "connections while it runs, so a worker with a transactional task runs at most "
         "`pool_size - 2` at once.",
     )
+    cycles_in_flight: int = Field(
+        1,
+        ge=1,
+        le=2,
+        description="Claim/complete cycles a worker keeps in flight, each on a connection of "
+        "its own. 2: a second control connection, beyond `pool_size`, carries a second "
+        "cycle, and each claim asks for at most half the handler slots, so the database "
+        "works on one cycle while the worker's Python handles the other.",
+    )
     lease: float = Field(
         DEFAULT_LEASE_SECONDS,
         gt=0,

@@ -81,3 +81,23 @@ def test_poll_only_worker_finds_jobs_by_polling(
     job_id = enqueue(url, "work")
     wait_for_state(url, job_id, "succeeded")
     assert w.terminate()["succeeded"] == 1
+
+
+def test_a_second_cycle_has_a_connection_of_its_own_beyond_pool_size(
+    make_database: MakeDatabase, workers: Workers
+) -> None:
+    """cycles_in_flight = 2: three connections of the worker's own, each claim for at most
+    half the handlers, and never more than pool_size + 1 connections."""
+    url = make_database(deploy=True)
+    create_ledger(url)
+    gate = workers.directory / "gate"
+    w = workers.start(url, "w", pool_size=6, cycles_in_flight=2)
+    wait_until(lambda: len(worker_backends(url, "w")) == 3, "three connections of its own")
+    jobs = [enqueue(url, "ledger", {"gate": str(gate)}) for _ in range(6)]
+    wait_until(lambda: len(workers.journal.events("start")) == 4, "four handlers at once")
+    assert len(worker_backends(url, "w")) == 7
+    gate.touch()
+    for job_id in jobs:
+        wait_for_job(url, job_id, "succeeded", lambda r: r["state"] == "succeeded")
+        assert len(worker_backends(url, "w")) <= 7
+    w.terminate()

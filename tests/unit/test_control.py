@@ -24,7 +24,7 @@ async def forever(ctx: AsyncContext, payload: Any) -> None:
 class Parts:
     """A Control over a FakeQueries, with its ledger and executor (pool_size 6: 4 slots)."""
 
-    def __init__(self) -> None:
+    def __init__(self, cycles: int = 1) -> None:
         self.queries = FakeQueries()
         self.ledger = Ledger("unit")
         self.executor = executor(self.queries, self.ledger, {"t": task("t", forever)})
@@ -38,6 +38,7 @@ class Parts:
             connect=self.connect,
             stopping=self.stopping,
             finished=asyncio.Event(),
+            cycles=cycles,
         )
 
     async def connect(self, url: str) -> Any:
@@ -211,5 +212,63 @@ def test_a_second_claim_of_one_job_waits_for_the_next_batch() -> None:
         assert parts.ledger.wake.is_set()
         await parts.control.flush(CONN)
         assert new.state is State.COMPLETED
+
+    run(test)
+
+
+def test_with_two_cycles_each_claim_asks_for_half_the_slots_less_the_claim_in_flight() -> None:
+    async def test() -> None:
+        parts = Parts(cycles=2)  # 4 slots: 2 a claim
+        loop = asyncio.get_running_loop()
+        answers: list[asyncio.Future[Any]] = [loop.create_future(), loop.create_future()]
+        parts.queries.script("claim", *answers)
+        claims = [asyncio.create_task(parts.control._claim(CONN, "q")) for _ in answers]
+        await asyncio.sleep(0)  # both claims wait for the database
+        await parts.control._claim(CONN, "q")  # every slot is taken or asked for
+        answers[0].set_result([row(1, "t"), row(2, "t")])
+        answers[1].set_result([row(3, "t")])
+        await asyncio.gather(*claims)
+        calls = parts.queries.called("claim")
+        assert calls == [("q", "unit", 2, 30.0), ("q", "unit", 2, 30.0)]
+        assert sorted(h.job_id for h in parts.ledger) == [1, 2, 3]
+        assert parts.executor.free_slots == 1
+        await parts.control._claim(CONN, "q")
+        assert parts.queries.called("claim")[2:] == [("q", "unit", 1, 30.0)]
+
+    run(test)
+
+
+def test_a_claim_in_flight_that_fails_gives_its_slots_back() -> None:
+    async def test() -> None:
+        parts = Parts(cycles=2)
+        parts.queries.script("claim", psycopg.errors.LockNotAvailable("lock timeout"))
+        with pytest.raises(psycopg.errors.LockNotAvailable):
+            await parts.control._claim(CONN, "q")
+        first = parts.settled(1, Complete())
+        parts.queries.script(
+            "complete_many_then_claim", psycopg.errors.LockNotAvailable("lock timeout")
+        )
+        assert not await parts.control.flush(CONN, "q")
+        assert first.state is State.COMPLETED  # sent again alone, without the claim
+        await parts.control._claim(CONN, "q")
+        assert parts.queries.called("claim")[-1] == ("q", "unit", 2, 30.0)
+
+    run(test)
+
+
+def test_two_cycles_never_send_the_same_outcome() -> None:
+    async def test() -> None:
+        parts = Parts(cycles=2)
+        held = parts.settled(1, Complete())
+        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        parts.queries.script("complete_many", answer)
+        first = asyncio.create_task(parts.control.flush(CONN))
+        await asyncio.sleep(0)
+        sent = held.state
+        await parts.control.flush(CONN)  # the other cycle finds nothing to send
+        answer.set_result([(1, True)])
+        await first
+        assert len(parts.queries.called("complete_many")) == 1
+        assert (sent, held.state) == (State.SENDING, State.COMPLETED)
 
     run(test)

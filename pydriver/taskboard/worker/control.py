@@ -7,6 +7,12 @@ chores that are due (the periodic schedules' due slots, see scheduler;
 retention's prune, one batch, see retention), then waits for a
 notification, a handler's end, the next chore or the poll interval.
 
+With `cycles_in_flight = 2` a second connection runs the same passes without
+LISTEN and chores, and each claim asks for at most half the handler slots,
+less what the other cycle's claim in flight may fill: the database works on
+one cycle while the handlers of the other run. An outcome is sent by one
+cycle only (the ledger's sending state), so the two never send the same one.
+
 A settling claim's outcome is sent (the claim is then sending) and the
 claim settled only by the database's answer; a send that raised puts it
 back to settling. A transient error (lock or statement timeout, a cancelled statement, a
@@ -76,6 +82,7 @@ class Control:
         stopping: asyncio.Event,
         finished: asyncio.Event,
         chores: Sequence[Chore] = (),
+        cycles: int = 1,
     ) -> None:
         self.settings = settings
         self.queries = queries
@@ -86,6 +93,11 @@ class Control:
         self.stopping = stopping
         self.finished = finished
         self.chores = list(chores)
+        self.cycles = cycles
+        # With two cycles, each claims for at most half the handlers: while the
+        # database works on one, the handlers of the other run and finish.
+        self._share = -(-executor.max_handlers // cycles)
+        self._reserved = 0  # slots that claims in flight may fill
         self._next_queue = 0
 
     # -- the loop ---------------------------------------------------------------------
@@ -105,10 +117,13 @@ class Control:
                 await self.queries.listen(conn)
 
         async def session(conn: psycopg.AsyncConnection[Any]) -> None:
-            await self._session(conn, listen_here)
+            await self._session(conn, listen_here, self.chores)
 
-        try:
-            await reconnecting(
+        async def second(conn: psycopg.AsyncConnection[Any]) -> None:
+            await self._session(conn, False, ())
+
+        passes = [
+            reconnecting(
                 "control connection",
                 lambda: self.connect(self.settings.database_url),
                 session,
@@ -116,12 +131,27 @@ class Control:
                 prepare=prepare,
                 back="control connection back: claiming at once",
             )
+        ]
+        if self.cycles > 1:
+            passes.append(
+                reconnecting(
+                    "second control connection",
+                    lambda: self.connect(self.settings.database_url),
+                    second,
+                    until=self.finished,
+                    prepare=lambda conn: sql.set_lock_timeout(conn, CONTROL_LOCK_TIMEOUT_SECONDS),
+                )
+            )
+        try:
+            await asyncio.gather(*passes)
         finally:
             if listener is not None:
                 listener.cancel()
                 await asyncio.gather(listener, return_exceptions=True)
 
-    async def _session(self, conn: psycopg.AsyncConnection[Any], listening: bool) -> None:
+    async def _session(
+        self, conn: psycopg.AsyncConnection[Any], listening: bool, chores: Sequence[Chore]
+    ) -> None:
         errors = Backoff()
         while not self.finished.is_set():
             self.ledger.wake.clear()
@@ -131,7 +161,7 @@ class Control:
                 claimed = await self.flush(conn, order[0] if order else None)
                 for queue in order[1:] if claimed else order:
                     await self._claim(conn, queue)
-                for chore in self._chores():
+                for chore in [] if self.stopping.is_set() else chores:
                     if chore.due():
                         await chore.run(conn)
                 errors.reset()
@@ -143,11 +173,7 @@ class Control:
                 log.warning("control: %s; retrying in %.1fs", describe(exc), delay)
                 await sleep_unless_set(self.finished, delay)
                 continue
-            await self._idle(conn if listening else None)
-
-    def _chores(self) -> list[Chore]:
-        """The chores while the worker claims: none once shutdown began."""
-        return [] if self.stopping.is_set() else self.chores
+            await self._idle(conn if listening else None, chores)
 
     def _claim_order(self) -> list[str]:
         """The queues to claim from, starting at a different one each time (no starving)."""
@@ -165,28 +191,35 @@ class Control:
         free = self._capacity()
         if free <= 0 or self.stopping.is_set():
             return None
+        self._reserved += free
         return (queue, self.settings.worker_name, free, self.settings.lease)
 
     def _capacity(self) -> int:
-        """How many jobs the next claim may take (see _claim_args)."""
-        return min(self.executor.free_slots, MAX_CLAIM_BATCH)
+        """How many jobs the next claim may take (see _claim_args): the free slots no claim
+        in flight may fill, at most a lane's share of the handlers."""
+        free = self.executor.free_slots - self._reserved
+        return min(free, self._share, MAX_CLAIM_BATCH)
 
     async def _claim(self, conn: psycopg.AsyncConnection[Any], queue: str) -> None:
         args = self._claim_args(queue)
         if args is None:
             return
         sent, sent_at = time.monotonic(), wall_clock()
-        rows = await self.queries.claim(conn, *args)
+        try:
+            rows = await self.queries.claim(conn, *args)
+        finally:
+            self._reserved -= args[2]
         for row in rows:
             self.executor.start(row, sent, sent_at)
         self._more_may_wait(len(rows), args[2])
 
-    async def _idle(self, listener: psycopg.AsyncConnection[Any] | None) -> None:
+    async def _idle(
+        self, listener: psycopg.AsyncConnection[Any] | None, chores: Sequence[Chore]
+    ) -> None:
         """Wait for a wake-up, a notification for one of our queues, the next chore, or
         the poll interval."""
-        timeout = min(
-            [self.settings.poll_interval, *(c.seconds_until_due() for c in self._chores())]
-        )
+        chores = [] if self.stopping.is_set() else chores
+        timeout = min([self.settings.poll_interval, *(c.seconds_until_due() for c in chores)])
         retry_at = [h.retry_at for h in self.ledger.outbox() if h.retry_at]
         if retry_at:
             timeout = min(timeout, max(min(retry_at) - time.monotonic(), 0.0))
@@ -246,7 +279,11 @@ class Control:
             if rest:
                 self.ledger.wake.set()  # the second claim of a job id goes in the next pass
             claim_args = None if claim_from is None else self._claim_args(claim_from)
-            claimed = await self._complete_batch(conn, batch, claim_args)
+            try:
+                claimed = await self._complete_batch(conn, batch, claim_args)
+            finally:
+                if claim_args is not None:
+                    self._reserved -= claim_args[2]
         for held in due:
             if not isinstance(held.outcome, Complete):
                 await self._send_one(conn, held)

@@ -1,9 +1,10 @@
 """The worker: wires a ledger of held claims to its executor, control and renewal, and runs them.
 
-Connections: exactly `pool_size`. Two are the worker's own, outside any
-pool, and reconnect by themselves: *renewal* (one renew_many for every held
-claim, every renew_every) and *control* (LISTEN, claim, and the batched
-complete/fail/release of ordinary jobs). The other `pool_size - 2` form the
+Connections: exactly `pool_size`, plus one with `cycles_in_flight = 2`.
+Two are the worker's own, outside any pool, and reconnect by themselves:
+*renewal* (one renew_many for every held claim, every renew_every) and
+*control* (LISTEN, claim, and the batched complete/fail/release of ordinary
+jobs); with `cycles_in_flight = 2` a third carries control's second cycle. The other `pool_size - 2` form the
 handler pool, which only transactional handlers (for their whole run) and
 `still_holder()` (for one query) use. At most `concurrency` handlers run at
 once (default `pool_size - 2`); a claim asks for no more jobs than there are
@@ -146,6 +147,7 @@ class Worker:
             stopping=self._stopping,
             finished=self._finished,
             chores=self._chores(),
+            cycles=self.settings.cycles_in_flight if executor.max_handlers > 1 else 1,
         )
         renewal = Renewal(
             settings=self.settings,
