@@ -8,6 +8,7 @@ import json
 
 from measure import ENQUEUE_CHUNK, OURS, Bench, analyze, checkpoint, chunks, log
 from report import Line
+from server import ServerCpu
 from systems import SYSTEMS
 
 # W5, fan-out: one queue drained by 1, 4 and 16 worker processes of FANOUT_CONCURRENCY in all.
@@ -28,11 +29,14 @@ async def fanout(bench: Bench, processes: int, run: int) -> None:
     checkpoint(bench.server)
     each = FANOUT_CONCURRENCY // processes
     outs = [bench.work / f"share-{processes}-{i}-{run}.json" for i in range(processes)]
-    procs = [
-        await asyncio.create_subprocess_exec(*bench.worker_argv(name, url, each, "share", n, out))
-        for out in outs
-    ]
-    done = await bench.emptied(name, url, procs, timeout=max(300.0, n / 50))
+    async with ServerCpu(bench.server).sampling() as cpu:
+        procs = [
+            await asyncio.create_subprocess_exec(
+                *bench.worker_argv(name, url, each, "share", n, out)
+            )
+            for out in outs
+        ]
+        done = await bench.emptied(name, url, procs, timeout=max(300.0, n / 50))
     for proc in procs:
         proc.terminate()
     codes = await asyncio.wait_for(asyncio.gather(*(p.wait() for p in procs)), 60)
@@ -40,10 +44,17 @@ async def fanout(bench: Bench, processes: int, run: int) -> None:
         raise RuntimeError(f"W5 {processes} workers exited with {codes}")
     stamps = [json.loads(await asyncio.to_thread(out.read_text)) for out in outs]
     ran = [s for s in stamps if s["handlers"]]
-    drain_s = done - min(s["first_start"] for s in ran)
+    first_start = min(s["first_start"] for s in ran)
+    drain_s = done - first_start
+    server_cpu = cpu.between(first_start, done, n)
     rate = n / drain_s
     config = f"{n:,} jobs, {processes} worker process(es) of c={each}"
     bench.samples.add(Line("W5", config, "jobs/s", True), name, rate)
+    bench.samples.add(
+        Line("W5", f"server CPU per job, {processes} process(es)", "µs", False),
+        name,
+        server_cpu["us_per_job"],
+    )
     bench.record(
         {
             "workload": "W5",
@@ -52,6 +63,10 @@ async def fanout(bench: Bench, processes: int, run: int) -> None:
             "jobs": n,
             "drain_s": drain_s,
             "handlers": [s["handlers"] for s in stamps],
+            "server_cpu": server_cpu,
         }
     )
-    log(f"W5 {processes} x c={each}: {rate:,.0f} jobs/s")
+    log(
+        f"W5 {processes} x c={each}: {rate:,.0f} jobs/s, "
+        f"server CPU {server_cpu['us_per_job']:.0f} µs/job"
+    )
