@@ -13,7 +13,7 @@ IO_WORK_MS = 50
 IO_CONCURRENCY = 200
 IO_CONNECTIONS = 10
 # The systems whose worker takes W6's options (pg-boss's Node worker does not).
-IO_SYSTEMS = ("taskboard", "procrastinate", "pgqueuer", "graphile", "graphile-batched")
+IO_SYSTEMS = ("taskboard", "procrastinate", "pgqueuer", "graphile", "graphile-batched", "oban")
 
 
 async def io_bound(bench: Bench, name: str, run: int) -> None:
