@@ -4,8 +4,9 @@ Enqueue stores the caller's W3C trace context (`current_context`) with the
 job; the worker runs each attempt of the job in a span of its own
 (`attempt_span`), a child of the enqueuer's span with a link to it too. Without
 opentelemetry-api, `current_context` answers None, `attempt_span` yields None,
-and nothing else happens. With the API but no SDK configured, the API's
-no-op tracer makes spans that record nothing.
+and nothing else happens. With the API but no SDK configured (no tracer
+provider set), nothing would record a span: `attempt_span` yields None too
+and costs one check, until the application sets a provider.
 
 The attempt span follows OpenTelemetry's messaging conventions for a
 "process" span: kind CONSUMER, named `process <queue>`, with
@@ -89,7 +90,7 @@ def attempt_span(
     worker cancelling a lost claim) is not the handler's failure and is not
     recorded.
     """
-    if not ENABLED:
+    if not ENABLED or not _provider_set():
         yield None
         return
     # The enqueuer's context, on an empty one: never the worker's own.
@@ -117,6 +118,12 @@ def attempt_span(
         },
     ) as span:
         yield span
+
+
+def _provider_set() -> bool:
+    """Whether the application set a tracer provider: the API's own records nothing."""
+    provider = trace.get_tracer_provider()
+    return not isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider))
 
 
 def set_outcome(span: Any, outcome: str) -> None:

@@ -276,3 +276,23 @@ def test_without_opentelemetry_nothing_is_traced_and_nothing_imported() -> None:
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_with_the_api_and_no_provider_set_an_attempt_makes_no_span_until_one_is_set() -> None:
+    # A fresh interpreter: the global tracer provider is set once per process.
+    script = "\n".join(
+        [
+            "from opentelemetry import trace",
+            "from opentelemetry.sdk.trace import TracerProvider",
+            "from taskboard import tracing",
+            "args = dict(job_id=1, attempt=1, queue='q', task='t', trace_context=None)",
+            "with tracing.attempt_span(**args) as span:",
+            "    assert span is None",
+            "    assert not trace.get_current_span().get_span_context().is_valid",
+            "trace.set_tracer_provider(TracerProvider())",
+            "with tracing.attempt_span(**args) as span:",
+            "    assert span is not None and span.is_recording()",
+        ]
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
