@@ -694,6 +694,18 @@ class TaskboardMetrics(Taskboard):
         await worker
 
 
+class TaskboardTwoCycles(Taskboard):
+    """Taskboard's worker with `cycles_in_flight = 2`: a second claim/complete cycle on a
+    connection of its own, each claim for at most half the handlers."""
+
+    name = "taskboard-2cycles"
+    label = "Taskboard, two cycles in flight"
+
+    @staticmethod
+    async def run_worker(url: str, concurrency: int, on_job: OnJob, stop: asyncio.Event) -> None:
+        await Taskboard.run_app(url, concurrency, on_job, stop, cycles_in_flight=2)
+
+
 class TaskboardPrevious(Taskboard):
     """Taskboard's driver on the schema of release 0.2.0, whose claim has no queue control:
     the unlimited path beside it shows what the pause and limit check cost."""
@@ -712,6 +724,7 @@ SYSTEMS: dict[str, Any] = {
         Taskboard,
         TaskboardLimited,
         TaskboardMetrics,
+        TaskboardTwoCycles,
         TaskboardPrevious,
         Procrastinate,
         PgQueuer,
