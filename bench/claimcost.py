@@ -1,35 +1,35 @@
 """What one claim and one completion cost in the database: Taskboard beside Graphile Worker.
 
-    bench/.venv/bin/python bench/claimcost.py [--jobs N] [--rounds R] [--taskboard-sql FILE ...]
+    bench/.venv/bin/python bench/claimcost.py [--jobs N] [--rounds R] [--repeat K]
+        [--taskboard-sql FILE ...] [--json FILE]
 
-One throwaway PostgreSQL 18 (`server.bench_server`) with pg_stat_statements
-preloaded and `pg_stat_statements.track = all`, so the statements inside
-Taskboard's functions are counted beside the call itself. For each system
-and batch size (1 and 32), a fresh database from the system's template with
-a backlog of N queued no-op jobs on one queue (no pause, no limit, no
-expired lease: the common path), then on one connection, as a worker's
-control connection sends them, prepared:
+One throwaway PostgreSQL 18 with pg_stat_statements preloaded and
+`pg_stat_statements.track = all`, so the statements inside Taskboard's
+functions are counted beside the call itself. For each system and batch
+size (1 and 32), a fresh database from the system's template with a
+backlog of N queued no-op jobs on one queue (no pause, no limit, no expired
+lease: the common path), then on one connection, prepared, R claims at
+batch 1 (R / 4 at batch 32), each followed by the completion of the batch
+claimed before it, as a worker's control connection sends them:
 
-- Taskboard: `taskboard.claim('default', 'w', batch, '60 seconds')`, then
-  `taskboard.complete_many` of what it returned;
-- Graphile Worker 0.18: the statement its worker sends to fetch jobs
-  (`dist/sql/getJobs.js`: batch 1 as `get_job`, a batch as `get_jobN`,
-  named-queue strategy 2, no flags, the server's clock), then its batched
-  completion (`dist/sql/completeJobs.js`: a DELETE of the ids).
+- Taskboard: `taskboard.claim('default', .., batch, '60 seconds')` and
+  `taskboard.complete_many`;
+- Graphile Worker 0.18 (bench/graphile, installed by make bench): the
+  statement its worker sends to fetch jobs (`dist/sql/getJobs.js`: batch 1
+  as `get_job`, a batch as `get_jobN`, named-queue strategy 2, no flags,
+  the server's clock), and its batched completion
+  (`dist/sql/completeJobs.js`: a DELETE of the ids).
 
-First all claims of R rounds (R claims at batch 1, R / 4 at batch 32),
-then the completions of what they took, so that what each writes is
-counted apart: row versions from pg_stat_user_tables (n_tup_ins, n_tup_upd,
-n_tup_hot_upd, n_tup_del of every table the statements touched), index
-entries by index of the jobs table from the WAL written in between (its
-B-tree insert records, pg_walinspect), and WAL bytes. Then
+What each kind of statement wrote is read from the WAL between the
+positions taken right before and right after each statement
+(pg_walinspect): row versions of the jobs table (heap records) and index
+entries by index (B-tree insert records), and WAL bytes, per job. Then
 pg_stat_statements: calls and mean execution time of each statement, the
-call itself (toplevel) and each statement inside it, in milliseconds.
+call itself and each statement inside it, in milliseconds.
 
 `--taskboard-sql FILE` (repeatable) adds a Taskboard variant with the file
-applied after its deploy, as run.py's option does: the variants and the
-released schema take turns, `--rounds`-long blocks interleaved `--repeat`
-times, and each figure is the median over the repeats.
+applied after the deploy of db/, as run.py's option does. The systems and
+variants take turns, K blocks each; each time is the median over them.
 """
 
 from __future__ import annotations
@@ -127,11 +127,12 @@ TASKBOARD_COMPLETE = "SELECT * FROM taskboard.complete_many(%s::bigint[], %s::uu
 
 # What the statements of one kind wrote, from the WAL between the positions
 # read right before and right after each of them: heap records of the jobs
-# table (a row version: INSERT, UPDATE, HOT_UPDATE, DELETE) and B-tree insert
+# table (a row version: INSERT, UPDATE, HOT_UPDATE, DELETE, each also +INIT
+# when it began a page) and B-tree insert
 # records (a leaf insert, a posting-list split, a page split that carries one)
 # into each of its indexes.
 WAL_WRITES = """
-SELECT coalesce(x.relname, c.relname), b.resource_manager, b.record_type,
+SELECT coalesce(x.relname, c.relname), b.resource_manager, split_part(b.record_type, '+', 1),
        count(DISTINCT b.start_lsn)
   FROM unnest(%s::pg_lsn[], %s::pg_lsn[]) AS r(s, e),
        LATERAL pg_get_wal_block_info(r.s, r.e) AS b
@@ -140,7 +141,8 @@ SELECT coalesce(x.relname, c.relname), b.resource_manager, b.record_type,
   LEFT JOIN pg_class AS x ON x.oid = i.indexrelid
  WHERE (c.oid = %s::regclass OR i.indrelid = %s::regclass)
    AND b.relforknumber = 0
-   AND (b.resource_manager = 'Heap' AND b.record_type IN ('INSERT', 'UPDATE', 'HOT_UPDATE', 'DELETE')
+   AND (b.resource_manager = 'Heap'
+        AND split_part(b.record_type, '+', 1) IN ('INSERT', 'UPDATE', 'HOT_UPDATE', 'DELETE')
         OR b.resource_manager = 'Btree'
            AND b.record_type IN ('INSERT_LEAF', 'INSERT_POST', 'SPLIT_L', 'SPLIT_R'))
  GROUP BY 1, 2, 3
@@ -297,8 +299,8 @@ def measure(server: Server, system: str, batch: int, rounds: int, jobs: int) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--jobs", type=int, default=20_000, help="backlog per block")
-    parser.add_argument("--rounds", type=int, default=2_000, help="claims per block at batch 1")
+    parser.add_argument("--jobs", type=int, default=6_000, help="backlog per block")
+    parser.add_argument("--rounds", type=int, default=600, help="claims per block at batch 1")
     parser.add_argument("--repeat", type=int, default=3, help="interleaved blocks per system")
     parser.add_argument("--taskboard-sql", type=Path, action="append", default=[])
     parser.add_argument("--json", type=Path, help="write every block's figures here")
