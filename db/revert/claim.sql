@@ -1,4 +1,4 @@
--- Revert taskboard:claim to its v0.4.4 definition
+-- Revert taskboard:claim to its v0.4.5 definition
 
 BEGIN;
 
@@ -21,7 +21,9 @@ SET LOCAL ROLE :"owner_role";
 -- reclaims included), with the job's trace_context (the W3C trace
 -- context its enqueuer stored, NULL when none), and, last, waited: how long
 -- the job had been runnable (clock minus its run_at, or minus the expired
--- lease's deadline for a reclaim). Concurrent claimers
+-- lease's deadline for a reclaim). A reclaim records the lease it took
+-- over (holder, attempt, fence, deadline) in the job's history
+-- (taskboard.job_history). Concurrent claimers
 -- never receive the same job (FOR UPDATE SKIP LOCKED). An expired job that has used up its attempts
 -- becomes dead (error 'lease expired') in the same call, is not returned and
 -- does not count against `batch`. Fewer rows than `batch` means nothing else
@@ -30,9 +32,14 @@ SET LOCAL ROLE :"owner_role";
 -- transaction ends: claim in a transaction of its own.
 -- A paused queue (taskboard.pause) hands out nothing. A limited one
 -- (taskboard.set_queue_limit) starts queued jobs only while fewer than
--- max_running of its jobs are running, however many workers claim at once;
+-- max_running of its jobs are running or held by a cancelled lease not yet
+-- ended (taskboard.cancel), however many workers claim at once;
 -- in REPEATABLE READ or SERIALIZABLE a claim of a limited queue that raced
 -- another one raises 40001 (serialization_failure) rather than count without it.
+-- A first limit counts the claims still in flight: a claim waits while one
+-- is being set for its queue (and then, in REPEATABLE READ or SERIALIZABLE,
+-- raises 40001), and set_queue_limit waits for the claim transactions of
+-- the queue still open.
 -- Raises 22023 when queue or worker is NULL, empty or longer than 200
 -- characters, batch is outside 1..1000, or lease is NULL, not positive or
 -- longer than 12 hours ('infinity' included).
@@ -46,6 +53,9 @@ SET LOCAL ROLE :"owner_role";
 -- whatever the table held: the running jobs of this queue (its partial
 -- index), the head of its queued index, and primary-key probes by id; with
 -- sequential scans off, no step scans the table (tests/test_claim_plan.py).
+-- Every claim holds a shared transaction-level advisory lock on its queue,
+-- keys (1952605797, hashtext(queue)), until its transaction ends; an
+-- application's own advisory locks should not use 1952605797 as first key.
 
 CREATE OR REPLACE FUNCTION taskboard.claim(
     queue  text,
@@ -87,11 +97,34 @@ BEGIN
     END IF;
     PERFORM taskboard.check_interval('lease', claim.lease, interval '12 hours');
 
+    -- A claim in flight is one a first limit must count: it holds its
+    -- queue's advisory lock, shared with every other claim, until its
+    -- transaction ends; set_queue_limit takes it exclusively before it
+    -- writes a first limit. Taken at once unless a first limit is being
+    -- set; then this claim waits for it, and reads it below (a new
+    -- snapshot in READ COMMITTED; an older one cannot see it: 40001).
+    IF NOT pg_catalog.pg_try_advisory_xact_lock_shared(1952605797, pg_catalog.hashtext(claim.queue)) THEN
+        PERFORM pg_catalog.pg_advisory_xact_lock_shared(1952605797, pg_catalog.hashtext(claim.queue));
+        IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+            RAISE EXCEPTION 'queue % was given a limit while this transaction waited; retry the transaction', claim.queue
+                USING ERRCODE = 'serialization_failure';
+        END IF;
+    END IF;
+
     -- Queue control. A queue without a row in taskboard.queues is unpaused
     -- and unlimited: one primary-key probe, no lock.
     SELECT q.paused, q.max_running INTO v_paused, v_limit
       FROM taskboard.queues AS q
      WHERE q.queue = claim.queue;
+    IF v_limit IS NULL
+       AND pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+        -- A snapshot taken before a first limit committed does not see it,
+        -- and this claim did not wait for it. Writing the queue's row (an
+        -- unpaused, unlimited one when there is none) makes PostgreSQL
+        -- raise 40001 when the row was written since the snapshot.
+        INSERT INTO taskboard.queues AS q (queue) VALUES (claim.queue)
+        ON CONFLICT ON CONSTRAINT queues_pkey DO NOTHING;
+    END IF;
     IF v_limit IS NOT NULL THEN
         -- Claimers of a limited queue take turns on its row, held until the
         -- caller's transaction ends: the count below sees every claim made
@@ -105,7 +138,14 @@ BEGIN
            SET paused = q.paused
          WHERE q.queue = claim.queue
         RETURNING q.paused, q.max_running INTO v_paused, v_limit;
-        SELECT GREATEST(0, v_limit - pg_catalog.count(*))::integer INTO v_room
+        SELECT GREATEST(0, v_limit - pg_catalog.count(*) - (
+                   -- Places still held: cancelled under a live lease
+                   -- (taskboard.cancel), or retried since and not yet due.
+                   SELECT pg_catalog.count(*)
+                     FROM taskboard.jobs AS h
+                    WHERE h.queue = claim.queue
+                      AND h.held_until > v_now
+                      AND h.state <> 'running'))::integer INTO v_room
           FROM taskboard.jobs AS j
          WHERE j.queue = claim.queue
            AND j.state = 'running'
@@ -192,6 +232,20 @@ BEGIN
         RETURNING j.id, j.lease_token, j.task, j.payload, j.attempt, j.lease_expires_at,
                   j.idempotency_key, j.fence, j.trace_context, v_now - c.due_at AS waited,
                   j.priority, j.run_at
+    ),
+    reclaimed AS (
+        -- The lease each reclaim took over, as a line of the job's history.
+        -- The statement's snapshot still shows the row as it was before
+        -- `claimed`. A claim that reclaims nothing finds no id and writes
+        -- nothing.
+        INSERT INTO taskboard.job_events
+               (job_id, kind, at, worker, actor, attempt, fence, lease_expires_at, token_digest)
+        SELECT o.id, 'reclaimed', v_now, o.claimed_by, claim.worker, o.attempt, o.fence,
+               o.lease_expires_at, pg_catalog.sha256(pg_catalog.uuid_send(o.lease_token))
+          FROM taskboard.jobs AS o
+         WHERE o.id = ANY (ARRAY(SELECT e.id FROM expired AS e JOIN claimed AS c ON c.id = e.id))
+           AND o.queue = claim.queue
+           AND o.state = 'running'
     )
     SELECT c.id, c.lease_token, c.task, c.payload, c.attempt, c.lease_expires_at, c.idempotency_key,
            c.fence, c.trace_context, c.waited
@@ -215,7 +269,9 @@ the fence (strictly increasing with every claim of the job, releases and
 reclaims included), with the job's trace_context (the W3C trace
 context its enqueuer stored, NULL when none), and, last, waited: how long
 the job had been runnable (clock minus its run_at, or minus the expired
-lease's deadline for a reclaim). Concurrent claimers
+lease's deadline for a reclaim). A reclaim records the lease it took
+over (holder, attempt, fence, deadline) in the job's history
+(taskboard.job_history). Concurrent claimers
 never receive the same job (FOR UPDATE SKIP LOCKED). An expired job that has used up its attempts
 becomes dead (error 'lease expired') in the same call, is not returned and
 does not count against `batch`. Fewer rows than `batch` means nothing else
@@ -224,9 +280,16 @@ not take stay locked, and skipped by other claimers, until the caller's
 transaction ends: claim in a transaction of its own.
 A paused queue (taskboard.pause) hands out nothing. A limited one
 (taskboard.set_queue_limit) starts queued jobs only while fewer than
-max_running of its jobs are running, however many workers claim at once;
+max_running of its jobs are running or held by a cancelled lease not yet
+ended (taskboard.cancel), however many workers claim at once;
 in REPEATABLE READ or SERIALIZABLE a claim of a limited queue that raced
 another one raises 40001 (serialization_failure) rather than count without it.
+A first limit counts the claims still in flight: a claim waits while one
+is being set for its queue (and then, in REPEATABLE READ or SERIALIZABLE,
+raises 40001), and set_queue_limit waits for the claim transactions of
+the queue still open; in those levels a claim whose snapshot predates a
+first limit raises 40001 too (it writes the queue's row to find out: an
+unpaused, unlimited row when there was none).
 Raises 22023 when queue or worker is NULL, empty or longer than 200
 characters, batch is outside 1..1000, or lease is NULL, not positive or
 longer than 12 hours ('infinity' included), by the deadline it gives:
@@ -241,7 +304,10 @@ running it. A worker usually first claims an empty queue, and the plan
 is then made for an empty table, so each step is written to be bounded
 whatever the table held: the running jobs of this queue (its partial
 index), the head of its queued index, and primary-key probes by id; with
-sequential scans off, no step scans the table (tests/test_claim_plan.py).$comment$;
+sequential scans off, no step scans the table (tests/test_claim_plan.py).
+Every claim holds a shared transaction-level advisory lock on its queue,
+keys (1952605797, hashtext(queue)), until its transaction ends; an
+application's own advisory locks should not use 1952605797 as first key.$comment$;
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

@@ -179,7 +179,10 @@ def test_without_sequential_scans_off_claims_kept_plan_would_scan_the_table(
 ) -> None:
     """The trap enable_seqscan = off avoids, shown: claim keeps the plan of its first
     call (plan_cache_mode = force_generic_plan), and without the setting the test
-    above would fail."""
+    above would fail. Shown on the full statement, planned at a first claim that
+    buries a spent lease and kept for a later one that reclaims (a claim of a queue
+    with no expired lease takes the common path, whose two steps find their rows by
+    index either way)."""
     url = make_database(deploy=True)
     with psycopg.connect(url, autocommit=True) as owner:
         owner.execute(
@@ -190,9 +193,12 @@ def test_without_sequential_scans_off_claims_kept_plan_would_scan_the_table(
         psycopg.connect(url, autocommit=True) as owner,
     ):
         worker.execute("SET ROLE taskboard_worker")
+        # A spent lease, buried by the first claim: the full statement planned then.
+        owner.execute(EXPIRED, ["default", 5, "-1 minute", 1])
         for _ in range(8):
             assert claim(worker, BATCH) == []
         owner.execute(GROW, [FINISHED_ROWS])
+        owner.execute(EXPIRED, ["default", 1, "-1 minute", 1])
         owner.execute(
             "SELECT taskboard.enqueue_many('noop', array_fill('{}'::jsonb, ARRAY[%s]))",
             [QUEUED_JOBS],
