@@ -1,13 +1,10 @@
 -- Deploy taskboard:revert_guard to pg
--- requires: jobs
--- requires: queues
--- requires: schedules
--- requires: fence
--- requires: started_at
--- requires: trace_context
--- requires: schedule_identity
--- requires: job_events
--- requires: held_until
+-- requires: revert_guard@v0.4.5
+-- requires: version
+--
+-- Release 0.4.6 adds no data a revert would drop: revert_losses is the
+-- same, and the guard is again the release's last change, so that a
+-- refused revert has changed nothing.
 --
 -- What a revert would drop, and a guard against dropping it unasked. The
 -- released revert scripts drop the columns and tables their change added,

@@ -12,6 +12,12 @@
 -- Raises 22023 when job_ids or tokens is NULL or holds a NULL, an array is
 -- multidimensional, or the lengths of job_ids, tokens and (when given)
 -- results differ. A NULL element of results means no result for that job.
+--
+-- plan_cache_mode = force_generic_plan with enable_seqscan = off: one plan
+-- per session, made at the first call and kept until PostgreSQL invalidates
+-- it; planned on every call, planning cost about three times running the
+-- statement for one job. Every step finds its rows by primary key, whatever
+-- the table held when the plan was made.
 
 -- Written by `make schema` from a fresh deploy (never by hand): the definition
 -- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
@@ -20,6 +26,8 @@ CREATE OR REPLACE FUNCTION taskboard.complete_many(job_ids bigint[], tokens uuid
  LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_generic_plan'
+ SET enable_seqscan TO 'off'
 AS $function$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();

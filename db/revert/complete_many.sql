@@ -1,7 +1,7 @@
--- Revert taskboard:complete_many to its v0.4.4 definition
--- requires: jobs
+-- Revert taskboard:complete_many from pg
 --
--- The same text as functions/complete_many.sql, where the current definition reads.
+-- Puts back the definition and comment of release 0.4.5 (planned on every
+-- call): CREATE OR REPLACE drops the two settings.
 
 BEGIN;
 
@@ -21,6 +21,10 @@ SET LOCAL ROLE :"owner_role";
 -- completed is true when that job is succeeded by that token (now or by an
 -- earlier call), false when the token is not current; a refused job changes
 -- nothing. Rows are locked in job_id order, as renew_many locks them.
+-- A refused write by a holder whose lease was reclaimed or cancelled is a
+-- line of the job's history (taskboard.job_history), once per token and
+-- kind; a token the history does not know is not recorded. The line is
+-- written in the caller's transaction: a caller that rolls back keeps none.
 -- Raises 22023 when job_ids or tokens is NULL or holds a NULL, an array is
 -- multidimensional, or the lengths of job_ids, tokens and (when given)
 -- results differ. A NULL element of results means no result for that job.
@@ -94,6 +98,27 @@ BEGIN
            AND j.state = 'running'
            AND j.lease_token = l.token
         RETURNING j.id, j.lease_token
+    ),
+    refused AS (
+        -- The refused rows whose token the history knows (its lease was
+        -- reclaimed or cancelled), once per token; any other is not
+        -- recorded, and an accepted row is not looked up.
+        INSERT INTO taskboard.job_events
+               (job_id, kind, worker, attempt, fence, lease_expires_at, token_digest)
+        SELECT DISTINCT ON (e.job_id, e.token_digest)
+               e.job_id, 'refused_complete', e.worker, e.attempt, e.fence, e.lease_expires_at, e.token_digest
+          FROM input AS i
+          JOIN taskboard.job_events AS e
+            ON e.job_id = i.id
+           AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(i.token))
+           AND e.kind IN ('reclaimed', 'cancelled')
+         WHERE NOT EXISTS (SELECT FROM locked AS a WHERE a.id = i.id AND a.token = i.token)
+           -- Its job still there, and kept there until this statement ends:
+           -- an admin's prune of the job commits first, and the line goes
+           -- with it, rather than failing the refusal with 23503.
+           AND EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
+         ORDER BY e.job_id, e.token_digest
+        ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING
     )
     SELECT i.id,
            EXISTS (SELECT FROM succeeded AS s WHERE s.id = i.id AND s.lease_token = i.token)
@@ -121,6 +146,10 @@ fenced on its own token and answered on its own, in input order:
 completed is true when that job is succeeded by that token (now or by an
 earlier call), false when the token is not current; a refused job changes
 nothing. Rows are locked in job_id order, as renew_many locks them.
+A refused write by a holder whose lease was reclaimed or cancelled is a
+line of the job's history (taskboard.job_history), once per token and
+kind; a token the history does not know is not recorded. The line is
+written in the caller's transaction: a caller that rolls back keeps none.
 Raises 22023 when job_ids or tokens is NULL or holds a NULL, an array is
 multidimensional, or the lengths of job_ids, tokens and (when given)
 results differ. A NULL element of results means no result for that job.$comment$;

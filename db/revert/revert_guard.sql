@@ -1,10 +1,11 @@
 -- Revert taskboard:revert_guard from pg
 --
--- The guard: a revert stops here, before any released revert script drops
--- data, while taskboard.revert_losses('0.1.0') finds any (how far the revert
--- goes is not known to a script), unless the Sqitch variable drop_data is
--- yes (sqitch revert --set drop_data=yes). The error names each kind of
--- data and its rows, and changes nothing.
+-- The guard of release 0.4.6, first of its changes to be reverted: a revert
+-- stops here, before any of them, while taskboard.revert_losses('0.1.0')
+-- finds data (how far the revert goes is not known to a script), unless the
+-- Sqitch variable drop_data is yes (sqitch revert --set drop_data=yes). The
+-- error names each kind of data and its rows, and changes nothing.
+-- revert_losses stays: release 0.4.5 had it, and its own guard drops it.
 
 \if :{?drop_data}
 \else
@@ -28,14 +29,12 @@ BEGIN
       INTO v_lost
       FROM taskboard.revert_losses('0.1.0') AS l;
     IF v_lost IS NOT NULL AND pg_catalog.current_setting('taskboard.drop_data') <> 'yes' THEN
-        RAISE EXCEPTION 'a revert to a release before 0.4.5 may drop data: %', v_lost
+        RAISE EXCEPTION 'a revert to a release before 0.4.6 may drop data: %', v_lost
             USING ERRCODE = '55000',
                   HINT = 'taskboard migrate --revert --to RELEASE lists what a revert to that release drops; to drop it, revert with sqitch revert --set drop_data=yes';
     END IF;
 END
 $guard$;
-
-DROP FUNCTION taskboard.revert_losses(text);
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

@@ -1,4 +1,4 @@
--- Revert taskboard:version to its v0.4.4 definition
+-- Revert taskboard:version to its v0.4.5 definition
 
 BEGIN;
 
@@ -18,7 +18,7 @@ IMMUTABLE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
-SELECT '0.4.4'::text
+SELECT '0.4.5'::text
 $function$;
 
 COMMENT ON FUNCTION taskboard.version() IS

@@ -120,9 +120,10 @@ SELECT CASE
 SELECT is(
     p.proconfig,
     CASE a.fn
-        -- claim keeps one index-walking plan per session, find_jobs is
+        -- claim and complete_many keep one index-walking plan per session, find_jobs is
         -- planned on every call (see their headers).
         WHEN 'claim' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_generic_plan', 'enable_seqscan=off']
+        WHEN 'complete_many' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_generic_plan', 'enable_seqscan=off']
         WHEN 'find_jobs' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_custom_plan']
         WHEN 'find_jobs_summary' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_custom_plan']
         -- The checks run with their caller's settings.
@@ -138,6 +139,7 @@ SELECT is(
         ELSE a.fn || '() runs with search_path = pg_catalog, pg_temp and no other setting'
             || CASE a.fn
                    WHEN 'claim' THEN ' but plan_cache_mode = force_generic_plan and enable_seqscan = off'
+                   WHEN 'complete_many' THEN ' but plan_cache_mode = force_generic_plan and enable_seqscan = off'
                    WHEN 'find_jobs' THEN ' but plan_cache_mode = force_custom_plan'
                    WHEN 'find_jobs_summary' THEN ' but plan_cache_mode = force_custom_plan'
                    ELSE ''
