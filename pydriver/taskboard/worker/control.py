@@ -186,7 +186,8 @@ class Control:
         with a transactional task, at most its handler connections: see Executor).
 
         None when every slot is taken, or once shutdown began (it may begin
-        while the control loop waits on the database).
+        while the control loop waits on the database). The slots asked for are
+        reserved until the claim's answer: the caller gives them back then.
         """
         free = self._capacity()
         if free <= 0 or self.stopping.is_set():
@@ -196,7 +197,7 @@ class Control:
 
     def _capacity(self) -> int:
         """How many jobs the next claim may take (see _claim_args): the free slots no claim
-        in flight may fill, at most a lane's share of the handlers."""
+        in flight may fill, at most a cycle's share of the handlers."""
         free = self.executor.free_slots - self._reserved
         return min(free, self._share, MAX_CLAIM_BATCH)
 
