@@ -2,11 +2,10 @@
 -- includes the task and queue of its job: a slot taken for another task or
 -- queue raises 23505 and is shown as such by taskboard.schedules, never as
 -- the schedule's job. previous_names carries a renamed schedule's slots
--- over, and remove_schedule (the admin's) deletes the row of a schedule no
--- app declares any more.
+-- over (remove_schedule: 16b-remove_schedule.sql).
 
 BEGIN;
-SELECT plan(24);
+SELECT plan(19);
 
 SELECT pg_catalog.date_trunc('minute', pg_catalog.clock_timestamp()) - interval '10 minutes' AS slot \gset
 
@@ -17,8 +16,6 @@ SELECT throws_ok(
     $$SELECT taskboard.enqueue_periodic(schedule => 'nightly', slot => pg_catalog.clock_timestamp(),
                                         task => 'noop', queue => 'blackhole')$$,
     '42501', NULL, 'a producer cannot take a schedule''s slot for a job of its own');
-SELECT throws_ok($$SELECT taskboard.remove_schedule('nightly')$$,
-    '42501', NULL, 'a producer cannot remove a schedule''s row');
 RESET ROLE;
 
 -- A slot taken for another task or queue is a conflict -------------------------------
@@ -92,17 +89,6 @@ SELECT throws_ok(
     format($$SELECT taskboard.enqueue_periodic(schedule => 'report-new', slot => %L, task => 'send_report',
                                                previous_names => ARRAY[''])$$, :'slot'),
     '22023', NULL, 'an empty name in previous_names is refused with 22023');
-SELECT throws_ok($$SELECT taskboard.remove_schedule('report-old')$$,
-    '42501', NULL, 'a worker cannot remove a schedule''s row');
-RESET ROLE;
-
--- remove_schedule --------------------------------------------------------------------
-
-SET LOCAL ROLE taskboard_admin;
-SELECT ok(taskboard.remove_schedule('report-old'), 'an admin removes the row of a schedule no app declares');
-SELECT ok(NOT taskboard.remove_schedule('report-old'), 'removing it again says false: there is no row');
-SELECT throws_ok($$SELECT taskboard.remove_schedule(NULL)$$,
-    '22023', NULL, 'remove_schedule refuses a NULL schedule with 22023');
 RESET ROLE;
 
 SELECT * FROM finish();

@@ -1,34 +1,13 @@
 -- job_activity on a retry backlog: the unfinished jobs are read through the
 -- index jobs_unfinished_last_failure, by the time of their last failed
--- attempt (taskboard.last_failure_at), so jobs whose failures are all older
+-- attempt (taskboard.last_failure_at: 83a-last_failure_at.sql), so jobs whose failures are all older
 -- than `recent` are never read, and those with a failure within it still
 -- count every failure within it.
 --
 -- Jobs are written as taskboard_owner with the error entries the test needs.
 
 BEGIN;
-SELECT plan(7);
-
--- last_failure_at ------------------------------------------------------------------
-
-SELECT is(taskboard.last_failure_at('[]'::jsonb), NULL::timestamptz,
-    'no entry: no last failure');
-SELECT is(
-    taskboard.last_failure_at(pg_catalog.jsonb_build_array(
-        pg_catalog.jsonb_build_object('at', '2026-01-02T03:00:00+00:00'),
-        pg_catalog.jsonb_build_object('at', '2026-01-02T05:00:00+02:00'),
-        pg_catalog.jsonb_build_object('error', 'an entry without a time'))),
-    '2026-01-02T03:00:00+00:00'::timestamptz,
-    'the latest `at` among the entries, offsets taken into account, entries without one ignored'
-);
-SET LOCAL TimeZone TO 'America/Los_Angeles';
-SELECT is(
-    taskboard.last_failure_at(pg_catalog.jsonb_build_array(
-        pg_catalog.jsonb_build_object('at', '2026-01-02T03:00:00+00:00'))),
-    '2026-01-02T03:00:00+00:00'::timestamptz,
-    'the session''s time zone does not change it'
-);
-RESET TimeZone;
+SELECT plan(4);
 
 SELECT is(
     pg_catalog.pg_get_indexdef('taskboard.jobs_unfinished_last_failure'::regclass),
