@@ -1,10 +1,12 @@
 -- Deploy taskboard:complete_many to pg
--- requires: complete_many@v0.4.5
+-- requires: complete_many@v0.4.6
 -- requires: revert_guard
 --
--- complete_many keeps one plan per session, as claim does, made with
--- sequential scans off: planned on every call (a custom plan), planning
--- cost about three times running it for one job (bench/claimcost.py).
+-- complete_many finds the rows it locks through the primary key alone: the
+-- kept plan read every running job of the table through the running index
+-- and compared each with each input row (O(n * running)). The state is
+-- read from the locked row, and the history is asked only about rows the
+-- update did not accept. Same answers, same locks in job_id order.
 
 BEGIN;
 
@@ -23,7 +25,8 @@ SET LOCAL ROLE :"owner_role";
 -- fenced on its own token and answered on its own, in input order:
 -- completed is true when that job is succeeded by that token (now or by an
 -- earlier call), false when the token is not current; a refused job changes
--- nothing. Rows are locked in job_id order, as renew_many locks them.
+-- nothing. The rows holding their given tokens are locked in job_id order,
+-- as renew_many locks them.
 -- A refused write by a holder whose lease was reclaimed or cancelled is a
 -- line of the job's history (taskboard.job_history), once per token and
 -- kind; a token the history does not know is not recorded. The line is
@@ -83,12 +86,14 @@ BEGIN
                WITH ORDINALITY AS u(id, token, result, ord)
     ),
     locked AS MATERIALIZED (
-        SELECT j.id, i.token, i.result
+        -- Every row holding its input token, locked in job_id order: found
+        -- through the primary key, the state read from the locked row
+        -- rather than asked of the index (with it, the kept plan walked the
+        -- running index and compared every running job with every input row).
+        SELECT j.id, j.state, i.token, i.result
           FROM taskboard.jobs AS j
-          JOIN input AS i ON i.id = j.id
+          JOIN input AS i ON i.id = j.id AND i.token = j.lease_token
          WHERE j.id = ANY (complete_many.job_ids)
-           AND j.state = 'running'
-           AND j.lease_token = i.token
          ORDER BY j.id
            FOR UPDATE OF j
     ),
@@ -100,14 +105,15 @@ BEGIN
           FROM locked AS l
          WHERE j.id = l.id
            AND j.id = ANY (complete_many.job_ids)
-           AND j.state = 'running'
+           AND l.state = 'running'
            AND j.lease_token = l.token
         RETURNING j.id, j.lease_token
     ),
     refused AS (
         -- The refused rows whose token the history knows (its lease was
         -- reclaimed or cancelled), once per token; any other is not
-        -- recorded, and an accepted row is not looked up.
+        -- recorded, and an accepted row is not looked up: when every row
+        -- is accepted, nothing is read.
         INSERT INTO taskboard.job_events
                (job_id, kind, worker, attempt, fence, lease_expires_at, token_digest)
         SELECT DISTINCT ON (e.job_id, e.token_digest)
@@ -117,7 +123,7 @@ BEGIN
             ON e.job_id = i.id
            AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(i.token))
            AND e.kind IN ('reclaimed', 'cancelled')
-         WHERE NOT EXISTS (SELECT FROM locked AS a WHERE a.id = i.id AND a.token = i.token)
+         WHERE NOT EXISTS (SELECT FROM succeeded AS a WHERE a.id = i.id AND a.lease_token = i.token)
            -- Its job still there, and kept there until this statement ends:
            -- an admin's prune of the job commits first, and the line goes
            -- with it, rather than failing the refusal with 23503.
@@ -150,7 +156,8 @@ tokens[i] and results[i] (results NULL: every result is NULL). Each row is
 fenced on its own token and answered on its own, in input order:
 completed is true when that job is succeeded by that token (now or by an
 earlier call), false when the token is not current; a refused job changes
-nothing. Rows are locked in job_id order, as renew_many locks them.
+nothing. The rows holding their given tokens are locked in job_id order,
+as renew_many locks them.
 A refused write by a holder whose lease was reclaimed or cancelled is a
 line of the job's history (taskboard.job_history), once per token and
 kind; a token the history does not know is not recorded. The line is

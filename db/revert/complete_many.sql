@@ -1,7 +1,7 @@
 -- Revert taskboard:complete_many from pg
 --
--- Puts back the definition and comment of release 0.4.5 (planned on every
--- call): CREATE OR REPLACE drops the two settings.
+-- Puts back the definition and comment of release 0.4.6 (its rows found
+-- through the running index).
 
 BEGIN;
 
@@ -38,6 +38,8 @@ RETURNS TABLE (job_id bigint, completed boolean)
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
 AS $function$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
@@ -152,7 +154,13 @@ kind; a token the history does not know is not recorded. The line is
 written in the caller's transaction: a caller that rolls back keeps none.
 Raises 22023 when job_ids or tokens is NULL or holds a NULL, an array is
 multidimensional, or the lengths of job_ids, tokens and (when given)
-results differ. A NULL element of results means no result for that job.$comment$;
+results differ. A NULL element of results means no result for that job.
+
+plan_cache_mode = force_generic_plan with enable_seqscan = off: one plan
+per session, made at the first call and kept until PostgreSQL invalidates
+it; planned on every call, planning cost about three times running the
+statement for one job. Every step finds its rows by primary key, whatever
+the table held when the plan was made.$comment$;
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;
