@@ -1,11 +1,14 @@
 -- Deploy taskboard:renew_many to pg
--- requires: renew_many@v0.4.4
--- requires: job_events
+-- requires: renew_many@v0.4.6
+-- requires: revert_guard
 --
--- renew_many records, on its refusal path only, a write by a holder whose lease
--- the job's history (taskboard.job_events) recorded as reclaimed or
--- cancelled: once per token and kind, matched by the token's digest. An
--- accepted write does nothing more than before.
+-- renew_many finds the rows it locks through the primary key alone: its plan,
+-- made while the table's statistics still told of few rows, could read every
+-- running job through the running index and compare each with each input
+-- row. The state and lease are read from the locked row, and the history is
+-- asked only about rows the update did not accept. It keeps one plan per
+-- session, made with sequential scans off, as claim and complete_many do.
+-- Same answers, same locks in job_id order.
 
 BEGIN;
 
@@ -22,16 +25,23 @@ SET LOCAL ROLE :"owner_role";
 -- renew for many jobs in one statement: job_ids[i] is renewed with
 -- tokens[i]. One row per input element, in input order; lease_expires_at is
 -- the new deadline, or NULL where renewal was refused (token not current or
--- lease already expired: the job is lost to this worker). Rows are locked
--- in job_id order, as complete_many locks them, so one worker's renewer and
--- completer never deadlock.
+-- lease already expired: the job is lost to this worker). The rows holding
+-- their given tokens are locked in job_id order, as complete_many locks
+-- them, so one worker's renewer and completer never deadlock.
 -- A refused write by a holder whose lease was reclaimed or cancelled is a
 -- line of the job's history (taskboard.job_history), once per token and
 -- kind; a token the history does not know is not recorded. The line is
 -- written in the caller's transaction: a caller that rolls back keeps none.
 -- Raises 22023 when job_ids or tokens is NULL, multidimensional or holds a
 -- NULL, their lengths differ, or lease is NULL, not positive or longer than
--- 12 hours ('infinity' included).
+-- 12 hours ('infinity' included), by the deadline it gives: unless
+-- clock < clock + lease <= clock + 12 hours, months and days counted as
+-- the calendar makes them.
+--
+-- plan_cache_mode = force_generic_plan with enable_seqscan = off: one plan
+-- per session, made at the first call and kept until PostgreSQL invalidates
+-- it. Every step finds its rows by primary key, whatever the table held
+-- when the plan was made.
 
 CREATE OR REPLACE FUNCTION taskboard.renew_many(
     job_ids bigint[],
@@ -42,6 +52,8 @@ RETURNS TABLE (job_id bigint, lease_expires_at timestamptz)
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
 AS $function$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
@@ -75,12 +87,13 @@ BEGIN
           FROM unnest(renew_many.job_ids, renew_many.tokens) WITH ORDINALITY AS u(id, token, ord)
     ),
     locked AS MATERIALIZED (
-        SELECT j.id, i.token
+        -- Every row holding its input token, locked in job_id order: found
+        -- through the primary key, the state and lease read from the locked
+        -- row rather than asked of the running index.
+        SELECT j.id, j.state, j.lease_expires_at, i.token
           FROM taskboard.jobs AS j
-          JOIN input AS i ON i.id = j.id
-         WHERE j.state = 'running'
-           AND j.lease_token = i.token
-           AND j.lease_expires_at > v_now
+          JOIN input AS i ON i.id = j.id AND i.token = j.lease_token
+         WHERE j.id = ANY (renew_many.job_ids)
          ORDER BY j.id
            FOR UPDATE OF j
     ),
@@ -89,15 +102,17 @@ BEGIN
            SET lease_expires_at = v_now + renew_many.lease
           FROM locked AS l
          WHERE j.id = l.id
-           AND j.state = 'running'
+           AND j.id = ANY (renew_many.job_ids)
+           AND l.state = 'running'
+           AND l.lease_expires_at > v_now
            AND j.lease_token = l.token
-           AND j.lease_expires_at > v_now
         RETURNING j.id, j.lease_token, j.lease_expires_at
     ),
     refused AS (
         -- The refused rows whose token the history knows (its lease was
         -- reclaimed or cancelled), once per token; any other is not
-        -- recorded, and an accepted row is not looked up.
+        -- recorded, and an accepted row is not looked up: when every row
+        -- is accepted, nothing is read.
         INSERT INTO taskboard.job_events
                (job_id, kind, worker, attempt, fence, lease_expires_at, token_digest)
         SELECT DISTINCT ON (e.job_id, e.token_digest)
@@ -107,7 +122,7 @@ BEGIN
             ON e.job_id = i.id
            AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(i.token))
            AND e.kind IN ('reclaimed', 'cancelled')
-         WHERE NOT EXISTS (SELECT FROM locked AS a WHERE a.id = i.id AND a.token = i.token)
+         WHERE NOT EXISTS (SELECT FROM renewed AS a WHERE a.id = i.id AND a.lease_token = i.token)
            -- Its job still there, and kept there until this statement ends:
            -- an admin's prune of the job commits first, and the line goes
            -- with it, rather than failing the refusal with 23503.
@@ -131,9 +146,9 @@ $comment$renew_many(job_ids, tokens, lease) -> setof (job_id, lease_expires_at)
 renew for many jobs in one statement: job_ids[i] is renewed with
 tokens[i]. One row per input element, in input order; lease_expires_at is
 the new deadline, or NULL where renewal was refused (token not current or
-lease already expired: the job is lost to this worker). Rows are locked
-in job_id order, as complete_many locks them, so one worker's renewer and
-completer never deadlock.
+lease already expired: the job is lost to this worker). The rows holding
+their given tokens are locked in job_id order, as complete_many locks
+them, so one worker's renewer and completer never deadlock.
 A refused write by a holder whose lease was reclaimed or cancelled is a
 line of the job's history (taskboard.job_history), once per token and
 kind; a token the history does not know is not recorded. The line is
@@ -142,7 +157,12 @@ Raises 22023 when job_ids or tokens is NULL, multidimensional or holds a
 NULL, their lengths differ, or lease is NULL, not positive or longer than
 12 hours ('infinity' included), by the deadline it gives: unless
 clock < clock + lease <= clock + 12 hours, months and days counted as
-the calendar makes them.$comment$;
+the calendar makes them.
+
+plan_cache_mode = force_generic_plan with enable_seqscan = off: one plan
+per session, made at the first call and kept until PostgreSQL invalidates
+it. Every step finds its rows by primary key, whatever the table held
+when the plan was made.$comment$;
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

@@ -2,9 +2,9 @@
 -- renew for many jobs in one statement: job_ids[i] is renewed with
 -- tokens[i]. One row per input element, in input order; lease_expires_at is
 -- the new deadline, or NULL where renewal was refused (token not current or
--- lease already expired: the job is lost to this worker). Rows are locked
--- in job_id order, as complete_many locks them, so one worker's renewer and
--- completer never deadlock.
+-- lease already expired: the job is lost to this worker). The rows holding
+-- their given tokens are locked in job_id order, as complete_many locks
+-- them, so one worker's renewer and completer never deadlock.
 -- A refused write by a holder whose lease was reclaimed or cancelled is a
 -- line of the job's history (taskboard.job_history), once per token and
 -- kind; a token the history does not know is not recorded. The line is
@@ -14,6 +14,11 @@
 -- 12 hours ('infinity' included), by the deadline it gives: unless
 -- clock < clock + lease <= clock + 12 hours, months and days counted as
 -- the calendar makes them.
+--
+-- plan_cache_mode = force_generic_plan with enable_seqscan = off: one plan
+-- per session, made at the first call and kept until PostgreSQL invalidates
+-- it. Every step finds its rows by primary key, whatever the table held
+-- when the plan was made.
 
 -- Written by `make schema` from a fresh deploy (never by hand): the definition
 -- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
@@ -22,6 +27,8 @@ CREATE OR REPLACE FUNCTION taskboard.renew_many(job_ids bigint[], tokens uuid[],
  LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_generic_plan'
+ SET enable_seqscan TO 'off'
 AS $function$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
@@ -55,12 +62,13 @@ BEGIN
           FROM unnest(renew_many.job_ids, renew_many.tokens) WITH ORDINALITY AS u(id, token, ord)
     ),
     locked AS MATERIALIZED (
-        SELECT j.id, i.token
+        -- Every row holding its input token, locked in job_id order: found
+        -- through the primary key, the state and lease read from the locked
+        -- row rather than asked of the running index.
+        SELECT j.id, j.state, j.lease_expires_at, i.token
           FROM taskboard.jobs AS j
-          JOIN input AS i ON i.id = j.id
-         WHERE j.state = 'running'
-           AND j.lease_token = i.token
-           AND j.lease_expires_at > v_now
+          JOIN input AS i ON i.id = j.id AND i.token = j.lease_token
+         WHERE j.id = ANY (renew_many.job_ids)
          ORDER BY j.id
            FOR UPDATE OF j
     ),
@@ -69,15 +77,17 @@ BEGIN
            SET lease_expires_at = v_now + renew_many.lease
           FROM locked AS l
          WHERE j.id = l.id
-           AND j.state = 'running'
+           AND j.id = ANY (renew_many.job_ids)
+           AND l.state = 'running'
+           AND l.lease_expires_at > v_now
            AND j.lease_token = l.token
-           AND j.lease_expires_at > v_now
         RETURNING j.id, j.lease_token, j.lease_expires_at
     ),
     refused AS (
         -- The refused rows whose token the history knows (its lease was
         -- reclaimed or cancelled), once per token; any other is not
-        -- recorded, and an accepted row is not looked up.
+        -- recorded, and an accepted row is not looked up: when every row
+        -- is accepted, nothing is read.
         INSERT INTO taskboard.job_events
                (job_id, kind, worker, attempt, fence, lease_expires_at, token_digest)
         SELECT DISTINCT ON (e.job_id, e.token_digest)
@@ -87,7 +97,7 @@ BEGIN
             ON e.job_id = i.id
            AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(i.token))
            AND e.kind IN ('reclaimed', 'cancelled')
-         WHERE NOT EXISTS (SELECT FROM locked AS a WHERE a.id = i.id AND a.token = i.token)
+         WHERE NOT EXISTS (SELECT FROM renewed AS a WHERE a.id = i.id AND a.lease_token = i.token)
            -- Its job still there, and kept there until this statement ends:
            -- an admin's prune of the job commits first, and the line goes
            -- with it, rather than failing the refusal with 23503.

@@ -1,13 +1,7 @@
--- Revert taskboard:renew_many to its v0.4.4 definition
--- requires: renew_many@v0.4.3
--- requires: jobs
--- requires: checks
+-- Revert taskboard:renew_many from pg
 --
--- lease is checked by taskboard.check_interval, by the deadline it gives:
--- clock + lease later than clock and no later than clock + 12 hours, where
--- the interval itself was compared before (a month counted as 30 days).
--- Messages unchanged for a lease the old check also refused; the
--- function's comment says the new bound.
+-- Puts back the definition and comment of releases 0.4.5 and 0.4.6 (its
+-- rows found through the running index).
 
 BEGIN;
 
@@ -27,6 +21,10 @@ SET LOCAL ROLE :"owner_role";
 -- lease already expired: the job is lost to this worker). Rows are locked
 -- in job_id order, as complete_many locks them, so one worker's renewer and
 -- completer never deadlock.
+-- A refused write by a holder whose lease was reclaimed or cancelled is a
+-- line of the job's history (taskboard.job_history), once per token and
+-- kind; a token the history does not know is not recorded. The line is
+-- written in the caller's transaction: a caller that rolls back keeps none.
 -- Raises 22023 when job_ids or tokens is NULL, multidimensional or holds a
 -- NULL, their lengths differ, or lease is NULL, not positive or longer than
 -- 12 hours ('infinity' included).
@@ -91,6 +89,27 @@ BEGIN
            AND j.lease_token = l.token
            AND j.lease_expires_at > v_now
         RETURNING j.id, j.lease_token, j.lease_expires_at
+    ),
+    refused AS (
+        -- The refused rows whose token the history knows (its lease was
+        -- reclaimed or cancelled), once per token; any other is not
+        -- recorded, and an accepted row is not looked up.
+        INSERT INTO taskboard.job_events
+               (job_id, kind, worker, attempt, fence, lease_expires_at, token_digest)
+        SELECT DISTINCT ON (e.job_id, e.token_digest)
+               e.job_id, 'refused_renew', e.worker, e.attempt, e.fence, e.lease_expires_at, e.token_digest
+          FROM input AS i
+          JOIN taskboard.job_events AS e
+            ON e.job_id = i.id
+           AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(i.token))
+           AND e.kind IN ('reclaimed', 'cancelled')
+         WHERE NOT EXISTS (SELECT FROM locked AS a WHERE a.id = i.id AND a.token = i.token)
+           -- Its job still there, and kept there until this statement ends:
+           -- an admin's prune of the job commits first, and the line goes
+           -- with it, rather than failing the refusal with 23503.
+           AND EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
+         ORDER BY e.job_id, e.token_digest
+        ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING
     )
     SELECT i.id, r.lease_expires_at
       FROM input AS i
@@ -111,6 +130,10 @@ the new deadline, or NULL where renewal was refused (token not current or
 lease already expired: the job is lost to this worker). Rows are locked
 in job_id order, as complete_many locks them, so one worker's renewer and
 completer never deadlock.
+A refused write by a holder whose lease was reclaimed or cancelled is a
+line of the job's history (taskboard.job_history), once per token and
+kind; a token the history does not know is not recorded. The line is
+written in the caller's transaction: a caller that rolls back keeps none.
 Raises 22023 when job_ids or tokens is NULL, multidimensional or holds a
 NULL, their lengths differ, or lease is NULL, not positive or longer than
 12 hours ('infinity' included), by the deadline it gives: unless

@@ -120,10 +120,11 @@ SELECT CASE
 SELECT is(
     p.proconfig,
     CASE a.fn
-        -- claim and complete_many keep one index-walking plan per session, find_jobs is
+        -- claim, complete_many and renew_many keep one index-walking plan per session, find_jobs is
         -- planned on every call (see their headers).
         WHEN 'claim' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_generic_plan', 'enable_seqscan=off']
         WHEN 'complete_many' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_generic_plan', 'enable_seqscan=off']
+        WHEN 'renew_many' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_generic_plan', 'enable_seqscan=off']
         WHEN 'find_jobs' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_custom_plan']
         WHEN 'find_jobs_summary' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_custom_plan']
         -- The checks run with their caller's settings.
@@ -140,6 +141,7 @@ SELECT is(
             || CASE a.fn
                    WHEN 'claim' THEN ' but plan_cache_mode = force_generic_plan and enable_seqscan = off'
                    WHEN 'complete_many' THEN ' but plan_cache_mode = force_generic_plan and enable_seqscan = off'
+                   WHEN 'renew_many' THEN ' but plan_cache_mode = force_generic_plan and enable_seqscan = off'
                    WHEN 'find_jobs' THEN ' but plan_cache_mode = force_custom_plan'
                    WHEN 'find_jobs_summary' THEN ' but plan_cache_mode = force_custom_plan'
                    ELSE ''

@@ -13,11 +13,11 @@ DECLARE
     v_fn pg_catalog.regprocedure := 'taskboard.renew_many(bigint[], uuid[], interval)';
 BEGIN
     IF NOT (SELECT p.prosecdef
-                   AND p.proconfig = ARRAY['search_path=pg_catalog, pg_temp']
+                   AND p.proconfig = ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_generic_plan', 'enable_seqscan=off']
                    AND p.proowner = pg_catalog.to_regrole(v_prefix || '_owner')
               FROM pg_catalog.pg_proc AS p
              WHERE p.oid = v_fn) THEN
-        RAISE EXCEPTION '% must be SECURITY DEFINER, owned by %_owner, with a fixed search_path', v_fn, v_prefix;
+        RAISE EXCEPTION '% must be SECURITY DEFINER, owned by %_owner, with a fixed search_path, one plan a session and sequential scans off', v_fn, v_prefix;
     END IF;
     IF pg_catalog.has_function_privilege('public', v_fn, 'EXECUTE') THEN
         RAISE EXCEPTION '% must not be executable by PUBLIC', v_fn;

@@ -210,3 +210,48 @@ def test_without_sequential_scans_off_claims_kept_plan_would_scan_the_table(
         assert after != before, (
             "claim found its rows without a scan even with sequential scans allowed"
         )
+
+
+def test_complete_many_and_renew_many_fetch_their_own_rows_not_every_running_job(
+    make_database: MakeDatabase,
+) -> None:
+    """Thousands of live leases in another queue: renew_many and complete_many of a batch,
+    in a session begun on an empty table, fetch about the batch's rows, not every
+    running job."""
+    url = make_database(deploy=True)
+    nobody = ["00000000-0000-0000-0000-000000000000"] * 2
+    with (
+        psycopg.connect(url, autocommit=True) as worker,
+        psycopg.connect(url, autocommit=True) as owner,
+    ):
+        worker.execute("SET ROLE taskboard_worker")
+        for _ in range(8):  # the worker starts before any work arrives
+            assert complete_many(worker, [1, 2], nobody) == [False, False]
+            assert renew_many(worker, [1, 2], nobody) == [None, None]
+
+        owner.execute(GROW, [FINISHED_ROWS])
+        owner.execute(EXPIRED, ["other", 1, "1 hour", RUNNING_ELSEWHERE])
+        owner.execute(
+            "SELECT taskboard.enqueue_many('noop', array_fill('{}'::jsonb, ARRAY[%s]))",
+            [QUEUED_JOBS],
+        )
+        got = worker.execute(
+            "SELECT job_id, token FROM taskboard.claim(queue => 'default', worker => 'w', batch => %s)",
+            [BATCH],
+        ).fetchall()
+        ids, tokens = [r[0] for r in got], [str(r[1]) for r in got]
+        assert len(got) == BATCH
+        for name, call in (("renew_many", renew_many), ("complete_many", complete_many)):
+            with worker.transaction():
+                before = worker.execute(TABLE_READS).fetchone()
+                answers = call(worker, ids, tokens)
+                after = worker.execute(TABLE_READS).fetchone()
+            assert before is not None and after is not None
+            assert None not in answers and False not in answers, f"{name} refused its own batch"
+            assert after[0] == before[0], f"{name} scanned taskboard.jobs: {before} -> {after}"
+            fetched = after[1] - before[1]
+            # The batch's rows, locked then written, and an accepted row asked
+            # again: a few times the batch. Walking the running jobs: thousands.
+            assert fetched < 4 * BATCH + 100 < RUNNING_ELSEWHERE, (
+                f"{name} fetched {fetched} rows through indexes for a batch of {BATCH}"
+            )
