@@ -706,6 +706,23 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
+    -- One job, accepted: one update through the primary key (one row, one
+    -- lock, no order to keep). Anything else, a refusal included, takes the
+    -- statement below, which answers and records it.
+    IF pg_catalog.cardinality(complete_many.job_ids) = 1 THEN
+        UPDATE taskboard.jobs AS j
+           SET state = 'succeeded',
+               result = complete_many.results[1],
+               finished_at = v_now
+         WHERE j.id = complete_many.job_ids[1]
+           AND j.state = 'running'
+           AND j.lease_token = complete_many.tokens[1];
+        IF FOUND THEN
+            RETURN QUERY SELECT complete_many.job_ids[1], true;
+            RETURN;
+        END IF;
+    END IF;
+
     RETURN QUERY
     WITH input AS (
         SELECT u.id, u.token, u.result, u.ord

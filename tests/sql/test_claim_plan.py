@@ -255,3 +255,16 @@ def test_complete_many_and_renew_many_fetch_their_own_rows_not_every_running_job
             assert fetched < 4 * BATCH + 100 < RUNNING_ELSEWHERE, (
                 f"{name} fetched {fetched} rows through indexes for a batch of {BATCH}"
             )
+
+        # One job: complete_many's update by primary key.
+        [(job_id, token)] = worker.execute(
+            "SELECT job_id, token FROM taskboard.claim(queue => 'default', worker => 'w')"
+        ).fetchall()
+        with worker.transaction():
+            before = worker.execute(TABLE_READS).fetchone()
+            assert complete_many(worker, [job_id], [str(token)]) == [True]
+            after = worker.execute(TABLE_READS).fetchone()
+        assert before is not None and after is not None
+        assert after[0] == before[0] and after[1] - before[1] <= 2, (
+            f"complete_many of one job read {before} -> {after} (seq_scan, idx_tup_fetch)"
+        )
