@@ -1,21 +1,12 @@
 -- Deploy taskboard:claim to pg
--- requires: claim@v0.4.5
--- requires: job_events
--- requires: queues
--- requires: fence
--- requires: started_at
--- requires: trace_context
--- requires: claimed_waited
--- requires: checks
--- requires: held_until
+-- requires: claim@v0.4.6
+-- requires: revert_guard
 --
--- The common path costs less: a queue with no limit and no lease expired by
--- the claim's clock has nothing to bury, nothing to reclaim and nothing to
--- record in the history, so one cheap check (the queue's running jobs, by
--- their partial index) sends the claim to a statement of two steps, the
--- head of the queued index locked and updated. Any expired lease, or a
--- limit, takes the full statement as before. Nothing else changes: the
--- checks, the advisory lock, the queue's row, the plan settings.
+-- The common path's update finds the rows its first step locked by id
+-- alone: with the queue and the state also in its test, a plan made for an
+-- empty table on PostgreSQL 15 walked the queue's whole queued index at
+-- every claim. The rows are locked by the same statement, so nothing
+-- changes them before the update. Nothing else changes.
 
 BEGIN;
 
@@ -195,8 +186,11 @@ BEGIN
                FOR UPDATE SKIP LOCKED
         ),
         claimed AS (
-            -- By id through an array: joined to `queued` instead, the plan
-            -- kept from an empty table walked the whole primary key.
+            -- By id through an array, and by id only: the rows `queued`
+            -- locked, which nothing changes before this update. Joined to
+            -- `queued` instead, the plan kept from an empty table walked the
+            -- whole primary key; with the queue and the state in this test,
+            -- on PostgreSQL 15, the queue's whole queued index.
             UPDATE taskboard.jobs AS j
                SET state = 'running',
                    lease_token = pg_catalog.gen_random_uuid(),
@@ -206,8 +200,6 @@ BEGIN
                    started_at = v_now,
                    claimed_by = claim.worker
              WHERE j.id = ANY (ARRAY(SELECT q.id FROM queued AS q))
-               AND j.queue = claim.queue
-               AND j.state = 'queued'
             RETURNING j.id, j.lease_token, j.task, j.payload, j.attempt, j.lease_expires_at,
                       j.idempotency_key, j.fence, j.trace_context, v_now - j.run_at AS waited,
                       j.priority, j.run_at

@@ -1,4 +1,7 @@
--- Revert taskboard:claim to its v0.4.5 definition
+-- Revert taskboard:claim from pg
+--
+-- Puts back the definition and comment of release 0.4.6 (the common path's
+-- update tests the queue and the state beside the id).
 
 BEGIN;
 
@@ -156,6 +159,52 @@ BEGIN
         RETURN;
     END IF;
 
+    -- The common path: no limit, and no lease of the queue expired by v_now
+    -- (nothing to bury or reclaim; the check walks this queue's running
+    -- jobs, as the steps below would). Only queued jobs can be taken, and
+    -- nothing is recorded in the history.
+    IF v_limit IS NULL AND NOT EXISTS (
+        SELECT
+          FROM taskboard.jobs AS x
+         WHERE x.queue = claim.queue
+           AND x.state = 'running'
+           AND x.lease_expires_at <= v_now) THEN
+        RETURN QUERY
+        WITH queued AS MATERIALIZED (
+            SELECT j.id
+              FROM taskboard.jobs AS j
+             WHERE j.queue = claim.queue
+               AND j.state = 'queued'
+               AND j.run_at <= v_now
+             ORDER BY j.priority DESC, j.run_at, j.id
+             LIMIT claim.batch
+               FOR UPDATE SKIP LOCKED
+        ),
+        claimed AS (
+            -- By id through an array: joined to `queued` instead, the plan
+            -- kept from an empty table walked the whole primary key.
+            UPDATE taskboard.jobs AS j
+               SET state = 'running',
+                   lease_token = pg_catalog.gen_random_uuid(),
+                   lease_expires_at = v_now + claim.lease,
+                   attempt = j.attempt + 1,
+                   fence = j.fence + 1,
+                   started_at = v_now,
+                   claimed_by = claim.worker
+             WHERE j.id = ANY (ARRAY(SELECT q.id FROM queued AS q))
+               AND j.queue = claim.queue
+               AND j.state = 'queued'
+            RETURNING j.id, j.lease_token, j.task, j.payload, j.attempt, j.lease_expires_at,
+                      j.idempotency_key, j.fence, j.trace_context, v_now - j.run_at AS waited,
+                      j.priority, j.run_at
+        )
+        SELECT c.id, c.lease_token, c.task, c.payload, c.attempt, c.lease_expires_at,
+               c.idempotency_key, c.fence, c.trace_context, c.waited
+          FROM claimed AS c
+         ORDER BY c.priority DESC, c.run_at, c.id;
+        RETURN;
+    END IF;
+
     RETURN QUERY
     WITH doomed AS MATERIALIZED (
         -- Expired leases with no attempt left, locked once per call: an
@@ -305,6 +354,10 @@ is then made for an empty table, so each step is written to be bounded
 whatever the table held: the running jobs of this queue (its partial
 index), the head of its queued index, and primary-key probes by id; with
 sequential scans off, no step scans the table (tests/test_claim_plan.py).
+A queue with no limit and no lease expired by the claim's clock takes the
+common path: a check of its running jobs, then a statement of two steps
+(the head of its queued index, locked, and the update); the steps of
+expired leases, limits and the history run only when there is one.
 Every claim holds a shared transaction-level advisory lock on its queue,
 keys (1952605797, hashtext(queue)), until its transaction ends; an
 application's own advisory locks should not use 1952605797 as first key.$comment$;

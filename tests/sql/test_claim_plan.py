@@ -268,3 +268,38 @@ def test_complete_many_and_renew_many_fetch_their_own_rows_not_every_running_job
         assert after[0] == before[0] and after[1] - before[1] <= 2, (
             f"complete_many of one job read {before} -> {after} (seq_scan, idx_tup_fetch)"
         )
+
+
+def test_a_common_path_claim_fetches_its_batch_not_the_queued_backlog(
+    make_database: MakeDatabase,
+) -> None:
+    """Thousands of queued jobs in the claimed queue, no limit, no expired lease: with the
+    plan of an empty table, a claim of a batch fetches about the batch's rows, not every
+    queued job of its queue."""
+    url = make_database(deploy=True)
+    with (
+        psycopg.connect(url, autocommit=True) as worker,
+        psycopg.connect(url, autocommit=True) as owner,
+    ):
+        worker.execute("SET ROLE taskboard_worker")
+        for _ in range(8):  # the worker starts before any work arrives
+            assert claim(worker, BATCH) == []
+
+        owner.execute(GROW, [FINISHED_ROWS])
+        owner.execute(
+            "SELECT taskboard.enqueue_many('noop', array_fill('{}'::jsonb, ARRAY[%s]))",
+            [RUNNING_ELSEWHERE],
+        )
+        with worker.transaction():
+            before = worker.execute(TABLE_READS).fetchone()
+            got = claim(worker, BATCH)
+            after = worker.execute(TABLE_READS).fetchone()
+        assert before is not None and after is not None
+        assert len(got) == BATCH
+        assert after[0] == before[0], f"claim scanned taskboard.jobs: {before} -> {after}"
+        fetched = after[1] - before[1]
+        # The queued head, locked, then the claimed rows by id: a few times the
+        # batch. Walking the queue's queued index: thousands.
+        assert fetched < 4 * BATCH + 100 < RUNNING_ELSEWHERE, (
+            f"claim fetched {fetched} rows through indexes for a batch of {BATCH}"
+        )
