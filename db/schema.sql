@@ -2714,7 +2714,7 @@ CREATE FUNCTION taskboard.version() RETURNS text
     LANGUAGE sql IMMUTABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-SELECT '0.4.6'::text
+SELECT '0.4.7'::text
 $$;
 
 --

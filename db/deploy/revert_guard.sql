@@ -1,8 +1,8 @@
 -- Deploy taskboard:revert_guard to pg
--- requires: revert_guard@v0.4.5
+-- requires: revert_guard@v0.4.6
 -- requires: version
 --
--- Release 0.4.6 adds no data a revert would drop: revert_losses is the
+-- Release 0.4.7 adds no data a revert would drop: revert_losses is the
 -- same, and the guard is again the release's last change, so that a
 -- refused revert has changed nothing.
 --

@@ -1,8 +1,8 @@
 -- Deploy taskboard:version to pg
--- requires: version@v0.4.5
--- requires: complete_many
+-- requires: version@v0.4.6
+-- requires: claim
 --
--- Release 0.4.6: the schema answers 0.4.6.
+-- Release 0.4.7: the schema answers 0.4.7.
 
 BEGIN;
 
@@ -22,7 +22,7 @@ IMMUTABLE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
-SELECT '0.4.6'::text
+SELECT '0.4.7'::text
 $function$;
 
 COMMENT ON FUNCTION taskboard.version() IS

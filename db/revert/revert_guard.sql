@@ -1,6 +1,6 @@
 -- Revert taskboard:revert_guard from pg
 --
--- The guard of release 0.4.6, first of its changes to be reverted: a revert
+-- The guard of release 0.4.7, first of its changes to be reverted: a revert
 -- stops here, before any of them, while taskboard.revert_losses('0.1.0')
 -- finds data (how far the revert goes is not known to a script), unless the
 -- Sqitch variable drop_data is yes (sqitch revert --set drop_data=yes). The
@@ -29,7 +29,7 @@ BEGIN
       INTO v_lost
       FROM taskboard.revert_losses('0.1.0') AS l;
     IF v_lost IS NOT NULL AND pg_catalog.current_setting('taskboard.drop_data') <> 'yes' THEN
-        RAISE EXCEPTION 'a revert to a release before 0.4.6 may drop data: %', v_lost
+        RAISE EXCEPTION 'a revert to a release before 0.4.7 may drop data: %', v_lost
             USING ERRCODE = '55000',
                   HINT = 'taskboard migrate --revert --to RELEASE lists what a revert to that release drops; to drop it, revert with sqitch revert --set drop_data=yes';
     END IF;
