@@ -117,6 +117,9 @@ class Executor:
         self.ledger.changed.set()
 
     async def _run(self, held: Held) -> None:
+        if not tracing.recording():
+            await self._run_traced(held)
+            return
         claimed = held.claimed
         with tracing.attempt_span(
             job_id=claimed.job_id,
