@@ -1,7 +1,8 @@
 """The worker's Python per job, without a database.
 
-The control loop (Control.flush: the finished batch's complete_many and the
-next claim, as on the control connection) and the executor drain N no-op jobs,
+The control loop (Control's passes on the control connection: the finished
+batch's complete_many and the next claim in one statement, then waiting for
+the handlers to end) and the executor drain N no-op jobs,
 C at a time, through the real `taskboard.sql.Queries`, whose statements go to
 a stand-in connection that answers the rows the database would (as psycopg
 hands them over: dicts, the payload as text). What it times is everything the
@@ -124,17 +125,14 @@ async def drain(n: int, c: int) -> tuple[float, float]:
         answers[-1].extend(claim_rows(nxt, lease))
     conn.answers = answers[::-1]
 
-    async def handlers_ended() -> None:
-        while executor.running:
-            ledger.wake.clear()
-            await ledger.wake.wait()
-
     cpu, wall = time.process_time(), time.perf_counter()
-    await control._claim(conn, "q")  # type: ignore[arg-type]
-    while conn.answers:
-        await handlers_ended()
-        await control.flush(conn, "q")  # type: ignore[arg-type]
-    await handlers_ended()
+    session = asyncio.create_task(control._session(conn, False, ()))  # type: ignore[arg-type]
+    while ledger.counts.succeeded < n:
+        ledger.changed.clear()
+        await ledger.changed.wait()
+    control.finished.set()
+    ledger.wake.set()
+    await session
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     assert ledger.counts.succeeded == n and not len(ledger), ledger.counts.line()
     return cpu / n * 1e6, wall / n * 1e6
