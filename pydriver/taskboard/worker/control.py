@@ -210,8 +210,7 @@ class Control:
             rows = await self.queries.claim(conn, *args)
         finally:
             self._reserved -= args[2]
-        for row in rows:
-            self.executor.start(row, sent, sent_at)
+        self.executor.start_all(rows, sent, sent_at)
         self._more_may_wait(len(rows), args[2])
 
     async def _idle(
@@ -341,8 +340,7 @@ class Control:
             )
         for held, (_, completed) in zip(sending, answers, strict=True):
             self.ledger.resolve(held, State.COMPLETED if completed else State.LOST, completed)
-        for row in rows:
-            self.executor.start(row, sent, sent_at)
+        self.executor.start_all(rows, sent, sent_at)
         if claim_args is None:
             return False
         self._more_may_wait(len(rows), claim_args[2])

@@ -24,7 +24,7 @@ import contextvars
 import datetime as dt
 import logging
 import threading
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import psycopg
@@ -84,6 +84,20 @@ class Executor:
         """Hold a claim the database just handed us (its claim sent at monotonic `sent`,
         wall clock `sent_at`) and run its handler as a task of its own; it occupies a slot
         until it ends."""
+        self._start(row, sent, sent_at, tracing.recording())
+
+    def start_all(
+        self, rows: Sequence[sql.Claimed], sent: float, sent_at: dt.datetime | None
+    ) -> None:
+        """start() each of one claim's rows (asking once whether tracing records)."""
+        if rows:
+            traced = tracing.recording()
+            for row in rows:
+                self._start(row, sent, sent_at, traced)
+
+    def _start(
+        self, row: sql.Claimed, sent: float, sent_at: dt.datetime | None, traced: bool
+    ) -> None:
         task = self.tasks.get(row.task)
 
         async def check() -> bool:
@@ -117,7 +131,7 @@ class Executor:
         self.ledger.add(held)
         self.running += 1
         # The attempt's span only where a tracer provider would record it.
-        run = self._traced(held) if tracing.recording() else self._run(held)
+        run = self._traced(held) if traced else self._run(held)
         held.runner = asyncio.create_task(run, name=f"taskboard-job-{row.job_id}")
         # Counted down when the task is done, however: also when it is cancelled
         # before its first step (a claim lost as soon as it was made).
