@@ -27,6 +27,7 @@ succeeded is never run again for it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -212,6 +213,8 @@ class Control:
             self._reserved -= args[2]
         self.executor.start_all(rows, sent, sent_at)
         self._more_may_wait(len(rows), args[2])
+        if rows:
+            await asyncio.sleep(0)  # the handlers begin before this loop's chores and wait
 
     async def _idle(
         self, listener: psycopg.AsyncConnection[Any] | None, chores: Sequence[Chore]
@@ -238,9 +241,12 @@ class Control:
             waiter.result()  # a broken connection surfaces here
 
     async def _notified(self, conn: psycopg.AsyncConnection[Any]) -> None:
-        async for note in conn.notifies():
-            if note.payload in self.queues:
-                return
+        # Closed on the way out, which frees the connection for the claim at once (an
+        # abandoned generator holds it until the loop finalizes it).
+        async with contextlib.aclosing(conn.notifies()) as notes:
+            async for note in notes:
+                if note.payload in self.queues:
+                    return
 
     async def _listen_elsewhere(self, url: str) -> None:
         """LISTEN on a direct connection (database_url goes through a transaction pooler)."""
