@@ -31,10 +31,16 @@ from taskboard.worker.control import Control
 from taskboard.worker.executor import Executor
 from taskboard.worker.held import Ledger
 
+# The columns of the worker's claim statements (schema 0.4.x), in order.
+CLAIM = ("job_id", "token", "task", "payload", "attempt", "lease_expires_at", "idempotency_key")
+EXTRAS = ("fence", "trace_context", "waited")
+COMPLETED_THEN_CLAIMED = ("job_id", "completed", *CLAIM[1:], *EXTRAS)
+
 
 class Cursor:
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: Connection, as_dicts: bool) -> None:
         self.conn = conn
+        self.as_dicts = as_dicts
 
     async def __aenter__(self) -> Cursor:
         return self
@@ -45,26 +51,30 @@ class Cursor:
     async def execute(self, query: str, params: Any) -> None:
         self.conn.statements += 1
 
-    async def fetchall(self) -> list[dict[str, Any]]:
-        return self.conn.answers.pop()
+    async def fetchall(self) -> list[Any]:
+        columns, tuples = self.conn.answers.pop()
+        if self.as_dicts:  # what psycopg's dict_row does with each row
+            return [dict(zip(columns, row, strict=True)) for row in tuples]
+        return tuples
 
 
 class Connection:
-    """Answers each statement with the next prepared list of rows."""
+    """Answers each statement with the next prepared rows: tuples, as psycopg hands them
+    over, or made into dicts for a cursor with a row factory (dict_row), as it does."""
 
     broken = False
     closed = False
 
     def __init__(self) -> None:
-        self.answers: list[list[dict[str, Any]]] = []
+        self.answers: list[tuple[tuple[str, ...], list[tuple[Any, ...]]]] = []
         self.statements = 0
 
     def cursor(self, row_factory: Any = None) -> Cursor:
-        return Cursor(self)
+        return Cursor(self, row_factory is not None)
 
 
 def claim_rows(ids: range, lease: dt.datetime) -> list[dict[str, Any]]:
-    """claim's rows for `ids`, as the claiming statements read them."""
+    """claim's rows for `ids`, by column name."""
     return [
         {
             "job_id": i,
@@ -81,6 +91,13 @@ def claim_rows(ids: range, lease: dt.datetime) -> list[dict[str, Any]]:
         }
         for i in ids
     ]
+
+
+def answer(
+    rows: list[dict[str, Any]], columns: tuple[str, ...]
+) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+    """`rows` as tuples of `columns`."""
+    return columns, [tuple(row.get(c) for c in columns) for row in rows]
 
 
 async def noop(ctx: Any, payload: Any) -> None:
@@ -119,10 +136,10 @@ async def drain(n: int, c: int) -> tuple[float, float]:
     lease = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=30)
     # Every statement's answer, made before the clock starts (last first: popped).
     batches = [range(i, min(i + c, n + 1)) for i in range(1, n + 1, c)]
-    answers = [claim_rows(batches[0], lease)]
+    answers = [answer(claim_rows(batches[0], lease), (*CLAIM, *EXTRAS))]
     for done, nxt in zip(batches, [*batches[1:], range(0)], strict=True):
-        answers.append([{"job_id": i, "completed": True, "token": None} for i in done])
-        answers[-1].extend(claim_rows(nxt, lease))
+        rows = [{"job_id": i, "completed": True, "token": None} for i in done]
+        answers.append(answer([*rows, *claim_rows(nxt, lease)], COMPLETED_THEN_CLAIMED))
     conn.answers = answers[::-1]
 
     cpu, wall = time.process_time(), time.perf_counter()
