@@ -236,7 +236,11 @@ class Control:
         finally:
             for waiter in waiters:
                 waiter.cancel()
-            await asyncio.gather(*waiters, return_exceptions=True)
+            # The wake-up's waiter holds nothing; the listener's holds the connection
+            # until it ends: only that one is waited for, when it has not ended already.
+            listening = [w for w in waiters[1:] if not w.done()]
+            if listening:
+                await asyncio.gather(*listening, return_exceptions=True)
         for waiter in done:
             waiter.result()  # a broken connection surfaces here
 
