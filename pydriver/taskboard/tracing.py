@@ -90,7 +90,7 @@ def attempt_span(
     worker cancelling a lost claim) is not the handler's failure and is not
     recorded.
     """
-    if not ENABLED or not _provider_set():
+    if not recording():
         yield None
         return
     # The enqueuer's context, on an empty one: never the worker's own.
@@ -118,6 +118,12 @@ def attempt_span(
         },
     ) as span:
         yield span
+
+
+def recording() -> bool:
+    """Whether an attempt's span would record: opentelemetry-api installed and a tracer
+    provider set. The worker asks once per attempt and skips the span when not."""
+    return ENABLED and _provider_set()
 
 
 def _provider_set() -> bool:

@@ -54,26 +54,36 @@ def claimed(row: Mapping[str, Any], queue: str = "") -> Claimed:
     A column the schema's claim does not return is None: the fence before
     0.3.0, the trace context and how long the job waited before 0.4.0.
     """
+    return claimed_at(row, {name: name for name in row}, queue)
+
+
+def claimed_at(row: Any, at: Mapping[str, Any], queue: str = "") -> Claimed:
+    """A Claimed from a claim row whose column `name` is `row[at[name]]` (a position in
+    the worker's own queries, read as tuples), as `claimed` reads them."""
     why: str | None = None
     try:
-        payload = json.loads(row["payload"])
+        payload = json.loads(row[at["payload"]])
     except (ValueError, RecursionError) as exc:
         why = f"the payload cannot be decoded: {type(exc).__name__}: {str(exc)[:200]}"
         payload = None
-    trace_context = row.get("trace_context")
+    fence = at.get("fence")
+    trace_context = at.get("trace_context")
+    if trace_context is not None:
+        trace_context = row[trace_context]
+    waited = at.get("waited")
     return Claimed(
-        job_id=row["job_id"],
-        token=row["token"],
-        task=row["task"],
+        job_id=row[at["job_id"]],
+        token=row[at["token"]],
+        task=row[at["task"]],
         payload=payload,
-        attempt=row["attempt"],
-        lease_expires_at=row["lease_expires_at"],
-        idempotency_key=row["idempotency_key"],
-        fence=row.get("fence"),
+        attempt=row[at["attempt"]],
+        lease_expires_at=row[at["lease_expires_at"]],
+        idempotency_key=row[at["idempotency_key"]],
+        fence=None if fence is None else row[fence],
         payload_error=why,
         queue=queue,
         trace_context=trace_context if isinstance(trace_context, dict) else None,
-        waited=row.get("waited"),
+        waited=None if waited is None else row[waited],
     )
 
 
@@ -91,9 +101,19 @@ CLAIMED_EXTRAS = (
 # The payload comes as text and is decoded per job (sql.claimed): one that
 # Python cannot decode fails its own job, not the whole claim. The claim
 # queries read the columns of the schema the worker found at start-up
-# (claimed_extras), made once per worker; rows are read by column name.
+# (claimed_extras), made once per worker; rows come as tuples, read by the
+# position of each column's name (claimed_positions), without a dict a row.
 CLAIMED_COLUMNS = (
     "job_id, token, task, payload::text AS payload, attempt, lease_expires_at, idempotency_key"
+)
+CLAIMED_NAMES = (
+    "job_id",
+    "token",
+    "task",
+    "payload",
+    "attempt",
+    "lease_expires_at",
+    "idempotency_key",
 )
 CLAIM_CALL = "taskboard.claim(queue => %s, worker => %s, batch => %s, lease => %s)"
 
@@ -101,6 +121,15 @@ CLAIM_CALL = "taskboard.claim(queue => %s, worker => %s, batch => %s, lease => %
 def claimed_extras(release: tuple[int, ...]) -> list[tuple[str, str]]:
     """(name, type) of each column after CLAIMED_COLUMNS that `release`'s claim returns."""
     return [(name, type_) for since, name, type_ in CLAIMED_EXTRAS if release >= since]
+
+
+def claimed_positions(names: Sequence[str], extras: Sequence[tuple[str, str]]) -> dict[str, int]:
+    """Each column's position in a row of `names` then `extras`."""
+    return {name: i for i, name in enumerate([*names, *(name for name, _ in extras)])}
+
+
+# complete_many_then_claim's columns: complete_many's answer, then claim's row.
+COMPLETED_THEN_CLAIMED_NAMES = ("job_id", "completed", *CLAIMED_NAMES[1:])
 
 
 def claim_query(extras: Sequence[tuple[str, str]]) -> str:
@@ -201,12 +230,18 @@ class Queries:
 
     claim_query: str = CLAIM
     complete_many_then_claim_query: str = COMPLETE_MANY_THEN_CLAIM
+    claim_at: dict[str, int] = claimed_positions(CLAIMED_NAMES, [])
+    complete_many_then_claim_at: dict[str, int] = claimed_positions(
+        COMPLETED_THEN_CLAIMED_NAMES, []
+    )
 
     def use_schema(self, release: tuple[int, ...]) -> None:
         self.schema = release
         extras = claimed_extras(release)
         self.claim_query = claim_query(extras)
         self.complete_many_then_claim_query = complete_many_then_claim_query(extras)
+        self.claim_at = claimed_positions(CLAIMED_NAMES, extras)
+        self.complete_many_then_claim_at = claimed_positions(COMPLETED_THEN_CLAIMED_NAMES, extras)
 
     @property
     def fail_takes_retry(self) -> bool:
@@ -224,9 +259,10 @@ class Queries:
         self, conn: psycopg.AsyncConnection[Any], queue: str, worker: str, batch: int, lease: float
     ) -> list[Claimed]:
         """claim's rows as Claimed, in the columns of the schema (use_schema)."""
-        async with conn.cursor(row_factory=dict_row) as cur:
+        at = self.claim_at
+        async with conn.cursor() as cur:
             await cur.execute(self.claim_query, [queue, worker, batch, seconds(lease)])
-            return [claimed(row, queue) for row in await cur.fetchall()]
+            return [claimed_at(row, at, queue) for row in await cur.fetchall()]
 
     async def renew_many(
         self,
@@ -269,9 +305,9 @@ class Queries:
     ) -> list[tuple[int, bool]]:
         """(job_id, completed) in input order; completed is False where the token is stale."""
         params = complete_many_params(job_ids, tokens, results_json)
-        async with conn.cursor(row_factory=dict_row) as cur:
+        async with conn.cursor() as cur:
             await cur.execute(COMPLETE_MANY, params)
-            return [(row["job_id"], bool(row["completed"])) for row in await cur.fetchall()]
+            return [(row[0], bool(row[1])) for row in await cur.fetchall()]
 
     async def complete_many_then_claim(
         self,
@@ -294,13 +330,14 @@ class Queries:
             batch,
             seconds(lease),
         ]
-        async with conn.cursor(row_factory=dict_row) as cur:
+        at = self.complete_many_then_claim_at
+        async with conn.cursor() as cur:
             await cur.execute(self.complete_many_then_claim_query, params)
             rows = await cur.fetchall()
-        # complete_many's rows are those without a token.
-        completed = {row["job_id"]: bool(row["completed"]) for row in rows if row["token"] is None}
+        # complete_many's rows are those without a token (column 2).
+        completed = {row[0]: bool(row[1]) for row in rows if row[2] is None}
         done = [(job_id, completed[job_id]) for job_id in job_ids]
-        return done, [claimed(row, queue) for row in rows if row["token"] is not None]
+        return done, [claimed_at(row, at, queue) for row in rows if row[2] is not None]
 
     async def fail(
         self,

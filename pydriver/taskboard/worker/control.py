@@ -27,6 +27,7 @@ succeeded is never run again for it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -210,9 +211,10 @@ class Control:
             rows = await self.queries.claim(conn, *args)
         finally:
             self._reserved -= args[2]
-        for row in rows:
-            self.executor.start(row, sent, sent_at)
+        self.executor.start_all(rows, sent, sent_at)
         self._more_may_wait(len(rows), args[2])
+        if rows:
+            await asyncio.sleep(0)  # the handlers begin before this loop's chores and wait
 
     async def _idle(
         self, listener: psycopg.AsyncConnection[Any] | None, chores: Sequence[Chore]
@@ -234,14 +236,21 @@ class Control:
         finally:
             for waiter in waiters:
                 waiter.cancel()
-            await asyncio.gather(*waiters, return_exceptions=True)
+            # The wake-up's waiter holds nothing; the listener's holds the connection
+            # until it ends: only that one is waited for, when it has not ended already.
+            listening = [w for w in waiters[1:] if not w.done()]
+            if listening:
+                await asyncio.gather(*listening, return_exceptions=True)
         for waiter in done:
             waiter.result()  # a broken connection surfaces here
 
     async def _notified(self, conn: psycopg.AsyncConnection[Any]) -> None:
-        async for note in conn.notifies():
-            if note.payload in self.queues:
-                return
+        # Closed on the way out, which frees the connection for the claim at once (an
+        # abandoned generator holds it until the loop finalizes it).
+        async with contextlib.aclosing(conn.notifies()) as notes:
+            async for note in notes:
+                if note.payload in self.queues:
+                    return
 
     async def _listen_elsewhere(self, url: str) -> None:
         """LISTEN on a direct connection (database_url goes through a transaction pooler)."""
@@ -341,8 +350,7 @@ class Control:
             )
         for held, (_, completed) in zip(sending, answers, strict=True):
             self.ledger.resolve(held, State.COMPLETED if completed else State.LOST, completed)
-        for row in rows:
-            self.executor.start(row, sent, sent_at)
+        self.executor.start_all(rows, sent, sent_at)
         if claim_args is None:
             return False
         self._more_may_wait(len(rows), claim_args[2])

@@ -24,7 +24,7 @@ import contextvars
 import datetime as dt
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import psycopg
@@ -84,29 +84,55 @@ class Executor:
         """Hold a claim the database just handed us (its claim sent at monotonic `sent`,
         wall clock `sent_at`) and run its handler as a task of its own; it occupies a slot
         until it ends."""
+        self._start(row, sent, sent_at, tracing.recording())
+
+    def start_all(
+        self, rows: Sequence[sql.Claimed], sent: float, sent_at: dt.datetime | None
+    ) -> None:
+        """start() each of one claim's rows (asking once whether tracing records)."""
+        if rows:
+            traced = tracing.recording()
+            for row in rows:
+                self._start(row, sent, sent_at, traced)
+
+    def _start(
+        self, row: sql.Claimed, sent: float, sent_at: dt.datetime | None, traced: bool
+    ) -> None:
         task = self.tasks.get(row.task)
-        common: dict[str, Any] = {
-            "job_id": row.job_id,
-            "attempt": row.attempt,
-            "token": row.token,
-            "payload": row.payload,
-            "task": row.task,
-            "idempotency_key": row.idempotency_key,
-            "fence": row.fence,
-        }
-        ctx: BaseContext
 
         async def check() -> bool:
             return await self.still_holder(held)  # this claim's own token, never its job id
 
-        if task is not None and not task.is_async:
-            ctx = SyncContext(loop=asyncio.get_running_loop(), check=check, **common)
+        ctx: BaseContext
+        if task is None or task.is_async:
+            ctx = AsyncContext(
+                job_id=row.job_id,
+                attempt=row.attempt,
+                token=row.token,
+                payload=row.payload,
+                task=row.task,
+                idempotency_key=row.idempotency_key,
+                check=check,
+                fence=row.fence,
+            )
         else:
-            ctx = AsyncContext(check=check, **common)
+            ctx = SyncContext(
+                loop=asyncio.get_running_loop(),
+                job_id=row.job_id,
+                attempt=row.attempt,
+                token=row.token,
+                payload=row.payload,
+                task=row.task,
+                idempotency_key=row.idempotency_key,
+                check=check,
+                fence=row.fence,
+            )
         held = Held(row, task, ctx, safe_until=sent + self.settings.lease, sent_at=sent_at)
         self.ledger.add(held)
         self.running += 1
-        held.runner = asyncio.create_task(self._run(held), name=f"taskboard-job-{held.job_id}")
+        # The attempt's span only where a tracer provider would record it.
+        run = self._traced(held) if traced else self._run(held)
+        held.runner = asyncio.create_task(run, name=f"taskboard-job-{row.job_id}")
         # Counted down when the task is done, however: also when it is cancelled
         # before its first step (a claim lost as soon as it was made).
         held.runner.add_done_callback(self._ended)
@@ -116,7 +142,7 @@ class Executor:
         self.ledger.wake.set()
         self.ledger.changed.set()
 
-    async def _run(self, held: Held) -> None:
+    async def _traced(self, held: Held) -> None:
         claimed = held.claimed
         with tracing.attempt_span(
             job_id=claimed.job_id,
@@ -127,12 +153,12 @@ class Executor:
         ) as span:
             held.span = span
             try:
-                await self._run_traced(held)
+                await self._run(held)
             finally:
                 held.span = None
                 self._trace_outcome(span, held)
 
-    async def _run_traced(self, held: Held) -> None:
+    async def _run(self, held: Held) -> None:
         try:
             await self._handle(held)
         except asyncio.CancelledError:
@@ -166,7 +192,8 @@ class Executor:
 
     async def _handle(self, held: Held) -> None:
         task = held.task
-        self.ledger.event(held, "started")
+        if self.ledger.hooks:
+            self.ledger.event(held, "started")
         if held.claimed.payload_error is not None:
             log.warning("job %s: %s", held.job_id, held.claimed.payload_error, extra=held.log_extra)
             self.ledger.settle(held, Fail(held.claimed.payload_error))
@@ -211,11 +238,13 @@ class Executor:
             )
         self.ledger.settle(held, Release(self.settings.unknown_task_delay))
 
-    async def _run_handler(self, held: Held, task: Task) -> Any:
+    def _run_handler(self, held: Held, task: Task) -> Awaitable[Any]:
+        """The handler's run, to await: bounded by the task's timeout when it has one."""
         if task.is_async:
-            coro = task.handler(held.ctx, held.ctx.payload)
-            return await bounded(coro, task.timeout, task.name)
-        return await bounded(self._in_thread(task.handler, held), task.timeout, task.name)
+            run = task.handler(held.ctx, held.ctx.payload)
+        else:
+            run = self._in_thread(task.handler, held)
+        return run if task.timeout is None else bounded(run, task.timeout, task.name)
 
     @staticmethod
     def _in_thread(handler: Callable[..., Any], held: Held) -> asyncio.Future[Any]:

@@ -177,7 +177,8 @@ class Ledger:
         """→ running: the database handed us the claim; its handler is about to start."""
         self._held[held.token] = held
         self.counts.claimed += 1
-        self.event(held, "claimed", claimed=held.claimed, sent_at=held.sent_at)
+        if self.hooks:
+            self.event(held, "claimed", claimed=held.claimed, sent_at=held.sent_at)
 
     def settle(self, held: Held, outcome: Outcome) -> bool:
         """running → settling, with `outcome` for the control connection to send.
