@@ -307,7 +307,7 @@ class Queries:
         params = complete_many_params(job_ids, tokens, results_json)
         async with conn.cursor() as cur:
             await cur.execute(COMPLETE_MANY, params)
-            return [(row[0], bool(row[1])) for row in await cur.fetchall()]
+            return [(job_id, bool(completed)) for job_id, completed in await cur.fetchall()]
 
     async def complete_many_then_claim(
         self,
@@ -334,10 +334,11 @@ class Queries:
         async with conn.cursor() as cur:
             await cur.execute(self.complete_many_then_claim_query, params)
             rows = await cur.fetchall()
-        # complete_many's rows are those without a token (column 2).
-        completed = {row[0]: bool(row[1]) for row in rows if row[2] is None}
+        job_id, completed_, token = at["job_id"], at["completed"], at["token"]
+        # complete_many's rows are those without a token.
+        completed = {row[job_id]: bool(row[completed_]) for row in rows if row[token] is None}
         done = [(job_id, completed[job_id]) for job_id in job_ids]
-        return done, [claimed_at(row, at, queue) for row in rows if row[2] is not None]
+        return done, [claimed_at(row, at, queue) for row in rows if row[token] is not None]
 
     async def fail(
         self,
