@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import contextvars
 import datetime as dt
+import functools
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -103,30 +104,19 @@ class Executor:
         async def check() -> bool:
             return await self.still_holder(held)  # this claim's own token, never its job id
 
-        ctx: BaseContext
-        if task is None or task.is_async:
-            ctx = AsyncContext(
-                job_id=row.job_id,
-                attempt=row.attempt,
-                token=row.token,
-                payload=row.payload,
-                task=row.task,
-                idempotency_key=row.idempotency_key,
-                check=check,
-                fence=row.fence,
-            )
-        else:
-            ctx = SyncContext(
-                loop=asyncio.get_running_loop(),
-                job_id=row.job_id,
-                attempt=row.attempt,
-                token=row.token,
-                payload=row.payload,
-                task=row.task,
-                idempotency_key=row.idempotency_key,
-                check=check,
-                fence=row.fence,
-            )
+        make: Callable[..., BaseContext] = AsyncContext
+        if task is not None and not task.is_async:
+            make = functools.partial(SyncContext, loop=asyncio.get_running_loop())
+        ctx = make(
+            job_id=row.job_id,
+            attempt=row.attempt,
+            token=row.token,
+            payload=row.payload,
+            task=row.task,
+            idempotency_key=row.idempotency_key,
+            check=check,
+            fence=row.fence,
+        )
         held = Held(row, task, ctx, safe_until=sent + self.settings.lease, sent_at=sent_at)
         self.ledger.add(held)
         self.running += 1
