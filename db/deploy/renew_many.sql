@@ -89,13 +89,16 @@ BEGIN
     locked AS MATERIALIZED (
         -- Every row holding its input token, locked in job_id order: found
         -- through the primary key, the state and lease read from the locked
-        -- row rather than asked of the running index.
+        -- row rather than asked of the running index. FOR NO KEY UPDATE, the
+        -- lock the update takes anyway: a refusal's FOR KEY SHARE, in this
+        -- worker's complete_many, does not wait for it (FOR UPDATE made the
+        -- two calls deadlock when a reclaim landed while they waited).
         SELECT j.id, j.state, j.lease_expires_at, i.token
           FROM taskboard.jobs AS j
           JOIN input AS i ON i.id = j.id AND i.token = j.lease_token
          WHERE j.id = ANY (renew_many.job_ids)
          ORDER BY j.id
-           FOR UPDATE OF j
+           FOR NO KEY UPDATE OF j
     ),
     renewed AS (
         UPDATE taskboard.jobs AS j

@@ -32,6 +32,8 @@ CREATE OR REPLACE FUNCTION taskboard.complete_many(job_ids bigint[], tokens uuid
 AS $function$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
+    -- The job a completion of one job completed.
+    v_one bigint;
 BEGIN
     IF complete_many.job_ids IS NULL THEN
         RAISE EXCEPTION 'job_ids must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -65,16 +67,19 @@ BEGIN
     -- One job, accepted: one update through the primary key (one row, one
     -- lock, no order to keep). Anything else, a refusal included, takes the
     -- statement below, which answers and records it.
+    -- Each array's one element is read at its own lower bound, as unnest
+    -- below reads it.
     IF pg_catalog.cardinality(complete_many.job_ids) = 1 THEN
         UPDATE taskboard.jobs AS j
            SET state = 'succeeded',
-               result = complete_many.results[1],
+               result = complete_many.results[pg_catalog.array_lower(complete_many.results, 1)],
                finished_at = v_now
-         WHERE j.id = complete_many.job_ids[1]
+         WHERE j.id = complete_many.job_ids[pg_catalog.array_lower(complete_many.job_ids, 1)]
            AND j.state = 'running'
-           AND j.lease_token = complete_many.tokens[1];
+           AND j.lease_token = complete_many.tokens[pg_catalog.array_lower(complete_many.tokens, 1)]
+        RETURNING j.id INTO v_one;
         IF FOUND THEN
-            RETURN QUERY SELECT complete_many.job_ids[1], true;
+            RETURN QUERY SELECT v_one, true;
             RETURN;
         END IF;
     END IF;
@@ -90,12 +95,16 @@ BEGIN
         -- through the primary key, the state read from the locked row
         -- rather than asked of the index (with it, the kept plan walked the
         -- running index and compared every running job with every input row).
+        -- FOR NO KEY UPDATE, the lock the update takes anyway: a refusal's
+        -- FOR KEY SHARE below, in this worker's renew_many, does not wait for
+        -- it (FOR UPDATE made the two calls deadlock when a reclaim landed
+        -- while they waited).
         SELECT j.id, j.state, i.token, i.result
           FROM taskboard.jobs AS j
           JOIN input AS i ON i.id = j.id AND i.token = j.lease_token
          WHERE j.id = ANY (complete_many.job_ids)
          ORDER BY j.id
-           FOR UPDATE OF j
+           FOR NO KEY UPDATE OF j
     ),
     succeeded AS (
         UPDATE taskboard.jobs AS j
@@ -134,12 +143,14 @@ BEGIN
     SELECT i.id,
            EXISTS (SELECT FROM succeeded AS s WHERE s.id = i.id AND s.lease_token = i.token)
            OR EXISTS (
-               -- The same holder asking again after its own success.
+               -- The same holder asking again after its own success: read
+               -- from the locked row, the newest (a first call that committed
+               -- while this one waited for the row included).
                SELECT
-                 FROM taskboard.jobs AS j
-                WHERE j.id = i.id
-                  AND j.state = 'succeeded'
-                  AND j.lease_token = i.token)
+                 FROM locked AS l
+                WHERE l.id = i.id
+                  AND l.token = i.token
+                  AND l.state = 'succeeded')
       FROM input AS i
      ORDER BY i.ord;
 END

@@ -4,7 +4,7 @@
 -- answers complete gives, and the refusal is recorded once.
 
 BEGIN;
-SELECT plan(13);
+SELECT plan(15);
 
 SELECT coalesce(max(id), 0) + 1000000 AS unknown_id FROM taskboard.jobs \gset
 
@@ -12,11 +12,13 @@ SET LOCAL ROLE taskboard_producer;
 SELECT taskboard.enqueue('mail', '{}', 'one-a') AS a \gset
 SELECT taskboard.enqueue('mail', '{}', 'one-b') AS b \gset
 SELECT taskboard.enqueue('mail', '{}', 'one-c') AS c \gset
+SELECT taskboard.enqueue('mail', '{}', 'one-d') AS d \gset
 RESET ROLE;
 
 SET LOCAL ROLE taskboard_worker;
 SELECT token AS ta FROM taskboard.claim('one-a', 'worker-a') \gset
 SELECT token AS tb FROM taskboard.claim('one-b', 'worker-a') \gset
+SELECT token AS td FROM taskboard.claim('one-d', 'worker-a') \gset
 RESET ROLE;
 
 -- Accepted, with a result and without.
@@ -35,6 +37,17 @@ SELECT results_eq(
     format($$SELECT state, result, finished_at IS NOT NULL FROM taskboard.jobs WHERE id IN (%s, %s) ORDER BY id$$, :a, :b),
     $$VALUES ('succeeded'::text, '{"sent": 1}'::jsonb, true), ('succeeded', NULL, true)$$,
     'each is succeeded, its result stored, its finish stamped');
+
+-- Arrays whose lower bound is not 1: each element read where it is.
+SET LOCAL ROLE taskboard_worker;
+SELECT results_eq(
+    format($$SELECT * FROM taskboard.complete_many(%L::bigint[], %L::uuid[], '[0:0]={"{\"n\": 1}"}'::jsonb[])$$,
+           '[0:0]={' || :d || '}', '[5:5]={' || :'td' || '}'),
+    format($$VALUES (%s::bigint, true)$$, :d),
+    'one job given in arrays of other lower bounds is completed');
+RESET ROLE;
+SELECT is((SELECT result FROM taskboard.jobs WHERE id = :d), '{"n": 1}'::jsonb,
+    'with the result given for it');
 
 -- The same holder asking again: true, nothing changed.
 SELECT to_jsonb(j) AS a_row FROM taskboard.jobs AS j WHERE id = :a \gset

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
-from psycopg.rows import dict_row
+from psycopg.rows import dict_row, tuple_row
 
 from taskboard.sql.admin_async import JobInfo, aget_job, aprune_batch
 from taskboard.sql.parameters import prune_params, seconds
@@ -260,7 +260,7 @@ class Queries:
     ) -> list[Claimed]:
         """claim's rows as Claimed, in the columns of the schema (use_schema)."""
         at = self.claim_at
-        async with conn.cursor() as cur:
+        async with conn.cursor(row_factory=tuple_row) as cur:
             await cur.execute(self.claim_query, [queue, worker, batch, seconds(lease)])
             return [claimed_at(row, at, queue) for row in await cur.fetchall()]
 
@@ -305,7 +305,7 @@ class Queries:
     ) -> list[tuple[int, bool]]:
         """(job_id, completed) in input order; completed is False where the token is stale."""
         params = complete_many_params(job_ids, tokens, results_json)
-        async with conn.cursor() as cur:
+        async with conn.cursor(row_factory=tuple_row) as cur:
             await cur.execute(COMPLETE_MANY, params)
             return [(job_id, bool(completed)) for job_id, completed in await cur.fetchall()]
 
@@ -331,7 +331,7 @@ class Queries:
             seconds(lease),
         ]
         at = self.complete_many_then_claim_at
-        async with conn.cursor() as cur:
+        async with conn.cursor(row_factory=tuple_row) as cur:
             await cur.execute(self.complete_many_then_claim_query, params)
             rows = await cur.fetchall()
         job_id, completed_, token = at["job_id"], at["completed"], at["token"]
