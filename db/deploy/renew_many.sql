@@ -105,7 +105,6 @@ BEGIN
            SET lease_expires_at = v_now + renew_many.lease
           FROM locked AS l
          WHERE j.id = l.id
-           AND j.id = ANY (renew_many.job_ids)
            AND l.state = 'running'
            AND l.lease_expires_at > v_now
            AND j.lease_token = l.token

@@ -113,7 +113,6 @@ BEGIN
                finished_at = v_now
           FROM locked AS l
          WHERE j.id = l.id
-           AND j.id = ANY (complete_many.job_ids)
            AND l.state = 'running'
            AND j.lease_token = l.token
         RETURNING j.id, j.lease_token
