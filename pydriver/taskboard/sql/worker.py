@@ -47,19 +47,13 @@ class Claimed:
     waited: dt.timedelta | None = None
 
 
-def claimed(row: Mapping[str, Any], queue: str = "") -> Claimed:
-    """A Claimed from a claim row read by column name, of `queue`, whose payload comes as
-    text (decoded here, per job).
+def claimed_at(row: Any, at: Mapping[str, Any], queue: str = "") -> Claimed:
+    """A Claimed of `queue` from a claim row whose column `name` is `row[at[name]]` (a
+    position in the worker's own queries, read as tuples), its payload decoded here.
 
     A column the schema's claim does not return is None: the fence before
     0.3.0, the trace context and how long the job waited before 0.4.0.
     """
-    return claimed_at(row, {name: name for name in row}, queue)
-
-
-def claimed_at(row: Any, at: Mapping[str, Any], queue: str = "") -> Claimed:
-    """A Claimed from a claim row whose column `name` is `row[at[name]]` (a position in
-    the worker's own queries, read as tuples), as `claimed` reads them."""
     why: str | None = None
     try:
         payload = json.loads(row[at["payload"]])
@@ -98,7 +92,7 @@ CLAIMED_EXTRAS = (
     (TRACE_CONTEXT_SINCE, "waited", "interval"),
 )
 
-# The payload comes as text and is decoded per job (sql.claimed): one that
+# The payload comes as text and is decoded per job (sql.claimed_at): one that
 # Python cannot decode fails its own job, not the whole claim. The claim
 # queries read the columns of the schema the worker found at start-up
 # (claimed_extras), made once per worker; rows come as tuples, read by the
