@@ -2656,6 +2656,67 @@ The revert of change revert_guard calls it, and refuses while it returns
 a row for release 0.1.0 unless the Sqitch variable drop_data is yes.';
 
 --
+-- Name: set_key_limit(text, integer); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.set_key_limit(queue text, max_running_per_key integer) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+    PERFORM taskboard.check_name('queue', set_key_limit.queue);
+    IF set_key_limit.max_running_per_key < 1 THEN
+        RAISE EXCEPTION 'max_running_per_key must be at least 1 or NULL (no key limit), got %; pause the queue to stop it',
+            set_key_limit.max_running_per_key
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    -- A first key limit must count the claims still in flight, as a first
+    -- queue limit does (taskboard.set_queue_limit): each claim holds the
+    -- queue's claim lock, shared, until its transaction ends.
+    IF set_key_limit.max_running_per_key IS NOT NULL
+       AND NOT EXISTS (SELECT FROM taskboard.queues AS q
+                        WHERE q.queue = set_key_limit.queue
+                          AND q.max_running_per_key IS NOT NULL) THEN
+        PERFORM pg_catalog.pg_advisory_xact_lock(1952605797, pg_catalog.hashtext(set_key_limit.queue));
+    END IF;
+
+    INSERT INTO taskboard.queues AS q (queue, max_running_per_key)
+    VALUES (set_key_limit.queue, set_key_limit.max_running_per_key)
+    ON CONFLICT ON CONSTRAINT queues_pkey DO UPDATE
+       SET max_running_per_key = EXCLUDED.max_running_per_key,
+           updated_at = pg_catalog.clock_timestamp()
+     WHERE q.max_running_per_key IS DISTINCT FROM EXCLUDED.max_running_per_key;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    IF EXISTS (SELECT FROM taskboard.jobs AS j
+                WHERE j.queue = set_key_limit.queue AND j.state = 'queued'
+                  AND j.run_at <= pg_catalog.clock_timestamp()) THEN
+        PERFORM taskboard.notify_runnable(set_key_limit.queue);
+    END IF;
+    RETURN true;
+END
+$$;
+
+--
+-- Name: FUNCTION set_key_limit(queue text, max_running_per_key integer); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.set_key_limit(queue text, max_running_per_key integer) IS 'set_key_limit(queue, max_running_per_key) -> boolean
+From the next claim on, claim never lets more than `max_running_per_key`
+jobs of one concurrency key of `queue` hold a lease at once (a lease that
+expired counts until its job is reclaimed or finished, a cancelled job''s
+until it ends), counted across all workers and under concurrent
+claimers; jobs of other keys and jobs without a key are still claimed.
+A first key limit (the queue had none) counts the claims already made:
+it waits for the claim transactions of the queue still open. NULL
+removes the key limit. True when this call changed it, false when it
+already was `max_running_per_key`.
+Raises 22023 when queue is NULL, empty or longer than 200 characters, or
+max_running_per_key is below 1 (pause the queue to stop it).';
+
+--
 -- Name: set_queue_limit(text, integer); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
@@ -2846,7 +2907,9 @@ CREATE TABLE taskboard.jobs (
     started_at timestamp with time zone,
     trace_context jsonb,
     held_until timestamp with time zone,
+    concurrency_key text,
     CONSTRAINT jobs_attempt_within_max CHECK (((attempt >= 0) AND (attempt <= max_attempts))),
+    CONSTRAINT jobs_concurrency_key_named CHECK (((concurrency_key <> ''::text) AND (char_length(concurrency_key) <= 200))),
     CONSTRAINT jobs_errors_is_array CHECK ((jsonb_typeof(errors) = 'array'::text)),
     CONSTRAINT jobs_fence_not_negative CHECK ((fence >= 0)),
     CONSTRAINT jobs_finished_at_iff_terminal CHECK (((state = ANY (ARRAY['succeeded'::text, 'dead'::text, 'cancelled'::text])) = (finished_at IS NOT NULL))),
@@ -2871,6 +2934,12 @@ COMMENT ON TABLE taskboard.jobs IS 'One row per job. Written only by the taskboa
 COMMENT ON COLUMN taskboard.jobs.held_until IS 'Cancelled while running: the deadline its holder was given. The job keeps its place under the queue''s limit and its dedupe key until then. NULL otherwise.';
 
 --
+-- Name: COLUMN jobs.concurrency_key; Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON COLUMN taskboard.jobs.concurrency_key IS 'The key whose jobs in this queue run at most max_running_per_key at once; NULL: none.';
+
+--
 -- Name: jobs_id_seq; Type: SEQUENCE; Schema: taskboard; Owner: -
 --
 
@@ -2892,6 +2961,8 @@ CREATE TABLE taskboard.queues (
     paused boolean DEFAULT false NOT NULL,
     max_running integer,
     updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    max_running_per_key integer,
+    CONSTRAINT queues_max_running_per_key_positive CHECK (((max_running_per_key IS NULL) OR (max_running_per_key >= 1))),
     CONSTRAINT queues_max_running_positive CHECK (((max_running IS NULL) OR (max_running >= 1))),
     CONSTRAINT queues_queue_named CHECK (((queue <> ''::text) AND (char_length(queue) <= 200)))
 );
@@ -2901,6 +2972,12 @@ CREATE TABLE taskboard.queues (
 --
 
 COMMENT ON TABLE taskboard.queues IS 'Queue settings (paused, max_running). Written only by the taskboard functions.';
+
+--
+-- Name: COLUMN queues.max_running_per_key; Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON COLUMN taskboard.queues.max_running_per_key IS 'At most this many jobs of one concurrency key run at once in this queue; NULL: no key limit.';
 
 --
 -- Name: queue_stats; Type: VIEW; Schema: taskboard; Owner: -
@@ -3003,6 +3080,12 @@ CREATE INDEX jobs_finished_at ON taskboard.jobs USING btree (finished_at) WHERE 
 --
 
 CREATE INDEX jobs_held_by_queue ON taskboard.jobs USING btree (queue, held_until) WHERE (held_until IS NOT NULL);
+
+--
+-- Name: jobs_holders_by_key; Type: INDEX; Schema: taskboard; Owner: -
+--
+
+CREATE INDEX jobs_holders_by_key ON taskboard.jobs USING btree (queue, concurrency_key) WHERE ((concurrency_key IS NOT NULL) AND ((state = 'running'::text) OR (held_until IS NOT NULL)));
 
 --
 -- Name: jobs_queued_claim_order; Type: INDEX; Schema: taskboard; Owner: -
@@ -3263,6 +3346,13 @@ GRANT ALL ON FUNCTION taskboard.retry(job_id bigint) TO taskboard_admin;
 
 REVOKE ALL ON FUNCTION taskboard.revert_losses(release text) FROM PUBLIC;
 GRANT ALL ON FUNCTION taskboard.revert_losses(release text) TO taskboard_admin;
+
+--
+-- Name: FUNCTION set_key_limit(queue text, max_running_per_key integer); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.set_key_limit(queue text, max_running_per_key integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.set_key_limit(queue text, max_running_per_key integer) TO taskboard_admin;
 
 --
 -- Name: FUNCTION set_queue_limit(queue text, max_running integer); Type: ACL; Schema: taskboard; Owner: -

@@ -7,7 +7,7 @@
 -- role that writes the table.
 
 BEGIN;
-SELECT plan(118);
+SELECT plan(119);
 
 -- Schema --------------------------------------------------------------------
 
@@ -24,7 +24,7 @@ SELECT columns_are('taskboard', 'jobs', ARRAY[
     'id', 'queue', 'task', 'payload', 'state', 'priority', 'run_at', 'attempt',
     'max_attempts', 'dedupe_key', 'lease_token', 'lease_expires_at', 'claimed_by',
     'idempotency_key', 'result', 'errors', 'created_at', 'finished_at', 'fence', 'started_at',
-    'trace_context', 'held_until'
+    'trace_context', 'held_until', 'concurrency_key'
 ], 'jobs has exactly the documented columns');
 
 SELECT col_type_is('taskboard', 'jobs', 'id',               'bigint',                   'jobs.id is a bigint');
@@ -49,6 +49,7 @@ SELECT col_type_is('taskboard', 'jobs', 'fence',            'bigint',           
 SELECT col_type_is('taskboard', 'jobs', 'started_at',       'timestamp with time zone', 'jobs.started_at is a timestamptz');
 SELECT col_type_is('taskboard', 'jobs', 'trace_context',    'jsonb',                    'jobs.trace_context is jsonb');
 SELECT col_type_is('taskboard', 'jobs', 'held_until',       'timestamp with time zone', 'jobs.held_until is a timestamptz');
+SELECT col_type_is('taskboard', 'jobs', 'concurrency_key',  'text',                     'jobs.concurrency_key is text');
 
 SELECT set_eq(
     $$SELECT a.attname::text
@@ -58,8 +59,8 @@ SELECT set_eq(
          AND NOT a.attisdropped
          AND NOT a.attnotnull$$,
     ARRAY['dedupe_key', 'lease_token', 'lease_expires_at', 'claimed_by', 'result', 'finished_at',
-          'started_at', 'trace_context', 'held_until'],
-    'only the key, the lease, the result, finished_at, started_at and trace_context may be NULL; every other column is NOT NULL'
+          'started_at', 'trace_context', 'held_until', 'concurrency_key'],
+    'only the keys, the lease, the result, finished_at, started_at, trace_context and held_until may be NULL; every other column is NOT NULL'
 );
 
 SELECT col_is_pk('taskboard', 'jobs', 'id', 'jobs.id is the primary key');
@@ -72,7 +73,8 @@ SELECT set_eq(
     ARRAY[
         'jobs_state_known', 'jobs_finished_at_iff_terminal', 'jobs_running_has_lease',
         'jobs_queue_not_empty', 'jobs_task_not_empty', 'jobs_max_attempts_positive',
-        'jobs_attempt_within_max', 'jobs_errors_is_array', 'jobs_fence_not_negative'
+        'jobs_attempt_within_max', 'jobs_errors_is_array', 'jobs_fence_not_negative',
+        'jobs_concurrency_key_named'
     ],
     'the invariants of jobs are named CHECK constraints'
 );
@@ -174,8 +176,8 @@ RESET ROLE;
 SELECT indexes_are('taskboard', 'jobs', ARRAY[
     'jobs_pkey', 'jobs_queued_claim_order', 'jobs_running_by_queue',
     'jobs_unfinished_task_dedupe_key', 'jobs_finished_at', 'jobs_failed_by_queue',
-    'jobs_unfinished_last_failure', 'jobs_held_by_queue'
-], 'jobs has exactly the primary key and the seven documented indexes');
+    'jobs_unfinished_last_failure', 'jobs_held_by_queue', 'jobs_holders_by_key'
+], 'jobs has exactly the primary key and the eight documented indexes');
 
 SELECT is(
     pg_catalog.pg_get_indexdef('taskboard.jobs_held_by_queue'::regclass),
@@ -311,7 +313,8 @@ SELECT functions_are('taskboard', ARRAY[
     'fail', 'release', 'lease_state', 'cancel', 'retry', 'prune', 'get_job', 'version',
     'notify_runnable', 'pause', 'resume', 'set_queue_limit', 'find_jobs', 'enqueue_periodic',
     'queue_overview', 'job_activity', 'check_name', 'check_interval', 'check_time',
-    'find_jobs_summary', 'last_failure_at', 'remove_schedule', 'job_history', 'worker_leases', 'revert_losses'
+    'find_jobs_summary', 'last_failure_at', 'remove_schedule', 'job_history', 'worker_leases', 'revert_losses',
+    'set_key_limit'
 ], 'the schema has exactly the documented functions');
 
 SELECT is_empty(
@@ -471,7 +474,7 @@ SELECT is(
 );
 
 -- The queues table: settings of the queues that have any.
-SELECT columns_are('taskboard', 'queues', ARRAY['queue', 'paused', 'max_running', 'updated_at'],
+SELECT columns_are('taskboard', 'queues', ARRAY['queue', 'paused', 'max_running', 'updated_at', 'max_running_per_key'],
     'queues has exactly the documented columns');
 SELECT col_is_pk('taskboard', 'queues', 'queue', 'a queue has one row of settings at most');
 SELECT col_not_null('taskboard', 'queues', 'paused', 'queues.paused is never NULL');

@@ -11,7 +11,7 @@
 -- read queue_stats and schedules.
 
 BEGIN;
-SELECT plan(327);
+SELECT plan(335);
 
 -- Who may execute what: one row per function of the schema.
 CREATE TEMP TABLE api (
@@ -47,6 +47,7 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
     ('pause',           ARRAY['text'],                                  false, false, true),
     ('resume',          ARRAY['text'],                                  false, false, true),
     ('set_queue_limit', ARRAY['text', 'integer'],                       false, false, true),
+    ('set_key_limit',   ARRAY['text', 'integer'],                       false, false, true),
     ('find_jobs',       ARRAY['text', 'text', 'text', 'bigint', 'integer'],
                                                                         true,  true,  true),
     ('queue_overview',  ARRAY['interval'],                              true,  true,  true),
