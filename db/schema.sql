@@ -305,6 +305,9 @@ DECLARE
     v_limit integer;
     -- How many queued jobs this call may start: batch, or less under a limit.
     v_room integer := claim.batch;
+    -- The queue's limit per concurrency key, and the keys already at it.
+    v_key_limit integer;
+    v_full_keys text[] := '{}';
 BEGIN
     IF claim.queue IS NULL OR claim.queue = '' THEN
         RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
@@ -342,10 +345,10 @@ BEGIN
 
     -- Queue control. A queue without a row in taskboard.queues is unpaused
     -- and unlimited: one primary-key probe, no lock.
-    SELECT q.paused, q.max_running INTO v_paused, v_limit
+    SELECT q.paused, q.max_running, q.max_running_per_key INTO v_paused, v_limit, v_key_limit
       FROM taskboard.queues AS q
      WHERE q.queue = claim.queue;
-    IF v_limit IS NULL
+    IF v_limit IS NULL AND v_key_limit IS NULL
        AND pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
         -- A snapshot taken before a first limit committed does not see it,
         -- and this claim did not wait for it. Writing the queue's row (an
@@ -354,8 +357,8 @@ BEGIN
         INSERT INTO taskboard.queues AS q (queue) VALUES (claim.queue)
         ON CONFLICT ON CONSTRAINT queues_pkey DO NOTHING;
     END IF;
-    IF v_limit IS NOT NULL THEN
-        -- Claimers of a limited queue take turns on its row, held until the
+    IF v_limit IS NOT NULL OR v_key_limit IS NOT NULL THEN
+        -- Claimers of a limited queue (a limit of its own or per key) take turns on its row, held until the
         -- caller's transaction ends: the count below sees every claim made
         -- before, so together they never pass the limit. Reclaiming an
         -- expired job does not add a running one; starting a queued job does.
@@ -366,7 +369,9 @@ BEGIN
         UPDATE taskboard.queues AS q
            SET paused = q.paused
          WHERE q.queue = claim.queue
-        RETURNING q.paused, q.max_running INTO v_paused, v_limit;
+        RETURNING q.paused, q.max_running, q.max_running_per_key INTO v_paused, v_limit, v_key_limit;
+    END IF;
+    IF v_limit IS NOT NULL THEN
         SELECT GREATEST(0, v_limit - pg_catalog.count(*) - (
                    -- Places still held: cancelled under a live lease
                    -- (taskboard.cancel), or retried since and not yet due.
@@ -381,6 +386,20 @@ BEGIN
            AND NOT (j.lease_expires_at <= v_now AND j.attempt >= j.max_attempts);
         v_room := LEAST(v_room, claim.batch);
     END IF;
+    IF v_key_limit IS NOT NULL THEN
+        -- The keys whose holders fill the key limit: their running jobs
+        -- (an expired lease counts until the job is reclaimed or finished)
+        -- and their jobs cancelled under a lease not yet ended. No queued
+        -- job of theirs is looked at; the others' are.
+        SELECT COALESCE(pg_catalog.array_agg(k.concurrency_key), '{}') INTO v_full_keys
+          FROM (SELECT h.concurrency_key
+                  FROM taskboard.jobs AS h
+                 WHERE h.queue = claim.queue
+                   AND h.concurrency_key IS NOT NULL
+                   AND (h.state = 'running' OR h.held_until > v_now)
+                 GROUP BY h.concurrency_key
+                HAVING pg_catalog.count(*) >= v_key_limit) AS k;
+    END IF;
     IF v_paused THEN
         RETURN;
     END IF;
@@ -389,7 +408,7 @@ BEGIN
     -- (nothing to bury or reclaim; the check walks this queue's running
     -- jobs, as the steps below would). Only queued jobs can be taken, and
     -- nothing is recorded in the history.
-    IF v_limit IS NULL AND NOT EXISTS (
+    IF v_limit IS NULL AND v_key_limit IS NULL AND NOT EXISTS (
         SELECT
           FROM taskboard.jobs AS x
          WHERE x.queue = claim.queue
@@ -473,15 +492,37 @@ BEGIN
          LIMIT claim.batch
            FOR UPDATE SKIP LOCKED
     ),
-    queued AS MATERIALIZED (
-        SELECT j.id, j.priority, j.run_at, j.run_at AS due_at
+    head AS MATERIALIZED (
+        -- The queued head, jobs of full keys left out. Under a key limit a
+        -- few times the room is locked, so that jobs of keys with room
+        -- behind jobs of one key are still found.
+        SELECT j.id, j.priority, j.run_at, j.concurrency_key AS ck
           FROM taskboard.jobs AS j
          WHERE j.queue = claim.queue
            AND j.state = 'queued'
            AND j.run_at <= v_now
+           AND (j.concurrency_key IS NULL OR NOT (j.concurrency_key = ANY (v_full_keys)))
          ORDER BY j.priority DESC, j.run_at, j.id
-         LIMIT v_room
+         LIMIT CASE WHEN v_key_limit IS NULL THEN v_room ELSE 4 * v_room END
            FOR UPDATE SKIP LOCKED
+    ),
+    queued AS MATERIALIZED (
+        -- Under a key limit, a key's jobs in claim order up to its room: the
+        -- limit less its holders (as counted for v_full_keys).
+        SELECT n.id, n.priority, n.run_at, n.run_at AS due_at
+          FROM (SELECT h.id, h.priority, h.run_at, h.ck,
+                       pg_catalog.row_number() OVER (PARTITION BY h.ck ORDER BY h.priority DESC, h.run_at, h.id) AS nth
+                  FROM head AS h) AS n
+         WHERE v_key_limit IS NULL
+            OR n.ck IS NULL
+            OR n.nth <= v_key_limit - (
+                   SELECT pg_catalog.count(*)
+                     FROM taskboard.jobs AS k
+                    WHERE k.queue = claim.queue
+                      AND k.concurrency_key = n.ck
+                      AND (k.state = 'running' OR k.held_until > v_now))
+         ORDER BY n.priority DESC, n.run_at, n.id
+         LIMIT v_room
     ),
     chosen AS (
         SELECT c.id, c.due_at

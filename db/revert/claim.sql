@@ -1,7 +1,6 @@
 -- Revert taskboard:claim from pg
 --
--- Puts back the definition and comment of release 0.4.6 (the common path's
--- update tests the queue and the state beside the id).
+-- Puts back the definition and comment of release 0.4.7 (no key limit).
 
 BEGIN;
 
@@ -181,8 +180,11 @@ BEGIN
                FOR UPDATE SKIP LOCKED
         ),
         claimed AS (
-            -- By id through an array: joined to `queued` instead, the plan
-            -- kept from an empty table walked the whole primary key.
+            -- By id through an array, and by id only: the rows `queued`
+            -- locked, which nothing changes before this update. Joined to
+            -- `queued` instead, the plan kept from an empty table walked the
+            -- whole primary key; with the queue and the state in this test,
+            -- on PostgreSQL 15, the queue's whole queued index.
             UPDATE taskboard.jobs AS j
                SET state = 'running',
                    lease_token = pg_catalog.gen_random_uuid(),
@@ -192,8 +194,6 @@ BEGIN
                    started_at = v_now,
                    claimed_by = claim.worker
              WHERE j.id = ANY (ARRAY(SELECT q.id FROM queued AS q))
-               AND j.queue = claim.queue
-               AND j.state = 'queued'
             RETURNING j.id, j.lease_token, j.task, j.payload, j.attempt, j.lease_expires_at,
                       j.idempotency_key, j.fence, j.trace_context, v_now - j.run_at AS waited,
                       j.priority, j.run_at
