@@ -1,5 +1,7 @@
--- enqueue(task, payload, queue, run_at, priority, max_attempts, dedupe_key, trace_context) -> bigint
+-- enqueue(task, payload, queue, run_at, priority, max_attempts, dedupe_key, trace_context, concurrency_key) -> bigint
 -- Inserts a queued job, runnable from run_at (NULL = now), and returns its id.
+-- With concurrency_key, the job counts toward that key's limit in its queue
+-- (taskboard.set_key_limit); NULL: no key.
 -- trace_context (the caller's W3C trace context, e.g. {"traceparent": ...})
 -- is stored with the job and handed to its holder by claim; NULL: none.
 -- With dedupe_key: when an unfinished (queued or running) job of the same
@@ -18,16 +20,17 @@
 -- dedupe_key is empty or longer than 400 characters, or run_at is
 -- 'infinity' or '-infinity' or outside the years 1 to 9999 (before
 -- 0001-01-01 or from 10000-01-01 on, UTC), or trace_context is not a JSON object of
--- strings or is longer than 8192 bytes as text.
+-- strings or is longer than 8192 bytes as text, or concurrency_key is empty
+-- or longer than 200 characters.
 -- Raises 23505 when an unfinished job of the queue and task holds a
 -- different key with the same SHA-256 as dedupe_key (no such pair is known):
 -- the index cannot tell the two apart, and the other job is not the answer.
--- Calls of the seven-argument form of 0.1.0 to 0.3.0 resolve to this one:
--- the argument it gained comes last, with a default.
+-- Calls of the seven- and eight-argument forms of earlier releases resolve
+-- to this one: the arguments it gained come last, with defaults.
 
 -- Written by `make schema` from a fresh deploy (never by hand): the definition
 -- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
-CREATE OR REPLACE FUNCTION taskboard.enqueue(task text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT 'default'::text, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 5, dedupe_key text DEFAULT NULL::text, trace_context jsonb DEFAULT NULL::jsonb)
+CREATE OR REPLACE FUNCTION taskboard.enqueue(task text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT 'default'::text, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 5, dedupe_key text DEFAULT NULL::text, trace_context jsonb DEFAULT NULL::jsonb, concurrency_key text DEFAULT NULL::text)
  RETURNS bigint
  LANGUAGE plpgsql
  SECURITY DEFINER
@@ -67,6 +70,9 @@ BEGIN
         RAISE EXCEPTION 'dedupe_key must be at most 400 characters, got %', pg_catalog.char_length(enqueue.dedupe_key)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF enqueue.concurrency_key IS NOT NULL THEN
+        PERFORM taskboard.check_name('concurrency_key', enqueue.concurrency_key);
+    END IF;
     IF pg_catalog.jsonb_typeof(enqueue.trace_context) <> 'object'
        OR EXISTS (SELECT FROM pg_catalog.jsonb_each(enqueue.trace_context) AS e(key, value)
                    WHERE pg_catalog.jsonb_typeof(e.value) <> 'string') THEN
@@ -87,9 +93,9 @@ BEGIN
 
     LOOP
         INSERT INTO taskboard.jobs AS j (queue, task, payload, priority, run_at, max_attempts, dedupe_key,
-                                         trace_context)
+                                         trace_context, concurrency_key)
         VALUES (enqueue.queue, enqueue.task, enqueue.payload, enqueue.priority, v_run_at,
-                enqueue.max_attempts, enqueue.dedupe_key, enqueue.trace_context)
+                enqueue.max_attempts, enqueue.dedupe_key, enqueue.trace_context, enqueue.concurrency_key)
         ON CONFLICT (queue, task,
                      pg_catalog.sha256(pg_catalog.decode(pg_catalog.replace(dedupe_key, E'\\', E'\\\\'), 'escape')))
            WHERE dedupe_key IS NOT NULL AND state IN ('queued', 'running')
@@ -145,7 +151,7 @@ BEGIN
 END
 $function$;
 
-REVOKE ALL ON FUNCTION taskboard.enqueue(text,jsonb,text,timestamp with time zone,integer,integer,text,jsonb) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.enqueue(text,jsonb,text,timestamp with time zone,integer,integer,text,jsonb) TO taskboard_producer;
-GRANT EXECUTE ON FUNCTION taskboard.enqueue(text,jsonb,text,timestamp with time zone,integer,integer,text,jsonb) TO taskboard_worker;
-GRANT EXECUTE ON FUNCTION taskboard.enqueue(text,jsonb,text,timestamp with time zone,integer,integer,text,jsonb) TO taskboard_admin;
+REVOKE ALL ON FUNCTION taskboard.enqueue(text,jsonb,text,timestamp with time zone,integer,integer,text,jsonb,text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.enqueue(text,jsonb,text,timestamp with time zone,integer,integer,text,jsonb,text) TO taskboard_producer;
+GRANT EXECUTE ON FUNCTION taskboard.enqueue(text,jsonb,text,timestamp with time zone,integer,integer,text,jsonb,text) TO taskboard_worker;
+GRANT EXECUTE ON FUNCTION taskboard.enqueue(text,jsonb,text,timestamp with time zone,integer,integer,text,jsonb,text) TO taskboard_admin;

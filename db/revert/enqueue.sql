@@ -1,4 +1,7 @@
--- Revert taskboard:enqueue to its v0.4.4 definition
+-- Revert taskboard:enqueue from pg
+--
+-- Puts back the eight-argument definition of release 0.4.7 with its
+-- comment and grants: the nine-argument form is dropped first.
 
 BEGIN;
 
@@ -10,6 +13,8 @@ BEGIN;
 -- The deploying role holds the owner for this transaction only.
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
+
+DROP FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb, text);
 
 
 CREATE OR REPLACE FUNCTION taskboard.enqueue(
@@ -34,6 +39,7 @@ DECLARE
     v_id     bigint;
     v_hash   bytea;
     v_held   text;
+    v_held_until timestamptz;
 BEGIN
     IF NOT pg_catalog.isfinite(v_run_at) THEN
         RAISE EXCEPTION 'run_at must be a finite time, got %', enqueue.run_at
@@ -113,6 +119,24 @@ BEGIN
         END IF;
     END LOOP;
 
+    IF enqueue.dedupe_key IS NOT NULL THEN
+        -- The key is still held by a job cancelled under a live lease.
+        SELECT pg_catalog.max(c.held_until)
+          INTO v_held_until
+          FROM taskboard.jobs AS c
+         WHERE c.queue = enqueue.queue
+           AND c.held_until > v_run_at
+           AND c.state = 'cancelled'
+           AND c.task = enqueue.task
+           AND c.dedupe_key = enqueue.dedupe_key;
+        IF v_held_until IS NOT NULL THEN
+            UPDATE taskboard.jobs AS j
+               SET run_at = v_held_until
+             WHERE j.id = v_id;
+            v_run_at := v_held_until;
+        END IF;
+    END IF;
+
     IF v_run_at <= v_now THEN
         PERFORM taskboard.notify_runnable(enqueue.queue);
     END IF;
@@ -131,7 +155,9 @@ nothing. A key is scoped to (queue, task, key): an unfinished job of
 another task with the same key is not the same job, and a new one is
 inserted. The unique index jobs_unfinished_task_dedupe_key makes this hold
 under concurrent callers; in REPEATABLE READ or SERIALIZABLE a race may
-raise 40001.
+raise 40001. A key held by a job cancelled under a live lease (its
+held_until, see taskboard.cancel) is no unfinished job's: a new job is
+inserted, runnable no sooner than that lease's end.
 Sends NOTIFY taskboard, '<queue>' when the new job is runnable now.
 Joins the caller's transaction: a rollback takes the job with it.
 Raises 22023 when task or queue is NULL, empty or longer than 200

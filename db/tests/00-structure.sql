@@ -332,13 +332,13 @@ SELECT is_empty(
 -- assertion instead of aborting the file.
 
 SELECT has_function('taskboard', 'enqueue',
-    ARRAY['text', 'jsonb', 'text', 'timestamp with time zone', 'integer', 'integer', 'text', 'jsonb'],
-    'enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb) exists');
+    ARRAY['text', 'jsonb', 'text', 'timestamp with time zone', 'integer', 'integer', 'text', 'jsonb', 'text'],
+    'enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb, text) exists');
 SELECT is(
     (SELECT pg_catalog.string_agg(pg_catalog.pg_get_function_arguments(p.oid) || ' -> ' || pg_catalog.pg_get_function_result(p.oid), '; ')
        FROM pg_catalog.pg_proc AS p WHERE p.pronamespace = 'taskboard'::regnamespace AND p.proname = 'enqueue'),
-    'task text, payload jsonb DEFAULT ''{}''::jsonb, queue text DEFAULT ''default''::text, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 5, dedupe_key text DEFAULT NULL::text, trace_context jsonb DEFAULT NULL::jsonb -> bigint',
-    'enqueue takes task, payload {}, queue default, run_at NULL, priority 0, max_attempts 5, dedupe_key NULL, trace_context NULL and returns bigint'
+    'task text, payload jsonb DEFAULT ''{}''::jsonb, queue text DEFAULT ''default''::text, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 5, dedupe_key text DEFAULT NULL::text, trace_context jsonb DEFAULT NULL::jsonb, concurrency_key text DEFAULT NULL::text -> bigint',
+    'enqueue takes task, payload {}, queue default, run_at NULL, priority 0, max_attempts 5, dedupe_key NULL, trace_context NULL, concurrency_key NULL and returns bigint'
 );
 
 SELECT has_function('taskboard', 'enqueue_many',

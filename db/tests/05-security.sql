@@ -23,7 +23,7 @@ CREATE TEMP TABLE api (
 ) ON COMMIT DROP;
 
 INSERT INTO api (fn, args, producer, worker, admin) VALUES
-    ('enqueue',         ARRAY['text', 'jsonb', 'text', 'timestamp with time zone', 'integer', 'integer', 'text', 'jsonb'],
+    ('enqueue',         ARRAY['text', 'jsonb', 'text', 'timestamp with time zone', 'integer', 'integer', 'text', 'jsonb', 'text'],
                                                                         true,  true,  true),
     ('enqueue_many',    ARRAY['text', 'jsonb[]', 'text', 'timestamp with time zone', 'integer', 'integer', 'text[]', 'jsonb'],
                                                                         true,  true,  true),

@@ -2,19 +2,16 @@
 -- jobs, an expired lease until its job is reclaimed or finished, a cancel's
 -- held place until its lease ends) never pass the limit; jobs of other keys
 -- and without a key behind a full key are still claimed.
--- (Keys are written here as the owner: the enqueue argument comes later.)
 
 BEGIN;
 SELECT plan(9);
 
 SET LOCAL ROLE taskboard_producer;
-SELECT taskboard.enqueue('t', '{}', 'kl') AS a1 \gset
-SELECT taskboard.enqueue('t', '{}', 'kl') AS a2 \gset
-SELECT taskboard.enqueue('t', '{}', 'kl') AS b1 \gset
+SELECT taskboard.enqueue('t', '{}', 'kl', concurrency_key => 'a') AS a1 \gset
+SELECT taskboard.enqueue('t', '{}', 'kl', concurrency_key => 'a') AS a2 \gset
+SELECT taskboard.enqueue('t', '{}', 'kl', concurrency_key => 'b') AS b1 \gset
 SELECT taskboard.enqueue('t', '{}', 'kl') AS n1 \gset
 RESET ROLE;
-UPDATE taskboard.jobs SET concurrency_key = 'a' WHERE id IN (:a1, :a2);
-UPDATE taskboard.jobs SET concurrency_key = 'b' WHERE id = :b1;
 SET LOCAL ROLE taskboard_admin;
 SELECT taskboard.set_key_limit('kl', 1) \gset
 RESET ROLE;
@@ -35,9 +32,8 @@ RESET ROLE;
 
 -- An expired lease still holds its key until the job is reclaimed.
 SET LOCAL ROLE taskboard_producer;
-SELECT taskboard.enqueue('t', '{}', 'kl') AS a3 \gset
+SELECT taskboard.enqueue('t', '{}', 'kl', concurrency_key => 'a') AS a3 \gset
 RESET ROLE;
-UPDATE taskboard.jobs SET concurrency_key = 'a' WHERE id = :a3;
 UPDATE taskboard.jobs SET lease_expires_at = now() - interval '1 second' WHERE id = :a2;
 SET LOCAL ROLE taskboard_worker;
 SELECT results_eq($$SELECT job_id FROM taskboard.claim('kl', 'w3', 10)$$,
@@ -50,9 +46,8 @@ SET LOCAL ROLE taskboard_admin;
 SELECT is(taskboard.cancel(:b1), true, 'the running job of key b is cancelled');
 RESET ROLE;
 SET LOCAL ROLE taskboard_producer;
-SELECT taskboard.enqueue('t', '{}', 'kl') AS b2 \gset
+SELECT taskboard.enqueue('t', '{}', 'kl', concurrency_key => 'b') AS b2 \gset
 RESET ROLE;
-UPDATE taskboard.jobs SET concurrency_key = 'b' WHERE id = :b2;
 SET LOCAL ROLE taskboard_worker;
 SELECT is_empty($$SELECT * FROM taskboard.claim('kl', 'w4', 10)$$,
     'the cancelled job holds key b until its lease ends');
