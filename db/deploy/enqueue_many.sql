@@ -1,15 +1,10 @@
 -- Deploy taskboard:enqueue_many to pg
--- requires: enqueue_many@v0.4.4
--- requires: jobs
--- requires: notify_runnable
--- requires: trace_context
--- requires: checks
--- requires: held_until
+-- requires: enqueue_many@v0.4.7
+-- requires: concurrency_key
 --
--- A new job whose dedupe_key a job cancelled under a live lease still holds
--- (its held_until, taskboard.cancel) is due no sooner than that lease's
--- end: one more statement, by an index range over the queue's held
--- places, only for a call with dedupe_keys.
+-- enqueue_many gains a trailing argument with a default (concurrency_keys):
+-- the eight-argument form is dropped and the new one created with the same
+-- grants, in one transaction. Calls of the old forms resolve to the new one.
 
 BEGIN;
 
@@ -22,6 +17,7 @@ BEGIN;
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
 
+DROP FUNCTION taskboard.enqueue_many(text, jsonb[], text, timestamptz, integer, integer, text[], jsonb);
 
 CREATE OR REPLACE FUNCTION taskboard.enqueue_many(
     task          text,
@@ -31,7 +27,8 @@ CREATE OR REPLACE FUNCTION taskboard.enqueue_many(
     priority      integer     DEFAULT 0,
     max_attempts  integer     DEFAULT 5,
     dedupe_keys   text[]      DEFAULT NULL,
-    trace_context jsonb       DEFAULT NULL
+    trace_context jsonb       DEFAULT NULL,
+    concurrency_keys text[]   DEFAULT NULL
 )
 RETURNS SETOF bigint
 LANGUAGE plpgsql
@@ -88,6 +85,21 @@ BEGIN
         RAISE EXCEPTION 'max_attempts must be at least 1, got %', enqueue_many.max_attempts
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF pg_catalog.array_ndims(enqueue_many.concurrency_keys) > 1 THEN
+        RAISE EXCEPTION 'concurrency_keys must be a one-dimensional array'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue_many.concurrency_keys IS NOT NULL
+       AND pg_catalog.cardinality(enqueue_many.concurrency_keys) <> pg_catalog.cardinality(enqueue_many.payloads) THEN
+        RAISE EXCEPTION 'concurrency_keys has % elements but payloads has %',
+            pg_catalog.cardinality(enqueue_many.concurrency_keys), pg_catalog.cardinality(enqueue_many.payloads)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF EXISTS (SELECT FROM pg_catalog.unnest(enqueue_many.concurrency_keys) AS k(key)
+                WHERE k.key = '' OR pg_catalog.char_length(k.key) > 200) THEN
+        RAISE EXCEPTION 'concurrency_keys must hold keys of 1 to 200 characters (NULL means no key)'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     IF pg_catalog.jsonb_typeof(enqueue_many.trace_context) <> 'object'
        OR EXISTS (SELECT FROM pg_catalog.jsonb_each(enqueue_many.trace_context) AS e(key, value)
                    WHERE pg_catalog.jsonb_typeof(e.value) <> 'string') THEN
@@ -110,15 +122,20 @@ BEGIN
     IF pg_catalog.array_lower(enqueue_many.dedupe_keys, 1) <> 1 THEN
         enqueue_many.dedupe_keys := ARRAY(SELECT pg_catalog.unnest(enqueue_many.dedupe_keys));
     END IF;
+    IF pg_catalog.array_lower(enqueue_many.concurrency_keys, 1) <> 1 THEN
+        enqueue_many.concurrency_keys := ARRAY(SELECT pg_catalog.unnest(enqueue_many.concurrency_keys));
+    END IF;
 
     IF enqueue_many.dedupe_keys IS NULL THEN
         -- No keys: every element is a new job. Ids are drawn first and
         -- matched to elements by position.
         v_ids := ARRAY(SELECT pg_catalog.nextval('taskboard.jobs_id_seq')
                          FROM pg_catalog.generate_series(1, pg_catalog.cardinality(enqueue_many.payloads)));
-        INSERT INTO taskboard.jobs (id, queue, task, payload, priority, run_at, max_attempts, trace_context)
+        INSERT INTO taskboard.jobs (id, queue, task, payload, priority, run_at, max_attempts, trace_context,
+                                    concurrency_key)
         SELECT v_ids[u.ord], enqueue_many.queue, enqueue_many.task, u.payload, enqueue_many.priority,
-               v_run_at, enqueue_many.max_attempts, enqueue_many.trace_context
+               v_run_at, enqueue_many.max_attempts, enqueue_many.trace_context,
+               enqueue_many.concurrency_keys[u.ord]
           FROM unnest(enqueue_many.payloads) WITH ORDINALITY AS u(payload, ord);
         v_inserted := pg_catalog.cardinality(v_ids);
     ELSE
@@ -140,9 +157,10 @@ BEGIN
         ),
         inserted AS (
             INSERT INTO taskboard.jobs AS j (id, queue, task, payload, priority, run_at, max_attempts, dedupe_key,
-                                             trace_context)
+                                             trace_context, concurrency_key)
             SELECT n.new_id, enqueue_many.queue, enqueue_many.task, n.payload, enqueue_many.priority,
-                   v_run_at, enqueue_many.max_attempts, n.dedupe_key, enqueue_many.trace_context
+                   v_run_at, enqueue_many.max_attempts, n.dedupe_key, enqueue_many.trace_context,
+                   enqueue_many.concurrency_keys[n.ord]
               FROM numbered AS n
              WHERE n.first_of_key
              ORDER BY n.dedupe_key NULLS FIRST, n.ord
@@ -195,10 +213,10 @@ BEGIN
                     EXIT;
                 END IF;
                 INSERT INTO taskboard.jobs AS j (queue, task, payload, priority, run_at, max_attempts, dedupe_key,
-                                                 trace_context)
+                                                 trace_context, concurrency_key)
                 VALUES (enqueue_many.queue, enqueue_many.task, enqueue_many.payloads[v_ord], enqueue_many.priority,
                         v_run_at, enqueue_many.max_attempts, enqueue_many.dedupe_keys[v_ord],
-                        enqueue_many.trace_context)
+                        enqueue_many.trace_context, enqueue_many.concurrency_keys[v_ord])
                 ON CONFLICT (queue, task,
                              pg_catalog.sha256(pg_catalog.decode(pg_catalog.replace(dedupe_key, E'\\', E'\\\\'), 'escape')))
                    WHERE dedupe_key IS NOT NULL AND state IN ('queued', 'running')
@@ -242,8 +260,11 @@ BEGIN
 END
 $function$;
 
-COMMENT ON FUNCTION taskboard.enqueue_many(text,jsonb[],text,timestamp with time zone,integer,integer,text[],jsonb) IS
-$comment$enqueue_many(task, payloads, queue, run_at, priority, max_attempts, dedupe_keys, trace_context) -> setof bigint
+COMMENT ON FUNCTION taskboard.enqueue_many(text,jsonb[],text,timestamp with time zone,integer,integer,text[],jsonb,text[]) IS
+$comment$enqueue_many(task, payloads, queue, run_at, priority, max_attempts, dedupe_keys, trace_context, concurrency_keys) -> setof bigint
+concurrency_keys pairs with payloads element by element: each job counts
+toward its key's limit in the queue (taskboard.set_key_limit); a NULL
+element or a NULL array: no key.
 Enqueues one job of `task` per element of `payloads` in one round trip and
 returns their ids in payload order. dedupe_keys pairs with payloads element
 by element (a NULL element means no key) and behaves as in enqueue, scoped
@@ -265,7 +286,9 @@ has a different length or holds an empty string or a key longer than 400
 characters, priority or max_attempts is NULL, max_attempts < 1, or run_at
 is 'infinity' or '-infinity' or outside the years 1 to 9999 (before
 0001-01-01 or from 10000-01-01 on, UTC), or trace_context is not a JSON object of
-strings or is longer than 8192 bytes as text.
+strings or is longer than 8192 bytes as text, or concurrency_keys is
+multidimensional, of another length than payloads, or holds an empty key
+or one longer than 200 characters.
 Raises 23505, writing nothing, when a key of dedupe_keys has the same
 SHA-256 as a different key held by an unfinished job of the queue and task,
 or as a different key of the same call (no such pair is known): the index
@@ -273,8 +296,8 @@ cannot tell the two apart, and the other job is not the answer.
 Calls of the seven-argument form of 0.1.0 to 0.3.0 resolve to this one:
 the argument it gained comes last, with a default.$comment$;
 
-REVOKE ALL ON FUNCTION taskboard.enqueue_many(text, jsonb[], text, timestamptz, integer, integer, text[], jsonb) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.enqueue_many(text, jsonb[], text, timestamptz, integer, integer, text[], jsonb)
+REVOKE ALL ON FUNCTION taskboard.enqueue_many(text, jsonb[], text, timestamptz, integer, integer, text[], jsonb, text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.enqueue_many(text, jsonb[], text, timestamptz, integer, integer, text[], jsonb, text[])
     TO :"producer_role", :"worker_role", :"admin_role";
 
 RESET ROLE;

@@ -1,4 +1,7 @@
--- enqueue_many(task, payloads, queue, run_at, priority, max_attempts, dedupe_keys, trace_context) -> setof bigint
+-- enqueue_many(task, payloads, queue, run_at, priority, max_attempts, dedupe_keys, trace_context, concurrency_keys) -> setof bigint
+-- concurrency_keys pairs with payloads element by element: each job counts
+-- toward its key's limit in the queue (taskboard.set_key_limit); a NULL
+-- element or a NULL array: no key.
 -- Enqueues one job of `task` per element of `payloads` in one round trip and
 -- returns their ids in payload order. dedupe_keys pairs with payloads element
 -- by element (a NULL element means no key) and behaves as in enqueue, scoped
@@ -20,7 +23,9 @@
 -- characters, priority or max_attempts is NULL, max_attempts < 1, or run_at
 -- is 'infinity' or '-infinity' or outside the years 1 to 9999 (before
 -- 0001-01-01 or from 10000-01-01 on, UTC), or trace_context is not a JSON object of
--- strings or is longer than 8192 bytes as text.
+-- strings or is longer than 8192 bytes as text, or concurrency_keys is
+-- multidimensional, of another length than payloads, or holds an empty key
+-- or one longer than 200 characters.
 -- Raises 23505, writing nothing, when a key of dedupe_keys has the same
 -- SHA-256 as a different key held by an unfinished job of the queue and task,
 -- or as a different key of the same call (no such pair is known): the index
@@ -30,7 +35,7 @@
 
 -- Written by `make schema` from a fresh deploy (never by hand): the definition
 -- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
-CREATE OR REPLACE FUNCTION taskboard.enqueue_many(task text, payloads jsonb[], queue text DEFAULT 'default'::text, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 5, dedupe_keys text[] DEFAULT NULL::text[], trace_context jsonb DEFAULT NULL::jsonb)
+CREATE OR REPLACE FUNCTION taskboard.enqueue_many(task text, payloads jsonb[], queue text DEFAULT 'default'::text, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 5, dedupe_keys text[] DEFAULT NULL::text[], trace_context jsonb DEFAULT NULL::jsonb, concurrency_keys text[] DEFAULT NULL::text[])
  RETURNS SETOF bigint
  LANGUAGE plpgsql
  SECURITY DEFINER
@@ -86,6 +91,21 @@ BEGIN
         RAISE EXCEPTION 'max_attempts must be at least 1, got %', enqueue_many.max_attempts
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF pg_catalog.array_ndims(enqueue_many.concurrency_keys) > 1 THEN
+        RAISE EXCEPTION 'concurrency_keys must be a one-dimensional array'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue_many.concurrency_keys IS NOT NULL
+       AND pg_catalog.cardinality(enqueue_many.concurrency_keys) <> pg_catalog.cardinality(enqueue_many.payloads) THEN
+        RAISE EXCEPTION 'concurrency_keys has % elements but payloads has %',
+            pg_catalog.cardinality(enqueue_many.concurrency_keys), pg_catalog.cardinality(enqueue_many.payloads)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF EXISTS (SELECT FROM pg_catalog.unnest(enqueue_many.concurrency_keys) AS k(key)
+                WHERE k.key = '' OR pg_catalog.char_length(k.key) > 200) THEN
+        RAISE EXCEPTION 'concurrency_keys must hold keys of 1 to 200 characters (NULL means no key)'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     IF pg_catalog.jsonb_typeof(enqueue_many.trace_context) <> 'object'
        OR EXISTS (SELECT FROM pg_catalog.jsonb_each(enqueue_many.trace_context) AS e(key, value)
                    WHERE pg_catalog.jsonb_typeof(e.value) <> 'string') THEN
@@ -108,15 +128,20 @@ BEGIN
     IF pg_catalog.array_lower(enqueue_many.dedupe_keys, 1) <> 1 THEN
         enqueue_many.dedupe_keys := ARRAY(SELECT pg_catalog.unnest(enqueue_many.dedupe_keys));
     END IF;
+    IF pg_catalog.array_lower(enqueue_many.concurrency_keys, 1) <> 1 THEN
+        enqueue_many.concurrency_keys := ARRAY(SELECT pg_catalog.unnest(enqueue_many.concurrency_keys));
+    END IF;
 
     IF enqueue_many.dedupe_keys IS NULL THEN
         -- No keys: every element is a new job. Ids are drawn first and
         -- matched to elements by position.
         v_ids := ARRAY(SELECT pg_catalog.nextval('taskboard.jobs_id_seq')
                          FROM pg_catalog.generate_series(1, pg_catalog.cardinality(enqueue_many.payloads)));
-        INSERT INTO taskboard.jobs (id, queue, task, payload, priority, run_at, max_attempts, trace_context)
+        INSERT INTO taskboard.jobs (id, queue, task, payload, priority, run_at, max_attempts, trace_context,
+                                    concurrency_key)
         SELECT v_ids[u.ord], enqueue_many.queue, enqueue_many.task, u.payload, enqueue_many.priority,
-               v_run_at, enqueue_many.max_attempts, enqueue_many.trace_context
+               v_run_at, enqueue_many.max_attempts, enqueue_many.trace_context,
+               enqueue_many.concurrency_keys[u.ord]
           FROM unnest(enqueue_many.payloads) WITH ORDINALITY AS u(payload, ord);
         v_inserted := pg_catalog.cardinality(v_ids);
     ELSE
@@ -138,9 +163,10 @@ BEGIN
         ),
         inserted AS (
             INSERT INTO taskboard.jobs AS j (id, queue, task, payload, priority, run_at, max_attempts, dedupe_key,
-                                             trace_context)
+                                             trace_context, concurrency_key)
             SELECT n.new_id, enqueue_many.queue, enqueue_many.task, n.payload, enqueue_many.priority,
-                   v_run_at, enqueue_many.max_attempts, n.dedupe_key, enqueue_many.trace_context
+                   v_run_at, enqueue_many.max_attempts, n.dedupe_key, enqueue_many.trace_context,
+                   enqueue_many.concurrency_keys[n.ord]
               FROM numbered AS n
              WHERE n.first_of_key
              ORDER BY n.dedupe_key NULLS FIRST, n.ord
@@ -193,10 +219,10 @@ BEGIN
                     EXIT;
                 END IF;
                 INSERT INTO taskboard.jobs AS j (queue, task, payload, priority, run_at, max_attempts, dedupe_key,
-                                                 trace_context)
+                                                 trace_context, concurrency_key)
                 VALUES (enqueue_many.queue, enqueue_many.task, enqueue_many.payloads[v_ord], enqueue_many.priority,
                         v_run_at, enqueue_many.max_attempts, enqueue_many.dedupe_keys[v_ord],
-                        enqueue_many.trace_context)
+                        enqueue_many.trace_context, enqueue_many.concurrency_keys[v_ord])
                 ON CONFLICT (queue, task,
                              pg_catalog.sha256(pg_catalog.decode(pg_catalog.replace(dedupe_key, E'\\', E'\\\\'), 'escape')))
                    WHERE dedupe_key IS NOT NULL AND state IN ('queued', 'running')
@@ -240,7 +266,7 @@ BEGIN
 END
 $function$;
 
-REVOKE ALL ON FUNCTION taskboard.enqueue_many(text,jsonb[],text,timestamp with time zone,integer,integer,text[],jsonb) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.enqueue_many(text,jsonb[],text,timestamp with time zone,integer,integer,text[],jsonb) TO taskboard_producer;
-GRANT EXECUTE ON FUNCTION taskboard.enqueue_many(text,jsonb[],text,timestamp with time zone,integer,integer,text[],jsonb) TO taskboard_worker;
-GRANT EXECUTE ON FUNCTION taskboard.enqueue_many(text,jsonb[],text,timestamp with time zone,integer,integer,text[],jsonb) TO taskboard_admin;
+REVOKE ALL ON FUNCTION taskboard.enqueue_many(text,jsonb[],text,timestamp with time zone,integer,integer,text[],jsonb,text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.enqueue_many(text,jsonb[],text,timestamp with time zone,integer,integer,text[],jsonb,text[]) TO taskboard_producer;
+GRANT EXECUTE ON FUNCTION taskboard.enqueue_many(text,jsonb[],text,timestamp with time zone,integer,integer,text[],jsonb,text[]) TO taskboard_worker;
+GRANT EXECUTE ON FUNCTION taskboard.enqueue_many(text,jsonb[],text,timestamp with time zone,integer,integer,text[],jsonb,text[]) TO taskboard_admin;

@@ -1,4 +1,7 @@
--- Revert taskboard:enqueue_many to its v0.4.4 definition
+-- Revert taskboard:enqueue_many from pg
+--
+-- Puts back the eight-argument definition of release 0.4.7 with its
+-- comment and grants: the nine-argument form is dropped first.
 
 BEGIN;
 
@@ -10,6 +13,8 @@ BEGIN;
 -- The deploying role holds the owner for this transaction only.
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
+
+DROP FUNCTION taskboard.enqueue_many(text, jsonb[], text, timestamptz, integer, integer, text[], jsonb, text[]);
 
 
 CREATE OR REPLACE FUNCTION taskboard.enqueue_many(
@@ -202,6 +207,24 @@ BEGIN
         END LOOP;
     END IF;
 
+    IF enqueue_many.dedupe_keys IS NOT NULL AND v_inserted > 0 THEN
+        -- Keys still held by jobs cancelled under a live lease.
+        UPDATE taskboard.jobs AS j
+           SET run_at = h.held_until
+          FROM (SELECT c.dedupe_key, pg_catalog.max(c.held_until) AS held_until
+                  FROM taskboard.jobs AS c
+                 WHERE c.queue = enqueue_many.queue
+                   AND c.held_until > v_run_at
+                   AND c.state = 'cancelled'
+                   AND c.task = enqueue_many.task
+                   AND c.dedupe_key IS NOT NULL
+                 GROUP BY c.dedupe_key) AS h
+         WHERE j.id = ANY (v_ids)
+           AND j.dedupe_key = h.dedupe_key
+           AND j.state = 'queued'
+           AND j.run_at < h.held_until;
+    END IF;
+
     IF v_inserted > 0 AND v_run_at <= v_now THEN
         PERFORM taskboard.notify_runnable(enqueue_many.queue);
     END IF;
@@ -222,7 +245,10 @@ to (queue, task, key): a key held by an unfinished job of the queue and
 this task yields that job's id (a job of another task holding it does not
 count), and a key repeated inside the array yields the id of its first
 occurrence's job. Keys are inserted in key order, so concurrent calls with
-overlapping keys wait for each other instead of deadlocking.
+overlapping keys wait for each other instead of deadlocking. A key held
+by a job cancelled under a live lease (its held_until, see
+taskboard.cancel) is no unfinished job's: a new job is inserted, runnable
+no sooner than that lease's end.
 trace_context (the caller's W3C trace context) is stored with every job
 the call inserts, as in enqueue: one call is made in one context.
 An empty array returns no rows. At most one NOTIFY per call, and only when

@@ -342,13 +342,13 @@ SELECT is(
 );
 
 SELECT has_function('taskboard', 'enqueue_many',
-    ARRAY['text', 'jsonb[]', 'text', 'timestamp with time zone', 'integer', 'integer', 'text[]', 'jsonb'],
-    'enqueue_many(text, jsonb[], text, timestamptz, integer, integer, text[], jsonb) exists');
+    ARRAY['text', 'jsonb[]', 'text', 'timestamp with time zone', 'integer', 'integer', 'text[]', 'jsonb', 'text[]'],
+    'enqueue_many(text, jsonb[], text, timestamptz, integer, integer, text[], jsonb, text[]) exists');
 SELECT is(
     (SELECT pg_catalog.string_agg(pg_catalog.pg_get_function_arguments(p.oid) || ' -> ' || pg_catalog.pg_get_function_result(p.oid), '; ')
        FROM pg_catalog.pg_proc AS p WHERE p.pronamespace = 'taskboard'::regnamespace AND p.proname = 'enqueue_many'),
-    'task text, payloads jsonb[], queue text DEFAULT ''default''::text, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 5, dedupe_keys text[] DEFAULT NULL::text[], trace_context jsonb DEFAULT NULL::jsonb -> SETOF bigint',
-    'enqueue_many takes task, payloads, queue default, run_at NULL, priority 0, max_attempts 5, dedupe_keys NULL, trace_context NULL and returns setof bigint'
+    'task text, payloads jsonb[], queue text DEFAULT ''default''::text, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 5, dedupe_keys text[] DEFAULT NULL::text[], trace_context jsonb DEFAULT NULL::jsonb, concurrency_keys text[] DEFAULT NULL::text[] -> SETOF bigint',
+    'enqueue_many takes task, payloads, queue default, run_at NULL, priority 0, max_attempts 5, dedupe_keys NULL, trace_context NULL, concurrency_keys NULL and returns setof bigint'
 );
 
 SELECT has_function('taskboard', 'claim',

@@ -25,7 +25,7 @@ CREATE TEMP TABLE api (
 INSERT INTO api (fn, args, producer, worker, admin) VALUES
     ('enqueue',         ARRAY['text', 'jsonb', 'text', 'timestamp with time zone', 'integer', 'integer', 'text', 'jsonb', 'text'],
                                                                         true,  true,  true),
-    ('enqueue_many',    ARRAY['text', 'jsonb[]', 'text', 'timestamp with time zone', 'integer', 'integer', 'text[]', 'jsonb'],
+    ('enqueue_many',    ARRAY['text', 'jsonb[]', 'text', 'timestamp with time zone', 'integer', 'integer', 'text[]', 'jsonb', 'text[]'],
                                                                         true,  true,  true),
     ('enqueue_periodic', ARRAY['text', 'timestamp with time zone', 'text', 'jsonb', 'text', 'integer', 'integer', 'text[]'],
                                                                         false, true,  true),

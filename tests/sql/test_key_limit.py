@@ -18,15 +18,12 @@ JOBS = 120
 
 
 def enqueue_keyed(url: str, queue: str) -> None:
+    keys = [f"k{n % KEYS}" for n in range(JOBS)]
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(
-            "SELECT count(*) FROM taskboard.enqueue_many('t', array_fill('{}'::jsonb, ARRAY[%s]), %s)",
-            [JOBS, queue],
-        )
-        # Keys written as the owner until enqueue takes them.
-        conn.execute(
-            "UPDATE taskboard.jobs SET concurrency_key = 'k' || (id %% %s) WHERE queue = %s",
-            [KEYS, queue],
+            "SELECT count(*) FROM taskboard.enqueue_many('t', array_fill('{}'::jsonb, ARRAY[%s]), %s,"
+            " concurrency_keys => %s)",
+            [JOBS, queue, keys],
         )
 
 
