@@ -2696,6 +2696,14 @@ BEGIN
             SELECT 'slot tasks and queues', '0.4.5',
                    (SELECT pg_catalog.count(*) FROM taskboard.schedule_slots AS s
                      WHERE s.task IS NOT NULL)
+            UNION ALL
+            SELECT 'concurrency keys', '0.4.8',
+                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j
+                     WHERE j.concurrency_key IS NOT NULL)
+            UNION ALL
+            SELECT 'key limits', '0.4.8',
+                   (SELECT pg_catalog.count(*) FROM taskboard.queues AS q
+                     WHERE q.max_running_per_key IS NOT NULL)
            ) AS lost
      WHERE lost.rows > 0
        AND (v_to IS NULL
@@ -2722,6 +2730,9 @@ release that added it and how many rows hold it:
                   their place and dedupe key (0.4.5)
   slot tasks and queues
                   schedules whose latest slot''s task and queue are kept (0.4.5)
+  concurrency keys
+                  jobs carrying a concurrency key (0.4.8)
+  key limits      queues with a limit per concurrency key (0.4.8)
   jobs            every job, only for release NULL (a revert of everything)
 No rows: the revert drops no data. Reads only; ordered by release.
 Raises 22023 when release is not NULL and not of the form 0.2.0.
@@ -2860,7 +2871,7 @@ CREATE FUNCTION taskboard.version() RETURNS text
     LANGUAGE sql IMMUTABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-SELECT '0.4.7'::text
+SELECT '0.4.8'::text
 $$;
 
 --
@@ -3063,10 +3074,11 @@ CREATE VIEW taskboard.queue_stats AS
     min(j.run_at) AS oldest_run_at,
     count(*) FILTER (WHERE (((j.state = 'queued'::text) AND (j.run_at <= clock_timestamp())) OR ((j.state = 'running'::text) AND (j.lease_expires_at <= clock_timestamp()) AND (j.attempt < j.max_attempts)))) AS runnable,
     COALESCE(q.paused, false) AS paused,
-    q.max_running
+    q.max_running,
+    q.max_running_per_key
    FROM (taskboard.jobs j
      LEFT JOIN taskboard.queues q ON ((q.queue = j.queue)))
-  GROUP BY j.queue, j.state, q.paused, q.max_running;
+  GROUP BY j.queue, j.state, q.paused, q.max_running, q.max_running_per_key;
 
 --
 -- Name: schedule_slots; Type: TABLE; Schema: taskboard; Owner: -

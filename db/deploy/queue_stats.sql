@@ -1,6 +1,6 @@
 -- Deploy taskboard:queue_stats to pg
--- requires: queue_stats@v0.2.0
--- requires: queues
+-- requires: queue_stats@v0.4.7
+-- requires: concurrency_key
 
 BEGIN;
 
@@ -20,7 +20,9 @@ SET LOCAL ROLE :"owner_role";
 --                  or running with an expired lease and attempts left),
 --                  were the queue neither paused nor at its limit;
 --   paused:        whether the queue is paused (taskboard.pause);
---   max_running:   its limit (taskboard.set_queue_limit); NULL: none.
+--   max_running:   its limit (taskboard.set_queue_limit); NULL: none;
+--   max_running_per_key: its limit per concurrency key
+--                  (taskboard.set_key_limit); NULL: none.
 -- A queue appears once it has jobs.
 CREATE OR REPLACE VIEW taskboard.queue_stats AS
 SELECT j.queue,
@@ -34,10 +36,11 @@ SELECT j.queue,
                   AND j.attempt < j.max_attempts)
        ) AS runnable,
        COALESCE(q.paused, false) AS paused,
-       q.max_running
+       q.max_running,
+       q.max_running_per_key
   FROM taskboard.jobs AS j
   LEFT JOIN taskboard.queues AS q ON q.queue = j.queue
- GROUP BY j.queue, j.state, q.paused, q.max_running;
+ GROUP BY j.queue, j.state, q.paused, q.max_running, q.max_running_per_key;
 
 GRANT SELECT ON taskboard.queue_stats TO :"producer_role", :"worker_role", :"admin_role";
 

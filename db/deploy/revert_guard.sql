@@ -1,10 +1,11 @@
 -- Deploy taskboard:revert_guard to pg
--- requires: revert_guard@v0.4.6
+-- requires: revert_guard@v0.4.7
 -- requires: version
 --
--- Release 0.4.7 adds no data a revert would drop: revert_losses is the
--- same, and the guard is again the release's last change, so that a
--- refused revert has changed nothing.
+-- Release 0.4.8 adds concurrency keys (jobs.concurrency_key) and key
+-- limits (queues.max_running_per_key): revert_losses counts them, and the
+-- guard is again the release's last change, so that a refused revert has
+-- changed nothing.
 --
 -- What a revert would drop, and a guard against dropping it unasked. The
 -- released revert scripts drop the columns and tables their change added,
@@ -75,6 +76,14 @@ BEGIN
             SELECT 'slot tasks and queues', '0.4.5',
                    (SELECT pg_catalog.count(*) FROM taskboard.schedule_slots AS s
                      WHERE s.task IS NOT NULL)
+            UNION ALL
+            SELECT 'concurrency keys', '0.4.8',
+                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j
+                     WHERE j.concurrency_key IS NOT NULL)
+            UNION ALL
+            SELECT 'key limits', '0.4.8',
+                   (SELECT pg_catalog.count(*) FROM taskboard.queues AS q
+                     WHERE q.max_running_per_key IS NOT NULL)
            ) AS lost
      WHERE lost.rows > 0
        AND (v_to IS NULL
@@ -98,6 +107,9 @@ release that added it and how many rows hold it:
                   their place and dedupe key (0.4.5)
   slot tasks and queues
                   schedules whose latest slot's task and queue are kept (0.4.5)
+  concurrency keys
+                  jobs carrying a concurrency key (0.4.8)
+  key limits      queues with a limit per concurrency key (0.4.8)
   jobs            every job, only for release NULL (a revert of everything)
 No rows: the revert drops no data. Reads only; ordered by release.
 Raises 22023 when release is not NULL and not of the form 0.2.0.

@@ -1,8 +1,8 @@
 -- Deploy taskboard:version to pg
--- requires: version@v0.4.6
--- requires: claim
+-- requires: version@v0.4.7
+-- requires: queue_stats
 --
--- Release 0.4.7: the schema answers 0.4.7.
+-- Release 0.4.8: the schema answers 0.4.8.
 
 BEGIN;
 
@@ -22,7 +22,7 @@ IMMUTABLE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
-SELECT '0.4.7'::text
+SELECT '0.4.8'::text
 $function$;
 
 COMMENT ON FUNCTION taskboard.version() IS

@@ -12,6 +12,9 @@
 --                   their place and dedupe key (0.4.5)
 --   slot tasks and queues
 --                   schedules whose latest slot's task and queue are kept (0.4.5)
+--   concurrency keys
+--                   jobs carrying a concurrency key (0.4.8)
+--   key limits      queues with a limit per concurrency key (0.4.8)
 --   jobs            every job, only for release NULL (a revert of everything)
 -- No rows: the revert drops no data. Reads only; ordered by release.
 -- Raises 22023 when release is not NULL and not of the form 0.2.0.
@@ -69,6 +72,14 @@ BEGIN
             SELECT 'slot tasks and queues', '0.4.5',
                    (SELECT pg_catalog.count(*) FROM taskboard.schedule_slots AS s
                      WHERE s.task IS NOT NULL)
+            UNION ALL
+            SELECT 'concurrency keys', '0.4.8',
+                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j
+                     WHERE j.concurrency_key IS NOT NULL)
+            UNION ALL
+            SELECT 'key limits', '0.4.8',
+                   (SELECT pg_catalog.count(*) FROM taskboard.queues AS q
+                     WHERE q.max_running_per_key IS NOT NULL)
            ) AS lost
      WHERE lost.rows > 0
        AND (v_to IS NULL

@@ -1,4 +1,4 @@
--- Revert taskboard:queue_stats to its v0.2.0 definition
+-- Revert taskboard:queue_stats to its v0.4.7 definition (without max_running_per_key)
 
 BEGIN;
 
@@ -15,7 +15,11 @@ SET LOCAL ROLE :"owner_role";
 --   jobs:          how many jobs of this queue are in this state;
 --   oldest_run_at: the earliest run_at among them;
 --   runnable:      how many of them claim would take now (queued and due,
---                  or running with an expired lease and attempts left).
+--                  or running with an expired lease and attempts left),
+--                  were the queue neither paused nor at its limit;
+--   paused:        whether the queue is paused (taskboard.pause);
+--   max_running:   its limit (taskboard.set_queue_limit); NULL: none.
+-- A queue appears once it has jobs.
 DROP VIEW taskboard.queue_stats;
 CREATE VIEW taskboard.queue_stats AS
 SELECT j.queue,
@@ -27,9 +31,12 @@ SELECT j.queue,
               OR (j.state = 'running'
                   AND j.lease_expires_at <= pg_catalog.clock_timestamp()
                   AND j.attempt < j.max_attempts)
-       ) AS runnable
+       ) AS runnable,
+       COALESCE(q.paused, false) AS paused,
+       q.max_running
   FROM taskboard.jobs AS j
- GROUP BY j.queue, j.state;
+  LEFT JOIN taskboard.queues AS q ON q.queue = j.queue
+ GROUP BY j.queue, j.state, q.paused, q.max_running;
 
 GRANT SELECT ON taskboard.queue_stats TO :"producer_role", :"worker_role", :"admin_role";
 

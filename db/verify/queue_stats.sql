@@ -7,7 +7,7 @@ SET LOCAL taskboard.role_prefix TO :'prefix';
 -- Reading the schema needs the owner's USAGE: held until the ROLLBACK.
 GRANT :"owner_role" TO CURRENT_USER;
 
-SELECT queue, state, jobs, oldest_run_at, runnable, paused, max_running
+SELECT queue, state, jobs, oldest_run_at, runnable, paused, max_running, max_running_per_key
   FROM taskboard.queue_stats
  WHERE false;
 

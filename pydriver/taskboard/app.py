@@ -22,6 +22,7 @@ from taskboard.errors import (
     JobCancelled,
     JobFailed,
     JobNotFound,
+    SchemaVersionError,
     TaskError,
     translate,
 )
@@ -99,8 +100,9 @@ class Taskboard:
         self._pools = _EnqueuePools(self)
         self._unknown_warned: set[str] = set()  # names warned about (see _registered)
         self._unknown_lock = threading.Lock()
-        # Whether the schema stores the trace context: learnt at the first enqueue that has one.
-        self._schema_traces: bool | None = None
+        # The schema's release: learnt at the first enqueue sending an argument that
+        # only some releases take (a trace context, a concurrency key).
+        self._schema_release: tuple[int, ...] | None = None
 
     @property
     def settings(self) -> Settings:
@@ -294,6 +296,7 @@ class Taskboard:
         priority: int = 0,
         max_attempts: int | None = None,
         dedupe_key: str | None = None,
+        concurrency_key: str | None = None,
         conn: psycopg.Connection[Any] | None = None,
     ) -> int:
         """Enqueue one job and return its id.
@@ -305,7 +308,10 @@ class Taskboard:
         the app's pool commits it at once (a pool for the sync calls, one per
         event loop for the asyncio ones). With `dedupe_key`, an unfinished
         job of the same queue and task holding that key is returned instead
-        of a new one. `max_attempts=None` means the task's registered
+        of a new one. With `concurrency_key`, the job counts against its
+        queue's key limit (`set_key_limit`): no more than that many jobs of
+        one key hold a lease at once (schema 0.4.8 on; SchemaVersionError
+        before). `max_attempts=None` means the task's registered
         max_attempts, else DEFAULT_MAX_ATTEMPTS (5). A task registered with a
         payload model validates `payload` first (see `task`).
 
@@ -323,8 +329,9 @@ class Taskboard:
             priority,
             self.max_attempts_of(task, max_attempts),
             dedupe_key,
+            concurrency_key,
         )
-        return self._produce("enqueue", self._traced(sql.enqueue), self._with_trace(params), conn)
+        return self._produce("enqueue", self._fitted(sql.enqueue), self._with_trace(params), conn)
 
     def enqueue_many(
         self,
@@ -336,11 +343,14 @@ class Taskboard:
         priority: int = 0,
         max_attempts: int | None = None,
         dedupe_keys: Iterable[str | None] | None = None,
+        concurrency_keys: Iterable[str | None] | None = None,
         conn: psycopg.Connection[Any] | None = None,
     ) -> list[int]:
         """Enqueue one job of `task` per payload in one round trip; ids in payload order.
 
         As `enqueue`: a payload model validates every payload before any is sent.
+        `dedupe_keys` and `concurrency_keys`, when given, hold one key (or None)
+        per payload.
         """
         params = sql.enqueue_many_params(
             task,
@@ -350,9 +360,10 @@ class Taskboard:
             priority,
             self.max_attempts_of(task, max_attempts),
             dedupe_keys,
+            concurrency_keys,
         )
         return self._produce(
-            "enqueue_many", self._traced(sql.enqueue_many), self._with_trace(params), conn
+            "enqueue_many", self._fitted(sql.enqueue_many), self._with_trace(params), conn
         )
 
     # -- queue control (the admin role) -------------------------------------------
@@ -380,6 +391,21 @@ class Taskboard:
         this call changed the limit. Needs the admin role; InvalidArgument below 1."""
         params = sql.queue_limit_params(queue, max_running)
         return self._produce("set_queue_limit", sql.set_queue_limit, params, conn, role=ADMIN_ROLE)
+
+    def set_key_limit(
+        self,
+        queue: str,
+        max_running_per_key: int | None,
+        *,
+        conn: psycopg.Connection[Any] | None = None,
+    ) -> bool:
+        """Never let more than `max_running_per_key` jobs of one concurrency key of `queue`
+        hold a lease at once, across all workers (None: no key limit). A lease that expired
+        counts until its job is reclaimed or finished; jobs of other keys and jobs without a
+        key are still claimed. True when this call changed the limit. Needs the admin role
+        and schema 0.4.8; InvalidArgument below 1."""
+        params = sql.key_limit_params(queue, max_running_per_key)
+        return self._produce("set_key_limit", sql.set_key_limit, params, conn, role=ADMIN_ROLE)
 
     # -- managing jobs -------------------------------------------------------------
 
@@ -449,19 +475,23 @@ class Taskboard:
 
     # -- making the calls ------------------------------------------------------------
 
-    def _traced(
+    def _fitted(
         self, call: Callable[[psycopg.Connection[Any], dict[str, Any]], R]
     ) -> Callable[[psycopg.Connection[Any], dict[str, Any]], R]:
-        """`call`, sending the trace context only where the schema stores it (0.4.0 on)."""
+        """`call`, fitted to the schema's release: the trace context is sent only where
+        the schema stores it (0.4.0 on), a concurrency key refused before 0.4.8."""
 
-        def traced(conn: psycopg.Connection[Any], params: dict[str, Any]) -> R:
-            if params.get("trace_context") is not None and self._schema_traces is None:
-                self._schema_traces = sql.stores_trace_context(conn)
-            if not self._schema_traces:
-                params = {**params, "trace_context": None}
-            return call(conn, params)
+        def fitted(conn: psycopg.Connection[Any], params: dict[str, Any]) -> R:
+            if _schema_matters(params) and (
+                # Learnt once; read again before refusing a key (the database may have
+                # been migrated since).
+                self._schema_release is None
+                or (_has_keys(params) and self._schema_release < sql.KEYS_SINCE)
+            ):
+                self._schema_release = sql.schema_release(conn)
+            return call(conn, _fit_params(params, self._schema_release))
 
-        return traced
+        return fitted
 
     def _produce(
         self,
@@ -499,6 +529,7 @@ class Taskboard:
         priority: int = 0,
         max_attempts: int | None = None,
         dedupe_key: str | None = None,
+        concurrency_key: str | None = None,
         conn: psycopg.AsyncConnection[Any] | None = None,
     ) -> int:
         """Enqueue one job and return its id.
@@ -510,7 +541,10 @@ class Taskboard:
         the app's pool commits it at once (a pool for the sync calls, one per
         event loop for the asyncio ones). With `dedupe_key`, an unfinished
         job of the same queue and task holding that key is returned instead
-        of a new one. `max_attempts=None` means the task's registered
+        of a new one. With `concurrency_key`, the job counts against its
+        queue's key limit (`aset_key_limit`): no more than that many jobs of
+        one key hold a lease at once (schema 0.4.8 on; SchemaVersionError
+        before). `max_attempts=None` means the task's registered
         max_attempts, else DEFAULT_MAX_ATTEMPTS (5). A task registered with a
         payload model validates `payload` first (see `task`).
 
@@ -528,9 +562,10 @@ class Taskboard:
             priority,
             self.max_attempts_of(task, max_attempts),
             dedupe_key,
+            concurrency_key,
         )
         return await self._aproduce(
-            "aenqueue", self._atraced(sql.aenqueue), self._with_trace(params), conn
+            "aenqueue", self._afitted(sql.aenqueue), self._with_trace(params), conn
         )
 
     async def aenqueue_many(
@@ -543,11 +578,14 @@ class Taskboard:
         priority: int = 0,
         max_attempts: int | None = None,
         dedupe_keys: Iterable[str | None] | None = None,
+        concurrency_keys: Iterable[str | None] | None = None,
         conn: psycopg.AsyncConnection[Any] | None = None,
     ) -> list[int]:
         """Enqueue one job of `task` per payload in one round trip; ids in payload order.
 
         As `aenqueue`: a payload model validates every payload before any is sent.
+        `dedupe_keys` and `concurrency_keys`, when given, hold one key (or None)
+        per payload.
         """
         params = sql.enqueue_many_params(
             task,
@@ -557,9 +595,10 @@ class Taskboard:
             priority,
             self.max_attempts_of(task, max_attempts),
             dedupe_keys,
+            concurrency_keys,
         )
         return await self._aproduce(
-            "aenqueue_many", self._atraced(sql.aenqueue_many), self._with_trace(params), conn
+            "aenqueue_many", self._afitted(sql.aenqueue_many), self._with_trace(params), conn
         )
 
     # -- queue control (the admin role) -------------------------------------------
@@ -594,6 +633,23 @@ class Taskboard:
         params = sql.queue_limit_params(queue, max_running)
         return await self._aproduce(
             "aset_queue_limit", sql.aset_queue_limit, params, conn, role=ADMIN_ROLE
+        )
+
+    async def aset_key_limit(
+        self,
+        queue: str,
+        max_running_per_key: int | None,
+        *,
+        conn: psycopg.AsyncConnection[Any] | None = None,
+    ) -> bool:
+        """Never let more than `max_running_per_key` jobs of one concurrency key of `queue`
+        hold a lease at once, across all workers (None: no key limit). A lease that expired
+        counts until its job is reclaimed or finished; jobs of other keys and jobs without a
+        key are still claimed. True when this call changed the limit. Needs the admin role
+        and schema 0.4.8; InvalidArgument below 1."""
+        params = sql.key_limit_params(queue, max_running_per_key)
+        return await self._aproduce(
+            "aset_key_limit", sql.aset_key_limit, params, conn, role=ADMIN_ROLE
         )
 
     # -- managing jobs -------------------------------------------------------------
@@ -672,19 +728,23 @@ class Taskboard:
 
     # -- making the calls ------------------------------------------------------------
 
-    def _atraced(
+    def _afitted(
         self, call: Callable[[psycopg.AsyncConnection[Any], dict[str, Any]], Awaitable[R]]
     ) -> Callable[[psycopg.AsyncConnection[Any], dict[str, Any]], Awaitable[R]]:
-        """`call`, sending the trace context only where the schema stores it (0.4.0 on)."""
+        """`call`, fitted to the schema's release: the trace context is sent only where
+        the schema stores it (0.4.0 on), a concurrency key refused before 0.4.8."""
 
-        async def traced(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> R:
-            if params.get("trace_context") is not None and self._schema_traces is None:
-                self._schema_traces = await sql.astores_trace_context(conn)
-            if not self._schema_traces:
-                params = {**params, "trace_context": None}
-            return await call(conn, params)
+        async def fitted(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> R:
+            if _schema_matters(params) and (
+                # Learnt once; read again before refusing a key (the database may have
+                # been migrated since).
+                self._schema_release is None
+                or (_has_keys(params) and self._schema_release < sql.KEYS_SINCE)
+            ):
+                self._schema_release = await sql.aschema_release(conn)
+            return await call(conn, _fit_params(params, self._schema_release))
 
-        return traced
+        return fitted
 
     async def _aproduce(
         self,
@@ -877,6 +937,7 @@ class TaskHandle(Generic[P, R]):
         priority: int = 0,
         max_attempts: int | None = None,
         dedupe_key: str | None = None,
+        concurrency_key: str | None = None,
         conn: psycopg.Connection[Any] | None = None,
     ) -> int:
         """Enqueue one job of this task and return its id (see Taskboard.enqueue)."""
@@ -888,6 +949,7 @@ class TaskHandle(Generic[P, R]):
             priority=priority,
             max_attempts=max_attempts,
             dedupe_key=dedupe_key,
+            concurrency_key=concurrency_key,
             conn=conn,
         )
 
@@ -900,6 +962,7 @@ class TaskHandle(Generic[P, R]):
         priority: int = 0,
         max_attempts: int | None = None,
         dedupe_keys: Iterable[str | None] | None = None,
+        concurrency_keys: Iterable[str | None] | None = None,
         conn: psycopg.Connection[Any] | None = None,
     ) -> list[int]:
         """Enqueue one job of this task per payload in one round trip (see
@@ -912,6 +975,7 @@ class TaskHandle(Generic[P, R]):
             priority=priority,
             max_attempts=max_attempts,
             dedupe_keys=dedupe_keys,
+            concurrency_keys=concurrency_keys,
             conn=conn,
         )
 
@@ -928,6 +992,7 @@ class TaskHandle(Generic[P, R]):
         priority: int = 0,
         max_attempts: int | None = None,
         dedupe_key: str | None = None,
+        concurrency_key: str | None = None,
         conn: psycopg.AsyncConnection[Any] | None = None,
     ) -> int:
         """Enqueue one job of this task and return its id (see Taskboard.aenqueue)."""
@@ -939,6 +1004,7 @@ class TaskHandle(Generic[P, R]):
             priority=priority,
             max_attempts=max_attempts,
             dedupe_key=dedupe_key,
+            concurrency_key=concurrency_key,
             conn=conn,
         )
 
@@ -951,6 +1017,7 @@ class TaskHandle(Generic[P, R]):
         priority: int = 0,
         max_attempts: int | None = None,
         dedupe_keys: Iterable[str | None] | None = None,
+        concurrency_keys: Iterable[str | None] | None = None,
         conn: psycopg.AsyncConnection[Any] | None = None,
     ) -> list[int]:
         """Enqueue one job of this task per payload in one round trip (see
@@ -963,6 +1030,7 @@ class TaskHandle(Generic[P, R]):
             priority=priority,
             max_attempts=max_attempts,
             dedupe_keys=dedupe_keys,
+            concurrency_keys=concurrency_keys,
             conn=conn,
         )
 
@@ -1126,3 +1194,28 @@ async def _close_opened(opening: asyncio.Task[AsyncConnectionPool[Any]]) -> None
     await asyncio.wait([opening])
     if not _failed(opening):
         await opening.result().close()
+
+
+def _has_keys(params: dict[str, Any]) -> bool:
+    return params.get("concurrency_key") is not None or params.get("concurrency_keys") is not None
+
+
+def _schema_matters(params: dict[str, Any]) -> bool:
+    """Whether `params` hold an argument that only some schema releases take."""
+    return _has_keys(params) or params.get("trace_context") is not None
+
+
+def _fit_params(params: dict[str, Any], release: tuple[int, ...] | None) -> dict[str, Any]:
+    """`params` as the schema of `release` takes them: the trace context dropped before
+    TRACE_CONTEXT_SINCE; SchemaVersionError for a concurrency key before KEYS_SINCE."""
+    if release is None:
+        return params
+    if release < sql.KEYS_SINCE and _has_keys(params):
+        have = ".".join(map(str, release))
+        raise SchemaVersionError(
+            f"a concurrency key needs taskboard schema {'.'.join(map(str, sql.KEYS_SINCE))}"
+            f" or later; the database has {have}: run `taskboard migrate`"
+        )
+    if release < sql.TRACE_CONTEXT_SINCE and params.get("trace_context") is not None:
+        return {**params, "trace_context": None}
+    return params

@@ -89,6 +89,7 @@ COMMAND_NEEDS: dict[str, Needs] = {
     "pause": Needs("admin"),
     "resume": Needs("admin"),
     "limit": Needs("admin"),
+    "key-limit": Needs("admin"),
     "jobs": Needs("producer"),
     "job": Needs("producer"),
     "cancel": Needs("admin"),
@@ -403,6 +404,7 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
             priority=args.priority,
             max_attempts=args.max_attempts,
             dedupe_key=args.dedupe_key,
+            concurrency_key=args.concurrency_key,
             conn=conn,
         )
     if args.json:
@@ -420,9 +422,12 @@ def cmd_status(args: argparse.Namespace) -> int:
         print("no jobs")
         return EXIT_OK
     controlled = "paused" in stats[0]  # schema 0.3.0 and later
+    keyed = "max_running_per_key" in stats[0]  # schema 0.4.8 and later
     header = ["queue", "state", "jobs", "runnable", "oldest_run_at"]
     if controlled:
         header += ["paused", "limit"]
+    if keyed:
+        header += ["key limit"]
     rows = []
     for row in stats:
         oldest = row["oldest_run_at"]
@@ -436,8 +441,11 @@ def cmd_status(args: argparse.Namespace) -> int:
         if controlled:
             limit = row["max_running"]
             cells += ["yes" if row["paused"] else "", "" if limit is None else str(limit)]
+        if keyed:
+            per_key = row["max_running_per_key"]
+            cells.append("" if per_key is None else str(per_key))
         rows.append(cells)
-    print(format_table(header, rows, numeric={2, 3, 6}))
+    print(format_table(header, rows, numeric={2, 3, 6, 7}))
     return EXIT_OK
 
 
@@ -467,6 +475,15 @@ def cmd_limit(args: argparse.Namespace) -> int:
     changed = with_app(lambda app: app.set_queue_limit(args.queue, args.max_running))
     what = "no limit" if args.max_running is None else f"at most {args.max_running} running"
     data = {"queue": args.queue, "max_running": args.max_running, "changed": changed}
+    report(args, data, f'queue "{args.queue}": {what}' + ("" if changed else " (unchanged)"))
+    return EXIT_OK
+
+
+def cmd_key_limit(args: argparse.Namespace) -> int:
+    limit = args.max_running_per_key
+    changed = with_app(lambda app: app.set_key_limit(args.queue, limit))
+    what = "no key limit" if limit is None else f"at most {limit} running per concurrency key"
+    data = {"queue": args.queue, "max_running_per_key": limit, "changed": changed}
     report(args, data, f'queue "{args.queue}": {what}' + ("" if changed else " (unchanged)"))
     return EXIT_OK
 
@@ -1024,6 +1041,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="default: the task's max_attempts with --app when it has one, else 5",
     )
     enqueue.add_argument("--dedupe-key", metavar="K", help="reuse an unfinished job with key K")
+    enqueue.add_argument(
+        "--concurrency-key",
+        metavar="K",
+        help="count the job against its queue's limit per key K (taskboard key-limit)",
+    )
     enqueue.add_argument("--json", action="store_true", help="print the job as JSON on stdout")
 
     command(
@@ -1050,6 +1072,15 @@ def build_parser() -> argparse.ArgumentParser:
     limit.add_argument("queue", metavar="QUEUE")
     limit.add_argument("max_running", metavar="N|none", type=queue_limit)
     limit.add_argument("--json", action="store_true", help="print the result as JSON")
+    key_limit = command(
+        "key-limit",
+        cmd_key_limit,
+        "Run at most N jobs of one concurrency key of QUEUE at once across all workers; "
+        "none removes the key limit.",
+    )
+    key_limit.add_argument("queue", metavar="QUEUE")
+    key_limit.add_argument("max_running_per_key", metavar="N|none", type=queue_limit)
+    key_limit.add_argument("--json", action="store_true", help="print the result as JSON")
     jobs = command(
         "jobs",
         cmd_jobs,

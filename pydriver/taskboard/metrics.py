@@ -312,6 +312,12 @@ def queue_families(core: ModuleType, rows: list[dict[str, Any]]) -> Iterator[Met
         "The queue's limit on running jobs across all workers; absent when it has none.",
         labels=["queue"],
     )
+    key_limit = core.GaugeMetricFamily(
+        "taskboard_queue_max_running_per_key",
+        "The queue's limit on running jobs of one concurrency key across all workers; absent "
+        "when it has none.",
+        labels=["queue"],
+    )
     by_queue: dict[str, dict[str, dict[str, Any]]] = {}
     for row in rows:
         by_queue.setdefault(str(row["queue"]), {})[str(row["state"])] = row
@@ -330,9 +336,11 @@ def queue_families(core: ModuleType, rows: list[dict[str, Any]]) -> Iterator[Met
             paused.add_metric([queue], 1 if any_row["paused"] else 0)
             if any_row["max_running"] is not None:
                 limit.add_metric([queue], any_row["max_running"])
+            if any_row.get("max_running_per_key") is not None:  # schema 0.4.8 and later
+                key_limit.add_metric([queue], any_row["max_running_per_key"])
     yield from (jobs, runnable, oldest)
     if controlled:
-        yield from (paused, limit)
+        yield from (paused, limit, key_limit)
 
 
 def exporter_registry(connect: Callable[[], psycopg.Connection[Any]]) -> CollectorRegistry:

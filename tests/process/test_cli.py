@@ -299,7 +299,17 @@ def test_status_shows_the_counts_per_queue_and_state(deployed: str) -> None:
     done = run(deployed, "status")
     assert done.returncode == 0, done.stderr
     header, *rows = [line.split() for line in done.stdout.splitlines()]
-    assert header == ["queue", "state", "jobs", "runnable", "oldest_run_at", "paused", "limit"]
+    assert header == [
+        "queue",
+        "state",
+        "jobs",
+        "runnable",
+        "oldest_run_at",
+        "paused",
+        "limit",
+        "key",
+        "limit",
+    ]
     assert [row[:4] for row in rows] == [
         ["default", "queued", "2", "2"],
         ["later", "queued", "1", "0"],

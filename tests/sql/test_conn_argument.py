@@ -25,6 +25,7 @@ ARGS: dict[str, tuple[Any, ...]] = {
     "pause": ("default",),
     "resume": ("default",),
     "set_queue_limit": ("default", 1),
+    "set_key_limit": ("default", 1),
     "get_job": (1,),
     "jobs": (),
     "cancel": (1,),
@@ -148,7 +149,7 @@ def test_every_call_accepts_a_connection_with_a_dict_row_factory(url: str, app: 
     with psycopg.connect(url, autocommit=True, row_factory=dict_row) as conn:
         for _, call, args in calls(app):
             call(*args, conn=conn)  # raised KeyError: 0 for six of them
-        assert sql.stores_trace_context(conn)  # what enqueue asks with a trace context
+        assert sql.schema_release(conn) >= sql.KEYS_SINCE  # what enqueue asks with a key
 
     async def main(app: Taskboard) -> None:
         async with await psycopg.AsyncConnection.connect(
@@ -156,7 +157,7 @@ def test_every_call_accepts_a_connection_with_a_dict_row_factory(url: str, app: 
         ) as conn:
             for _, call, args in calls(app, "a"):
                 await call(*args, conn=conn)
-            assert await sql.astores_trace_context(conn)
+            assert await sql.aschema_release(conn) >= sql.KEYS_SINCE
 
     other = Taskboard(load_settings(database_url=url))  # registers its own "note"
     asyncio.run(main(other))

@@ -1,7 +1,7 @@
 # Generated from admin_async.py by dev/taskboard_dev/async_to_sync.py (make sync):
 # edit admin_async.py, not this file.
 """Queue control and managing jobs (the admin role): pause, resume, set_queue_limit,
-get_job, find_jobs, cancel, retry, prune and remove_schedule.
+set_key_limit, get_job, find_jobs, cancel, retry, prune and remove_schedule.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from taskboard.sql.admin_async import (
     REMOVE_SCHEDULE,
     RESUME,
     RETRY,
+    SET_KEY_LIMIT,
     SET_QUEUE_LIMIT,
     JobInfo,
     _default_loaders,
@@ -46,6 +47,11 @@ def resume(conn: psycopg.Connection[Any], params: dict[str, Any]) -> bool:
 def set_queue_limit(conn: psycopg.Connection[Any], params: dict[str, Any]) -> bool:
     """True when this call changed the limit (queue_limit_params)."""
     return changed(conn, SET_QUEUE_LIMIT, params)
+
+
+def set_key_limit(conn: psycopg.Connection[Any], params: dict[str, Any]) -> bool:
+    """True when this call changed the key limit (key_limit_params)."""
+    return changed(conn, SET_KEY_LIMIT, params)
 
 
 def get_job(conn: psycopg.Connection[Any], params: dict[str, Any]) -> JobInfo | None:

@@ -1,5 +1,5 @@
 """Queue control and managing jobs (the admin role): pause, resume, set_queue_limit,
-get_job, find_jobs, cancel, retry, prune and remove_schedule.
+set_key_limit, get_job, find_jobs, cancel, retry, prune and remove_schedule.
 """
 
 from __future__ import annotations
@@ -22,6 +22,10 @@ RESUME = "SELECT taskboard.resume(queue => %(queue)s)"
 SET_QUEUE_LIMIT = (
     "SELECT taskboard.set_queue_limit(queue => %(queue)s, max_running => %(max_running)s)"
 )
+SET_KEY_LIMIT = (
+    "SELECT taskboard.set_key_limit("
+    "queue => %(queue)s, max_running_per_key => %(max_running_per_key)s)"
+)
 
 
 async def achanged(conn: psycopg.AsyncConnection[Any], query: str, params: dict[str, Any]) -> bool:
@@ -42,6 +46,11 @@ async def aresume(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) ->
 async def aset_queue_limit(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> bool:
     """True when this call changed the limit (queue_limit_params)."""
     return await achanged(conn, SET_QUEUE_LIMIT, params)
+
+
+async def aset_key_limit(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> bool:
+    """True when this call changed the key limit (key_limit_params)."""
+    return await achanged(conn, SET_KEY_LIMIT, params)
 
 
 # -- managing jobs ---------------------------------------------------------------

@@ -151,11 +151,21 @@ def sequence(name: str, value: Any) -> list[Any]:
     return list(value)
 
 
-def dedupe_list(keys: Any) -> list[str | None]:
+def text_list(name: str, values: Any) -> list[str | None]:
+    """Strings or None, one per item; InvalidArgument naming `name[i]` for another item."""
     return [
-        None if k is None else text(f"dedupe_keys[{i}]", k)
-        for i, k in enumerate(sequence("dedupe_keys", keys))
+        None if v is None else text(f"{name}[{i}]", v) for i, v in enumerate(sequence(name, values))
     ]
+
+
+def dedupe_list(keys: Any) -> list[str | None]:
+    return text_list("dedupe_keys", keys)
+
+
+def key_list(keys: Any) -> list[str | None] | None:
+    """concurrency_keys as sent: None when no item has a key (the call without them)."""
+    listed = text_list("concurrency_keys", keys)
+    return listed if any(k is not None for k in listed) else None
 
 
 def enqueue_params(
@@ -166,6 +176,7 @@ def enqueue_params(
     priority: int,
     max_attempts: int,
     dedupe_key: str | None,
+    concurrency_key: str | None = None,
 ) -> dict[str, Any]:
     return {
         "task": text("task", task),
@@ -174,7 +185,8 @@ def enqueue_params(
         "run_at": run_at,
         "priority": int4("priority", priority),
         "max_attempts": int4("max_attempts", max_attempts),
-        "dedupe_key": None if dedupe_key is None else text("dedupe_key", dedupe_key),
+        "dedupe_key": optional_text("dedupe_key", dedupe_key),
+        "concurrency_key": optional_text("concurrency_key", concurrency_key),
     }
 
 
@@ -186,6 +198,7 @@ def enqueue_many_params(
     priority: int,
     max_attempts: int,
     dedupe_keys: Iterable[str | None] | None,
+    concurrency_keys: Iterable[str | None] | None = None,
 ) -> dict[str, Any]:
     return {
         "task": text("task", task),
@@ -197,6 +210,7 @@ def enqueue_many_params(
         "priority": int4("priority", priority),
         "max_attempts": int4("max_attempts", max_attempts),
         "dedupe_keys": None if dedupe_keys is None else dedupe_list(dedupe_keys),
+        "concurrency_keys": None if concurrency_keys is None else key_list(concurrency_keys),
     }
 
 
@@ -215,6 +229,13 @@ def queue_params(queue: str) -> dict[str, Any]:
 def queue_limit_params(queue: str, max_running: int | None) -> dict[str, Any]:
     limit = None if max_running is None else int4("max_running", max_running)
     return {"queue": text("queue", queue), "max_running": limit}
+
+
+def key_limit_params(queue: str, max_running_per_key: int | None) -> dict[str, Any]:
+    limit = (
+        None if max_running_per_key is None else int4("max_running_per_key", max_running_per_key)
+    )
+    return {"queue": text("queue", queue), "max_running_per_key": limit}
 
 
 INT8_MIN, INT8_MAX = -(2**63), 2**63 - 1

@@ -9,18 +9,12 @@ from typing import Any
 import psycopg
 from psycopg.rows import tuple_row
 
-from taskboard.sql.producer_async import (
-    ENQUEUE,
-    ENQUEUE_MANY,
-    ENQUEUE_MANY_TRACED,
-    ENQUEUE_TRACED,
-    _enqueue_query,
-)
+from taskboard.sql.producer_async import ENQUEUE, ENQUEUE_MANY, _enqueue_query
 
 
 def enqueue(conn: psycopg.Connection[Any], params: dict[str, Any]) -> int:
     """The id of the job `params` (enqueue_params) describes."""
-    query = _enqueue_query(params, ENQUEUE, ENQUEUE_TRACED)
+    query = _enqueue_query(params, ENQUEUE)
     with conn.cursor(row_factory=tuple_row) as cur:
         cur.execute(query, params)
         row = cur.fetchone()
@@ -30,7 +24,7 @@ def enqueue(conn: psycopg.Connection[Any], params: dict[str, Any]) -> int:
 
 def enqueue_many(conn: psycopg.Connection[Any], params: dict[str, Any]) -> list[int]:
     """The ids of the jobs `params` (enqueue_many_params) describes, in payload order."""
-    query = _enqueue_query(params, ENQUEUE_MANY, ENQUEUE_MANY_TRACED)
+    query = _enqueue_query(params, ENQUEUE_MANY)
     with conn.cursor(row_factory=tuple_row) as cur:
         cur.execute(query, params)
         return [int(r[0]) for r in cur.fetchall()]

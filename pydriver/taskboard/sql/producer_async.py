@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import psycopg
@@ -12,42 +13,38 @@ from psycopg.rows import tuple_row
 ENQUEUE = """
 SELECT taskboard.enqueue(
     task => %(task)s, payload => %(payload)s::jsonb, queue => %(queue)s, run_at => %(run_at)s,
-    priority => %(priority)s, max_attempts => %(max_attempts)s, dedupe_key => %(dedupe_key)s)
+    priority => %(priority)s, max_attempts => %(max_attempts)s, dedupe_key => %(dedupe_key)s{})
 """
 
 ENQUEUE_MANY = """
 SELECT * FROM taskboard.enqueue_many(
     task => %(task)s, payloads => %(payloads)s::jsonb[], queue => %(queue)s, run_at => %(run_at)s,
-    priority => %(priority)s, max_attempts => %(max_attempts)s, dedupe_keys => %(dedupe_keys)s::text[])
+    priority => %(priority)s, max_attempts => %(max_attempts)s, dedupe_keys => %(dedupe_keys)s::text[]{})
 """
 
-ENQUEUE_TRACED = """
-SELECT taskboard.enqueue(
-    task => %(task)s, payload => %(payload)s::jsonb, queue => %(queue)s, run_at => %(run_at)s,
-    priority => %(priority)s, max_attempts => %(max_attempts)s, dedupe_key => %(dedupe_key)s,
-    trace_context => %(trace_context)s::jsonb)
-"""
-
-ENQUEUE_MANY_TRACED = """
-SELECT * FROM taskboard.enqueue_many(
-    task => %(task)s, payloads => %(payloads)s::jsonb[], queue => %(queue)s, run_at => %(run_at)s,
-    priority => %(priority)s, max_attempts => %(max_attempts)s, dedupe_keys => %(dedupe_keys)s::text[],
-    trace_context => %(trace_context)s::jsonb)
-"""
+# The arguments a call sends only when it has a value for them, each with the
+# schema release that takes it (sql.session: TRACE_CONTEXT_SINCE, KEYS_SINCE):
+# the calls without them work on every schema.
+OPTIONAL = (
+    ("concurrency_key", ",\n    concurrency_key => %(concurrency_key)s"),
+    ("concurrency_keys", ",\n    concurrency_keys => %(concurrency_keys)s::text[]"),
+    ("trace_context", ",\n    trace_context => %(trace_context)s::jsonb"),
+)
 
 
-def _enqueue_query(params: dict[str, Any], plain: str, traced: str) -> str:
-    return plain if params.get("trace_context") is None else traced
+@cache
+def _query(template: str, present: frozenset[str]) -> str:
+    return template.format("".join(arg for name, arg in OPTIONAL if name in present))
 
 
-# With params["trace_context"] set (JSON text, see trace_context_json), the
-# calls take the form that stores it: the caller has made sure the schema
-# has it (TRACE_CONTEXT_SINCE).
+def _enqueue_query(params: dict[str, Any], template: str) -> str:
+    """`template` with the optional arguments `params` has values for."""
+    return _query(template, frozenset(n for n, _ in OPTIONAL if params.get(n) is not None))
 
 
 async def aenqueue(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> int:
     """The id of the job `params` (enqueue_params) describes."""
-    query = _enqueue_query(params, ENQUEUE, ENQUEUE_TRACED)
+    query = _enqueue_query(params, ENQUEUE)
     async with conn.cursor(row_factory=tuple_row) as cur:
         await cur.execute(query, params)
         row = await cur.fetchone()
@@ -57,7 +54,7 @@ async def aenqueue(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -
 
 async def aenqueue_many(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> list[int]:
     """The ids of the jobs `params` (enqueue_many_params) describes, in payload order."""
-    query = _enqueue_query(params, ENQUEUE_MANY, ENQUEUE_MANY_TRACED)
+    query = _enqueue_query(params, ENQUEUE_MANY)
     async with conn.cursor(row_factory=tuple_row) as cur:
         await cur.execute(query, params)
         return [int(r[0]) for r in await cur.fetchall()]

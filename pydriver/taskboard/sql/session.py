@@ -14,7 +14,11 @@ import psycopg
 from psycopg.rows import tuple_row
 
 from taskboard.sql.parameters import release_of
-from taskboard.sql.session_async import LOGIN_ROLES, TRACE_CONTEXT_SINCE, LoginRoles, _login_roles
+from taskboard.sql.session_async import (
+    LOGIN_ROLES,
+    LoginRoles,
+    _login_roles,
+)
 
 
 def value(conn: psycopg.Connection[Any], query: str, params: dict[str, Any] | None = None) -> Any:
@@ -39,10 +43,9 @@ def version(conn: psycopg.Connection[Any]) -> str | None:
     return None if release is None else str(release)
 
 
-def stores_trace_context(conn: psycopg.Connection[Any]) -> bool:
-    """Whether the schema on `conn` takes the trace context (TRACE_CONTEXT_SINCE on)."""
-    release = release_of(version(conn))
-    return release is not None and release >= TRACE_CONTEXT_SINCE
+def schema_release(conn: psycopg.Connection[Any]) -> tuple[int, ...]:
+    """The schema's release as (X, Y, Z); (0,), before every release, without the schema."""
+    return release_of(version(conn)) or (0,)
 
 
 def login_roles(conn: psycopg.Connection[Any]) -> LoginRoles:

@@ -20,6 +20,10 @@ from taskboard.sql.parameters import release_of
 # there is a context to send: the ones without work on every schema.
 TRACE_CONTEXT_SINCE = (0, 4, 0)
 
+# The schema release from which enqueue and enqueue_many take a concurrency
+# key and claim honours a queue's key limit (set_key_limit).
+KEYS_SINCE = (0, 4, 8)
+
 
 async def avalue(
     conn: psycopg.AsyncConnection[Any], query: str, params: dict[str, Any] | None = None
@@ -45,10 +49,9 @@ async def aversion(conn: psycopg.AsyncConnection[Any]) -> str | None:
     return None if release is None else str(release)
 
 
-async def astores_trace_context(conn: psycopg.AsyncConnection[Any]) -> bool:
-    """Whether the schema on `conn` takes the trace context (TRACE_CONTEXT_SINCE on)."""
-    release = release_of(await aversion(conn))
-    return release is not None and release >= TRACE_CONTEXT_SINCE
+async def aschema_release(conn: psycopg.AsyncConnection[Any]) -> tuple[int, ...]:
+    """The schema's release as (X, Y, Z); (0,), before every release, without the schema."""
+    return release_of(await aversion(conn)) or (0,)
 
 
 # Who this session is and which Taskboard roles it has the rights of, from the

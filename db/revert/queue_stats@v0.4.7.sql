@@ -1,0 +1,39 @@
+-- Revert taskboard:queue_stats to its v0.2.0 definition
+
+BEGIN;
+
+\set owner_role :prefix _owner
+\set producer_role :prefix _producer
+\set worker_role :prefix _worker
+\set admin_role :prefix _admin
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
+
+-- Counts per queue and state, for `taskboard status` and dashboards.
+--   jobs:          how many jobs of this queue are in this state;
+--   oldest_run_at: the earliest run_at among them;
+--   runnable:      how many of them claim would take now (queued and due,
+--                  or running with an expired lease and attempts left).
+DROP VIEW taskboard.queue_stats;
+CREATE VIEW taskboard.queue_stats AS
+SELECT j.queue,
+       j.state,
+       pg_catalog.count(*) AS jobs,
+       pg_catalog.min(j.run_at) AS oldest_run_at,
+       pg_catalog.count(*) FILTER (
+           WHERE (j.state = 'queued' AND j.run_at <= pg_catalog.clock_timestamp())
+              OR (j.state = 'running'
+                  AND j.lease_expires_at <= pg_catalog.clock_timestamp()
+                  AND j.attempt < j.max_attempts)
+       ) AS runnable
+  FROM taskboard.jobs AS j
+ GROUP BY j.queue, j.state;
+
+GRANT SELECT ON taskboard.queue_stats TO :"producer_role", :"worker_role", :"admin_role";
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
+
+COMMIT;
