@@ -15,8 +15,9 @@
 -- becomes dead (error 'lease expired') in the same call, is not returned and
 -- does not count against `batch`. Fewer rows than `batch` means nothing else
 -- is runnable for this caller now. Up to `batch` rows it looked at but did
--- not take stay locked, and skipped by other claimers, until the caller's
--- transaction ends: claim in a transaction of its own.
+-- not take (four times as many a round under a key limit) stay locked, and
+-- skipped by other claimers, until the caller's transaction ends: claim in
+-- a transaction of its own.
 -- A paused queue (taskboard.pause) hands out nothing. A limited one
 -- (taskboard.set_queue_limit) starts queued jobs only while fewer than
 -- max_running of its jobs are running or held by a cancelled lease not yet
@@ -29,6 +30,16 @@
 -- the queue still open; in those levels a claim whose snapshot predates a
 -- first limit raises 40001 too (it writes the queue's row to find out: an
 -- unpaused, unlimited row when there was none).
+-- A queue with a key limit (taskboard.set_key_limit) starts no job whose
+-- concurrency key already has max_running_per_key jobs holding a lease
+-- (running, an expired lease until its job is reclaimed or finished, a
+-- cancelled job until its lease ends), however many workers claim at once,
+-- and still takes the jobs of other keys, and those without a key, behind a
+-- full key: a round looks at the queued jobs of keys with room, four times
+-- its room of them in order, and starts each key's first ones up to the
+-- key's room; a claim still short of its batch goes round again while its
+-- last round started a job. Its claimers take turns as under a queue limit,
+-- and a first key limit waits for the claims in flight the same way.
 -- Raises 22023 when queue or worker is NULL, empty or longer than 200
 -- characters, batch is outside 1..1000, or lease is NULL, not positive or
 -- longer than 12 hours ('infinity' included), by the deadline it gives:
@@ -71,6 +82,12 @@ DECLARE
     -- The queue's limit per concurrency key, and the keys already at it.
     v_key_limit integer;
     v_full_keys text[] := '{}';
+    -- Under a key limit a claim goes round again while it is short of its
+    -- batch and its last round started something: rows handed out so far,
+    -- how many the next round may hand out, and the last round's rows.
+    v_taken integer := 0;
+    v_want integer := claim.batch;
+    v_rows integer;
 BEGIN
     IF claim.queue IS NULL OR claim.queue = '' THEN
         RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
@@ -121,9 +138,10 @@ BEGIN
         ON CONFLICT ON CONSTRAINT queues_pkey DO NOTHING;
     END IF;
     IF v_limit IS NOT NULL OR v_key_limit IS NOT NULL THEN
-        -- Claimers of a limited queue (a limit of its own or per key) take turns on its row, held until the
-        -- caller's transaction ends: the count below sees every claim made
-        -- before, so together they never pass the limit. Reclaiming an
+        -- Claimers of a limited queue (a limit of its own or per key) take
+        -- turns on its row, held until the caller's transaction ends: the
+        -- counts below see every claim made before, so together they never
+        -- pass the limit. Reclaiming an
         -- expired job does not add a running one; starting a queued job does.
         -- Each writes the row (the same values) rather than only locking it:
         -- in REPEATABLE READ or SERIALIZABLE the snapshot was taken before
@@ -133,35 +151,6 @@ BEGIN
            SET paused = q.paused
          WHERE q.queue = claim.queue
         RETURNING q.paused, q.max_running, q.max_running_per_key INTO v_paused, v_limit, v_key_limit;
-    END IF;
-    IF v_limit IS NOT NULL THEN
-        SELECT GREATEST(0, v_limit - pg_catalog.count(*) - (
-                   -- Places still held: cancelled under a live lease
-                   -- (taskboard.cancel), or retried since and not yet due.
-                   SELECT pg_catalog.count(*)
-                     FROM taskboard.jobs AS h
-                    WHERE h.queue = claim.queue
-                      AND h.held_until > v_now
-                      AND h.state <> 'running'))::integer INTO v_room
-          FROM taskboard.jobs AS j
-         WHERE j.queue = claim.queue
-           AND j.state = 'running'
-           AND NOT (j.lease_expires_at <= v_now AND j.attempt >= j.max_attempts);
-        v_room := LEAST(v_room, claim.batch);
-    END IF;
-    IF v_key_limit IS NOT NULL THEN
-        -- The keys whose holders fill the key limit: their running jobs
-        -- (an expired lease counts until the job is reclaimed or finished)
-        -- and their jobs cancelled under a lease not yet ended. No queued
-        -- job of theirs is looked at; the others' are.
-        SELECT COALESCE(pg_catalog.array_agg(k.concurrency_key), '{}') INTO v_full_keys
-          FROM (SELECT h.concurrency_key
-                  FROM taskboard.jobs AS h
-                 WHERE h.queue = claim.queue
-                   AND h.concurrency_key IS NOT NULL
-                   AND (h.state = 'running' OR h.held_until > v_now)
-                 GROUP BY h.concurrency_key
-                HAVING pg_catalog.count(*) >= v_key_limit) AS k;
     END IF;
     IF v_paused THEN
         RETURN;
@@ -214,123 +203,165 @@ BEGIN
         RETURN;
     END IF;
 
-    RETURN QUERY
-    WITH doomed AS MATERIALIZED (
-        -- Expired leases with no attempt left, locked once per call: an
-        -- IN (subquery ... FOR UPDATE) was planned to rerun per running row.
-        SELECT x.id
-          FROM taskboard.jobs AS x
-         WHERE x.queue = claim.queue
-           AND x.state = 'running'
-           AND x.lease_expires_at <= v_now
-           AND x.attempt >= x.max_attempts
-           FOR UPDATE SKIP LOCKED
-    ),
-    buried AS (
-        -- They are dead now, never handed out. Found by id among this
-        -- queue's running jobs: a plan made while the table was empty walks
-        -- the running jobs' index, and without the queue it would walk every
-        -- queue's.
-        UPDATE taskboard.jobs AS j
-           SET state = 'dead',
-               finished_at = v_now,
-               errors = j.errors || pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
-                   'error', 'lease expired',
-                   'attempt', j.attempt,
-                   'worker', j.claimed_by,
-                   'at', v_now))
-         WHERE j.id = ANY (ARRAY(SELECT d.id FROM doomed AS d))
-           AND j.queue = claim.queue
-           AND j.state = 'running'
-    ),
-    expired AS MATERIALIZED (
-        -- Reclaimable: the few running jobs of the queue whose lease ran out.
-        SELECT j.id, j.priority, j.run_at, j.lease_expires_at AS due_at
-          FROM taskboard.jobs AS j
-         WHERE j.queue = claim.queue
-           AND j.state = 'running'
-           AND j.lease_expires_at <= v_now
-           AND j.attempt < j.max_attempts
-         ORDER BY j.priority DESC, j.run_at, j.id
-         LIMIT claim.batch
-           FOR UPDATE SKIP LOCKED
-    ),
-    head AS MATERIALIZED (
-        -- The queued head, jobs of full keys left out. Under a key limit a
-        -- few times the room is locked, so that jobs of keys with room
-        -- behind jobs of one key are still found.
-        SELECT j.id, j.priority, j.run_at, j.concurrency_key AS ck
-          FROM taskboard.jobs AS j
-         WHERE j.queue = claim.queue
-           AND j.state = 'queued'
-           AND j.run_at <= v_now
-           AND (j.concurrency_key IS NULL OR NOT (j.concurrency_key = ANY (v_full_keys)))
-         ORDER BY j.priority DESC, j.run_at, j.id
-         LIMIT CASE WHEN v_key_limit IS NULL THEN v_room ELSE 4 * v_room END
-           FOR UPDATE SKIP LOCKED
-    ),
-    queued AS MATERIALIZED (
-        -- Under a key limit, a key's jobs in claim order up to its room: the
-        -- limit less its holders (as counted for v_full_keys).
-        SELECT n.id, n.priority, n.run_at, n.run_at AS due_at
-          FROM (SELECT h.id, h.priority, h.run_at, h.ck,
-                       pg_catalog.row_number() OVER (PARTITION BY h.ck ORDER BY h.priority DESC, h.run_at, h.id) AS nth
-                  FROM head AS h) AS n
-         WHERE v_key_limit IS NULL
-            OR n.ck IS NULL
-            OR n.nth <= v_key_limit - (
-                   SELECT pg_catalog.count(*)
-                     FROM taskboard.jobs AS k
-                    WHERE k.queue = claim.queue
-                      AND k.concurrency_key = n.ck
-                      AND (k.state = 'running' OR k.held_until > v_now))
-         ORDER BY n.priority DESC, n.run_at, n.id
-         LIMIT v_room
-    ),
-    chosen AS (
-        SELECT c.id, c.due_at
-          FROM (SELECT e.id, e.priority, e.run_at, e.due_at FROM expired AS e
-                UNION ALL
-                SELECT q.id, q.priority, q.run_at, q.due_at FROM queued AS q) AS c
-         ORDER BY c.priority DESC, c.run_at, c.id
-         LIMIT claim.batch
-    ),
-    claimed AS (
-        -- Every chosen row is locked by this statement; the state test
-        -- repeats the fence for the reader.
-        UPDATE taskboard.jobs AS j
-           SET state = 'running',
-               lease_token = pg_catalog.gen_random_uuid(),
-               lease_expires_at = v_now + claim.lease,
-               attempt = j.attempt + 1,
-               fence = j.fence + 1,
-               started_at = v_now,
-               claimed_by = claim.worker
-          FROM chosen AS c
-         WHERE j.id = c.id
-           AND j.state IN ('queued', 'running')
-        RETURNING j.id, j.lease_token, j.task, j.payload, j.attempt, j.lease_expires_at,
-                  j.idempotency_key, j.fence, j.trace_context, v_now - c.due_at AS waited,
-                  j.priority, j.run_at
-    ),
-    reclaimed AS (
-        -- The lease each reclaim took over, as a line of the job's history.
-        -- The statement's snapshot still shows the row as it was before
-        -- `claimed`. A claim that reclaims nothing finds no id and writes
-        -- nothing.
-        INSERT INTO taskboard.job_events
-               (job_id, kind, at, worker, actor, attempt, fence, lease_expires_at, token_digest)
-        SELECT o.id, 'reclaimed', v_now, o.claimed_by, claim.worker, o.attempt, o.fence,
-               o.lease_expires_at, pg_catalog.sha256(pg_catalog.uuid_send(o.lease_token))
-          FROM taskboard.jobs AS o
-         WHERE o.id = ANY (ARRAY(SELECT e.id FROM expired AS e JOIN claimed AS c ON c.id = e.id))
-           AND o.queue = claim.queue
-           AND o.state = 'running'
-    )
-    SELECT c.id, c.lease_token, c.task, c.payload, c.attempt, c.lease_expires_at, c.idempotency_key,
-           c.fence, c.trace_context, c.waited
-      FROM claimed AS c
-     ORDER BY c.priority DESC, c.run_at, c.id;
+    -- Under a key limit, the keys of the jobs a round starts may fill: a
+    -- claim short of its batch goes round again, those keys left out, so
+    -- that fewer rows than the batch still means nothing else may start
+    -- now. Each round but the last starts at least one job; the rounds
+    -- after the first find no expired lease left to reclaim (the first
+    -- reclaimed them all, or filled the batch).
+    LOOP
+        v_room := v_want;
+        IF v_limit IS NOT NULL THEN
+            SELECT GREATEST(0, v_limit - pg_catalog.count(*) - (
+                       -- Places still held: cancelled under a live lease
+                       -- (taskboard.cancel), or retried since and not yet due.
+                       SELECT pg_catalog.count(*)
+                         FROM taskboard.jobs AS h
+                        WHERE h.queue = claim.queue
+                          AND h.held_until > v_now
+                          AND h.state <> 'running'))::integer INTO v_room
+              FROM taskboard.jobs AS j
+             WHERE j.queue = claim.queue
+               AND j.state = 'running'
+               AND NOT (j.lease_expires_at <= v_now AND j.attempt >= j.max_attempts);
+            v_room := LEAST(v_room, v_want);
+        END IF;
+        IF v_key_limit IS NOT NULL THEN
+            -- The keys whose holders fill the key limit: their running jobs
+            -- (an expired lease counts until the job is reclaimed or finished)
+            -- and their jobs cancelled under a lease not yet ended. No queued
+            -- job of theirs is looked at; the others' are.
+            SELECT COALESCE(pg_catalog.array_agg(k.concurrency_key), '{}') INTO v_full_keys
+              FROM (SELECT h.concurrency_key
+                      FROM taskboard.jobs AS h
+                     WHERE h.queue = claim.queue
+                       AND h.concurrency_key IS NOT NULL
+                       AND (h.state = 'running' OR h.held_until > v_now)
+                     GROUP BY h.concurrency_key
+                    HAVING pg_catalog.count(*) >= v_key_limit) AS k;
+        END IF;
+        RETURN QUERY
+        WITH doomed AS MATERIALIZED (
+            -- Expired leases with no attempt left, locked once per call: an
+            -- IN (subquery ... FOR UPDATE) was planned to rerun per running row.
+            SELECT x.id
+              FROM taskboard.jobs AS x
+             WHERE x.queue = claim.queue
+               AND x.state = 'running'
+               AND x.lease_expires_at <= v_now
+               AND x.attempt >= x.max_attempts
+               FOR UPDATE SKIP LOCKED
+        ),
+        buried AS (
+            -- They are dead now, never handed out. Found by id among this
+            -- queue's running jobs: a plan made while the table was empty walks
+            -- the running jobs' index, and without the queue it would walk every
+            -- queue's.
+            UPDATE taskboard.jobs AS j
+               SET state = 'dead',
+                   finished_at = v_now,
+                   errors = j.errors || pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
+                       'error', 'lease expired',
+                       'attempt', j.attempt,
+                       'worker', j.claimed_by,
+                       'at', v_now))
+             WHERE j.id = ANY (ARRAY(SELECT d.id FROM doomed AS d))
+               AND j.queue = claim.queue
+               AND j.state = 'running'
+        ),
+        expired AS MATERIALIZED (
+            -- Reclaimable: the few running jobs of the queue whose lease ran out.
+            SELECT j.id, j.priority, j.run_at, j.lease_expires_at AS due_at
+              FROM taskboard.jobs AS j
+             WHERE j.queue = claim.queue
+               AND j.state = 'running'
+               AND j.lease_expires_at <= v_now
+               AND j.attempt < j.max_attempts
+             ORDER BY j.priority DESC, j.run_at, j.id
+             LIMIT v_want
+               FOR UPDATE SKIP LOCKED
+        ),
+        head AS MATERIALIZED (
+            -- The queued head, jobs of full keys left out. Under a key limit a
+            -- few times the room is locked, so that jobs of keys with room
+            -- behind jobs of one key are still found.
+            SELECT j.id, j.priority, j.run_at, j.concurrency_key AS ck
+              FROM taskboard.jobs AS j
+             WHERE j.queue = claim.queue
+               AND j.state = 'queued'
+               AND j.run_at <= v_now
+               AND (j.concurrency_key IS NULL OR NOT (j.concurrency_key = ANY (v_full_keys)))
+             ORDER BY j.priority DESC, j.run_at, j.id
+             LIMIT CASE WHEN v_key_limit IS NULL THEN v_room ELSE 4 * v_room END
+               FOR UPDATE SKIP LOCKED
+        ),
+        queued AS MATERIALIZED (
+            -- Under a key limit, a key's jobs in claim order up to its room: the
+            -- limit less its holders (as counted for v_full_keys).
+            SELECT n.id, n.priority, n.run_at, n.run_at AS due_at
+              FROM (SELECT h.id, h.priority, h.run_at, h.ck,
+                           pg_catalog.row_number() OVER (PARTITION BY h.ck ORDER BY h.priority DESC, h.run_at, h.id) AS nth
+                      FROM head AS h) AS n
+             WHERE v_key_limit IS NULL
+                OR n.ck IS NULL
+                OR n.nth <= v_key_limit - (
+                       SELECT pg_catalog.count(*)
+                         FROM taskboard.jobs AS k
+                        WHERE k.queue = claim.queue
+                          AND k.concurrency_key = n.ck
+                          AND (k.state = 'running' OR k.held_until > v_now))
+             ORDER BY n.priority DESC, n.run_at, n.id
+             LIMIT v_room
+        ),
+        chosen AS (
+            SELECT c.id, c.due_at
+              FROM (SELECT e.id, e.priority, e.run_at, e.due_at FROM expired AS e
+                    UNION ALL
+                    SELECT q.id, q.priority, q.run_at, q.due_at FROM queued AS q) AS c
+             ORDER BY c.priority DESC, c.run_at, c.id
+             LIMIT v_want
+        ),
+        claimed AS (
+            -- Every chosen row is locked by this statement; the state test
+            -- repeats the fence for the reader.
+            UPDATE taskboard.jobs AS j
+               SET state = 'running',
+                   lease_token = pg_catalog.gen_random_uuid(),
+                   lease_expires_at = v_now + claim.lease,
+                   attempt = j.attempt + 1,
+                   fence = j.fence + 1,
+                   started_at = v_now,
+                   claimed_by = claim.worker
+              FROM chosen AS c
+             WHERE j.id = c.id
+               AND j.state IN ('queued', 'running')
+            RETURNING j.id, j.lease_token, j.task, j.payload, j.attempt, j.lease_expires_at,
+                      j.idempotency_key, j.fence, j.trace_context, v_now - c.due_at AS waited,
+                      j.priority, j.run_at
+        ),
+        reclaimed AS (
+            -- The lease each reclaim took over, as a line of the job's history.
+            -- The statement's snapshot still shows the row as it was before
+            -- `claimed`. A claim that reclaims nothing finds no id and writes
+            -- nothing.
+            INSERT INTO taskboard.job_events
+                   (job_id, kind, at, worker, actor, attempt, fence, lease_expires_at, token_digest)
+            SELECT o.id, 'reclaimed', v_now, o.claimed_by, claim.worker, o.attempt, o.fence,
+                   o.lease_expires_at, pg_catalog.sha256(pg_catalog.uuid_send(o.lease_token))
+              FROM taskboard.jobs AS o
+             WHERE o.id = ANY (ARRAY(SELECT e.id FROM expired AS e JOIN claimed AS c ON c.id = e.id))
+               AND o.queue = claim.queue
+               AND o.state = 'running'
+        )
+        SELECT c.id, c.lease_token, c.task, c.payload, c.attempt, c.lease_expires_at, c.idempotency_key,
+               c.fence, c.trace_context, c.waited
+          FROM claimed AS c
+         ORDER BY c.priority DESC, c.run_at, c.id;
+        GET DIAGNOSTICS v_rows = ROW_COUNT;
+        v_taken := v_taken + v_rows;
+        v_want := claim.batch - v_taken;
+        EXIT WHEN v_key_limit IS NULL OR v_rows = 0 OR v_want = 0;
+    END LOOP;
 END
 $function$;
 
