@@ -493,6 +493,27 @@ def targets(samples: Samples, plan: Plan) -> list[str]:
     if len(cpu) > 1:
         (_, one), (key, most) = cpu[0], cpu[-1]
         out.append(f"W7: {key.removeprefix('W7 ')}: x{most / one:.2f} of one process")
+    keys = {
+        line.config: v
+        for line in samples.lines
+        if line.workload == "W9" and (v := samples.median(line, OURS)) is not None
+    }
+    limited, control = w9_keys.CASES[0][0], w9_keys.CASES[1][0]
+    rates = [
+        next(
+            (v for config, v in keys.items() if config.startswith("drain ") and config.endswith(c)),
+            None,
+        )
+        for c in (limited, control)
+    ]
+    ours, mine = keys.get(f"claim per job, {limited}"), keys.get(f"claim per job, {control}")
+    if rates[0] and rates[1] and ours and mine:
+        call, control_call = keys[f"claim a call, {limited}"], keys[f"claim a call, {control}"]
+        out.append(
+            f"W9: {w9_keys.KEYS:,} keys, {limited}: x{rates[0] / rates[1]:.2f} the control's "
+            f"jobs/s; claim {ours:.1f} µs a job, x{ours / mine:.2f} the control's "
+            f"({call:.3f} against {control_call:.3f} ms a call; no target)"
+        )
     import backlog
 
     for line in samples.lines:
