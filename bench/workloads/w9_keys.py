@@ -198,6 +198,7 @@ async def drain(bench: Bench, label: str, limit: int | None, run: int) -> dict[s
     log(
         f"W9 {label}: drain {rate:,.0f} jobs/s, server CPU {server_cpu['us_per_job']:.0f} µs/job, "
         f"claim {claim_ms:.3f} ms a call ({claim['calls']:,} calls, {n / claim['calls']:.1f} "
-        f"jobs a call), {claim_us_a_job:.1f} µs a job; limit held: {held['overlaps'] == 0}"
+        f"jobs a call), {claim_us_a_job:.1f} µs a job; jobs started before their key's previous "
+        f"job finished: {held['overlaps']:,}"
     )
     return {"rate": rate, "claim_us_a_job": claim_us_a_job}
