@@ -25,8 +25,10 @@ KEY_LIMIT = 1  # limit_held's check of the stamps is for a limit of 1
 KEYS_CONCURRENCY = 32
 QUEUE = "default"
 TASK = "noop"  # systems.Taskboard's task
-# The worker's connections report their function statistics as they close.
+# The worker's connections report their function statistics as they close: waited for at
+# most STATS_TIMEOUT_S, read every STATS_SETTLE_S until two readings agree.
 STATS_TIMEOUT_S = 30.0
+STATS_SETTLE_S = 0.1
 # (label, key limit): the limited queue and its control, the same jobs on each.
 CASES = ((f"key limit {KEY_LIMIT}", KEY_LIMIT), ("no key limit (control)", None))
 
@@ -59,34 +61,42 @@ async def enqueue(url: str, n: int, per_key: int) -> float:
 
 async def function_stats(url: str, worker_gone_by: float) -> dict[str, dict[str, float]]:
     """calls, total_ms and self_ms of claim and complete_many in `url`'s database, read once
-    no other backend is connected to it (a backend reports its statistics as it exits)."""
+    no other client backend is connected to it and two readings STATS_SETTLE_S apart agree
+    (a backend reports its statistics as it exits, right after it leaves
+    pg_stat_activity)."""
     import psycopg
 
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
         while True:
             row = await (
                 await conn.execute(
-                    "SELECT count(*) FROM pg_stat_activity"
-                    " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                    " AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
                 )
             ).fetchone()
             if row is not None and row[0] == 0:
                 break
             if time.monotonic() > worker_gone_by:
                 raise RuntimeError("W9: the worker's connections did not close in time")
-            await asyncio.sleep(0.05)
-        await conn.execute("SELECT pg_stat_force_next_flush()")
-        await conn.execute("SELECT pg_stat_clear_snapshot()")
-        rows = await (
-            await conn.execute(
-                "SELECT funcname, calls, total_time, self_time FROM pg_stat_user_functions"
-                " WHERE schemaname = 'taskboard' AND funcname IN ('claim', 'complete_many')"
-            )
-        ).fetchall()
-    return {
-        name: {"calls": calls, "total_ms": total, "self_ms": own}
-        for name, calls, total, own in rows
-    }
+            await asyncio.sleep(STATS_SETTLE_S)
+        last: dict[str, dict[str, float]] | None = None
+        while True:
+            rows = await (
+                await conn.execute(
+                    "SELECT funcname, calls, total_time, self_time FROM pg_stat_user_functions"
+                    " WHERE schemaname = 'taskboard' AND funcname IN ('claim', 'complete_many')"
+                )
+            ).fetchall()
+            stats = {
+                name: {"calls": calls, "total_ms": total, "self_ms": own}
+                for name, calls, total, own in rows
+            }
+            if stats == last:
+                return stats
+            if time.monotonic() > worker_gone_by:
+                raise RuntimeError("W9: the function statistics did not settle in time")
+            last = stats
+            await asyncio.sleep(STATS_SETTLE_S)
 
 
 async def limit_held(url: str) -> dict[str, Any]:
