@@ -9,8 +9,8 @@ per-system template and starts right after a CHECKPOINT. Systems take turns
 within each run, in an order that rotates from run to run.
 
 Each workload is a module of bench/workloads/ (w1_drain, w2_latency, w3_scale,
-w4_renewal, w5_fanout, w6_io, w7_cpu, w8_backlog, pgbench_floor); bench/measure.py holds what
-they share (the plan, the Bench: server, fresh databases, worker command lines, samples).
+w4_renewal, w5_fanout, w6_io, w7_cpu, w8_backlog, w9_keys, pgbench_floor); bench/measure.py
+holds what they share (the plan, the Bench: server, fresh databases, worker command lines, samples).
 
 W1 drain: N no-op jobs enqueued up front with the system's batch API
   (chunks of ENQUEUE_CHUNK, timed), ANALYZE (the statistics autovacuum
@@ -34,6 +34,10 @@ W8 backlog (Taskboard only, once a bench, after the runs): the dashboard's
   overview, job list and /metrics on a retry backlog (backlog_jobs queued jobs
   with 5 old errors each, big_jobs jobs of big_bytes; bench/backlog.py says
   how); target: the overview and the job list within 200 ms.
+W9 keys (Taskboard only): 1,000 concurrency keys, N jobs in key runs, drained at c=32
+  on a queue with a key limit of 1 and on one without (the control); jobs/s, server
+  CPU and claim's cost in the database (pg_stat_user_functions) of each, and a check
+  of the jobs' stamps that the limit held.
 W3 scale (Taskboard only, once a bench, after the runs): claim+complete
   latency with the table grown to each of w3_sizes finished jobs, then a
   churn run of w3_churn jobs through the API with default autovacuum
@@ -76,6 +80,7 @@ from workloads import (
     w6_io,
     w7_cpu,
     w8_backlog,
+    w9_keys,
 )
 
 from taskboard_dev.server import Server
@@ -101,6 +106,7 @@ WORKLOADS = (
     "w6",
     "w7",
     "w8",
+    "w9",
     "floor",
     "w3",
 )  # --only's choices, all on by default
@@ -172,6 +178,8 @@ async def run_workloads(bench: Bench, workloads: set[str]) -> None:
         if "w7" in workloads and OURS in systems:
             for processes in w7_cpu.CPU_PROCESSES:
                 await w7_cpu.cpu_bound(bench, processes, run)
+        if "w9" in workloads and OURS in systems:
+            await w9_keys.keys(bench, run)
         if floor_url is not None:
             for batch, clients in bench.plan.floor_configs:
                 pgbench_floor.run_floor(bench, floor_url, batch, clients)
@@ -485,6 +493,27 @@ def targets(samples: Samples, plan: Plan) -> list[str]:
     if len(cpu) > 1:
         (_, one), (key, most) = cpu[0], cpu[-1]
         out.append(f"W7: {key.removeprefix('W7 ')}: x{most / one:.2f} of one process")
+    keys = {
+        line.config: v
+        for line in samples.lines
+        if line.workload == "W9" and (v := samples.median(line, OURS)) is not None
+    }
+    limited, control = w9_keys.CASES[0][0], w9_keys.CASES[1][0]
+    rates = [
+        next(
+            (v for config, v in keys.items() if config.startswith("drain ") and config.endswith(c)),
+            None,
+        )
+        for c in (limited, control)
+    ]
+    ours, mine = keys.get(f"claim per job, {limited}"), keys.get(f"claim per job, {control}")
+    if rates[0] and rates[1] and ours and mine:
+        call, control_call = keys[f"claim a call, {limited}"], keys[f"claim a call, {control}"]
+        out.append(
+            f"W9: {limited}: x{rates[0] / rates[1]:.2f} the control's "
+            f"jobs/s; claim {ours:.1f} µs a job, x{ours / mine:.2f} the control's "
+            f"({call:.3f} against {control_call:.3f} ms a call; no target)"
+        )
     import backlog
 
     for line in samples.lines:
