@@ -36,7 +36,7 @@ SET LOCAL ROLE :"owner_role";
 -- becomes dead (error 'lease expired') in the same call, is not returned and
 -- does not count against `batch`. Fewer rows than `batch` means nothing else
 -- is runnable for this caller now. Up to `batch` rows it looked at but did
--- not take (four times as many a round under a key limit) stay locked, and
+-- not take stay locked, and
 -- skipped by other claimers, until the caller's transaction ends: claim in
 -- a transaction of its own.
 -- A paused queue (taskboard.pause) hands out nothing. A limited one
@@ -54,7 +54,7 @@ SET LOCAL ROLE :"owner_role";
 -- (running, an expired lease until its job is reclaimed or finished, a
 -- cancelled job until its lease ends), however many workers claim at once,
 -- and still takes the jobs of other keys, and those without a key, behind a
--- full key: a round looks at the queued jobs of keys with room, four times
+-- full key: a round reads the queued jobs of keys with room, sixteen times
 -- its room of them in order, and starts each key's first ones up to the
 -- key's room; a claim still short of its batch goes round again while its
 -- last round started a job. Its claimers take turns as under a queue limit,
@@ -297,43 +297,68 @@ BEGIN
              LIMIT v_want
                FOR UPDATE SKIP LOCKED
         ),
-        head AS MATERIALIZED (
-            -- The queued head, jobs of full keys left out. Under a key limit a
-            -- few times the room is locked, so that jobs of keys with room
-            -- behind jobs of one key are still found.
+        queued AS MATERIALIZED (
+            -- Without a key limit: the queued head, locked.
+            SELECT j.id, j.priority, j.run_at, j.run_at AS due_at
+              FROM taskboard.jobs AS j
+             WHERE v_key_limit IS NULL
+               AND j.queue = claim.queue
+               AND j.state = 'queued'
+               AND j.run_at <= v_now
+             ORDER BY j.priority DESC, j.run_at, j.id
+             LIMIT v_room
+               FOR UPDATE SKIP LOCKED
+        ),
+        keyed AS MATERIALIZED (
+            -- Under a key limit: the queued jobs of keys with room and those
+            -- without a key, sixteen times the room of them in claim order,
+            -- read without a lock (the queue's claimers take turns on its
+            -- row; the rows taken are locked below), so that the jobs of
+            -- keys with room behind many of one key are still found.
             SELECT j.id, j.priority, j.run_at, j.concurrency_key AS ck
               FROM taskboard.jobs AS j
-             WHERE j.queue = claim.queue
+             WHERE v_key_limit IS NOT NULL
+               AND j.queue = claim.queue
                AND j.state = 'queued'
                AND j.run_at <= v_now
                AND (j.concurrency_key IS NULL OR NOT (j.concurrency_key = ANY (v_full_keys)))
              ORDER BY j.priority DESC, j.run_at, j.id
-             LIMIT CASE WHEN v_key_limit IS NULL THEN v_room ELSE 4 * v_room END
-               FOR UPDATE SKIP LOCKED
+             LIMIT 16 * v_room
         ),
-        queued AS MATERIALIZED (
-            -- Under a key limit, a key's jobs in claim order up to its room: the
-            -- limit less its holders (as counted for v_full_keys).
-            SELECT n.id, n.priority, n.run_at, n.run_at AS due_at
-              FROM (SELECT h.id, h.priority, h.run_at, h.ck,
-                           pg_catalog.row_number() OVER (PARTITION BY h.ck ORDER BY h.priority DESC, h.run_at, h.id) AS nth
-                      FROM head AS h) AS n
-             WHERE v_key_limit IS NULL
-                OR n.ck IS NULL
+        picked AS MATERIALIZED (
+            -- A key's jobs in claim order up to its room: the limit less its
+            -- holders (as counted for v_full_keys).
+            SELECT n.id
+              FROM (SELECT k.id, k.priority, k.run_at, k.ck,
+                           pg_catalog.row_number() OVER (PARTITION BY k.ck ORDER BY k.priority DESC, k.run_at, k.id) AS nth
+                      FROM keyed AS k) AS n
+             WHERE n.ck IS NULL
                 OR n.nth <= v_key_limit - (
                        SELECT pg_catalog.count(*)
-                         FROM taskboard.jobs AS k
-                        WHERE k.queue = claim.queue
-                          AND k.concurrency_key = n.ck
-                          AND (k.state = 'running' OR k.held_until > v_now))
+                         FROM taskboard.jobs AS h
+                        WHERE h.queue = claim.queue
+                          AND h.concurrency_key = n.ck
+                          AND (h.state = 'running' OR h.held_until > v_now))
              ORDER BY n.priority DESC, n.run_at, n.id
              LIMIT v_room
+        ),
+        keyed_locked AS MATERIALIZED (
+            -- The picked rows, locked and still queued (a cancel may have
+            -- come first); one locked elsewhere is skipped.
+            SELECT j.id, j.priority, j.run_at, j.run_at AS due_at
+              FROM taskboard.jobs AS j
+             WHERE j.id = ANY (ARRAY(SELECT p.id FROM picked AS p))
+               AND j.queue = claim.queue
+               AND j.state = 'queued'
+               FOR UPDATE SKIP LOCKED
         ),
         chosen AS (
             SELECT c.id, c.due_at
               FROM (SELECT e.id, e.priority, e.run_at, e.due_at FROM expired AS e
                     UNION ALL
-                    SELECT q.id, q.priority, q.run_at, q.due_at FROM queued AS q) AS c
+                    SELECT q.id, q.priority, q.run_at, q.due_at FROM queued AS q
+                    UNION ALL
+                    SELECT l.id, l.priority, l.run_at, l.due_at FROM keyed_locked AS l) AS c
              ORDER BY c.priority DESC, c.run_at, c.id
              LIMIT v_want
         ),
@@ -403,7 +428,7 @@ never receive the same job (FOR UPDATE SKIP LOCKED). An expired job that has use
 becomes dead (error 'lease expired') in the same call, is not returned and
 does not count against `batch`. Fewer rows than `batch` means nothing else
 is runnable for this caller now. Up to `batch` rows it looked at but did
-not take (four times as many a round under a key limit) stay locked, and
+not take stay locked, and
 skipped by other claimers, until the caller's transaction ends: claim in
 a transaction of its own.
 A paused queue (taskboard.pause) hands out nothing. A limited one
@@ -423,7 +448,7 @@ concurrency key already has max_running_per_key jobs holding a lease
 (running, an expired lease until its job is reclaimed or finished, a
 cancelled job until its lease ends), however many workers claim at once,
 and still takes the jobs of other keys, and those without a key, behind a
-full key: a round looks at the queued jobs of keys with room, four times
+full key: a round reads the queued jobs of keys with room, sixteen times
 its room of them in order, and starts each key's first ones up to the
 key's room; a claim still short of its batch goes round again while its
 last round started a job. Its claimers take turns as under a queue limit,
