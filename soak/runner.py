@@ -38,6 +38,8 @@ from soak.plan import (
     DEFAULT_JOBS,
     DEFAULT_SECONDS,
     DEFAULT_WORKERS,
+    KEY_LIMIT,
+    KEYED_QUEUE,
     QUICK_JOBS,
     QUICK_SECONDS,
     QUICK_WORKERS,
@@ -661,8 +663,21 @@ class Soak:
 
     # -- phases -------------------------------------------------------------------
 
+    def limit_keys(self) -> None:
+        """Set the keyed queue's limit per concurrency key, as the admin role, before any
+        job exists; recorded as an `op` (key_limit) that the check reads. It stays set
+        through the drain."""
+        if not self._call(
+            "key_limit",
+            lambda app, c: _set_key_limit(c, KEYED_QUEUE, KEY_LIMIT),
+            queue=KEYED_QUEUE,
+            limit=KEY_LIMIT,
+        ):
+            raise RuntimeError(f"could not set the key limit of {KEYED_QUEUE}")
+
     def run(self) -> None:
         cfg = self.config
+        self.limit_keys()
         self.sampler.start(self)
         for slot in range(cfg.slots):
             self.spawn_worker(slot)
@@ -783,6 +798,13 @@ class Soak:
             if proc.running():
                 proc.proc.kill()
                 proc.proc.wait()
+
+
+def _set_key_limit(conn: Conn, queue: str, limit: int | None) -> bool:
+    row = conn.execute(
+        "SELECT taskboard.set_key_limit(queue => %s, max_running_per_key => %s)", [queue, limit]
+    ).fetchone()
+    return bool(row[0]) if row else False
 
 
 # -- setup ----------------------------------------------------------------------------
