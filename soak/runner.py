@@ -664,12 +664,13 @@ class Soak:
     # -- phases -------------------------------------------------------------------
 
     def limit_keys(self) -> None:
-        """Set the keyed queue's limit per concurrency key, as the admin role, before any
+        """Set the keyed queue's limit per concurrency key (app.set_key_limit, as the admin
+        role) before any
         job exists; recorded as an `op` (key_limit) that the check reads. It stays set
         through the drain."""
         if not self._call(
             "key_limit",
-            lambda app, c: _set_key_limit(c, KEYED_QUEUE, KEY_LIMIT),
+            lambda app, c: app.set_key_limit(KEYED_QUEUE, KEY_LIMIT, conn=c),
             queue=KEYED_QUEUE,
             limit=KEY_LIMIT,
         ):
@@ -798,13 +799,6 @@ class Soak:
             if proc.running():
                 proc.proc.kill()
                 proc.proc.wait()
-
-
-def _set_key_limit(conn: Conn, queue: str, limit: int | None) -> bool:
-    row = conn.execute(
-        "SELECT taskboard.set_key_limit(queue => %s, max_running_per_key => %s)", [queue, limit]
-    ).fetchone()
-    return bool(row[0]) if row else False
 
 
 # -- setup ----------------------------------------------------------------------------
