@@ -937,6 +937,7 @@ def key_limits(h: HistoryIndex) -> Invariant:
     lease = h.config.lease
     spans: dict[str, list[tuple[float, float, Claim]]] = defaultdict(list)
     judged = 0
+    hit: dict[str, int] = defaultdict(int)
     for c in h.claims.values():
         job = h.jobs.get(c.job)
         if job is None or job.queue != queue or job.concurrency_key is None:
@@ -944,6 +945,8 @@ def key_limits(h: HistoryIndex) -> Invariant:
         if c.exp - lease < set_at:
             continue
         judged += 1
+        for kind in c.touched_by:
+            hit[kind] += 1
         begin, end = _held_from(h, c) + CLOCK_SLACK_S, _held_until(h, c) - CLOCK_SLACK_S
         if begin < end:
             spans[job.concurrency_key].append((begin, end, c))
@@ -987,7 +990,8 @@ def key_limits(h: HistoryIndex) -> Invariant:
         f"{queue}: key limit {limit}; {judged} claims of keyed jobs, {certain} with a lease the "
         f"history proves held; most held at once per key: "
         + (", ".join(f"{k} {p}" for k, p in sorted(peaks.items())) or "none")
-        + f"; {at_limit_s:.1f} s in all with a key at its limit",
+        + f"; {at_limit_s:.1f} s in all with a key at its limit; keyed claims a fault hit: "
+        + (", ".join(f"{k} {n}" for k, n in sorted(hit.items())) or "none"),
     )
 
 
