@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from soak.history import History
-from soak.plan import PLAIN_QUEUES
+from soak.plan import KEYED_QUEUE, PLAIN_QUEUES
 from taskboard.app import Taskboard
 from taskboard.context import AsyncContext, BaseContext, SyncContext
 from taskboard.events import JobEvent
@@ -223,6 +223,15 @@ def build_app(
         await asyncio.sleep(payload["ms"] / 1000)
         effect(ctx)
         return {"called": payload["rid"]}
+
+    @task("customer.sync", queue=KEYED_QUEUE)
+    async def customer_sync(ctx: AsyncContext, payload: dict[str, Any]) -> dict[str, Any]:
+        # Most of these jobs carry a concurrency key: the queue's key limit decides
+        # how many of one customer's syncs run at once.
+        started(ctx)
+        await asyncio.sleep(payload["ms"] / 1000)
+        effect(ctx)
+        return {"synced": payload["rid"]}
 
     @app.periodic(PERIODIC_CRON, name=PERIODIC_SCHEDULE, payload={"ms": 5})
     @task(PERIODIC_TASK, queue="email")

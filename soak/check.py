@@ -75,7 +75,7 @@ class Result:
 JOBS_SQL = """
 SELECT id, queue, task, state, attempt, max_attempts, dedupe_key, lease_token::text,
        payload->>'rid', extract(epoch FROM finished_at)::float8, errors, payload ? 'hold',
-       fence, extract(epoch FROM run_at)::float8
+       fence, extract(epoch FROM run_at)::float8, concurrency_key
   FROM taskboard.jobs
  ORDER BY id
 """

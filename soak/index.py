@@ -59,6 +59,7 @@ class Job:
     holds: bool  # a ledger.post that blocks its pool connection past the lease
     fence: int | None = None  # the final fence: how many times the job was claimed
     run_at: float | None = None  # a periodic job's: its slot
+    concurrency_key: str | None = None
 
 
 class HistoryIndex:

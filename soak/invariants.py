@@ -869,6 +869,132 @@ def queue_limits(h: HistoryIndex) -> Invariant:
     )
 
 
+def _held_from(h: HistoryIndex, c: Claim) -> float:
+    """The latest the claim call that handed out `c` could have committed, on the
+    database's clock: its v_now (read before it waited for the queue's row) plus the
+    call's whole time from send to recorded answer."""
+    return INF if c.sent is None else c.exp - h.config.lease + max(0.0, c.t - c.sent)
+
+
+def _held_until(h: HistoryIndex, c: Claim) -> float:
+    """The earliest the lease of `c` could have ended, on the database's clock: its
+    deadline as the database last granted it (claim, accepted renewals), or sooner the
+    moment a settling call of its token was applied, each read at or before its commit:
+    a complete's finished_at (the job succeeded with this token), a fail's time in the
+    job's errors (this attempt, this worker, since the claim), and for a release that may
+    have been applied the last renewal (deadline - lease). A cancel does not end it: the
+    cancelled job keeps its place until that deadline (held_until)."""
+    lease = h.config.lease
+    end = c.deadline
+    job = h.jobs.get(c.job)
+    if job is None:
+        return end
+    if job.state == "succeeded" and job.token == c.token and job.finished_at is not None:
+        end = min(end, job.finished_at)
+    claimed_at = c.exp - lease - CLOCK_SLACK_S
+    for err in job.errors:
+        at = error_at(err)
+        if (
+            at is not None
+            and at >= claimed_at
+            and err.get("attempt") == c.attempt
+            and err.get("worker") == c.proc
+        ):
+            end = min(end, at)
+    released = bool(h.releases.get(c.token)) or any(
+        e["ev"].startswith("release")
+        for e in h.sent_calls.get(c.token, []) + h.broke_off.get(c.token, [])
+    )
+    if released:
+        end = min(end, c.deadline - lease)
+    return end
+
+
+def key_limits(h: HistoryIndex) -> Invariant:
+    """Never beyond a key's limit among live leases.
+
+    A claim's lease is certainly held from the latest its claim call could have
+    committed to the earliest it could have ended (_held_from, _held_until), both on
+    the database's clock. For each concurrency key of the queue with a key limit, at
+    no instant do more of those spans overlap than the limit. Spans that the history
+    cannot prove (a claim whose answer was never recorded, a renewal whose answer was
+    lost) are shorter or missing: the check can miss an excess, it never reports one
+    that did not happen.
+    """
+    settings = [e for e in h.ops if e["kind"] == "key_limit" and e.get("confirmed_db") is not None]
+    name = (
+        "never beyond a key's limit among live leases: at no instant did more than the key "
+        "limit of one key's jobs hold a live lease"
+    )
+    source = (
+        "history (the runner's key_limit call; claims and renewals: lease start and "
+        "deadline on the server clock; release calls) + database (keys, finished_at, fail times)"
+    )
+    if not settings:
+        return Invariant(name, source, 0, [], "no key limit was set in this run")
+    setting = settings[-1]
+    queue, limit, set_at = setting["queue"], int(setting["limit"]), setting["confirmed_db"]
+    lease = h.config.lease
+    spans: dict[str, list[tuple[float, float, Claim]]] = defaultdict(list)
+    judged = 0
+    hit: dict[str, int] = defaultdict(int)
+    for c in h.claims.values():
+        job = h.jobs.get(c.job)
+        if job is None or job.queue != queue or job.concurrency_key is None:
+            continue
+        if c.exp - lease < set_at:
+            continue
+        judged += 1
+        for kind in c.touched_by:
+            hit[kind] += 1
+        begin, end = _held_from(h, c) + CLOCK_SLACK_S, _held_until(h, c) - CLOCK_SLACK_S
+        if begin < end:
+            spans[job.concurrency_key].append((begin, end, c))
+    violations: list[str] = []
+    at_limit_s = 0.0
+    peaks: dict[str, int] = {}
+    for key, key_spans in sorted(spans.items()):
+        edges = sorted(
+            [(b, 1, i) for i, (b, _, _) in enumerate(key_spans)]
+            + [(e, -1, i) for i, (_, e, _) in enumerate(key_spans)],
+            key=lambda edge: (edge[0], edge[1]),  # an end before a begin at one instant
+        )
+        live: set[int] = set()
+        peak = 0
+        since = 0.0
+        for at, step, i in edges:
+            if len(live) == limit:
+                at_limit_s += at - since
+            if step > 0:
+                live.add(i)
+                if len(live) == limit + 1:
+                    holders = sorted((key_spans[j][2] for j in live), key=lambda x: x.exp)
+                    violations.append(
+                        f"{queue}, key {key}: at {utc(at)} {len(live)} jobs held a live lease "
+                        f"(limit {limit}): "
+                        + ", ".join(
+                            f"job {x.job} ({x.proc}, attempt {x.attempt})" for x in holders[:4]
+                        )
+                    )
+            else:
+                live.discard(i)
+            peak = max(peak, len(live))
+            since = at
+        peaks[key] = peak
+    certain = sum(len(v) for v in spans.values())
+    return Invariant(
+        name,
+        source,
+        judged,
+        violations,
+        f"{queue}: key limit {limit}; {judged} claims of keyed jobs, {certain} with a lease the "
+        f"history proves held; most held at once per key: "
+        + (", ".join(f"{k} {p}" for k, p in sorted(peaks.items())) or "none")
+        + f"; {at_limit_s:.1f} s in all with a key at its limit; keyed claims a fault hit: "
+        + (", ".join(f"{k} {n}" for k, n in sorted(hit.items())) or "none"),
+    )
+
+
 def _running_after(
     h: HistoryIndex, together: list[StartCall], index: dict[int, list[Claim]]
 ) -> tuple[int, int, list[Claim], list[Claim]]:
@@ -1097,4 +1223,5 @@ INVARIANTS: tuple[Callable[[HistoryIndex], Invariant], ...] = (
     queue_limits,
     periodic_slots,
     concurrency,
+    key_limits,
 )

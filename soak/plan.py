@@ -53,11 +53,11 @@ QUICK_RESTART_CLEARANCE_S = 1.5
 DEFAULT_MAX_ATTEMPTS = 5
 DOOMED_MAX_ATTEMPTS = 3
 
-QUEUES = ("email", "ledger", "partner")
+QUEUES = ("email", "ledger", "partner", "sync")
 
 # task name: (queue, share of requests). The handlers are in soak/app.py.
 TASK_MIX: dict[str, tuple[str, float]] = {
-    "email.send": ("email", 0.38),  # async; asks still_holder() right before its effect
+    "email.send": ("email", 0.33),  # async; asks still_holder() right before its effect
     "report.render": ("email", 0.25),  # sync, in a thread; no holder check
     "ledger.post": ("ledger", 0.10),  # transactional: a fenced row in the same database
     "batch.long": ("ledger", 0.01),  # runs 1.5 to 3 leases: renewal must carry it
@@ -65,6 +65,7 @@ TASK_MIX: dict[str, tuple[str, float]] = {
     "doomed": ("ledger", 0.01),  # always fails: dead after DOOMED_MAX_ATTEMPTS
     "dedupe.sync": ("email", 0.15),  # carries dedupe keys; every producer sends it
     "partner.call": ("partner", 0.06),  # a call to a partner's API, its queue limited
+    "customer.sync": ("sync", 0.05),  # most carry a concurrency key; its queue has a key limit
 }
 TRANSACTIONAL_TASKS = ("ledger.post",)
 # The queues a plain-only worker claims: those without a transactional task.
@@ -74,6 +75,14 @@ MIN_BATCHES_PER_TASK = 3
 SCHEDULED_SHARE = 0.08  # of batches: run_at a little in the future
 PRIORITIES = (-5, 0, 0, 0, 0, 10)
 PARTNER_MS = (50, 300)  # partner.call: how long the partner's API takes
+# Per-key concurrency: the queue `sync` has a limit per concurrency key, set
+# before any job exists and kept through the drain; its customer.sync jobs
+# carry one of a handful of keys (so that keys are contended), some none.
+KEYED_QUEUE = "sync"
+KEY_LIMIT = 2  # taskboard.set_key_limit(KEYED_QUEUE, KEY_LIMIT)
+CONCURRENCY_KEYS = 4  # customer-0 .. customer-3
+UNKEYED_SHARE = 0.15  # of customer.sync jobs: no key
+SYNC_MS = (50, 250)  # customer.sync: how long one customer's sync takes
 
 # Operations under load, made by the runner through the driver's management
 # API as the admin role, from FAULTS_FROM_S until the faults end.
@@ -143,6 +152,7 @@ class Batch:
     payloads: list[dict[str, Any]]
     keys: list[str | None] | None
     producers: list[int]
+    concurrency_keys: list[str | None] | None = None
 
 
 @dataclass
@@ -219,7 +229,7 @@ def _batches(config: Config, rng: random.Random) -> list[Batch]:
         batches.append(_batch(task, len(batches), size, config, rng, key_space))
         planned += size
     # However small the run, every kind of task comes a few times.
-    for task in ("batch.long", "flaky", "doomed", "dedupe.sync"):
+    for task in ("batch.long", "flaky", "doomed", "dedupe.sync", "customer.sync"):
         while sum(1 for b in batches if b.task == task) < MIN_BATCHES_PER_TASK:
             position = rng.randrange(len(batches) + 1)
             batches.insert(
@@ -257,6 +267,12 @@ def _batch(
         ]
         if size > 1 and rng.random() < 0.2:
             keys[-1] = keys[0]  # a key repeated inside one array
+    concurrency_keys: list[str | None] | None = None
+    if queue == KEYED_QUEUE:
+        concurrency_keys = [
+            None if rng.random() < UNKEYED_SHARE else f"customer-{rng.randrange(CONCURRENCY_KEYS)}"
+            for _ in range(size)
+        ]
     latest = min(15.0, config.seconds / 4)
     delay = round(rng.uniform(0.5, latest), 3) if rng.random() < SCHEDULED_SHARE else None
     if task == "doomed":
@@ -274,6 +290,7 @@ def _batch(
         payloads=payloads,
         keys=keys,
         producers=list(range(config.producers)) if keyed else [index % config.producers],
+        concurrency_keys=concurrency_keys,
     )
 
 
@@ -285,6 +302,8 @@ def _payload(task: str, config: Config, rng: random.Random) -> dict[str, Any]:
         payload["run"] = round(config.lease * rng.uniform(1.5, 3.0), 3)
     elif task == "partner.call":
         payload["ms"] = rng.randint(*PARTNER_MS)
+    elif task == "customer.sync":
+        payload["ms"] = rng.randint(*SYNC_MS)
     elif task == "ledger.post" and rng.random() < HOLD_SHARE:
         payload["hold"] = round(config.lease * rng.uniform(1.2, 2.0), 3)
     return payload

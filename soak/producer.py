@@ -7,7 +7,8 @@ moment, so the same keys race each other. Each call is recorded (fsynced)
 with its send and answer times and the ids it returned. A call whose
 connection broke has an unknown outcome (it may have committed): it is
 recorded as `enqueue_error` and sent again; the check counts jobs that an
-unknown outcome doubled rather than calling them lost or invented.
+unknown outcome doubled rather than calling them lost or invented. A batch of
+the keyed queue carries its jobs' concurrency keys (`concurrency_keys`).
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
                     priority=batch.priority,
                     max_attempts=batch.max_attempts,
                     dedupe_keys=batch.keys,
+                    concurrency_keys=batch.concurrency_keys,
                 )
             except psycopg.OperationalError as exc:
                 history.write(
@@ -88,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
                 task=batch.task,
                 rids=rids,
                 keys=batch.keys,
+                concurrency_keys=batch.concurrency_keys,
                 ids=ids,
             )
             break

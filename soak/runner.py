@@ -38,6 +38,8 @@ from soak.plan import (
     DEFAULT_JOBS,
     DEFAULT_SECONDS,
     DEFAULT_WORKERS,
+    KEY_LIMIT,
+    KEYED_QUEUE,
     QUICK_JOBS,
     QUICK_SECONDS,
     QUICK_WORKERS,
@@ -661,8 +663,22 @@ class Soak:
 
     # -- phases -------------------------------------------------------------------
 
+    def limit_keys(self) -> None:
+        """Set the keyed queue's limit per concurrency key (app.set_key_limit, as the admin
+        role) before any
+        job exists; recorded as an `op` (key_limit) that the check reads. It stays set
+        through the drain."""
+        if not self._call(
+            "key_limit",
+            lambda app, c: app.set_key_limit(KEYED_QUEUE, KEY_LIMIT, conn=c),
+            queue=KEYED_QUEUE,
+            limit=KEY_LIMIT,
+        ):
+            raise RuntimeError(f"could not set the key limit of {KEYED_QUEUE}")
+
     def run(self) -> None:
         cfg = self.config
+        self.limit_keys()
         self.sampler.start(self)
         for slot in range(cfg.slots):
             self.spawn_worker(slot)
