@@ -54,8 +54,11 @@ run() {  # run NAME EXPECT VIOLATION MODE DEFINES...: one configuration, one lin
     if [ "$got" = fail ] && [ -f "$dir/model.pml.trail" ]; then
         cp "$dir/model.pml.trail" "trails/$name.trail"
     fi
-    case "$what" in "$INV"*) what="the invariant (see model/README.md)" ;; esac
-    printf '%-28s %-8s %-5s expected %-5s %-16s states %-9s depth %-5s %6.1fs %s\n' \
+    case "$what" in
+        "$INV"*) what="the invariant (see model/README.md)" ;;
+        "$KINV"*) what="the key limit's invariant (see model/README.md)" ;;
+    esac
+    printf '%-32s %-8s %-5s expected %-5s %-16s states %-9s depth %-5s %6.1fs %s\n' \
         "$name" "$mode" "$got" "$expect" "$verdict" "$states" "$depth" "$took" "$what"
     [ "$verdict" = ok ]
 }
@@ -67,13 +70,26 @@ check() {  # check NAME ...: run in the background, at most $jobs at once
 }
 
 echo "Spin $(spin -V | sed -n 's/Spin Version \([^ ]*\).*/\1/p'): N workers, lease 2 ticks; one job with max_attempts 3," \
-     "or two with max_attempts 2 and a queue limit of 1 (lifted, paused, or one job cancelled)"
+     "or two with max_attempts 2 and a queue limit of 1 (lifted, paused, or one job cancelled)," \
+     "or two or three with max_attempts 2 and a limit of 1 per key"
 INV="assertion violated ((((attempt"   # the invariant monitored in every state
+KINV="assertion violated ((((( (((( ((0==2))"   # the key limit's, monitored in every state
 # Two jobs: a queue limit of 1 the operator may lift, smaller budgets.
 J2="-DNJ=2 -DLIMIT=1 -DCONTROL=1 -DADMIN=0 -DMAXATT=2 -DCRASHES=1 -DRENEWS=1"
 # Two jobs under a limit of 1 with one cancel (or retry) by the operator.
 J2C="-DNJ=2 -DLIMIT=1 -DCONTROL=0 -DADMIN=1 -DMAXATT=2 -DCRASHES=1 -DRENEWS=1"
 J2C0="-DNJ=2 -DLIMIT=1 -DCONTROL=0 -DADMIN=1 -DMAXATT=2 -DCRASHES=0 -DRENEWS=0"   # its mutant, smaller
+# Keys under a limit of 1 per key: jobs 0 and 1 of one key, job 2 of another.
+K3="-DNJ=3 -DKEYLIMIT=1 -DADMIN=0 -DMAXATT=2 -DCRASHES=1 -DRENEWS=1 -DRELEASES=0"
+K3L="-DNJ=3 -DKEYLIMIT=1 -DADMIN=0 -DMAXATT=2 -DCRASHES=1 -DRENEWS=0 -DRELEASES=0"
+# Two jobs of one key with one cancel (or retry) by the operator.
+K2C="-DNJ=2 -DKEYLIMIT=1 -DADMIN=1 -DMAXATT=2 -DCRASHES=1 -DRENEWS=1"
+# Mutants' configurations: an expired lease (no operator), a cancel (no
+# crash, no renewal: only the cancel can free a key's place), a race.
+K2="-DNJ=2 -DKEYLIMIT=1 -DADMIN=0 -DMAXATT=2 -DCRASHES=1 -DRENEWS=1"
+K2C0="-DNJ=2 -DKEYLIMIT=1 -DADMIN=1 -DMAXATT=2 -DCRASHES=0 -DRENEWS=0"
+K20="-DNJ=2 -DKEYLIMIT=1 -DADMIN=0 -DMAXATT=2 -DCRASHES=0 -DRENEWS=0"
+K30="-DNJ=3 -DKEYLIMIT=1 -DADMIN=0 -DMAXATT=2 -DCRASHES=0 -DRENEWS=0 -DRELEASES=0"
 L=-DLIVENESS
 
 check safety-n2                  pass "" safety   -DNW=2 -DADMIN=0
@@ -87,6 +103,9 @@ check safety-n2-two-jobs         pass "" safety   -DNW=2 $J2
 check liveness-n2-two-jobs       pass "" liveness -DNW=2 $J2 $L
 check safety-n3-two-jobs         pass "" safety   -DNW=3 $J2
 check safety-n2-two-jobs-cancel  pass "" safety   -DNW=2 $J2C
+check safety-n2-keys             pass "" safety   -DNW=2 $K3
+check liveness-n2-keys           pass "" liveness -DNW=2 $K3L $L
+check safety-n2-keys-cancel      pass "" safety   -DNW=2 $K2C
 M="-DNW=2 -DNO_STEP_ASSERTS"
 check mutant-complete-by-id      fail "(succeeded_by[job[w]]==held[w])" safety $M -DMUTANT_COMPLETE_BY_ID
 check mutant-renew-expired       fail "(left[job[w]]>0)" safety $M -DMUTANT_RENEW_EXPIRED
@@ -99,6 +118,10 @@ check mutant-repeat-any-token    fail "(succeeded_by[job[w]]==held[w])" safety $
 check mutant-claim-paused        fail "!(paused)" safety $M -DCONTROL=2 -DMUTANT_CLAIM_PAUSED
 check mutant-limit-counts-live   fail "( !(started)||(limit==0))" safety $M $J2 -DMUTANT_LIMIT_COUNTS_LIVE
 check mutant-cancel-frees        fail "((limit==0)|| !(started))" safety $M $J2C0 -DMUTANT_CANCEL_FREES
+check mutant-key-counts-running fail "$KINV" safety $M $K2 -DMUTANT_KEY_COUNTS_RUNNING
+check mutant-key-counts-running-cancel fail "$KINV" safety $M $K2C0 -DMUTANT_KEY_COUNTS_RUNNING
+check mutant-key-no-turns        fail "$KINV" safety $M $K20 -DMUTANT_KEY_NO_TURNS
+check mutant-key-blocks-queue    fail "(pick<3)||" safety $M $K30 -DMUTANT_KEY_BLOCKS_QUEUE
 check mutant-never-buries        fail "acceptance cycle" liveness -DNW=2 -DADMIN=0 $L -DMUTANT_NEVER_BURIES
 wait
 

@@ -1,7 +1,8 @@
 /*
  * The lease protocol of taskboard.claim, renew, complete, fail, release,
  * cancel, retry, pause, resume and set_queue_limit (db/functions/): NJ jobs
- * of one queue and NW workers, checked with Spin.
+ * of one queue and NW workers, checked with Spin. With KEYLIMIT, the queue
+ * has a limit per concurrency key (set_key_limit) and its jobs carry keys.
  *
  * Each SQL function is one atomic step here: PostgreSQL runs its UPDATE as
  * one compare-and-set on the job's row (row lock, then the WHERE re-checked
@@ -18,15 +19,18 @@
  * MUTANT_FAIL_ANY_TOKEN, MUTANT_COMPLETE_ANY_STATE, MUTANT_RETRY_RESETS_FENCE,
  * MUTANT_RETRY_AT_ONCE (retry as in 0.4.1), MUTANT_REPEAT_ANY_TOKEN,
  * MUTANT_CLAIM_PAUSED, MUTANT_LIMIT_COUNTS_LIVE, MUTANT_CANCEL_FREES (a
- * cancel frees the job's place under the limit at once); and for liveness,
- * MUTANT_NEVER_BURIES.
+ * cancel frees the job's place under the limit at once),
+ * MUTANT_KEY_COUNTS_RUNNING (a key's holders are only its running jobs
+ * whose lease is live), MUTANT_KEY_NO_TURNS (claimers count a key's holders
+ * without taking turns on the queue's row), MUTANT_KEY_BLOCKS_QUEUE (a full
+ * key holds back every queued job); and for liveness, MUTANT_NEVER_BURIES.
  */
 
 #ifndef NW
 #define NW 2            /* workers */
 #endif
 #ifndef NJ
-#define NJ 1            /* jobs, all in one queue: 1 or 2 */
+#define NJ 1            /* jobs, all in one queue: 1, 2 or 3 */
 #endif
 #ifndef MAXATT
 #define MAXATT 3        /* each job's max_attempts */
@@ -50,6 +54,14 @@
 #ifndef LIMIT
 #define LIMIT 0         /* the queue's max_running at the start (0: none) */
 #endif
+#ifndef KEYLIMIT
+#define KEYLIMIT 0      /* the queue's max_running_per_key (0: none) */
+#endif
+
+/* Each job's concurrency_key (with KEYLIMIT): jobs 0 and 1 have key 0,
+ * job 2 key 1. */
+#define key_of(j) ((j) == 2 -> 1 : 0)
+#define NK 2
 
 mtype = { QUEUED, RUNNING, SUCCEEDED, DEAD, CANCELLED };
 
@@ -87,8 +99,10 @@ mtype before[NJ];       /* each job's state before the step being taken */
 #define terminal(j) (state[j] == SUCCEEDED || state[j] == DEAD || state[j] == CANCELLED)
 #if NJ == 1
 #define finished (terminal(0))
-#else
+#elif NJ == 2
 #define finished (terminal(0) && terminal(1))
+#else
+#define finished (terminal(0) && terminal(1) && terminal(2))
 #endif
 #define live(w) (held[w] != 0 && mine_left[w] > 0)
 /* Workers that believe they hold a live lease, one cancelled under them included. */
@@ -106,14 +120,29 @@ mtype before[NJ];       /* each job's state before the step being taken */
 #define doomed(j) (state[j] == RUNNING && left[j] == 0 && attempt[j] >= MAXATT)
 #define reclaimable(j) (state[j] == RUNNING && left[j] == 0 && attempt[j] < MAXATT)
 #define due(j) (state[j] == QUEUED && wait[j] == 0)
+#define is_running(j) (state[j] == RUNNING -> 1 : 0)
+#define can_cancel(j) (state[j] == QUEUED || state[j] == RUNNING)
+#define can_retry(j) (state[j] == DEAD || state[j] == CANCELLED)
 #if NJ == 1
-#define running_now (state[0] == RUNNING -> 1 : 0)
-#define cancellable (state[0] == QUEUED || state[0] == RUNNING)
-#define retriable (state[0] == DEAD || state[0] == CANCELLED)
+#define running_now (is_running(0))
+#define cancellable (can_cancel(0))
+#define retriable (can_retry(0))
+#elif NJ == 2
+#define running_now (is_running(0) + is_running(1))
+#define cancellable (can_cancel(0) || can_cancel(1))
+#define retriable (can_retry(0) || can_retry(1))
 #else
-#define running_now ((state[0] == RUNNING -> 1 : 0) + (state[1] == RUNNING -> 1 : 0))
-#define cancellable (state[0] == QUEUED || state[0] == RUNNING || state[1] == QUEUED || state[1] == RUNNING)
-#define retriable (state[0] == DEAD || state[0] == CANCELLED || state[1] == DEAD || state[1] == CANCELLED)
+#define running_now (is_running(0) + is_running(1) + is_running(2))
+#define cancellable (can_cancel(0) || can_cancel(1) || can_cancel(2))
+#define retriable (can_retry(0) || can_retry(1) || can_retry(2))
+#endif
+
+/* A key has room when fewer than the key limit of its jobs hold a place
+ * (counted by claim into `holders`), or when there is no key limit. */
+#if KEYLIMIT > 0
+#define key_room(j) (holders[key_of(j)] < KEYLIMIT)
+#else
+#define key_room(j) true
 #endif
 
 #ifdef NO_STEP_ASSERTS
@@ -152,10 +181,52 @@ inline requeue(k) {
     fi
 }
 
+/* A key's holders, counted before the burying as the SQL does (its full
+ * keys are read before the statement that buries): its running jobs, an
+ * expired lease included until the job is reclaimed or finished, and its
+ * jobs cancelled under a lease not yet ended (held_until ahead). */
+inline count_holders() {
+    for (j : 0 .. NJ - 1) {
+        if
+#ifdef MUTANT_KEY_COUNTS_RUNNING
+        :: state[j] == RUNNING && left[j] > 0 -> holders[key_of(j)]++
+#else
+        :: state[j] == RUNNING || hold[j] > 0 -> holders[key_of(j)]++
+#endif
+        :: else -> skip
+        fi
+    }
+    j = 0
+}
+
+/* What a claim may take: an expired lease with attempts left (`takes_over`)
+ * or a due job while the queue and the job's key have room (`can_start`);
+ * `starts` is what the claim does, `startable` what its contract expects. */
+#ifdef MUTANT_CLAIM_LIVE
+#define takes_over(j) (state[j] == RUNNING && attempt[j] < MAXATT)
+#else
+#define takes_over(j) (reclaimable(j))          /* whatever its key: it already holds a place */
+#endif
+#define can_start(j) (due(j) && room && !paused && key_room(j))
+#ifdef MUTANT_KEY_BLOCKS_QUEUE
+/* a full key holds back every queued job of the queue */
+#define starts(j) (can_start(j) && holders[0] < KEYLIMIT && holders[1] < KEYLIMIT)
+#else
+#define starts(j) (can_start(j))
+#endif
+#if NJ == 1
+#define startable (can_start(0))
+#elif NJ == 2
+#define startable (can_start(0) || can_start(1))
+#else
+#define startable (can_start(0) || can_start(1) || can_start(2))
+#endif
+
 /* claim: nothing from a paused queue; else bury every spent lease, then take
  * one job: an expired lease with attempts left, or a queued job that is due
- * while fewer than the limit run. Which one, when both could be taken, is
- * left open (the SQL orders by priority, run_at, id). */
+ * while fewer than the limit run and, under a key limit, fewer than the key
+ * limit of its key's jobs hold a place. Which one, when several could be
+ * taken, is left open (the SQL orders by priority, run_at, id). */
 inline claim(w) {
 #ifdef MUTANT_CLAIM_PAUSED
     /* pause only stops new starts; expired leases are still reclaimed */
@@ -164,6 +235,9 @@ inline claim(w) {
     :: paused -> goto claimed
     :: else -> skip
     fi;
+#endif
+#if KEYLIMIT > 0 && !defined(MUTANT_KEY_NO_TURNS)
+    count_holders();        /* the claimer holds the queue's row: no claim in between */
 #endif
     for (j : 0 .. NJ - 1) {
         if
@@ -191,22 +265,21 @@ inline claim(w) {
     room = (limit == 0 || running < limit);
     pick = NJ;
     if
-#ifdef MUTANT_CLAIM_LIVE
-    :: state[0] == RUNNING && attempt[0] < MAXATT -> pick = 0
-#else
-    :: reclaimable(0) -> pick = 0
+    :: takes_over(0) -> pick = 0
+    :: starts(0) -> pick = 0
+#if NJ >= 2
+    :: takes_over(1) -> pick = 1
+    :: starts(1) -> pick = 1
 #endif
-    :: due(0) && room && !paused -> pick = 0
-#if NJ == 2
-#ifdef MUTANT_CLAIM_LIVE
-    :: state[1] == RUNNING && attempt[1] < MAXATT -> pick = 1
-#else
-    :: reclaimable(1) -> pick = 1
-#endif
-    :: due(1) && room && !paused -> pick = 1
+#if NJ == 3
+    :: takes_over(2) -> pick = 2
+    :: starts(2) -> pick = 2
 #endif
     :: else -> skip                             /* nothing runnable */
     fi;
+    /* claim's contract: it comes back empty only when no job is runnable
+     * for it; under a key limit, a full key holds back only its own jobs */
+    assert(pick < NJ || !startable);
     if
     :: pick < NJ ->
         /* nothing is handed out from a paused queue */
@@ -235,6 +308,10 @@ inline claim(w) {
 claimed:
     j = 0;
     running = 0;
+#if KEYLIMIT > 0
+    holders[0] = 0;
+    holders[1] = 0;
+#endif
     room = false
 }
 
@@ -334,6 +411,13 @@ inline release(w) {
 }
 
 byte running;           /* scratch of claim, reset after each step */
+#if KEYLIMIT > 0
+byte holders[NK];       /* each key's holders */
+#endif
+#ifdef MUTANT_KEY_NO_TURNS
+byte seen[NW * NK];     /* the holders each worker counted before it claims */
+bool counted[NW];
+#endif
 bool room;
 byte pick;
 bool started;
@@ -344,7 +428,22 @@ active [NW] proctype worker() {
     byte w = _pid;
     byte j;
     do
+#ifdef MUTANT_KEY_NO_TURNS
+    /* claimers count a key's holders without taking turns on the queue's
+     * row: another claim may start a job between the count and the take */
+    :: atomic { held[w] == 0 && !counted[w] ->
+                count_holders();
+                seen[w * NK] = holders[0]; seen[w * NK + 1] = holders[1];
+                holders[0] = 0; holders[1] = 0;
+                counted[w] = true }
+    :: atomic { held[w] == 0 && counted[w] ->
+                holders[0] = seen[w * NK]; holders[1] = seen[w * NK + 1];
+                seen[w * NK] = 0; seen[w * NK + 1] = 0;
+                counted[w] = false;
+                remember(); claim(w); terminal_kept() }
+#else
     :: atomic { held[w] == 0 -> remember(); claim(w); terminal_kept() }
+#endif
     :: atomic { held[w] != 0 && !again[w] && renewed[w] < RENEWS ->
                 renewed[w]++; remember(); renew(w, false); terminal_kept() }
     :: atomic { held[w] != 0 && !again[w] && renewed[w] < RENEWS ->
@@ -398,8 +497,11 @@ active proctype operator() {
     :: atomic { admin < ADMIN && cancellable ->
                 if
                 :: state[0] == QUEUED || state[0] == RUNNING -> k = 0
-#if NJ == 2
+#if NJ >= 2
                 :: state[1] == QUEUED || state[1] == RUNNING -> k = 1
+#endif
+#if NJ == 3
+                :: state[2] == QUEUED || state[2] == RUNNING -> k = 2
 #endif
                 fi;
                 admin++;
@@ -420,8 +522,11 @@ active proctype operator() {
     :: atomic { admin < ADMIN && retriable ->
                 if
                 :: state[0] == DEAD || state[0] == CANCELLED -> k = 0
-#if NJ == 2
+#if NJ >= 2
                 :: state[1] == DEAD || state[1] == CANCELLED -> k = 1
+#endif
+#if NJ == 3
+                :: state[2] == DEAD || state[2] == CANCELLED -> k = 2
 #endif
                 fi;
                 admin++;
@@ -463,14 +568,41 @@ active proctype operator() {
 #endif
 #if NJ == 1
 #define each_job (job_ok(0))
-#else
+#elif NJ == 2
 #define each_job (job_ok(0) && job_ok(1))
+#else
+#define each_job (job_ok(0) && job_ok(1) && job_ok(2))
 #endif
 #define invariant (each_job && exclusive && each_worker)
 
+/* Under a key limit: never more than the limit of one key's jobs hold a
+ * live lease. A job's lease is live while it has not expired; a job
+ * cancelled under a live lease holds it until held_until (`hold`), retried
+ * since or not, as its worker may still be running it. Nor more workers
+ * than the limit believe they hold a live lease on one key's jobs. */
+#if KEYLIMIT > 0
+#define lease_live(j) ((state[j] == RUNNING && left[j] > 0) || (state[j] != RUNNING && hold[j] > 0))
+#define live_of(j, k) ((key_of(j) == k && lease_live(j)) -> 1 : 0)
+#define believes_of(w, k) ((live(w) && key_of(job[w]) == k) -> 1 : 0)
+#if NJ == 2
+#define live_in_key(k) (live_of(0, k) + live_of(1, k))
+#else
+#define live_in_key(k) (live_of(0, k) + live_of(1, k) + live_of(2, k))
+#endif
+#if NW == 2
+#define believers_in_key(k) (believes_of(0, k) + believes_of(1, k))
+#else
+#define believers_in_key(k) (believes_of(0, k) + believes_of(1, k) + believes_of(2, k))
+#endif
+#define key_ok(k) (live_in_key(k) <= KEYLIMIT && believers_in_key(k) <= KEYLIMIT)
+#define per_key (key_ok(0) && key_ok(1))
+#else
+#define per_key true
+#endif
+
 #ifndef LIVENESS
 active proctype safety() {
-    atomic { !invariant -> assert(invariant) }
+    atomic { !(invariant && per_key) -> assert(invariant); assert(per_key) }
 }
 #endif
 
