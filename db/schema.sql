@@ -314,6 +314,9 @@ DECLARE
     v_taken integer := 0;
     v_want integer := claim.batch;
     v_rows integer;
+    -- Whether the first round buries a spent lease of a key: its key's
+    -- place is free for the next round.
+    v_frees boolean := false;
 BEGIN
     IF claim.queue IS NULL OR claim.queue = '' THEN
         RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
@@ -432,9 +435,20 @@ BEGIN
     -- Under a key limit, the keys of the jobs a round starts may fill: a
     -- claim short of its batch goes round again, those keys left out, so
     -- that fewer rows than the batch still means nothing else may start
-    -- now. Each round but the last starts at least one job; the rounds
-    -- after the first find no expired lease left to reclaim (the first
-    -- reclaimed them all, or filled the batch).
+    -- now. Each round but the last starts at least one job, or is the first
+    -- and buries a spent lease of a key (a key it counted as a holder); the
+    -- rounds after the first find no expired lease left to reclaim (the
+    -- first reclaimed them all, or filled the batch).
+    IF v_key_limit IS NOT NULL THEN
+        v_frees := EXISTS (
+            SELECT
+              FROM taskboard.jobs AS x
+             WHERE x.queue = claim.queue
+               AND x.state = 'running'
+               AND x.lease_expires_at <= v_now
+               AND x.attempt >= x.max_attempts
+               AND x.concurrency_key IS NOT NULL);
+    END IF;
     LOOP
         v_room := v_want;
         IF v_limit IS NOT NULL THEN
@@ -531,7 +545,10 @@ BEGIN
                AND j.queue = claim.queue
                AND j.state = 'queued'
                AND j.run_at <= v_now
-               AND (j.concurrency_key IS NULL OR NOT (j.concurrency_key = ANY (v_full_keys)))
+               -- A hashed set: the queued jobs of full keys are read past
+               -- (a key with a long backlog has many), each looked up once.
+               AND (j.concurrency_key IS NULL
+                    OR j.concurrency_key NOT IN (SELECT f.key FROM pg_catalog.unnest(v_full_keys) AS f(key)))
              ORDER BY j.priority DESC, j.run_at, j.id
              LIMIT 16 * v_room
         ),
@@ -611,7 +628,8 @@ BEGIN
         GET DIAGNOSTICS v_rows = ROW_COUNT;
         v_taken := v_taken + v_rows;
         v_want := claim.batch - v_taken;
-        EXIT WHEN v_key_limit IS NULL OR v_rows = 0 OR v_want = 0;
+        EXIT WHEN v_key_limit IS NULL OR v_want = 0 OR (v_rows = 0 AND NOT v_frees);
+        v_frees := false;
     END LOOP;
 END
 $$;
@@ -965,8 +983,14 @@ BEGIN
         RAISE EXCEPTION 'dedupe_key must be at most 400 characters, got %', pg_catalog.char_length(enqueue.dedupe_key)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF enqueue.concurrency_key IS NOT NULL THEN
-        PERFORM taskboard.check_name('concurrency_key', enqueue.concurrency_key);
+    IF enqueue.concurrency_key = '' THEN
+        RAISE EXCEPTION 'concurrency_key must not be empty (NULL means no key)'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.char_length(enqueue.concurrency_key) > 200 THEN
+        RAISE EXCEPTION 'concurrency_key must be at most 200 characters, got %',
+            pg_catalog.char_length(enqueue.concurrency_key)
+            USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF pg_catalog.jsonb_typeof(enqueue.trace_context) <> 'object'
        OR EXISTS (SELECT FROM pg_catalog.jsonb_each(enqueue.trace_context) AS e(key, value)
@@ -2811,13 +2835,14 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
-    -- A first key limit must count the claims still in flight, as a first
-    -- queue limit does (taskboard.set_queue_limit): each claim holds the
-    -- queue's claim lock, shared, until its transaction ends.
-    IF set_key_limit.max_running_per_key IS NOT NULL
-       AND NOT EXISTS (SELECT FROM taskboard.queues AS q
-                        WHERE q.queue = set_key_limit.queue
-                          AND q.max_running_per_key IS NOT NULL) THEN
+    -- A key limit must count the claims still in flight, as a first queue
+    -- limit does (taskboard.set_queue_limit): each claim holds the queue's
+    -- claim lock, shared, until its transaction ends, and this call waits
+    -- for them. Always, not only when the queue has no key limit yet: a
+    -- removal of the limit not yet committed would otherwise let a limit
+    -- set just after it pass unlocked, though claims made meanwhile did
+    -- not count.
+    IF set_key_limit.max_running_per_key IS NOT NULL THEN
         PERFORM pg_catalog.pg_advisory_xact_lock(1952605797, pg_catalog.hashtext(set_key_limit.queue));
     END IF;
 
@@ -2849,8 +2874,8 @@ jobs of one concurrency key of `queue` hold a lease at once (a lease that
 expired counts until its job is reclaimed or finished, a cancelled job''s
 until it ends), counted across all workers and under concurrent
 claimers; jobs of other keys and jobs without a key are still claimed.
-A first key limit (the queue had none) counts the claims already made:
-it waits for the claim transactions of the queue still open. NULL
+A key limit counts the claims already made: setting one waits for the
+claim transactions of the queue still open. NULL
 removes the key limit. True when this call changed it, false when it
 already was `max_running_per_key`.
 Raises 22023 when queue is NULL, empty or longer than 200 characters, or
@@ -2872,14 +2897,14 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
-    -- A first limit must count the claims still in flight: each holds the
+    -- A limit must count the claims still in flight: each holds the
     -- queue's claim lock, shared, until its transaction ends. Taken
     -- exclusively here, it waits for them; claims that come meanwhile wait
     -- for this transaction and then read the limit (taskboard.claim).
-    IF set_queue_limit.max_running IS NOT NULL
-       AND NOT EXISTS (SELECT FROM taskboard.queues AS q
-                        WHERE q.queue = set_queue_limit.queue
-                          AND q.max_running IS NOT NULL) THEN
+    -- Always, not only for a first limit: a removal of the limit not yet
+    -- committed would otherwise let a limit set just after it pass
+    -- unlocked, though claims made meanwhile did not count.
+    IF set_queue_limit.max_running IS NOT NULL THEN
         PERFORM pg_catalog.pg_advisory_xact_lock(1952605797, pg_catalog.hashtext(set_queue_limit.queue));
     END IF;
 
@@ -2909,9 +2934,9 @@ COMMENT ON FUNCTION taskboard.set_queue_limit(queue text, max_running integer) I
 From the next claim on, claim never lets more than `max_running` jobs of
 `queue` run at once, counted across all workers and also under
 concurrent claimers (claimers of a limited queue take turns on its row).
-A first limit (the queue had none) counts the claims already made: it
-waits for the claim transactions of the queue still open, and claims of
-the queue wait for it until this call''s transaction ends.
+A limit counts the claims already made: setting one waits for the claim
+transactions of the queue still open, and claims of the queue wait for it
+until this call''s transaction ends.
 Jobs already running over a lowered limit carry on; no new one starts
 until the queue is under it. NULL removes the limit. Listeners are told
 when a raised or removed limit leaves a job runnable now. True when this

@@ -29,13 +29,14 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
-    -- A first key limit must count the claims still in flight, as a first
-    -- queue limit does (taskboard.set_queue_limit): each claim holds the
-    -- queue's claim lock, shared, until its transaction ends.
-    IF set_key_limit.max_running_per_key IS NOT NULL
-       AND NOT EXISTS (SELECT FROM taskboard.queues AS q
-                        WHERE q.queue = set_key_limit.queue
-                          AND q.max_running_per_key IS NOT NULL) THEN
+    -- A key limit must count the claims still in flight, as a first queue
+    -- limit does (taskboard.set_queue_limit): each claim holds the queue's
+    -- claim lock, shared, until its transaction ends, and this call waits
+    -- for them. Always, not only when the queue has no key limit yet: a
+    -- removal of the limit not yet committed would otherwise let a limit
+    -- set just after it pass unlocked, though claims made meanwhile did
+    -- not count.
+    IF set_key_limit.max_running_per_key IS NOT NULL THEN
         PERFORM pg_catalog.pg_advisory_xact_lock(1952605797, pg_catalog.hashtext(set_key_limit.queue));
     END IF;
 
@@ -64,8 +65,8 @@ jobs of one concurrency key of `queue` hold a lease at once (a lease that
 expired counts until its job is reclaimed or finished, a cancelled job's
 until it ends), counted across all workers and under concurrent
 claimers; jobs of other keys and jobs without a key are still claimed.
-A first key limit (the queue had none) counts the claims already made:
-it waits for the claim transactions of the queue still open. NULL
+A key limit counts the claims already made: setting one waits for the
+claim transactions of the queue still open. NULL
 removes the key limit. True when this call changed it, false when it
 already was `max_running_per_key`.
 Raises 22023 when queue is NULL, empty or longer than 200 characters, or

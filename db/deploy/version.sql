@@ -1,6 +1,7 @@
 -- Deploy taskboard:version to pg
 -- requires: version@v0.4.7
 -- requires: queue_stats
+-- requires: set_queue_limit
 --
 -- Release 0.4.8: the schema answers 0.4.8.
 

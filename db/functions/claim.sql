@@ -88,6 +88,9 @@ DECLARE
     v_taken integer := 0;
     v_want integer := claim.batch;
     v_rows integer;
+    -- Whether the first round buries a spent lease of a key: its key's
+    -- place is free for the next round.
+    v_frees boolean := false;
 BEGIN
     IF claim.queue IS NULL OR claim.queue = '' THEN
         RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
@@ -206,9 +209,20 @@ BEGIN
     -- Under a key limit, the keys of the jobs a round starts may fill: a
     -- claim short of its batch goes round again, those keys left out, so
     -- that fewer rows than the batch still means nothing else may start
-    -- now. Each round but the last starts at least one job; the rounds
-    -- after the first find no expired lease left to reclaim (the first
-    -- reclaimed them all, or filled the batch).
+    -- now. Each round but the last starts at least one job, or is the first
+    -- and buries a spent lease of a key (a key it counted as a holder); the
+    -- rounds after the first find no expired lease left to reclaim (the
+    -- first reclaimed them all, or filled the batch).
+    IF v_key_limit IS NOT NULL THEN
+        v_frees := EXISTS (
+            SELECT
+              FROM taskboard.jobs AS x
+             WHERE x.queue = claim.queue
+               AND x.state = 'running'
+               AND x.lease_expires_at <= v_now
+               AND x.attempt >= x.max_attempts
+               AND x.concurrency_key IS NOT NULL);
+    END IF;
     LOOP
         v_room := v_want;
         IF v_limit IS NOT NULL THEN
@@ -305,7 +319,10 @@ BEGIN
                AND j.queue = claim.queue
                AND j.state = 'queued'
                AND j.run_at <= v_now
-               AND (j.concurrency_key IS NULL OR NOT (j.concurrency_key = ANY (v_full_keys)))
+               -- A hashed set: the queued jobs of full keys are read past
+               -- (a key with a long backlog has many), each looked up once.
+               AND (j.concurrency_key IS NULL
+                    OR j.concurrency_key NOT IN (SELECT f.key FROM pg_catalog.unnest(v_full_keys) AS f(key)))
              ORDER BY j.priority DESC, j.run_at, j.id
              LIMIT 16 * v_room
         ),
@@ -385,7 +402,8 @@ BEGIN
         GET DIAGNOSTICS v_rows = ROW_COUNT;
         v_taken := v_taken + v_rows;
         v_want := claim.batch - v_taken;
-        EXIT WHEN v_key_limit IS NULL OR v_rows = 0 OR v_want = 0;
+        EXIT WHEN v_key_limit IS NULL OR v_want = 0 OR (v_rows = 0 AND NOT v_frees);
+        v_frees := false;
     END LOOP;
 END
 $function$;

@@ -70,8 +70,14 @@ BEGIN
         RAISE EXCEPTION 'dedupe_key must be at most 400 characters, got %', pg_catalog.char_length(enqueue.dedupe_key)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF enqueue.concurrency_key IS NOT NULL THEN
-        PERFORM taskboard.check_name('concurrency_key', enqueue.concurrency_key);
+    IF enqueue.concurrency_key = '' THEN
+        RAISE EXCEPTION 'concurrency_key must not be empty (NULL means no key)'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.char_length(enqueue.concurrency_key) > 200 THEN
+        RAISE EXCEPTION 'concurrency_key must be at most 200 characters, got %',
+            pg_catalog.char_length(enqueue.concurrency_key)
+            USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF pg_catalog.jsonb_typeof(enqueue.trace_context) <> 'object'
        OR EXISTS (SELECT FROM pg_catalog.jsonb_each(enqueue.trace_context) AS e(key, value)

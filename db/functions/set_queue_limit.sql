@@ -2,9 +2,9 @@
 -- From the next claim on, claim never lets more than `max_running` jobs of
 -- `queue` run at once, counted across all workers and also under
 -- concurrent claimers (claimers of a limited queue take turns on its row).
--- A first limit (the queue had none) counts the claims already made: it
--- waits for the claim transactions of the queue still open, and claims of
--- the queue wait for it until this call's transaction ends.
+-- A limit counts the claims already made: setting one waits for the claim
+-- transactions of the queue still open, and claims of the queue wait for it
+-- until this call's transaction ends.
 -- Jobs already running over a lowered limit carry on; no new one starts
 -- until the queue is under it. NULL removes the limit. Listeners are told
 -- when a raised or removed limit leaves a job runnable now. True when this
@@ -28,14 +28,14 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
-    -- A first limit must count the claims still in flight: each holds the
+    -- A limit must count the claims still in flight: each holds the
     -- queue's claim lock, shared, until its transaction ends. Taken
     -- exclusively here, it waits for them; claims that come meanwhile wait
     -- for this transaction and then read the limit (taskboard.claim).
-    IF set_queue_limit.max_running IS NOT NULL
-       AND NOT EXISTS (SELECT FROM taskboard.queues AS q
-                        WHERE q.queue = set_queue_limit.queue
-                          AND q.max_running IS NOT NULL) THEN
+    -- Always, not only for a first limit: a removal of the limit not yet
+    -- committed would otherwise let a limit set just after it pass
+    -- unlocked, though claims made meanwhile did not count.
+    IF set_queue_limit.max_running IS NOT NULL THEN
         PERFORM pg_catalog.pg_advisory_xact_lock(1952605797, pg_catalog.hashtext(set_queue_limit.queue));
     END IF;
 

@@ -405,7 +405,9 @@ class Taskboard:
         key are still claimed. True when this call changed the limit. Needs the admin role
         and schema 0.4.8; InvalidArgument below 1."""
         params = sql.key_limit_params(queue, max_running_per_key)
-        return self._produce("set_key_limit", sql.set_key_limit, params, conn, role=ADMIN_ROLE)
+        return self._produce(
+            "set_key_limit", self._fitted(sql.set_key_limit), params, conn, role=ADMIN_ROLE
+        )
 
     # -- managing jobs -------------------------------------------------------------
 
@@ -649,7 +651,7 @@ class Taskboard:
         and schema 0.4.8; InvalidArgument below 1."""
         params = sql.key_limit_params(queue, max_running_per_key)
         return await self._aproduce(
-            "aset_key_limit", sql.aset_key_limit, params, conn, role=ADMIN_ROLE
+            "aset_key_limit", self._afitted(sql.aset_key_limit), params, conn, role=ADMIN_ROLE
         )
 
     # -- managing jobs -------------------------------------------------------------
@@ -1197,7 +1199,12 @@ async def _close_opened(opening: asyncio.Task[AsyncConnectionPool[Any]]) -> None
 
 
 def _has_keys(params: dict[str, Any]) -> bool:
-    return params.get("concurrency_key") is not None or params.get("concurrency_keys") is not None
+    """Whether `params` send a concurrency key, or are set_key_limit's (KEYS_SINCE on)."""
+    return (
+        params.get("concurrency_key") is not None
+        or params.get("concurrency_keys") is not None
+        or "max_running_per_key" in params
+    )
 
 
 def _schema_matters(params: dict[str, Any]) -> bool:
@@ -1213,7 +1220,7 @@ def _fit_params(params: dict[str, Any], release: tuple[int, ...] | None) -> dict
     if release < sql.KEYS_SINCE and _has_keys(params):
         have = ".".join(map(str, release))
         raise SchemaVersionError(
-            f"a concurrency key needs taskboard schema {'.'.join(map(str, sql.KEYS_SINCE))}"
+            f"concurrency keys need taskboard schema {'.'.join(map(str, sql.KEYS_SINCE))}"
             f" or later; the database has {have}: run `taskboard migrate`"
         )
     if release < sql.TRACE_CONTEXT_SINCE and params.get("trace_context") is not None:

@@ -139,7 +139,7 @@ def test_a_key_on_a_schema_without_keys_is_refused_naming_the_release(
     app = make_app(url)
     try:
         assert app.enqueue("t") > 0  # without a key, as before
-        with pytest.raises(SchemaVersionError, match=r"needs taskboard schema 0\.4\.8 or later"):
+        with pytest.raises(SchemaVersionError, match=r"need taskboard schema 0\.4\.8 or later"):
             app.enqueue("t", concurrency_key="customer-1")
         with pytest.raises(SchemaVersionError, match=r"the database has 0\.4\.7"):
             app.enqueue_many("t", [{}], concurrency_keys=["customer-1"])

@@ -1,0 +1,64 @@
+-- Revert taskboard:set_queue_limit to its v0.4.4 definition
+
+BEGIN;
+
+\set owner_role :prefix _owner
+\set producer_role :prefix _producer
+\set worker_role :prefix _worker
+\set admin_role :prefix _admin
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
+
+CREATE OR REPLACE FUNCTION taskboard.set_queue_limit(queue text, max_running integer)
+RETURNS boolean
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $function$
+BEGIN
+    PERFORM taskboard.check_name('queue', set_queue_limit.queue);
+    IF set_queue_limit.max_running < 1 THEN
+        RAISE EXCEPTION 'max_running must be at least 1 or NULL (no limit), got %; pause the queue to stop it',
+            set_queue_limit.max_running
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    INSERT INTO taskboard.queues AS q (queue, max_running)
+    VALUES (set_queue_limit.queue, set_queue_limit.max_running)
+    ON CONFLICT ON CONSTRAINT queues_pkey DO UPDATE
+       SET max_running = EXCLUDED.max_running,
+           updated_at = pg_catalog.clock_timestamp()
+     WHERE q.max_running IS DISTINCT FROM EXCLUDED.max_running;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    IF EXISTS (SELECT FROM taskboard.jobs AS j
+                WHERE j.queue = set_queue_limit.queue AND j.state = 'queued'
+                  AND j.run_at <= pg_catalog.clock_timestamp()) THEN
+        PERFORM taskboard.notify_runnable(set_queue_limit.queue);
+    END IF;
+    RETURN true;
+END
+$function$;
+
+COMMENT ON FUNCTION taskboard.set_queue_limit(text,integer) IS
+$comment$set_queue_limit(queue, max_running) -> boolean
+From the next claim on, claim never lets more than `max_running` jobs of
+`queue` run at once, counted across all workers and also under
+concurrent claimers (claimers of a limited queue take turns on its row).
+Jobs already running over a lowered limit carry on; no new one starts
+until the queue is under it. NULL removes the limit. Listeners are told
+when a raised or removed limit leaves a job runnable now. True when this
+call changed the limit, false when it already was `max_running`.
+Raises 22023 when queue is NULL, empty or longer than 200 characters, or
+max_running is below 1 (pause the queue to stop it).$comment$;
+
+REVOKE ALL ON FUNCTION taskboard.set_queue_limit(text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.set_queue_limit(text, integer) TO :"admin_role";
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
+
+COMMIT;
