@@ -10,7 +10,7 @@ SET LOCAL ROLE taskboard_producer;
 SELECT taskboard.enqueue('t', '{}', 'ek', concurrency_key => 'customer-42') AS k1 \gset
 SELECT taskboard.enqueue('t', '{}', 'ek') AS k2 \gset
 SELECT throws_ok($$SELECT taskboard.enqueue('t', '{}', 'ek', concurrency_key => '')$$, '22023',
-    'concurrency_key must not be NULL or empty', 'an empty key is refused');
+    'concurrency_key must not be empty (NULL means no key)', 'an empty key is refused');
 SELECT throws_ok($$SELECT taskboard.enqueue('t', '{}', 'ek', concurrency_key => repeat('k', 201))$$, '22023',
     'concurrency_key must be at most 200 characters, got 201', 'a key over 200 characters is refused');
 SELECT results_eq($$SELECT count(*) FROM taskboard.enqueue_many('t', ARRAY['{}', '{}', '{}']::jsonb[], 'ekm',

@@ -143,6 +143,11 @@ def test_a_key_on_a_schema_without_keys_is_refused_naming_the_release(
             app.enqueue("t", concurrency_key="customer-1")
         with pytest.raises(SchemaVersionError, match=r"the database has 0\.4\.7"):
             app.enqueue_many("t", [{}], concurrency_keys=["customer-1"])
+        with pytest.raises(SchemaVersionError, match=r"0\.4\.8"):
+            app.set_key_limit("t", 1)
+        refused = run(url, "key-limit", "t", "1")  # one line naming the release
+        assert refused.returncode != 0
+        assert "0.4.8" in error_line(refused) and "HINT" not in error_line(refused)
         # Migrated since: the next call sees it.
         migrated = sqitch(url, "deploy")
         assert migrated.returncode == 0, migrated.stderr
@@ -261,3 +266,13 @@ def test_the_cli_refuses_an_empty_key_in_one_line(make_database: MakeDatabase) -
     assert "concurrency_key must not be" in error_line(done)
     with psycopg.connect(url, autocommit=True) as conn:
         assert conn.execute("SELECT count(*) FROM taskboard.jobs").fetchone() == (0,)
+
+
+def test_an_empty_key_is_refused_saying_null_means_no_key(make_database: MakeDatabase) -> None:
+    url = make_database(deploy=True)
+    with psycopg.connect(url, autocommit=True) as conn:
+        with pytest.raises(psycopg.errors.InvalidParameterValue) as refused:
+            conn.execute("SELECT taskboard.enqueue('t', concurrency_key => '')")
+        conn.execute("SELECT taskboard.enqueue('t', concurrency_key => NULL)")
+    message = str(refused.value).splitlines()[0]
+    assert message == "concurrency_key must not be empty (NULL means no key)"
