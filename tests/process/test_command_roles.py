@@ -27,6 +27,7 @@ CALLS = {
     "pause": ["pause", "roles-q"],
     "resume": ["resume", "roles-q"],
     "limit": ["limit", "roles-q", "5"],
+    "key-limit": ["key-limit", "roles-q", "1"],
     "cancel": ["cancel", NO_JOB],
     "retry": ["retry", NO_JOB],
     "prune": ["prune", "--older-than", "7d"],
