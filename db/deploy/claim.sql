@@ -360,13 +360,15 @@ BEGIN
              LIMIT v_room
         ),
         keyed_locked AS MATERIALIZED (
-            -- The picked rows, locked and still queued (a cancel may have
-            -- come first); one locked elsewhere is skipped.
-            SELECT j.id, j.priority, j.run_at, j.run_at AS due_at
+            -- The picked rows, locked; one locked elsewhere is skipped. Found
+            -- by id alone: with the queue or the state in this test, the plan
+            -- kept from an empty table walked the queue's whole queued index
+            -- on PostgreSQL 15. The locked row is the newest version: `chosen`
+            -- takes it only while it is still queued (a cancel may have come
+            -- first).
+            SELECT j.id, j.priority, j.run_at, j.run_at AS due_at, j.state
               FROM taskboard.jobs AS j
              WHERE j.id = ANY (ARRAY(SELECT p.id FROM picked AS p))
-               AND j.queue = claim.queue
-               AND j.state = 'queued'
                FOR UPDATE SKIP LOCKED
         ),
         chosen AS (
@@ -375,7 +377,8 @@ BEGIN
                     UNION ALL
                     SELECT q.id, q.priority, q.run_at, q.due_at FROM queued AS q
                     UNION ALL
-                    SELECT l.id, l.priority, l.run_at, l.due_at FROM keyed_locked AS l) AS c
+                    SELECT l.id, l.priority, l.run_at, l.due_at FROM keyed_locked AS l
+                     WHERE l.state = 'queued') AS c
              ORDER BY c.priority DESC, c.run_at, c.id
              LIMIT v_want
         ),
