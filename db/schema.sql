@@ -317,6 +317,16 @@ DECLARE
     -- Whether the first round buries a spent lease of a key: its key's
     -- place is free for the next round.
     v_frees boolean := false;
+    -- The queue's rate limit: at most v_rate_starts starts per v_rate_per,
+    -- of the queue or (v_rate_by_key) of each key; the starts a round may
+    -- make, reclaims included (v_cap), and the keys whose window is full.
+    v_rate_starts integer;
+    v_rate_per interval;
+    v_rate_by_key boolean := false;
+    v_cap integer;
+    v_rate_full_keys text[] := '{}';
+    -- Whether claim picks per key: under a key limit or a rate per key.
+    v_keyed boolean;
 BEGIN
     IF claim.queue IS NULL OR claim.queue = '' THEN
         RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
@@ -354,10 +364,11 @@ BEGIN
 
     -- Queue control. A queue without a row in taskboard.queues is unpaused
     -- and unlimited: one primary-key probe, no lock.
-    SELECT q.paused, q.max_running, q.max_running_per_key INTO v_paused, v_limit, v_key_limit
+    SELECT q.paused, q.max_running, q.max_running_per_key, q.rate_starts
+      INTO v_paused, v_limit, v_key_limit, v_rate_starts
       FROM taskboard.queues AS q
      WHERE q.queue = claim.queue;
-    IF v_limit IS NULL AND v_key_limit IS NULL
+    IF v_limit IS NULL AND v_key_limit IS NULL AND v_rate_starts IS NULL
        AND pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
         -- A snapshot taken before a first limit committed does not see it,
         -- and this claim did not wait for it. Writing the queue's row (an
@@ -366,7 +377,7 @@ BEGIN
         INSERT INTO taskboard.queues AS q (queue) VALUES (claim.queue)
         ON CONFLICT ON CONSTRAINT queues_pkey DO NOTHING;
     END IF;
-    IF v_limit IS NOT NULL OR v_key_limit IS NOT NULL THEN
+    IF v_limit IS NOT NULL OR v_key_limit IS NOT NULL OR v_rate_starts IS NOT NULL THEN
         -- Claimers of a limited queue (a limit of its own or per key) take
         -- turns on its row, held until the caller's transaction ends: the
         -- counts below see every claim made before, so together they never
@@ -379,7 +390,12 @@ BEGIN
         UPDATE taskboard.queues AS q
            SET paused = q.paused
          WHERE q.queue = claim.queue
-        RETURNING q.paused, q.max_running, q.max_running_per_key INTO v_paused, v_limit, v_key_limit;
+        RETURNING q.paused, q.max_running, q.max_running_per_key, q.rate_starts, q.rate_per, q.rate_by_key
+             INTO v_paused, v_limit, v_key_limit, v_rate_starts, v_rate_per, v_rate_by_key;
+        -- The clock is read again after the turn: the starts of the claims
+        -- that came before are then all earlier than it, so a window ending
+        -- at it counts them (a clock read before the wait would not).
+        v_now := pg_catalog.clock_timestamp();
     END IF;
     IF v_paused THEN
         RETURN;
@@ -389,7 +405,7 @@ BEGIN
     -- (nothing to bury or reclaim; the check walks this queue's running
     -- jobs, as the steps below would). Only queued jobs can be taken, and
     -- nothing is recorded in the history.
-    IF v_limit IS NULL AND v_key_limit IS NULL AND NOT EXISTS (
+    IF v_limit IS NULL AND v_key_limit IS NULL AND v_rate_starts IS NULL AND NOT EXISTS (
         SELECT
           FROM taskboard.jobs AS x
          WHERE x.queue = claim.queue
@@ -432,14 +448,24 @@ BEGIN
         RETURN;
     END IF;
 
-    -- Under a key limit, the keys of the jobs a round starts may fill: a
-    -- claim short of its batch goes round again, those keys left out, so
-    -- that fewer rows than the batch still means nothing else may start
-    -- now. Each round but the last starts at least one job, or is the first
-    -- and buries a spent lease of a key (a key it counted as a holder); the
-    -- rounds after the first find no expired lease left to reclaim (the
-    -- first reclaimed them all, or filled the batch).
-    IF v_key_limit IS NOT NULL THEN
+    IF v_rate_starts IS NOT NULL THEN
+        -- Starts older than the window count no more.
+        DELETE FROM taskboard.queue_starts AS s
+         WHERE s.queue = claim.queue
+           AND s.started_at <= v_now - v_rate_per;
+    END IF;
+
+    -- Per key (a key limit, a rate per key), the keys of the jobs a round
+    -- starts may fill: a claim short of its batch goes round again, those
+    -- keys left out, so that fewer rows than the batch still means nothing
+    -- else may start now. Each round but the last starts at least one job,
+    -- or is the first and buries a spent lease of a key (a key it counted
+    -- as a holder): the first job or expired lease of each key left in is
+    -- within its room. The rounds after the first find no expired lease
+    -- left to reclaim but those of keys whose window filled (the first
+    -- reclaimed the others, or filled the batch).
+    v_keyed := v_key_limit IS NOT NULL OR v_rate_by_key;
+    IF v_keyed THEN
         v_frees := EXISTS (
             SELECT
               FROM taskboard.jobs AS x
@@ -466,6 +492,17 @@ BEGIN
                AND NOT (j.lease_expires_at <= v_now AND j.attempt >= j.max_attempts);
             v_room := LEAST(v_room, v_want);
         END IF;
+        v_cap := v_want;
+        IF v_rate_starts IS NOT NULL AND NOT v_rate_by_key THEN
+            -- The window's room bounds the round's starts, reclaims
+            -- included, and with them the queued jobs it may start.
+            SELECT GREATEST(0, v_rate_starts - pg_catalog.count(*))::integer INTO v_cap
+              FROM taskboard.queue_starts AS s
+             WHERE s.queue = claim.queue
+               AND s.started_at > v_now - v_rate_per;
+            v_cap := LEAST(v_cap, v_want);
+            v_room := LEAST(v_room, v_cap);
+        END IF;
         IF v_key_limit IS NOT NULL THEN
             -- The keys whose holders fill the key limit: their running jobs
             -- (an expired lease counts until the job is reclaimed or finished)
@@ -479,6 +516,20 @@ BEGIN
                        AND (h.state = 'running' OR h.held_until > v_now)
                      GROUP BY h.concurrency_key
                     HAVING pg_catalog.count(*) >= v_key_limit) AS k;
+        END IF;
+        IF v_rate_by_key THEN
+            -- The keys whose window is full: none of their jobs starts, an
+            -- expired lease of theirs is not reclaimed.
+            SELECT COALESCE(pg_catalog.array_agg(k.concurrency_key), '{}') INTO v_rate_full_keys
+              FROM (SELECT s.concurrency_key
+                      FROM taskboard.queue_starts AS s
+                     WHERE s.queue = claim.queue
+                       AND s.concurrency_key IS NOT NULL
+                       AND s.started_at > v_now - v_rate_per
+                     GROUP BY s.concurrency_key
+                    HAVING pg_catalog.count(*) >= v_rate_starts) AS k;
+            v_full_keys := CASE WHEN v_key_limit IS NULL THEN v_rate_full_keys
+                                ELSE pg_catalog.array_cat(v_full_keys, v_rate_full_keys) END;
         END IF;
         RETURN QUERY
         WITH doomed AS MATERIALIZED (
@@ -511,21 +562,24 @@ BEGIN
         ),
         expired AS MATERIALIZED (
             -- Reclaimable: the few running jobs of the queue whose lease ran out.
-            SELECT j.id, j.priority, j.run_at, j.lease_expires_at AS due_at
+            -- Under a rate per key, not those of keys whose window is full.
+            SELECT j.id, j.priority, j.run_at, j.lease_expires_at AS due_at, j.concurrency_key AS ck
               FROM taskboard.jobs AS j
              WHERE j.queue = claim.queue
                AND j.state = 'running'
                AND j.lease_expires_at <= v_now
                AND j.attempt < j.max_attempts
+               AND (j.concurrency_key IS NULL
+                    OR j.concurrency_key NOT IN (SELECT f.key FROM pg_catalog.unnest(v_rate_full_keys) AS f(key)))
              ORDER BY j.priority DESC, j.run_at, j.id
-             LIMIT v_want
+             LIMIT v_cap
                FOR UPDATE SKIP LOCKED
         ),
         queued AS MATERIALIZED (
-            -- Without a key limit: the queued head, locked.
+            -- Without a key limit or a rate per key: the queued head, locked.
             SELECT j.id, j.priority, j.run_at, j.run_at AS due_at
               FROM taskboard.jobs AS j
-             WHERE v_key_limit IS NULL
+             WHERE NOT v_keyed
                AND j.queue = claim.queue
                AND j.state = 'queued'
                AND j.run_at <= v_now
@@ -534,14 +588,14 @@ BEGIN
                FOR UPDATE SKIP LOCKED
         ),
         keyed AS MATERIALIZED (
-            -- Under a key limit: the queued jobs of keys with room and those
+            -- Per key (a key limit, a rate per key): the queued jobs of keys with room and those
             -- without a key, sixteen times the room of them in claim order,
             -- read without a lock (the queue's claimers take turns on its
             -- row; the rows taken are locked below), so that the jobs of
             -- keys with room behind many of one key are still found.
             SELECT j.id, j.priority, j.run_at, j.concurrency_key AS ck
               FROM taskboard.jobs AS j
-             WHERE v_key_limit IS NOT NULL
+             WHERE v_keyed
                AND j.queue = claim.queue
                AND j.state = 'queued'
                AND j.run_at <= v_now
@@ -552,20 +606,49 @@ BEGIN
              ORDER BY j.priority DESC, j.run_at, j.id
              LIMIT 16 * v_room
         ),
+        rooms AS MATERIALIZED (
+            -- Under a rate per key: the starts left in the window of each
+            -- key of the round, counted once per key.
+            SELECT r.ck, v_rate_starts - (
+                       SELECT pg_catalog.count(*)
+                         FROM taskboard.queue_starts AS s
+                        WHERE s.queue = claim.queue
+                          AND s.concurrency_key = r.ck
+                          AND s.started_at > v_now - v_rate_per) AS room
+              FROM (SELECT e.ck FROM expired AS e UNION SELECT k.ck FROM keyed AS k) AS r
+             WHERE v_rate_by_key
+               AND r.ck IS NOT NULL
+        ),
+        reclaims AS MATERIALIZED (
+            -- The expired leases to take over: under a rate per key, a key's
+            -- first ones in claim order up to its room.
+            SELECT n.id, n.priority, n.run_at, n.due_at, n.ck
+              FROM (SELECT e.id, e.priority, e.run_at, e.due_at, e.ck,
+                           pg_catalog.row_number() OVER (PARTITION BY e.ck ORDER BY e.priority DESC, e.run_at, e.id) AS nth
+                      FROM expired AS e) AS n
+             WHERE NOT v_rate_by_key
+                OR n.ck IS NULL
+                OR n.nth <= (SELECT r.room FROM rooms AS r WHERE r.ck = n.ck)
+        ),
         picked AS MATERIALIZED (
             -- A key's jobs in claim order up to its room: the limit less its
-            -- holders (as counted for v_full_keys).
+            -- holders (as counted for v_full_keys), and under a rate per key
+            -- the room of its window less its reclaims.
             SELECT n.id
               FROM (SELECT k.id, k.priority, k.run_at, k.ck,
                            pg_catalog.row_number() OVER (PARTITION BY k.ck ORDER BY k.priority DESC, k.run_at, k.id) AS nth
                       FROM keyed AS k) AS n
              WHERE n.ck IS NULL
-                OR n.nth <= v_key_limit - (
-                       SELECT pg_catalog.count(*)
-                         FROM taskboard.jobs AS h
-                        WHERE h.queue = claim.queue
-                          AND h.concurrency_key = n.ck
-                          AND (h.state = 'running' OR h.held_until > v_now))
+                OR ((v_key_limit IS NULL
+                     OR n.nth <= v_key_limit - (
+                            SELECT pg_catalog.count(*)
+                              FROM taskboard.jobs AS h
+                             WHERE h.queue = claim.queue
+                               AND h.concurrency_key = n.ck
+                               AND (h.state = 'running' OR h.held_until > v_now)))
+                    AND (NOT v_rate_by_key
+                         OR n.nth <= (SELECT r.room FROM rooms AS r WHERE r.ck = n.ck) - (
+                                SELECT pg_catalog.count(*) FROM reclaims AS c WHERE c.ck = n.ck)))
              ORDER BY n.priority DESC, n.run_at, n.id
              LIMIT v_room
         ),
@@ -583,14 +666,14 @@ BEGIN
         ),
         chosen AS (
             SELECT c.id, c.due_at
-              FROM (SELECT e.id, e.priority, e.run_at, e.due_at FROM expired AS e
+              FROM (SELECT e.id, e.priority, e.run_at, e.due_at FROM reclaims AS e
                     UNION ALL
                     SELECT q.id, q.priority, q.run_at, q.due_at FROM queued AS q
                     UNION ALL
                     SELECT l.id, l.priority, l.run_at, l.due_at FROM keyed_locked AS l
                      WHERE l.state = 'queued') AS c
              ORDER BY c.priority DESC, c.run_at, c.id
-             LIMIT v_want
+             LIMIT v_cap
         ),
         claimed AS (
             -- Every chosen row is locked by this statement; the state test
@@ -608,7 +691,14 @@ BEGIN
                AND j.state IN ('queued', 'running')
             RETURNING j.id, j.lease_token, j.task, j.payload, j.attempt, j.lease_expires_at,
                       j.idempotency_key, j.fence, j.trace_context, v_now - c.due_at AS waited,
-                      j.priority, j.run_at
+                      j.priority, j.run_at, j.concurrency_key AS ck
+        ),
+        logged AS (
+            -- Under a rate limit, each start in the queue's log.
+            INSERT INTO taskboard.queue_starts (queue, concurrency_key, started_at)
+            SELECT claim.queue, c.ck, v_now
+              FROM claimed AS c
+             WHERE v_rate_starts IS NOT NULL
         ),
         reclaimed AS (
             -- The lease each reclaim took over, as a line of the job's history.
@@ -631,7 +721,7 @@ BEGIN
         GET DIAGNOSTICS v_rows = ROW_COUNT;
         v_taken := v_taken + v_rows;
         v_want := claim.batch - v_taken;
-        EXIT WHEN v_key_limit IS NULL OR v_want = 0 OR (v_rows = 0 AND NOT v_frees);
+        EXIT WHEN NOT v_keyed OR v_want = 0 OR (v_rows = 0 AND NOT v_frees);
         v_frees := false;
     END LOOP;
 END
@@ -683,6 +773,15 @@ its room of them in order, and starts each key''s first ones up to the
 key''s room; a claim still short of its batch goes round again while its
 last round started a job. Its claimers take turns as under a queue limit,
 and a first key limit waits for the claims in flight the same way.
+A queue with a rate limit (taskboard.set_rate_limit) starts at most
+rate_starts jobs, reclaims included, in any window of rate_per: its
+claimers take turns as under a queue limit, each reads the clock (the
+clock of its leases and of the window) after its turn, counts the starts
+logged within the window before it (taskboard.queue_starts, whose older
+rows it deletes) and logs those it makes. With rate_by_key, each key''s
+starts are counted apart, jobs without a key are not limited, a key whose
+window is full is left out as a full key is under a key limit (its expired
+leases too), and a key''s reclaims take its room before its queued jobs.
 Raises 22023 when queue or worker is NULL, empty or longer than 200
 characters, batch is outside 1..1000, or lease is NULL, not positive or
 longer than 12 hours (''infinity'' included), by the deadline it gives:
@@ -2192,7 +2291,7 @@ or batch is NULL or < 1.';
 -- Name: queue_overview(interval); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
-CREATE FUNCTION taskboard.queue_overview(recent interval DEFAULT '01:00:00'::interval) RETURNS TABLE(queue text, queued bigint, running bigint, runnable bigint, oldest_runnable_at timestamp with time zone, dead bigint, cancelled bigint, succeeded_recent bigint, dead_recent bigint, cancelled_recent bigint, paused boolean, max_running integer)
+CREATE FUNCTION taskboard.queue_overview(recent interval DEFAULT '01:00:00'::interval) RETURNS TABLE(queue text, queued bigint, running bigint, runnable bigint, oldest_runnable_at timestamp with time zone, dead bigint, cancelled bigint, succeeded_recent bigint, dead_recent bigint, cancelled_recent bigint, paused boolean, max_running integer, max_running_per_key integer, rate_starts integer, rate_per interval, rate_by_key boolean, window_starts bigint)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -2269,6 +2368,19 @@ BEGIN
         UNION SELECT f.queue FROM failed AS f
         UNION SELECT f.queue FROM finished AS f
         UNION SELECT q.queue FROM taskboard.queues AS q
+    ), windows AS (
+        -- The starts within each rate limit's window: of the queue, or of
+        -- its busiest key (the log holds starts of limited queues only).
+        SELECT k.queue, pg_catalog.max(k.starts) AS starts
+          FROM (SELECT s.queue, pg_catalog.count(*) AS starts
+                  FROM taskboard.queues AS q
+                  JOIN taskboard.queue_starts AS s
+                    ON s.queue = q.queue
+                   AND s.started_at > v_now - q.rate_per
+                   AND (NOT q.rate_by_key OR s.concurrency_key IS NOT NULL)
+                 WHERE q.rate_starts IS NOT NULL
+                 GROUP BY s.queue, CASE WHEN q.rate_by_key THEN s.concurrency_key END) AS k
+         GROUP BY k.queue
     )
     SELECT n.queue,
            coalesce(u.queued, 0),
@@ -2281,12 +2393,18 @@ BEGIN
            coalesce(fi.dead, 0),
            coalesce(fi.cancelled, 0),
            coalesce(q.paused, false),
-           q.max_running
+           q.max_running,
+           q.max_running_per_key,
+           q.rate_starts,
+           q.rate_per,
+           coalesce(q.rate_by_key, false),
+           CASE WHEN q.rate_starts IS NOT NULL THEN coalesce(w.starts, 0) END
       FROM names AS n
       LEFT JOIN unfinished AS u ON u.queue = n.queue
       LEFT JOIN failed AS fa ON fa.queue = n.queue
       LEFT JOIN finished AS fi ON fi.queue = n.queue
       LEFT JOIN taskboard.queues AS q ON q.queue = n.queue
+      LEFT JOIN windows AS w ON w.queue = n.queue
      ORDER BY n.queue;
 END
 $$;
@@ -2310,7 +2428,13 @@ costs it nothing. Per queue:
   dead, cancelled      all such jobs still kept (prune removes them);
   succeeded_recent, dead_recent, cancelled_recent
                        jobs that finished so within `recent`;
-  paused, max_running  the queue''s settings (false and NULL by default).
+  paused, max_running  the queue''s settings (false and NULL by default);
+  max_running_per_key, rate_starts, rate_per, rate_by_key
+                       its limit per concurrency key and its rate limit
+                       (NULL, NULL, NULL and false by default);
+  window_starts        the jobs started within the last rate_per, of the
+                       queue, or with rate_by_key of its busiest key;
+                       NULL without a rate limit.
 A queue is listed when it has unfinished, dead or cancelled jobs, jobs
 finished within `recent`, or settings. Ordered by queue.
 Raises 22023 when recent is NULL, not positive or longer than 31 days,
@@ -2948,6 +3072,100 @@ Raises 22023 when queue is NULL, empty or longer than 200 characters, or
 max_running is below 1 (pause the queue to stop it).';
 
 --
+-- Name: set_rate_limit(text, integer, interval, boolean); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.set_rate_limit(queue text, starts integer, per interval, by_key boolean DEFAULT false) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+    PERFORM taskboard.check_name('queue', set_rate_limit.queue);
+    IF (set_rate_limit.starts IS NULL) <> (set_rate_limit.per IS NULL) THEN
+        RAISE EXCEPTION 'starts and per must both be given, or both be NULL (no rate limit), got starts % and per %',
+            coalesce(set_rate_limit.starts::text, 'NULL'), coalesce(set_rate_limit.per::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF set_rate_limit.by_key IS NULL THEN
+        RAISE EXCEPTION 'by_key must be true or false, got NULL'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF set_rate_limit.starts IS NULL AND set_rate_limit.by_key THEN
+        RAISE EXCEPTION 'by_key needs a rate limit: give starts and per, or by_key false to remove it'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF set_rate_limit.starts NOT BETWEEN 1 AND 100000 THEN
+        RAISE EXCEPTION 'starts must be between 1 and 100000 or NULL (no rate limit), got %; pause the queue to stop it',
+            set_rate_limit.starts
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF set_rate_limit.per IS NOT NULL THEN
+        PERFORM taskboard.check_interval('per', set_rate_limit.per, interval '31 days');
+    END IF;
+
+    IF set_rate_limit.starts IS NULL THEN
+        -- No row is written for a queue that has none, and the log of the
+        -- queue's starts goes with its limit.
+        UPDATE taskboard.queues AS q
+           SET rate_starts = NULL, rate_per = NULL, rate_by_key = false,
+               updated_at = pg_catalog.clock_timestamp()
+         WHERE q.queue = set_rate_limit.queue
+           AND q.rate_starts IS NOT NULL;
+        IF NOT FOUND THEN
+            RETURN false;
+        END IF;
+        DELETE FROM taskboard.queue_starts AS s WHERE s.queue = set_rate_limit.queue;
+    ELSE
+        -- A rate limit must count the starts of the claims still in flight,
+        -- as a first queue limit does (taskboard.set_queue_limit): each claim
+        -- holds the queue's claim lock, shared, until its transaction ends,
+        -- and this call waits for them; the claims after it take turns on
+        -- the queue's row and log their starts.
+        PERFORM pg_catalog.pg_advisory_xact_lock(1952605797, pg_catalog.hashtext(set_rate_limit.queue));
+        INSERT INTO taskboard.queues AS q (queue, rate_starts, rate_per, rate_by_key)
+        VALUES (set_rate_limit.queue, set_rate_limit.starts, set_rate_limit.per, set_rate_limit.by_key)
+        ON CONFLICT ON CONSTRAINT queues_pkey DO UPDATE
+           SET rate_starts = EXCLUDED.rate_starts,
+               rate_per = EXCLUDED.rate_per,
+               rate_by_key = EXCLUDED.rate_by_key,
+               updated_at = pg_catalog.clock_timestamp()
+         WHERE (q.rate_starts, q.rate_per, q.rate_by_key)
+               IS DISTINCT FROM (EXCLUDED.rate_starts, EXCLUDED.rate_per, EXCLUDED.rate_by_key);
+        IF NOT FOUND THEN
+            RETURN false;
+        END IF;
+    END IF;
+    IF EXISTS (SELECT FROM taskboard.jobs AS j
+                WHERE j.queue = set_rate_limit.queue AND j.state = 'queued'
+                  AND j.run_at <= pg_catalog.clock_timestamp()) THEN
+        PERFORM taskboard.notify_runnable(set_rate_limit.queue);
+    END IF;
+    RETURN true;
+END
+$$;
+
+--
+-- Name: FUNCTION set_rate_limit(queue text, starts integer, per interval, by_key boolean); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.set_rate_limit(queue text, starts integer, per interval, by_key boolean) IS 'set_rate_limit(queue, starts, per, by_key default false) -> boolean
+From the next claim on, claim starts at most `starts` jobs of `queue` in
+any window of length `per`, on the database''s clock, across all workers
+and under concurrent claimers; a reclaim of an expired lease is a start.
+With by_key, each concurrency key gets `starts` per window of its own, and
+jobs without a key are not limited by it; claim still takes the jobs of
+other keys behind a key that used up its window. Jobs held back wait,
+queued, neither failed nor delayed. The starts are counted from the claims
+made since the limit was set: setting one waits for the claim
+transactions of the queue still open. NULL starts and per remove the rate
+limit and forget the queue''s starts. True when this call changed the
+limit, false when it already was this one.
+Raises 22023 when queue is NULL, empty or longer than 200 characters,
+only one of starts and per is NULL, starts is outside 1..100000, per is
+not positive or longer than 31 days (by the deadline it gives, as lease
+in claim), or by_key is NULL, or true without a limit.';
+
+--
 -- Name: version(); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
@@ -3121,6 +3339,22 @@ ALTER TABLE taskboard.jobs ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY 
 );
 
 --
+-- Name: queue_starts; Type: TABLE; Schema: taskboard; Owner: -
+--
+
+CREATE TABLE taskboard.queue_starts (
+    queue text NOT NULL,
+    concurrency_key text,
+    started_at timestamp with time zone NOT NULL
+);
+
+--
+-- Name: TABLE queue_starts; Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON TABLE taskboard.queue_starts IS 'The job starts of the queues with a rate limit within their window: written and pruned by claim.';
+
+--
 -- Name: queues; Type: TABLE; Schema: taskboard; Owner: -
 --
 
@@ -3130,9 +3364,14 @@ CREATE TABLE taskboard.queues (
     max_running integer,
     updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
     max_running_per_key integer,
+    rate_starts integer,
+    rate_per interval,
+    rate_by_key boolean DEFAULT false NOT NULL,
     CONSTRAINT queues_max_running_per_key_positive CHECK (((max_running_per_key IS NULL) OR (max_running_per_key >= 1))),
     CONSTRAINT queues_max_running_positive CHECK (((max_running IS NULL) OR (max_running >= 1))),
-    CONSTRAINT queues_queue_named CHECK (((queue <> ''::text) AND (char_length(queue) <= 200)))
+    CONSTRAINT queues_queue_named CHECK (((queue <> ''::text) AND (char_length(queue) <= 200))),
+    CONSTRAINT queues_rate_limit_positive CHECK (((rate_starts IS NULL) OR (((rate_starts >= 1) AND (rate_starts <= 100000)) AND (rate_per > '00:00:00'::interval)))),
+    CONSTRAINT queues_rate_limit_whole CHECK ((((rate_starts IS NULL) = (rate_per IS NULL)) AND ((rate_starts IS NOT NULL) OR (NOT rate_by_key))))
 );
 
 --
@@ -3148,6 +3387,24 @@ COMMENT ON TABLE taskboard.queues IS 'Queue settings (paused, max_running). Writ
 COMMENT ON COLUMN taskboard.queues.max_running_per_key IS 'At most this many jobs of one concurrency key run at once in this queue; NULL: no key limit.';
 
 --
+-- Name: COLUMN queues.rate_starts; Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON COLUMN taskboard.queues.rate_starts IS 'At most this many jobs of this queue (or of one concurrency key, rate_by_key) start in any window of rate_per; NULL: no rate limit.';
+
+--
+-- Name: COLUMN queues.rate_per; Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON COLUMN taskboard.queues.rate_per IS 'The window of the rate limit; NULL: no rate limit.';
+
+--
+-- Name: COLUMN queues.rate_by_key; Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON COLUMN taskboard.queues.rate_by_key IS 'Whether the rate limit counts each concurrency key''s starts apart (jobs without a key are then not limited).';
+
+--
 -- Name: queue_stats; Type: VIEW; Schema: taskboard; Owner: -
 --
 
@@ -3159,10 +3416,24 @@ CREATE VIEW taskboard.queue_stats AS
     count(*) FILTER (WHERE (((j.state = 'queued'::text) AND (j.run_at <= clock_timestamp())) OR ((j.state = 'running'::text) AND (j.lease_expires_at <= clock_timestamp()) AND (j.attempt < j.max_attempts)))) AS runnable,
     COALESCE(q.paused, false) AS paused,
     q.max_running,
-    q.max_running_per_key
+    q.max_running_per_key,
+    q.rate_starts,
+    q.rate_per,
+    COALESCE(q.rate_by_key, false) AS rate_by_key,
+        CASE
+            WHEN (q.rate_starts IS NULL) THEN NULL::bigint
+            WHEN (NOT q.rate_by_key) THEN ( SELECT count(*) AS count
+               FROM taskboard.queue_starts s
+              WHERE ((s.queue = j.queue) AND (s.started_at > (clock_timestamp() - q.rate_per))))
+            ELSE COALESCE(( SELECT max(k.starts) AS max
+               FROM ( SELECT count(*) AS starts
+                       FROM taskboard.queue_starts s
+                      WHERE ((s.queue = j.queue) AND (s.concurrency_key IS NOT NULL) AND (s.started_at > (clock_timestamp() - q.rate_per)))
+                      GROUP BY s.concurrency_key) k), (0)::bigint)
+        END AS window_starts
    FROM (taskboard.jobs j
      LEFT JOIN taskboard.queues q ON ((q.queue = j.queue)))
-  GROUP BY j.queue, j.state, q.paused, q.max_running, q.max_running_per_key;
+  GROUP BY j.queue, j.state, q.paused, q.max_running, q.max_running_per_key, q.rate_starts, q.rate_per, q.rate_by_key;
 
 --
 -- Name: schedule_slots; Type: TABLE; Schema: taskboard; Owner: -
@@ -3279,6 +3550,18 @@ CREATE INDEX jobs_unfinished_last_failure ON taskboard.jobs USING btree (taskboa
 --
 
 CREATE UNIQUE INDEX jobs_unfinished_task_dedupe_key ON taskboard.jobs USING btree (queue, task, sha256(decode(replace(dedupe_key, '\'::text, '\\'::text), 'escape'::text))) WHERE ((dedupe_key IS NOT NULL) AND (state = ANY (ARRAY['queued'::text, 'running'::text])));
+
+--
+-- Name: queue_starts_by_key; Type: INDEX; Schema: taskboard; Owner: -
+--
+
+CREATE INDEX queue_starts_by_key ON taskboard.queue_starts USING btree (queue, concurrency_key, started_at) WHERE (concurrency_key IS NOT NULL);
+
+--
+-- Name: queue_starts_by_time; Type: INDEX; Schema: taskboard; Owner: -
+--
+
+CREATE INDEX queue_starts_by_time ON taskboard.queue_starts USING btree (queue, started_at);
 
 --
 -- Name: job_events job_events_job_id_fkey; Type: FK CONSTRAINT; Schema: taskboard; Owner: -
@@ -3529,6 +3812,13 @@ GRANT ALL ON FUNCTION taskboard.set_key_limit(queue text, max_running_per_key in
 
 REVOKE ALL ON FUNCTION taskboard.set_queue_limit(queue text, max_running integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION taskboard.set_queue_limit(queue text, max_running integer) TO taskboard_admin;
+
+--
+-- Name: FUNCTION set_rate_limit(queue text, starts integer, per interval, by_key boolean); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.set_rate_limit(queue text, starts integer, per interval, by_key boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.set_rate_limit(queue text, starts integer, per interval, by_key boolean) TO taskboard_admin;
 
 --
 -- Name: FUNCTION version(); Type: ACL; Schema: taskboard; Owner: -

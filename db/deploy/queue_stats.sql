@@ -1,6 +1,6 @@
 -- Deploy taskboard:queue_stats to pg
--- requires: queue_stats@v0.4.7
--- requires: concurrency_key
+-- requires: queue_stats@v0.4.8
+-- requires: rate_limit
 
 BEGIN;
 
@@ -22,7 +22,13 @@ SET LOCAL ROLE :"owner_role";
 --   paused:        whether the queue is paused (taskboard.pause);
 --   max_running:   its limit (taskboard.set_queue_limit); NULL: none;
 --   max_running_per_key: its limit per concurrency key
---                  (taskboard.set_key_limit); NULL: none.
+--                  (taskboard.set_key_limit); NULL: none;
+--   rate_starts, rate_per, rate_by_key: its rate limit
+--                  (taskboard.set_rate_limit); NULL, NULL, false: none;
+--   window_starts: the jobs started within the last rate_per, of the
+--                  queue, or with rate_by_key of its busiest key (0 when
+--                  none started); NULL without a rate limit. At
+--                  rate_starts, claim starts none until the window moves.
 -- A queue appears once it has jobs.
 CREATE OR REPLACE VIEW taskboard.queue_stats AS
 SELECT j.queue,
@@ -37,10 +43,30 @@ SELECT j.queue,
        ) AS runnable,
        COALESCE(q.paused, false) AS paused,
        q.max_running,
-       q.max_running_per_key
+       q.max_running_per_key,
+       q.rate_starts,
+       q.rate_per,
+       COALESCE(q.rate_by_key, false) AS rate_by_key,
+       CASE
+           WHEN q.rate_starts IS NULL THEN NULL
+           WHEN NOT q.rate_by_key THEN (
+               SELECT pg_catalog.count(*)
+                 FROM taskboard.queue_starts AS s
+                WHERE s.queue = j.queue
+                  AND s.started_at > pg_catalog.clock_timestamp() - q.rate_per)
+           ELSE COALESCE((
+               SELECT pg_catalog.max(k.starts)
+                 FROM (SELECT pg_catalog.count(*) AS starts
+                         FROM taskboard.queue_starts AS s
+                        WHERE s.queue = j.queue
+                          AND s.concurrency_key IS NOT NULL
+                          AND s.started_at > pg_catalog.clock_timestamp() - q.rate_per
+                        GROUP BY s.concurrency_key) AS k), 0)
+       END AS window_starts
   FROM taskboard.jobs AS j
   LEFT JOIN taskboard.queues AS q ON q.queue = j.queue
- GROUP BY j.queue, j.state, q.paused, q.max_running, q.max_running_per_key;
+ GROUP BY j.queue, j.state, q.paused, q.max_running, q.max_running_per_key,
+          q.rate_starts, q.rate_per, q.rate_by_key;
 
 GRANT SELECT ON taskboard.queue_stats TO :"producer_role", :"worker_role", :"admin_role";
 

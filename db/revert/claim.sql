@@ -1,6 +1,6 @@
--- Revert taskboard:claim from pg
+-- Revert taskboard:claim to its v0.4.8 definition
 --
--- Puts back the definition and comment of release 0.4.7 (no key limit).
+-- Puts back the definition and comment of release 0.4.8 (no rate limit).
 
 BEGIN;
 
@@ -30,8 +30,9 @@ SET LOCAL ROLE :"owner_role";
 -- becomes dead (error 'lease expired') in the same call, is not returned and
 -- does not count against `batch`. Fewer rows than `batch` means nothing else
 -- is runnable for this caller now. Up to `batch` rows it looked at but did
--- not take stay locked, and skipped by other claimers, until the caller's
--- transaction ends: claim in a transaction of its own.
+-- not take stay locked, and
+-- skipped by other claimers, until the caller's transaction ends: claim in
+-- a transaction of its own.
 -- A paused queue (taskboard.pause) hands out nothing. A limited one
 -- (taskboard.set_queue_limit) starts queued jobs only while fewer than
 -- max_running of its jobs are running or held by a cancelled lease not yet
@@ -42,6 +43,16 @@ SET LOCAL ROLE :"owner_role";
 -- is being set for its queue (and then, in REPEATABLE READ or SERIALIZABLE,
 -- raises 40001), and set_queue_limit waits for the claim transactions of
 -- the queue still open.
+-- A queue with a key limit (taskboard.set_key_limit) starts no job whose
+-- concurrency key already has max_running_per_key jobs holding a lease
+-- (running, an expired lease until its job is reclaimed or finished, a
+-- cancelled job until its lease ends), however many workers claim at once,
+-- and still takes the jobs of other keys, and those without a key, behind a
+-- full key: a round reads the queued jobs of keys with room, sixteen times
+-- its room of them in order, and starts each key's first ones up to the
+-- key's room; a claim still short of its batch goes round again while its
+-- last round started a job. Its claimers take turns as under a queue limit,
+-- and a first key limit waits for the claims in flight the same way.
 -- Raises 22023 when queue or worker is NULL, empty or longer than 200
 -- characters, batch is outside 1..1000, or lease is NULL, not positive or
 -- longer than 12 hours ('infinity' included).
@@ -78,6 +89,18 @@ DECLARE
     v_limit integer;
     -- How many queued jobs this call may start: batch, or less under a limit.
     v_room integer := claim.batch;
+    -- The queue's limit per concurrency key, and the keys already at it.
+    v_key_limit integer;
+    v_full_keys text[] := '{}';
+    -- Under a key limit a claim goes round again while it is short of its
+    -- batch and its last round started something: rows handed out so far,
+    -- how many the next round may hand out, and the last round's rows.
+    v_taken integer := 0;
+    v_want integer := claim.batch;
+    v_rows integer;
+    -- Whether the first round buries a spent lease of a key: its key's
+    -- place is free for the next round.
+    v_frees boolean := false;
 BEGIN
     IF claim.queue IS NULL OR claim.queue = '' THEN
         RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
@@ -115,10 +138,10 @@ BEGIN
 
     -- Queue control. A queue without a row in taskboard.queues is unpaused
     -- and unlimited: one primary-key probe, no lock.
-    SELECT q.paused, q.max_running INTO v_paused, v_limit
+    SELECT q.paused, q.max_running, q.max_running_per_key INTO v_paused, v_limit, v_key_limit
       FROM taskboard.queues AS q
      WHERE q.queue = claim.queue;
-    IF v_limit IS NULL
+    IF v_limit IS NULL AND v_key_limit IS NULL
        AND pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
         -- A snapshot taken before a first limit committed does not see it,
         -- and this claim did not wait for it. Writing the queue's row (an
@@ -127,10 +150,11 @@ BEGIN
         INSERT INTO taskboard.queues AS q (queue) VALUES (claim.queue)
         ON CONFLICT ON CONSTRAINT queues_pkey DO NOTHING;
     END IF;
-    IF v_limit IS NOT NULL THEN
-        -- Claimers of a limited queue take turns on its row, held until the
-        -- caller's transaction ends: the count below sees every claim made
-        -- before, so together they never pass the limit. Reclaiming an
+    IF v_limit IS NOT NULL OR v_key_limit IS NOT NULL THEN
+        -- Claimers of a limited queue (a limit of its own or per key) take
+        -- turns on its row, held until the caller's transaction ends: the
+        -- counts below see every claim made before, so together they never
+        -- pass the limit. Reclaiming an
         -- expired job does not add a running one; starting a queued job does.
         -- Each writes the row (the same values) rather than only locking it:
         -- in REPEATABLE READ or SERIALIZABLE the snapshot was taken before
@@ -139,20 +163,7 @@ BEGIN
         UPDATE taskboard.queues AS q
            SET paused = q.paused
          WHERE q.queue = claim.queue
-        RETURNING q.paused, q.max_running INTO v_paused, v_limit;
-        SELECT GREATEST(0, v_limit - pg_catalog.count(*) - (
-                   -- Places still held: cancelled under a live lease
-                   -- (taskboard.cancel), or retried since and not yet due.
-                   SELECT pg_catalog.count(*)
-                     FROM taskboard.jobs AS h
-                    WHERE h.queue = claim.queue
-                      AND h.held_until > v_now
-                      AND h.state <> 'running'))::integer INTO v_room
-          FROM taskboard.jobs AS j
-         WHERE j.queue = claim.queue
-           AND j.state = 'running'
-           AND NOT (j.lease_expires_at <= v_now AND j.attempt >= j.max_attempts);
-        v_room := LEAST(v_room, claim.batch);
+        RETURNING q.paused, q.max_running, q.max_running_per_key INTO v_paused, v_limit, v_key_limit;
     END IF;
     IF v_paused THEN
         RETURN;
@@ -162,7 +173,7 @@ BEGIN
     -- (nothing to bury or reclaim; the check walks this queue's running
     -- jobs, as the steps below would). Only queued jobs can be taken, and
     -- nothing is recorded in the history.
-    IF v_limit IS NULL AND NOT EXISTS (
+    IF v_limit IS NULL AND v_key_limit IS NULL AND NOT EXISTS (
         SELECT
           FROM taskboard.jobs AS x
          WHERE x.queue = claim.queue
@@ -205,101 +216,208 @@ BEGIN
         RETURN;
     END IF;
 
-    RETURN QUERY
-    WITH doomed AS MATERIALIZED (
-        -- Expired leases with no attempt left, locked once per call: an
-        -- IN (subquery ... FOR UPDATE) was planned to rerun per running row.
-        SELECT x.id
-          FROM taskboard.jobs AS x
-         WHERE x.queue = claim.queue
-           AND x.state = 'running'
-           AND x.lease_expires_at <= v_now
-           AND x.attempt >= x.max_attempts
-           FOR UPDATE SKIP LOCKED
-    ),
-    buried AS (
-        -- They are dead now, never handed out. Found by id among this
-        -- queue's running jobs: a plan made while the table was empty walks
-        -- the running jobs' index, and without the queue it would walk every
-        -- queue's.
-        UPDATE taskboard.jobs AS j
-           SET state = 'dead',
-               finished_at = v_now,
-               errors = j.errors || pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
-                   'error', 'lease expired',
-                   'attempt', j.attempt,
-                   'worker', j.claimed_by,
-                   'at', v_now))
-         WHERE j.id = ANY (ARRAY(SELECT d.id FROM doomed AS d))
-           AND j.queue = claim.queue
-           AND j.state = 'running'
-    ),
-    expired AS MATERIALIZED (
-        -- Reclaimable: the few running jobs of the queue whose lease ran out.
-        SELECT j.id, j.priority, j.run_at, j.lease_expires_at AS due_at
-          FROM taskboard.jobs AS j
-         WHERE j.queue = claim.queue
-           AND j.state = 'running'
-           AND j.lease_expires_at <= v_now
-           AND j.attempt < j.max_attempts
-         ORDER BY j.priority DESC, j.run_at, j.id
-         LIMIT claim.batch
-           FOR UPDATE SKIP LOCKED
-    ),
-    queued AS MATERIALIZED (
-        SELECT j.id, j.priority, j.run_at, j.run_at AS due_at
-          FROM taskboard.jobs AS j
-         WHERE j.queue = claim.queue
-           AND j.state = 'queued'
-           AND j.run_at <= v_now
-         ORDER BY j.priority DESC, j.run_at, j.id
-         LIMIT v_room
-           FOR UPDATE SKIP LOCKED
-    ),
-    chosen AS (
-        SELECT c.id, c.due_at
-          FROM (SELECT e.id, e.priority, e.run_at, e.due_at FROM expired AS e
-                UNION ALL
-                SELECT q.id, q.priority, q.run_at, q.due_at FROM queued AS q) AS c
-         ORDER BY c.priority DESC, c.run_at, c.id
-         LIMIT claim.batch
-    ),
-    claimed AS (
-        -- Every chosen row is locked by this statement; the state test
-        -- repeats the fence for the reader.
-        UPDATE taskboard.jobs AS j
-           SET state = 'running',
-               lease_token = pg_catalog.gen_random_uuid(),
-               lease_expires_at = v_now + claim.lease,
-               attempt = j.attempt + 1,
-               fence = j.fence + 1,
-               started_at = v_now,
-               claimed_by = claim.worker
-          FROM chosen AS c
-         WHERE j.id = c.id
-           AND j.state IN ('queued', 'running')
-        RETURNING j.id, j.lease_token, j.task, j.payload, j.attempt, j.lease_expires_at,
-                  j.idempotency_key, j.fence, j.trace_context, v_now - c.due_at AS waited,
-                  j.priority, j.run_at
-    ),
-    reclaimed AS (
-        -- The lease each reclaim took over, as a line of the job's history.
-        -- The statement's snapshot still shows the row as it was before
-        -- `claimed`. A claim that reclaims nothing finds no id and writes
-        -- nothing.
-        INSERT INTO taskboard.job_events
-               (job_id, kind, at, worker, actor, attempt, fence, lease_expires_at, token_digest)
-        SELECT o.id, 'reclaimed', v_now, o.claimed_by, claim.worker, o.attempt, o.fence,
-               o.lease_expires_at, pg_catalog.sha256(pg_catalog.uuid_send(o.lease_token))
-          FROM taskboard.jobs AS o
-         WHERE o.id = ANY (ARRAY(SELECT e.id FROM expired AS e JOIN claimed AS c ON c.id = e.id))
-           AND o.queue = claim.queue
-           AND o.state = 'running'
-    )
-    SELECT c.id, c.lease_token, c.task, c.payload, c.attempt, c.lease_expires_at, c.idempotency_key,
-           c.fence, c.trace_context, c.waited
-      FROM claimed AS c
-     ORDER BY c.priority DESC, c.run_at, c.id;
+    -- Under a key limit, the keys of the jobs a round starts may fill: a
+    -- claim short of its batch goes round again, those keys left out, so
+    -- that fewer rows than the batch still means nothing else may start
+    -- now. Each round but the last starts at least one job, or is the first
+    -- and buries a spent lease of a key (a key it counted as a holder); the
+    -- rounds after the first find no expired lease left to reclaim (the
+    -- first reclaimed them all, or filled the batch).
+    IF v_key_limit IS NOT NULL THEN
+        v_frees := EXISTS (
+            SELECT
+              FROM taskboard.jobs AS x
+             WHERE x.queue = claim.queue
+               AND x.state = 'running'
+               AND x.lease_expires_at <= v_now
+               AND x.attempt >= x.max_attempts
+               AND x.concurrency_key IS NOT NULL);
+    END IF;
+    LOOP
+        v_room := v_want;
+        IF v_limit IS NOT NULL THEN
+            SELECT GREATEST(0, v_limit - pg_catalog.count(*) - (
+                       -- Places still held: cancelled under a live lease
+                       -- (taskboard.cancel), or retried since and not yet due.
+                       SELECT pg_catalog.count(*)
+                         FROM taskboard.jobs AS h
+                        WHERE h.queue = claim.queue
+                          AND h.held_until > v_now
+                          AND h.state <> 'running'))::integer INTO v_room
+              FROM taskboard.jobs AS j
+             WHERE j.queue = claim.queue
+               AND j.state = 'running'
+               AND NOT (j.lease_expires_at <= v_now AND j.attempt >= j.max_attempts);
+            v_room := LEAST(v_room, v_want);
+        END IF;
+        IF v_key_limit IS NOT NULL THEN
+            -- The keys whose holders fill the key limit: their running jobs
+            -- (an expired lease counts until the job is reclaimed or finished)
+            -- and their jobs cancelled under a lease not yet ended. No queued
+            -- job of theirs is looked at; the others' are.
+            SELECT COALESCE(pg_catalog.array_agg(k.concurrency_key), '{}') INTO v_full_keys
+              FROM (SELECT h.concurrency_key
+                      FROM taskboard.jobs AS h
+                     WHERE h.queue = claim.queue
+                       AND h.concurrency_key IS NOT NULL
+                       AND (h.state = 'running' OR h.held_until > v_now)
+                     GROUP BY h.concurrency_key
+                    HAVING pg_catalog.count(*) >= v_key_limit) AS k;
+        END IF;
+        RETURN QUERY
+        WITH doomed AS MATERIALIZED (
+            -- Expired leases with no attempt left, locked once per call: an
+            -- IN (subquery ... FOR UPDATE) was planned to rerun per running row.
+            SELECT x.id
+              FROM taskboard.jobs AS x
+             WHERE x.queue = claim.queue
+               AND x.state = 'running'
+               AND x.lease_expires_at <= v_now
+               AND x.attempt >= x.max_attempts
+               FOR UPDATE SKIP LOCKED
+        ),
+        buried AS (
+            -- They are dead now, never handed out. Found by id among this
+            -- queue's running jobs: a plan made while the table was empty walks
+            -- the running jobs' index, and without the queue it would walk every
+            -- queue's.
+            UPDATE taskboard.jobs AS j
+               SET state = 'dead',
+                   finished_at = v_now,
+                   errors = j.errors || pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
+                       'error', 'lease expired',
+                       'attempt', j.attempt,
+                       'worker', j.claimed_by,
+                       'at', v_now))
+             WHERE j.id = ANY (ARRAY(SELECT d.id FROM doomed AS d))
+               AND j.queue = claim.queue
+               AND j.state = 'running'
+        ),
+        expired AS MATERIALIZED (
+            -- Reclaimable: the few running jobs of the queue whose lease ran out.
+            SELECT j.id, j.priority, j.run_at, j.lease_expires_at AS due_at
+              FROM taskboard.jobs AS j
+             WHERE j.queue = claim.queue
+               AND j.state = 'running'
+               AND j.lease_expires_at <= v_now
+               AND j.attempt < j.max_attempts
+             ORDER BY j.priority DESC, j.run_at, j.id
+             LIMIT v_want
+               FOR UPDATE SKIP LOCKED
+        ),
+        queued AS MATERIALIZED (
+            -- Without a key limit: the queued head, locked.
+            SELECT j.id, j.priority, j.run_at, j.run_at AS due_at
+              FROM taskboard.jobs AS j
+             WHERE v_key_limit IS NULL
+               AND j.queue = claim.queue
+               AND j.state = 'queued'
+               AND j.run_at <= v_now
+             ORDER BY j.priority DESC, j.run_at, j.id
+             LIMIT v_room
+               FOR UPDATE SKIP LOCKED
+        ),
+        keyed AS MATERIALIZED (
+            -- Under a key limit: the queued jobs of keys with room and those
+            -- without a key, sixteen times the room of them in claim order,
+            -- read without a lock (the queue's claimers take turns on its
+            -- row; the rows taken are locked below), so that the jobs of
+            -- keys with room behind many of one key are still found.
+            SELECT j.id, j.priority, j.run_at, j.concurrency_key AS ck
+              FROM taskboard.jobs AS j
+             WHERE v_key_limit IS NOT NULL
+               AND j.queue = claim.queue
+               AND j.state = 'queued'
+               AND j.run_at <= v_now
+               -- A hashed set: the queued jobs of full keys are read past
+               -- (a key with a long backlog has many), each looked up once.
+               AND (j.concurrency_key IS NULL
+                    OR j.concurrency_key NOT IN (SELECT f.key FROM pg_catalog.unnest(v_full_keys) AS f(key)))
+             ORDER BY j.priority DESC, j.run_at, j.id
+             LIMIT 16 * v_room
+        ),
+        picked AS MATERIALIZED (
+            -- A key's jobs in claim order up to its room: the limit less its
+            -- holders (as counted for v_full_keys).
+            SELECT n.id
+              FROM (SELECT k.id, k.priority, k.run_at, k.ck,
+                           pg_catalog.row_number() OVER (PARTITION BY k.ck ORDER BY k.priority DESC, k.run_at, k.id) AS nth
+                      FROM keyed AS k) AS n
+             WHERE n.ck IS NULL
+                OR n.nth <= v_key_limit - (
+                       SELECT pg_catalog.count(*)
+                         FROM taskboard.jobs AS h
+                        WHERE h.queue = claim.queue
+                          AND h.concurrency_key = n.ck
+                          AND (h.state = 'running' OR h.held_until > v_now))
+             ORDER BY n.priority DESC, n.run_at, n.id
+             LIMIT v_room
+        ),
+        keyed_locked AS MATERIALIZED (
+            -- The picked rows, locked; one locked elsewhere is skipped. Found
+            -- by id alone: with the queue or the state in this test, the plan
+            -- kept from an empty table walked the queue's whole queued index
+            -- on PostgreSQL 15. The locked row is the newest version: `chosen`
+            -- takes it only while it is still queued (a cancel may have come
+            -- first).
+            SELECT j.id, j.priority, j.run_at, j.run_at AS due_at, j.state
+              FROM taskboard.jobs AS j
+             WHERE j.id = ANY (ARRAY(SELECT p.id FROM picked AS p))
+               FOR UPDATE SKIP LOCKED
+        ),
+        chosen AS (
+            SELECT c.id, c.due_at
+              FROM (SELECT e.id, e.priority, e.run_at, e.due_at FROM expired AS e
+                    UNION ALL
+                    SELECT q.id, q.priority, q.run_at, q.due_at FROM queued AS q
+                    UNION ALL
+                    SELECT l.id, l.priority, l.run_at, l.due_at FROM keyed_locked AS l
+                     WHERE l.state = 'queued') AS c
+             ORDER BY c.priority DESC, c.run_at, c.id
+             LIMIT v_want
+        ),
+        claimed AS (
+            -- Every chosen row is locked by this statement; the state test
+            -- repeats the fence for the reader.
+            UPDATE taskboard.jobs AS j
+               SET state = 'running',
+                   lease_token = pg_catalog.gen_random_uuid(),
+                   lease_expires_at = v_now + claim.lease,
+                   attempt = j.attempt + 1,
+                   fence = j.fence + 1,
+                   started_at = v_now,
+                   claimed_by = claim.worker
+              FROM chosen AS c
+             WHERE j.id = c.id
+               AND j.state IN ('queued', 'running')
+            RETURNING j.id, j.lease_token, j.task, j.payload, j.attempt, j.lease_expires_at,
+                      j.idempotency_key, j.fence, j.trace_context, v_now - c.due_at AS waited,
+                      j.priority, j.run_at
+        ),
+        reclaimed AS (
+            -- The lease each reclaim took over, as a line of the job's history.
+            -- The statement's snapshot still shows the row as it was before
+            -- `claimed`. A claim that reclaims nothing finds no id and writes
+            -- nothing.
+            INSERT INTO taskboard.job_events
+                   (job_id, kind, at, worker, actor, attempt, fence, lease_expires_at, token_digest)
+            SELECT o.id, 'reclaimed', v_now, o.claimed_by, claim.worker, o.attempt, o.fence,
+                   o.lease_expires_at, pg_catalog.sha256(pg_catalog.uuid_send(o.lease_token))
+              FROM taskboard.jobs AS o
+             WHERE o.id = ANY (ARRAY(SELECT e.id FROM expired AS e JOIN claimed AS c ON c.id = e.id))
+               AND o.queue = claim.queue
+               AND o.state = 'running'
+        )
+        SELECT c.id, c.lease_token, c.task, c.payload, c.attempt, c.lease_expires_at, c.idempotency_key,
+               c.fence, c.trace_context, c.waited
+          FROM claimed AS c
+         ORDER BY c.priority DESC, c.run_at, c.id;
+        GET DIAGNOSTICS v_rows = ROW_COUNT;
+        v_taken := v_taken + v_rows;
+        v_want := claim.batch - v_taken;
+        EXIT WHEN v_key_limit IS NULL OR v_want = 0 OR (v_rows = 0 AND NOT v_frees);
+        v_frees := false;
+    END LOOP;
 END
 $function$;
 
@@ -325,8 +443,9 @@ never receive the same job (FOR UPDATE SKIP LOCKED). An expired job that has use
 becomes dead (error 'lease expired') in the same call, is not returned and
 does not count against `batch`. Fewer rows than `batch` means nothing else
 is runnable for this caller now. Up to `batch` rows it looked at but did
-not take stay locked, and skipped by other claimers, until the caller's
-transaction ends: claim in a transaction of its own.
+not take stay locked, and
+skipped by other claimers, until the caller's transaction ends: claim in
+a transaction of its own.
 A paused queue (taskboard.pause) hands out nothing. A limited one
 (taskboard.set_queue_limit) starts queued jobs only while fewer than
 max_running of its jobs are running or held by a cancelled lease not yet
@@ -339,6 +458,16 @@ raises 40001), and set_queue_limit waits for the claim transactions of
 the queue still open; in those levels a claim whose snapshot predates a
 first limit raises 40001 too (it writes the queue's row to find out: an
 unpaused, unlimited row when there was none).
+A queue with a key limit (taskboard.set_key_limit) starts no job whose
+concurrency key already has max_running_per_key jobs holding a lease
+(running, an expired lease until its job is reclaimed or finished, a
+cancelled job until its lease ends), however many workers claim at once,
+and still takes the jobs of other keys, and those without a key, behind a
+full key: a round reads the queued jobs of keys with room, sixteen times
+its room of them in order, and starts each key's first ones up to the
+key's room; a claim still short of its batch goes round again while its
+last round started a job. Its claimers take turns as under a queue limit,
+and a first key limit waits for the claims in flight the same way.
 Raises 22023 when queue or worker is NULL, empty or longer than 200
 characters, batch is outside 1..1000, or lease is NULL, not positive or
 longer than 12 hours ('infinity' included), by the deadline it gives:

@@ -1,4 +1,6 @@
--- Revert taskboard:queue_overview to its v0.4.3 definition
+-- Revert taskboard:queue_overview to its v0.4.8 definition
+--
+-- Puts back the function of release 0.4.8 (no key or rate limit columns).
 
 BEGIN;
 
@@ -31,7 +33,8 @@ SET LOCAL ROLE :"owner_role";
 -- finished within `recent`, or settings. Ordered by queue.
 -- Raises 22023 when recent is NULL, not positive or longer than 31 days.
 
-CREATE OR REPLACE FUNCTION taskboard.queue_overview(recent interval DEFAULT interval '1 hour')
+DROP FUNCTION taskboard.queue_overview(interval);
+CREATE FUNCTION taskboard.queue_overview(recent interval DEFAULT interval '1 hour')
 RETURNS TABLE (
     queue              text,
     queued             bigint,
@@ -55,10 +58,19 @@ DECLARE
     -- Read once: every count below is against the same instant.
     v_now   timestamptz := pg_catalog.clock_timestamp();
     v_since timestamptz;
+    v_clock timestamptz := v_now;
+    v_far   boolean;
 BEGIN
+    -- A part (months, days, time) beyond 2000 years could carry the clock out
+    -- of the timestamp range: such a value is judged by its sign alone.
+    v_far := queue_overview.recent IS NOT NULL
+             AND (pg_catalog.abs(EXTRACT(year FROM queue_overview.recent)) > 2000
+             OR pg_catalog.abs(EXTRACT(day FROM queue_overview.recent)) > 730000
+             OR pg_catalog.abs(EXTRACT(hour FROM queue_overview.recent)) > 17520000);
     IF queue_overview.recent IS NULL
-       OR queue_overview.recent <= interval '0'
-       OR queue_overview.recent > interval '31 days' THEN
+       OR v_far
+       OR v_clock - queue_overview.recent >= v_clock
+       OR v_clock - queue_overview.recent < v_clock - interval '31 days' THEN
         RAISE EXCEPTION 'recent must be positive and at most 31 days, got %',
             coalesce(queue_overview.recent::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
@@ -160,7 +172,9 @@ costs it nothing. Per queue:
   paused, max_running  the queue's settings (false and NULL by default).
 A queue is listed when it has unfinished, dead or cancelled jobs, jobs
 finished within `recent`, or settings. Ordered by queue.
-Raises 22023 when recent is NULL, not positive or longer than 31 days.$comment$;
+Raises 22023 when recent is NULL, not positive or longer than 31 days,
+by the time it gives: unless clock - 31 days <= clock - recent < clock,
+months and days counted as the calendar makes them.$comment$;
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

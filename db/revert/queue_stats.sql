@@ -1,4 +1,6 @@
--- Revert taskboard:queue_stats to its v0.4.7 definition (without max_running_per_key)
+-- Revert taskboard:queue_stats to its v0.4.8 definition
+--
+-- Puts back the view of release 0.4.8 (no rate limit columns).
 
 BEGIN;
 
@@ -18,7 +20,9 @@ SET LOCAL ROLE :"owner_role";
 --                  or running with an expired lease and attempts left),
 --                  were the queue neither paused nor at its limit;
 --   paused:        whether the queue is paused (taskboard.pause);
---   max_running:   its limit (taskboard.set_queue_limit); NULL: none.
+--   max_running:   its limit (taskboard.set_queue_limit); NULL: none;
+--   max_running_per_key: its limit per concurrency key
+--                  (taskboard.set_key_limit); NULL: none.
 -- A queue appears once it has jobs.
 DROP VIEW taskboard.queue_stats;
 CREATE VIEW taskboard.queue_stats AS
@@ -33,10 +37,11 @@ SELECT j.queue,
                   AND j.attempt < j.max_attempts)
        ) AS runnable,
        COALESCE(q.paused, false) AS paused,
-       q.max_running
+       q.max_running,
+       q.max_running_per_key
   FROM taskboard.jobs AS j
   LEFT JOIN taskboard.queues AS q ON q.queue = j.queue
- GROUP BY j.queue, j.state, q.paused, q.max_running;
+ GROUP BY j.queue, j.state, q.paused, q.max_running, q.max_running_per_key;
 
 GRANT SELECT ON taskboard.queue_stats TO :"producer_role", :"worker_role", :"admin_role";
 

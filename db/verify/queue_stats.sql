@@ -7,7 +7,8 @@ SET LOCAL taskboard.role_prefix TO :'prefix';
 -- Reading the schema needs the owner's USAGE: held until the ROLLBACK.
 GRANT :"owner_role" TO CURRENT_USER;
 
-SELECT queue, state, jobs, oldest_run_at, runnable, paused, max_running, max_running_per_key
+SELECT queue, state, jobs, oldest_run_at, runnable, paused, max_running, max_running_per_key,
+       rate_starts, rate_per, rate_by_key, window_starts
   FROM taskboard.queue_stats
  WHERE false;
 

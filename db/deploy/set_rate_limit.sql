@@ -1,0 +1,111 @@
+-- Deploy taskboard:set_rate_limit to pg
+-- requires: rate_limit
+-- requires: checks
+-- requires: notify_runnable
+-- requires: claim
+
+BEGIN;
+
+\set owner_role :prefix _owner
+\set admin_role :prefix _admin
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
+
+CREATE FUNCTION taskboard.set_rate_limit(queue text, starts integer, per interval, by_key boolean DEFAULT false)
+RETURNS boolean
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $function$
+BEGIN
+    PERFORM taskboard.check_name('queue', set_rate_limit.queue);
+    IF (set_rate_limit.starts IS NULL) <> (set_rate_limit.per IS NULL) THEN
+        RAISE EXCEPTION 'starts and per must both be given, or both be NULL (no rate limit), got starts % and per %',
+            coalesce(set_rate_limit.starts::text, 'NULL'), coalesce(set_rate_limit.per::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF set_rate_limit.by_key IS NULL THEN
+        RAISE EXCEPTION 'by_key must be true or false, got NULL'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF set_rate_limit.starts IS NULL AND set_rate_limit.by_key THEN
+        RAISE EXCEPTION 'by_key needs a rate limit: give starts and per, or by_key false to remove it'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF set_rate_limit.starts NOT BETWEEN 1 AND 100000 THEN
+        RAISE EXCEPTION 'starts must be between 1 and 100000 or NULL (no rate limit), got %; pause the queue to stop it',
+            set_rate_limit.starts
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF set_rate_limit.per IS NOT NULL THEN
+        PERFORM taskboard.check_interval('per', set_rate_limit.per, interval '31 days');
+    END IF;
+
+    IF set_rate_limit.starts IS NULL THEN
+        -- No row is written for a queue that has none, and the log of the
+        -- queue's starts goes with its limit.
+        UPDATE taskboard.queues AS q
+           SET rate_starts = NULL, rate_per = NULL, rate_by_key = false,
+               updated_at = pg_catalog.clock_timestamp()
+         WHERE q.queue = set_rate_limit.queue
+           AND q.rate_starts IS NOT NULL;
+        IF NOT FOUND THEN
+            RETURN false;
+        END IF;
+        DELETE FROM taskboard.queue_starts AS s WHERE s.queue = set_rate_limit.queue;
+    ELSE
+        -- A rate limit must count the starts of the claims still in flight,
+        -- as a first queue limit does (taskboard.set_queue_limit): each claim
+        -- holds the queue's claim lock, shared, until its transaction ends,
+        -- and this call waits for them; the claims after it take turns on
+        -- the queue's row and log their starts.
+        PERFORM pg_catalog.pg_advisory_xact_lock(1952605797, pg_catalog.hashtext(set_rate_limit.queue));
+        INSERT INTO taskboard.queues AS q (queue, rate_starts, rate_per, rate_by_key)
+        VALUES (set_rate_limit.queue, set_rate_limit.starts, set_rate_limit.per, set_rate_limit.by_key)
+        ON CONFLICT ON CONSTRAINT queues_pkey DO UPDATE
+           SET rate_starts = EXCLUDED.rate_starts,
+               rate_per = EXCLUDED.rate_per,
+               rate_by_key = EXCLUDED.rate_by_key,
+               updated_at = pg_catalog.clock_timestamp()
+         WHERE (q.rate_starts, q.rate_per, q.rate_by_key)
+               IS DISTINCT FROM (EXCLUDED.rate_starts, EXCLUDED.rate_per, EXCLUDED.rate_by_key);
+        IF NOT FOUND THEN
+            RETURN false;
+        END IF;
+    END IF;
+    IF EXISTS (SELECT FROM taskboard.jobs AS j
+                WHERE j.queue = set_rate_limit.queue AND j.state = 'queued'
+                  AND j.run_at <= pg_catalog.clock_timestamp()) THEN
+        PERFORM taskboard.notify_runnable(set_rate_limit.queue);
+    END IF;
+    RETURN true;
+END
+$function$;
+
+COMMENT ON FUNCTION taskboard.set_rate_limit(text, integer, interval, boolean) IS
+$comment$set_rate_limit(queue, starts, per, by_key default false) -> boolean
+From the next claim on, claim starts at most `starts` jobs of `queue` in
+any window of length `per`, on the database's clock, across all workers
+and under concurrent claimers; a reclaim of an expired lease is a start.
+With by_key, each concurrency key gets `starts` per window of its own, and
+jobs without a key are not limited by it; claim still takes the jobs of
+other keys behind a key that used up its window. Jobs held back wait,
+queued, neither failed nor delayed. The starts are counted from the claims
+made since the limit was set: setting one waits for the claim
+transactions of the queue still open. NULL starts and per remove the rate
+limit and forget the queue's starts. True when this call changed the
+limit, false when it already was this one.
+Raises 22023 when queue is NULL, empty or longer than 200 characters,
+only one of starts and per is NULL, starts is outside 1..100000, per is
+not positive or longer than 31 days (by the deadline it gives, as lease
+in claim), or by_key is NULL, or true without a limit.$comment$;
+
+REVOKE ALL ON FUNCTION taskboard.set_rate_limit(text, integer, interval, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.set_rate_limit(text, integer, interval, boolean) TO :"admin_role";
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
+
+COMMIT;

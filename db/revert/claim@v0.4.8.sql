@@ -1,0 +1,368 @@
+-- Revert taskboard:claim from pg
+--
+-- Puts back the definition and comment of release 0.4.7 (no key limit).
+
+BEGIN;
+
+\set owner_role :prefix _owner
+\set producer_role :prefix _producer
+\set worker_role :prefix _worker
+\set admin_role :prefix _admin
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
+
+-- claim(queue, worker, batch, lease) -> setof taskboard.claimed
+-- Takes up to `batch` runnable jobs of `queue`: queued with run_at due, or
+-- running with an expired lease, in order of priority (higher first), run_at,
+-- then id. Each claimed job gets a fresh lease token, lease_expires_at =
+-- clock + lease, attempt + 1, fence + 1, started_at = clock and
+-- claimed_by = worker; the token is returned here and nowhere else, with
+-- the fence (strictly increasing with every claim of the job, releases and
+-- reclaims included), with the job's trace_context (the W3C trace
+-- context its enqueuer stored, NULL when none), and, last, waited: how long
+-- the job had been runnable (clock minus its run_at, or minus the expired
+-- lease's deadline for a reclaim). A reclaim records the lease it took
+-- over (holder, attempt, fence, deadline) in the job's history
+-- (taskboard.job_history). Concurrent claimers
+-- never receive the same job (FOR UPDATE SKIP LOCKED). An expired job that has used up its attempts
+-- becomes dead (error 'lease expired') in the same call, is not returned and
+-- does not count against `batch`. Fewer rows than `batch` means nothing else
+-- is runnable for this caller now. Up to `batch` rows it looked at but did
+-- not take stay locked, and skipped by other claimers, until the caller's
+-- transaction ends: claim in a transaction of its own.
+-- A paused queue (taskboard.pause) hands out nothing. A limited one
+-- (taskboard.set_queue_limit) starts queued jobs only while fewer than
+-- max_running of its jobs are running or held by a cancelled lease not yet
+-- ended (taskboard.cancel), however many workers claim at once;
+-- in REPEATABLE READ or SERIALIZABLE a claim of a limited queue that raced
+-- another one raises 40001 (serialization_failure) rather than count without it.
+-- A first limit counts the claims still in flight: a claim waits while one
+-- is being set for its queue (and then, in REPEATABLE READ or SERIALIZABLE,
+-- raises 40001), and set_queue_limit waits for the claim transactions of
+-- the queue still open.
+-- Raises 22023 when queue or worker is NULL, empty or longer than 200
+-- characters, batch is outside 1..1000, or lease is NULL, not positive or
+-- longer than 12 hours ('infinity' included).
+--
+-- plan_cache_mode = force_generic_plan with enable_seqscan = off: one plan
+-- per session, made at the first call and kept until PostgreSQL invalidates
+-- it (a change to the table, its indexes or its statistics, a VACUUM);
+-- planning this five-CTE statement on every call cost about as much as
+-- running it. A worker usually first claims an empty queue, and the plan
+-- is then made for an empty table, so each step is written to be bounded
+-- whatever the table held: the running jobs of this queue (its partial
+-- index), the head of its queued index, and primary-key probes by id; with
+-- sequential scans off, no step scans the table (tests/test_claim_plan.py).
+-- Every claim holds a shared transaction-level advisory lock on its queue,
+-- keys (1952605797, hashtext(queue)), until its transaction ends; an
+-- application's own advisory locks should not use 1952605797 as first key.
+
+CREATE OR REPLACE FUNCTION taskboard.claim(
+    queue  text,
+    worker text,
+    batch  integer  DEFAULT 1,
+    lease  interval DEFAULT '60 seconds'
+)
+RETURNS SETOF taskboard.claimed
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+AS $function$
+DECLARE
+    v_now timestamptz := pg_catalog.clock_timestamp();
+    v_paused boolean;
+    v_limit integer;
+    -- How many queued jobs this call may start: batch, or less under a limit.
+    v_room integer := claim.batch;
+BEGIN
+    IF claim.queue IS NULL OR claim.queue = '' THEN
+        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.char_length(claim.queue) > 200 THEN
+        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(claim.queue)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF claim.worker IS NULL OR claim.worker = '' THEN
+        RAISE EXCEPTION 'worker must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.char_length(claim.worker) > 200 THEN
+        RAISE EXCEPTION 'worker must be at most 200 characters, got %', pg_catalog.char_length(claim.worker)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF claim.batch IS NULL OR claim.batch NOT BETWEEN 1 AND 1000 THEN
+        RAISE EXCEPTION 'batch must be between 1 and 1000, got %', claim.batch
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    PERFORM taskboard.check_interval('lease', claim.lease, interval '12 hours');
+
+    -- A claim in flight is one a first limit must count: it holds its
+    -- queue's advisory lock, shared with every other claim, until its
+    -- transaction ends; set_queue_limit takes it exclusively before it
+    -- writes a first limit. Taken at once unless a first limit is being
+    -- set; then this claim waits for it, and reads it below (a new
+    -- snapshot in READ COMMITTED; an older one cannot see it: 40001).
+    IF NOT pg_catalog.pg_try_advisory_xact_lock_shared(1952605797, pg_catalog.hashtext(claim.queue)) THEN
+        PERFORM pg_catalog.pg_advisory_xact_lock_shared(1952605797, pg_catalog.hashtext(claim.queue));
+        IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+            RAISE EXCEPTION 'queue % was given a limit while this transaction waited; retry the transaction', claim.queue
+                USING ERRCODE = 'serialization_failure';
+        END IF;
+    END IF;
+
+    -- Queue control. A queue without a row in taskboard.queues is unpaused
+    -- and unlimited: one primary-key probe, no lock.
+    SELECT q.paused, q.max_running INTO v_paused, v_limit
+      FROM taskboard.queues AS q
+     WHERE q.queue = claim.queue;
+    IF v_limit IS NULL
+       AND pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+        -- A snapshot taken before a first limit committed does not see it,
+        -- and this claim did not wait for it. Writing the queue's row (an
+        -- unpaused, unlimited one when there is none) makes PostgreSQL
+        -- raise 40001 when the row was written since the snapshot.
+        INSERT INTO taskboard.queues AS q (queue) VALUES (claim.queue)
+        ON CONFLICT ON CONSTRAINT queues_pkey DO NOTHING;
+    END IF;
+    IF v_limit IS NOT NULL THEN
+        -- Claimers of a limited queue take turns on its row, held until the
+        -- caller's transaction ends: the count below sees every claim made
+        -- before, so together they never pass the limit. Reclaiming an
+        -- expired job does not add a running one; starting a queued job does.
+        -- Each writes the row (the same values) rather than only locking it:
+        -- in REPEATABLE READ or SERIALIZABLE the snapshot was taken before
+        -- the wait and would miss the claim it waited for, and a row updated
+        -- since the snapshot makes PostgreSQL raise 40001 instead.
+        UPDATE taskboard.queues AS q
+           SET paused = q.paused
+         WHERE q.queue = claim.queue
+        RETURNING q.paused, q.max_running INTO v_paused, v_limit;
+        SELECT GREATEST(0, v_limit - pg_catalog.count(*) - (
+                   -- Places still held: cancelled under a live lease
+                   -- (taskboard.cancel), or retried since and not yet due.
+                   SELECT pg_catalog.count(*)
+                     FROM taskboard.jobs AS h
+                    WHERE h.queue = claim.queue
+                      AND h.held_until > v_now
+                      AND h.state <> 'running'))::integer INTO v_room
+          FROM taskboard.jobs AS j
+         WHERE j.queue = claim.queue
+           AND j.state = 'running'
+           AND NOT (j.lease_expires_at <= v_now AND j.attempt >= j.max_attempts);
+        v_room := LEAST(v_room, claim.batch);
+    END IF;
+    IF v_paused THEN
+        RETURN;
+    END IF;
+
+    -- The common path: no limit, and no lease of the queue expired by v_now
+    -- (nothing to bury or reclaim; the check walks this queue's running
+    -- jobs, as the steps below would). Only queued jobs can be taken, and
+    -- nothing is recorded in the history.
+    IF v_limit IS NULL AND NOT EXISTS (
+        SELECT
+          FROM taskboard.jobs AS x
+         WHERE x.queue = claim.queue
+           AND x.state = 'running'
+           AND x.lease_expires_at <= v_now) THEN
+        RETURN QUERY
+        WITH queued AS MATERIALIZED (
+            SELECT j.id
+              FROM taskboard.jobs AS j
+             WHERE j.queue = claim.queue
+               AND j.state = 'queued'
+               AND j.run_at <= v_now
+             ORDER BY j.priority DESC, j.run_at, j.id
+             LIMIT claim.batch
+               FOR UPDATE SKIP LOCKED
+        ),
+        claimed AS (
+            -- By id through an array, and by id only: the rows `queued`
+            -- locked, which nothing changes before this update. Joined to
+            -- `queued` instead, the plan kept from an empty table walked the
+            -- whole primary key; with the queue and the state in this test,
+            -- on PostgreSQL 15, the queue's whole queued index.
+            UPDATE taskboard.jobs AS j
+               SET state = 'running',
+                   lease_token = pg_catalog.gen_random_uuid(),
+                   lease_expires_at = v_now + claim.lease,
+                   attempt = j.attempt + 1,
+                   fence = j.fence + 1,
+                   started_at = v_now,
+                   claimed_by = claim.worker
+             WHERE j.id = ANY (ARRAY(SELECT q.id FROM queued AS q))
+            RETURNING j.id, j.lease_token, j.task, j.payload, j.attempt, j.lease_expires_at,
+                      j.idempotency_key, j.fence, j.trace_context, v_now - j.run_at AS waited,
+                      j.priority, j.run_at
+        )
+        SELECT c.id, c.lease_token, c.task, c.payload, c.attempt, c.lease_expires_at,
+               c.idempotency_key, c.fence, c.trace_context, c.waited
+          FROM claimed AS c
+         ORDER BY c.priority DESC, c.run_at, c.id;
+        RETURN;
+    END IF;
+
+    RETURN QUERY
+    WITH doomed AS MATERIALIZED (
+        -- Expired leases with no attempt left, locked once per call: an
+        -- IN (subquery ... FOR UPDATE) was planned to rerun per running row.
+        SELECT x.id
+          FROM taskboard.jobs AS x
+         WHERE x.queue = claim.queue
+           AND x.state = 'running'
+           AND x.lease_expires_at <= v_now
+           AND x.attempt >= x.max_attempts
+           FOR UPDATE SKIP LOCKED
+    ),
+    buried AS (
+        -- They are dead now, never handed out. Found by id among this
+        -- queue's running jobs: a plan made while the table was empty walks
+        -- the running jobs' index, and without the queue it would walk every
+        -- queue's.
+        UPDATE taskboard.jobs AS j
+           SET state = 'dead',
+               finished_at = v_now,
+               errors = j.errors || pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
+                   'error', 'lease expired',
+                   'attempt', j.attempt,
+                   'worker', j.claimed_by,
+                   'at', v_now))
+         WHERE j.id = ANY (ARRAY(SELECT d.id FROM doomed AS d))
+           AND j.queue = claim.queue
+           AND j.state = 'running'
+    ),
+    expired AS MATERIALIZED (
+        -- Reclaimable: the few running jobs of the queue whose lease ran out.
+        SELECT j.id, j.priority, j.run_at, j.lease_expires_at AS due_at
+          FROM taskboard.jobs AS j
+         WHERE j.queue = claim.queue
+           AND j.state = 'running'
+           AND j.lease_expires_at <= v_now
+           AND j.attempt < j.max_attempts
+         ORDER BY j.priority DESC, j.run_at, j.id
+         LIMIT claim.batch
+           FOR UPDATE SKIP LOCKED
+    ),
+    queued AS MATERIALIZED (
+        SELECT j.id, j.priority, j.run_at, j.run_at AS due_at
+          FROM taskboard.jobs AS j
+         WHERE j.queue = claim.queue
+           AND j.state = 'queued'
+           AND j.run_at <= v_now
+         ORDER BY j.priority DESC, j.run_at, j.id
+         LIMIT v_room
+           FOR UPDATE SKIP LOCKED
+    ),
+    chosen AS (
+        SELECT c.id, c.due_at
+          FROM (SELECT e.id, e.priority, e.run_at, e.due_at FROM expired AS e
+                UNION ALL
+                SELECT q.id, q.priority, q.run_at, q.due_at FROM queued AS q) AS c
+         ORDER BY c.priority DESC, c.run_at, c.id
+         LIMIT claim.batch
+    ),
+    claimed AS (
+        -- Every chosen row is locked by this statement; the state test
+        -- repeats the fence for the reader.
+        UPDATE taskboard.jobs AS j
+           SET state = 'running',
+               lease_token = pg_catalog.gen_random_uuid(),
+               lease_expires_at = v_now + claim.lease,
+               attempt = j.attempt + 1,
+               fence = j.fence + 1,
+               started_at = v_now,
+               claimed_by = claim.worker
+          FROM chosen AS c
+         WHERE j.id = c.id
+           AND j.state IN ('queued', 'running')
+        RETURNING j.id, j.lease_token, j.task, j.payload, j.attempt, j.lease_expires_at,
+                  j.idempotency_key, j.fence, j.trace_context, v_now - c.due_at AS waited,
+                  j.priority, j.run_at
+    ),
+    reclaimed AS (
+        -- The lease each reclaim took over, as a line of the job's history.
+        -- The statement's snapshot still shows the row as it was before
+        -- `claimed`. A claim that reclaims nothing finds no id and writes
+        -- nothing.
+        INSERT INTO taskboard.job_events
+               (job_id, kind, at, worker, actor, attempt, fence, lease_expires_at, token_digest)
+        SELECT o.id, 'reclaimed', v_now, o.claimed_by, claim.worker, o.attempt, o.fence,
+               o.lease_expires_at, pg_catalog.sha256(pg_catalog.uuid_send(o.lease_token))
+          FROM taskboard.jobs AS o
+         WHERE o.id = ANY (ARRAY(SELECT e.id FROM expired AS e JOIN claimed AS c ON c.id = e.id))
+           AND o.queue = claim.queue
+           AND o.state = 'running'
+    )
+    SELECT c.id, c.lease_token, c.task, c.payload, c.attempt, c.lease_expires_at, c.idempotency_key,
+           c.fence, c.trace_context, c.waited
+      FROM claimed AS c
+     ORDER BY c.priority DESC, c.run_at, c.id;
+END
+$function$;
+
+REVOKE ALL ON FUNCTION taskboard.claim(text, text, integer, interval) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.claim(text, text, integer, interval)
+    TO :"worker_role", :"admin_role";
+
+COMMENT ON FUNCTION taskboard.claim(text,text,integer,interval) IS
+$comment$claim(queue, worker, batch, lease) -> setof taskboard.claimed
+Takes up to `batch` runnable jobs of `queue`: queued with run_at due, or
+running with an expired lease, in order of priority (higher first), run_at,
+then id. Each claimed job gets a fresh lease token, lease_expires_at =
+clock + lease, attempt + 1, fence + 1, started_at = clock and
+claimed_by = worker; the token is returned here and nowhere else, with
+the fence (strictly increasing with every claim of the job, releases and
+reclaims included), with the job's trace_context (the W3C trace
+context its enqueuer stored, NULL when none), and, last, waited: how long
+the job had been runnable (clock minus its run_at, or minus the expired
+lease's deadline for a reclaim). A reclaim records the lease it took
+over (holder, attempt, fence, deadline) in the job's history
+(taskboard.job_history). Concurrent claimers
+never receive the same job (FOR UPDATE SKIP LOCKED). An expired job that has used up its attempts
+becomes dead (error 'lease expired') in the same call, is not returned and
+does not count against `batch`. Fewer rows than `batch` means nothing else
+is runnable for this caller now. Up to `batch` rows it looked at but did
+not take stay locked, and skipped by other claimers, until the caller's
+transaction ends: claim in a transaction of its own.
+A paused queue (taskboard.pause) hands out nothing. A limited one
+(taskboard.set_queue_limit) starts queued jobs only while fewer than
+max_running of its jobs are running or held by a cancelled lease not yet
+ended (taskboard.cancel), however many workers claim at once;
+in REPEATABLE READ or SERIALIZABLE a claim of a limited queue that raced
+another one raises 40001 (serialization_failure) rather than count without it.
+A first limit counts the claims still in flight: a claim waits while one
+is being set for its queue (and then, in REPEATABLE READ or SERIALIZABLE,
+raises 40001), and set_queue_limit waits for the claim transactions of
+the queue still open; in those levels a claim whose snapshot predates a
+first limit raises 40001 too (it writes the queue's row to find out: an
+unpaused, unlimited row when there was none).
+Raises 22023 when queue or worker is NULL, empty or longer than 200
+characters, batch is outside 1..1000, or lease is NULL, not positive or
+longer than 12 hours ('infinity' included), by the deadline it gives:
+unless clock < clock + lease <= clock + 12 hours, months and days
+counted as the calendar makes them.
+
+plan_cache_mode = force_generic_plan with enable_seqscan = off: one plan
+per session, made at the first call and kept until PostgreSQL invalidates
+it (a change to the table, its indexes or its statistics, a VACUUM);
+planning this five-CTE statement on every call cost about as much as
+running it. A worker usually first claims an empty queue, and the plan
+is then made for an empty table, so each step is written to be bounded
+whatever the table held: the running jobs of this queue (its partial
+index), the head of its queued index, and primary-key probes by id; with
+sequential scans off, no step scans the table (tests/test_claim_plan.py).
+A queue with no limit and no lease expired by the claim's clock takes the
+common path: a check of its running jobs, then a statement of two steps
+(the head of its queued index, locked, and the update); the steps of
+expired leases, limits and the history run only when there is one.
+Every claim holds a shared transaction-level advisory lock on its queue,
+keys (1952605797, hashtext(queue)), until its transaction ends; an
+application's own advisory locks should not use 1952605797 as first key.$comment$;
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
+
+COMMIT;
