@@ -1,11 +1,11 @@
 -- Deploy taskboard:revert_guard to pg
--- requires: revert_guard@v0.4.7
+-- requires: revert_guard@v0.4.8
 -- requires: version
 --
--- Release 0.4.8 adds concurrency keys (jobs.concurrency_key) and key
--- limits (queues.max_running_per_key): revert_losses counts them, and the
--- guard is again the release's last change, so that a refused revert has
--- changed nothing.
+-- Release 0.4.9 adds rate limits (queues.rate_starts, rate_per,
+-- rate_by_key, and the log of their starts, queue_starts): revert_losses
+-- counts the rate limits (the log goes with them), and the guard is again
+-- the release's last change, so that a refused revert has changed nothing.
 --
 -- What a revert would drop, and a guard against dropping it unasked. The
 -- released revert scripts drop the columns and tables their change added,
@@ -84,6 +84,10 @@ BEGIN
             SELECT 'key limits', '0.4.8',
                    (SELECT pg_catalog.count(*) FROM taskboard.queues AS q
                      WHERE q.max_running_per_key IS NOT NULL)
+            UNION ALL
+            SELECT 'rate limits', '0.4.9',
+                   (SELECT pg_catalog.count(*) FROM taskboard.queues AS q
+                     WHERE q.rate_starts IS NOT NULL)
            ) AS lost
      WHERE lost.rows > 0
        AND (v_to IS NULL
@@ -110,6 +114,7 @@ release that added it and how many rows hold it:
   concurrency keys
                   jobs carrying a concurrency key (0.4.8)
   key limits      queues with a limit per concurrency key (0.4.8)
+  rate limits     queues with a rate limit, and their log of starts (0.4.9)
   jobs            every job, only for release NULL (a revert of everything)
 No rows: the revert drops no data. Reads only; ordered by release.
 Raises 22023 when release is not NULL and not of the form 0.2.0.

@@ -1,9 +1,9 @@
 -- Deploy taskboard:version to pg
--- requires: version@v0.4.7
--- requires: queue_stats
--- requires: set_queue_limit
+-- requires: version@v0.4.8
+-- requires: queue_overview
+-- requires: set_rate_limit
 --
--- Release 0.4.8: the schema answers 0.4.8.
+-- Release 0.4.9: the schema answers 0.4.9.
 
 BEGIN;
 
@@ -23,7 +23,7 @@ IMMUTABLE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
-SELECT '0.4.8'::text
+SELECT '0.4.9'::text
 $function$;
 
 COMMENT ON FUNCTION taskboard.version() IS

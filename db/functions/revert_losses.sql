@@ -15,6 +15,7 @@
 --   concurrency keys
 --                   jobs carrying a concurrency key (0.4.8)
 --   key limits      queues with a limit per concurrency key (0.4.8)
+--   rate limits     queues with a rate limit, and their log of starts (0.4.9)
 --   jobs            every job, only for release NULL (a revert of everything)
 -- No rows: the revert drops no data. Reads only; ordered by release.
 -- Raises 22023 when release is not NULL and not of the form 0.2.0.
@@ -80,6 +81,10 @@ BEGIN
             SELECT 'key limits', '0.4.8',
                    (SELECT pg_catalog.count(*) FROM taskboard.queues AS q
                      WHERE q.max_running_per_key IS NOT NULL)
+            UNION ALL
+            SELECT 'rate limits', '0.4.9',
+                   (SELECT pg_catalog.count(*) FROM taskboard.queues AS q
+                     WHERE q.rate_starts IS NOT NULL)
            ) AS lost
      WHERE lost.rows > 0
        AND (v_to IS NULL

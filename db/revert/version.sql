@@ -1,4 +1,4 @@
--- Revert taskboard:version to its v0.4.7 definition
+-- Revert taskboard:version to its v0.4.8 definition
 
 BEGIN;
 
@@ -18,7 +18,7 @@ IMMUTABLE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
-SELECT '0.4.7'::text
+SELECT '0.4.8'::text
 $function$;
 
 COMMENT ON FUNCTION taskboard.version() IS
