@@ -7,14 +7,14 @@
 -- role that writes the table.
 
 BEGIN;
-SELECT plan(119);
+SELECT plan(124);
 
 -- Schema --------------------------------------------------------------------
 
 SELECT has_schema('taskboard', 'the taskboard schema exists');
 
-SELECT tables_are('taskboard', ARRAY['jobs', 'queues', 'schedule_slots', 'job_events'],
-    'jobs, queues, schedule_slots and job_events are the only tables in the schema');
+SELECT tables_are('taskboard', ARRAY['jobs', 'queues', 'schedule_slots', 'job_events', 'queue_starts'],
+    'jobs, queues, schedule_slots, job_events and queue_starts are the only tables in the schema');
 
 SELECT views_are('taskboard', ARRAY['queue_stats', 'schedules'], 'queue_stats and schedules are the only views in the schema');
 
@@ -314,7 +314,7 @@ SELECT functions_are('taskboard', ARRAY[
     'notify_runnable', 'pause', 'resume', 'set_queue_limit', 'find_jobs', 'enqueue_periodic',
     'queue_overview', 'job_activity', 'check_name', 'check_interval', 'check_time',
     'find_jobs_summary', 'last_failure_at', 'remove_schedule', 'job_history', 'worker_leases', 'revert_losses',
-    'set_key_limit'
+    'set_key_limit', 'set_rate_limit'
 ], 'the schema has exactly the documented functions');
 
 SELECT is_empty(
@@ -474,11 +474,32 @@ SELECT is(
 );
 
 -- The queues table: settings of the queues that have any.
-SELECT columns_are('taskboard', 'queues', ARRAY['queue', 'paused', 'max_running', 'updated_at', 'max_running_per_key'],
+SELECT columns_are('taskboard', 'queues', ARRAY['queue', 'paused', 'max_running', 'updated_at', 'max_running_per_key',
+                                                'rate_starts', 'rate_per', 'rate_by_key'],
     'queues has exactly the documented columns');
 SELECT col_is_pk('taskboard', 'queues', 'queue', 'a queue has one row of settings at most');
 SELECT col_not_null('taskboard', 'queues', 'paused', 'queues.paused is never NULL');
 SELECT col_is_null('taskboard', 'queues', 'max_running', 'queues.max_running may be NULL: no limit');
+SELECT col_not_null('taskboard', 'queues', 'rate_by_key', 'queues.rate_by_key is never NULL');
+
+-- The rate limit's log of starts: written and pruned by claim.
+SELECT columns_are('taskboard', 'queue_starts', ARRAY['queue', 'concurrency_key', 'started_at'],
+    'queue_starts has exactly the documented columns');
+SELECT indexes_are('taskboard', 'queue_starts', ARRAY['queue_starts_by_time', 'queue_starts_by_key'],
+    'queue_starts is read by queue and time, and by queue, key and time');
+SELECT is_empty(
+    $$SELECT r.rolname, pg_catalog.has_table_privilege(r.oid, 'taskboard.queue_starts', 'SELECT,INSERT,UPDATE,DELETE')
+        FROM pg_catalog.pg_roles AS r
+       WHERE r.rolname IN ('taskboard_producer', 'taskboard_worker', 'taskboard_admin')
+         AND pg_catalog.has_table_privilege(r.oid, 'taskboard.queue_starts', 'SELECT,INSERT,UPDATE,DELETE')$$,
+    'no application role reads or writes queue_starts directly'
+);
+SELECT is(
+    (SELECT pg_catalog.string_agg(pg_catalog.pg_get_function_arguments(p.oid) || ' -> ' || pg_catalog.pg_get_function_result(p.oid), '; ')
+       FROM pg_catalog.pg_proc AS p WHERE p.pronamespace = 'taskboard'::regnamespace AND p.proname = 'set_rate_limit'),
+    'queue text, starts integer, per interval, by_key boolean DEFAULT false -> boolean',
+    'set_rate_limit takes queue, starts, per and by_key (false by default) and returns boolean'
+);
 
 -- Periodic jobs: enqueue_periodic and the table behind taskboard.schedules.
 SELECT has_function('taskboard', 'enqueue_periodic',
@@ -565,7 +586,8 @@ SELECT is(
        FROM pg_catalog.pg_proc AS p WHERE p.pronamespace = 'taskboard'::regnamespace AND p.proname = 'queue_overview'),
     'recent interval DEFAULT ''01:00:00''::interval -> TABLE(queue text, queued bigint, running bigint, runnable bigint, '
     'oldest_runnable_at timestamp with time zone, dead bigint, cancelled bigint, succeeded_recent bigint, '
-    'dead_recent bigint, cancelled_recent bigint, paused boolean, max_running integer)',
+    'dead_recent bigint, cancelled_recent bigint, paused boolean, max_running integer, max_running_per_key integer, '
+    'rate_starts integer, rate_per interval, rate_by_key boolean, window_starts bigint)',
     'queue_overview takes recent, one hour by default, and returns one documented row per queue'
 );
 

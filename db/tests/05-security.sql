@@ -11,7 +11,7 @@
 -- read queue_stats and schedules.
 
 BEGIN;
-SELECT plan(335);
+SELECT plan(343);
 
 -- Who may execute what: one row per function of the schema.
 CREATE TEMP TABLE api (
@@ -48,6 +48,7 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
     ('resume',          ARRAY['text'],                                  false, false, true),
     ('set_queue_limit', ARRAY['text', 'integer'],                       false, false, true),
     ('set_key_limit',   ARRAY['text', 'integer'],                       false, false, true),
+    ('set_rate_limit',  ARRAY['text', 'integer', 'interval', 'boolean'],    false, false, true),
     ('find_jobs',       ARRAY['text', 'text', 'text', 'bigint', 'integer'],
                                                                         true,  true,  true),
     ('queue_overview',  ARRAY['interval'],                              true,  true,  true),
