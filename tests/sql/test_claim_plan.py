@@ -309,3 +309,59 @@ def test_a_common_path_claim_fetches_its_batch_not_the_queued_backlog(
         assert fetched < 4 * BATCH + 100 < RUNNING_ELSEWHERE, (
             f"claim fetched {fetched} rows through indexes for a batch of {BATCH}"
         )
+
+
+LOG_SCANS = """
+SELECT coalesce(sum(seq_scan), 0) FROM pg_catalog.pg_stat_xact_user_tables
+ WHERE relid = 'taskboard.queue_starts'::regclass
+"""
+
+
+def test_a_claim_under_a_rate_limit_reads_its_window_and_head_not_the_backlog(
+    make_database: MakeDatabase,
+) -> None:
+    """A rate limit per queue and one per key, their claimers begun on an empty table;
+    then thousands of queued jobs over hundreds of keys, and thousands of starts of
+    another queue in the log: a claim scans neither table, and fetches a few times its
+    batch (per key, its sixteen times the room), not the queue's backlog."""
+    url = make_database(deploy=True)
+    with (
+        psycopg.connect(url, autocommit=True) as worker,
+        psycopg.connect(url, autocommit=True) as owner,
+    ):
+        owner.execute("SELECT taskboard.set_rate_limit('default', 1000, '1 hour')")
+        owner.execute("SELECT taskboard.set_rate_limit('keyed', 2, '1 hour', by_key => true)")
+        worker.execute("SET ROLE taskboard_worker")
+
+        def claim_of(queue: str) -> list[int]:
+            rows = worker.execute(
+                "SELECT job_id FROM taskboard.claim(queue => %s, worker => 'w', batch => %s)",
+                [queue, BATCH],
+            ).fetchall()
+            return [r[0] for r in rows]
+
+        for _ in range(8):  # the worker starts before any work arrives
+            assert claim_of("default") == [] and claim_of("keyed") == []
+
+        owner.execute(GROW, [FINISHED_ROWS])
+        for queue in ("default", "keyed"):
+            owner.execute(
+                "SELECT taskboard.enqueue_many('noop', array_fill('{}'::jsonb, ARRAY[%s]), %s,"
+                " concurrency_keys => (SELECT array_agg('k' || g %% 500) FROM generate_series(1, %s) AS g))",
+                [RUNNING_ELSEWHERE, queue, RUNNING_ELSEWHERE],
+            )
+        owner.execute(
+            "INSERT INTO taskboard.queue_starts (queue, concurrency_key, started_at)"
+            " SELECT 'elsewhere', 'k' || g, clock_timestamp() FROM generate_series(1, 5000) AS g"
+        )
+        for queue in ("default", "keyed"):
+            with worker.transaction():
+                log_before = worker.execute(LOG_SCANS).fetchone()
+                got, scanned, fetched = reads(worker, lambda q=queue: claim_of(q))
+                log_after = worker.execute(LOG_SCANS).fetchone()
+            assert len(got) == BATCH, queue
+            assert scanned == 0, f"a claim of {queue} scanned taskboard.jobs {scanned} times"
+            assert log_before == log_after, f"a claim of {queue} scanned taskboard.queue_starts"
+            assert fetched < 20 * BATCH + 100 < RUNNING_ELSEWHERE, (
+                f"a claim of {queue} fetched {fetched} rows through indexes for a batch of {BATCH}"
+            )
