@@ -357,7 +357,7 @@ def test_a_claim_under_a_rate_limit_reads_its_window_and_head_not_the_backlog(
         for queue in ("default", "keyed"):
             with worker.transaction():
                 log_before = worker.execute(LOG_SCANS).fetchone()
-                got, scanned, fetched = reads(worker, lambda q=queue: claim_of(q))
+                got, scanned, fetched = reads(worker, functools.partial(claim_of, queue))
                 log_after = worker.execute(LOG_SCANS).fetchone()
             assert len(got) == BATCH, queue
             assert scanned == 0, f"a claim of {queue} scanned taskboard.jobs {scanned} times"

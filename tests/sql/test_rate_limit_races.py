@@ -109,7 +109,7 @@ def race(url: str, queue: str) -> list[Start]:
         thread.join(timeout=SECONDS + 60)
     assert not errors, errors[0]
     with psycopg.connect(url, autocommit=True) as conn:
-        keys = dict(
+        keys: dict[int, str | None] = dict(
             conn.execute(
                 "SELECT id, concurrency_key FROM taskboard.jobs WHERE queue = %s", [queue]
             ).fetchall()
