@@ -293,8 +293,9 @@ def queue_families(core: ModuleType, rows: list[dict[str, Any]]) -> Iterator[Met
     )
     runnable = core.GaugeMetricFamily(
         "taskboard_queue_runnable",
-        "Jobs a claim would take now were the queue neither paused nor at its limit: queued "
-        "and due, or running with an expired lease and attempts left.",
+        "Jobs a claim would take now were the queue neither paused nor at one of its limits "
+        "(its rate limit included): queued and due, or running with an expired lease and "
+        "attempts left.",
         labels=["queue"],
     )
     oldest = core.GaugeMetricFamily(
