@@ -912,14 +912,14 @@ def rate_limit(text: str) -> RateLimit | None:
         )
     starts = int(number)
     if not 1 <= starts <= sql.MAX_RATE_STARTS:
+        stop = ": pause the queue to stop it" if starts < 1 else ""
         raise argparse.ArgumentTypeError(
-            f"N must be between 1 and {sql.MAX_RATE_STARTS}, got {starts}:"
-            " pause the queue to stop it"
+            f"N must be between 1 and {sql.MAX_RATE_STARTS}, got {starts}{stop}"
         )
     if window in DURATION_UNITS:  # 100/s: one of the unit
         window = f"1{window}"
-    per = duration(window) if window else math.nan
-    if not per > 0:
+    per = duration(window) if window else 0.0
+    if dt.timedelta(seconds=per) <= dt.timedelta(0):  # 0s, or under a microsecond
         raise argparse.ArgumentTypeError(f"PER must be a positive duration, got {window!r}")
     if per > sql.MAX_RATE_PER.total_seconds():
         raise argparse.ArgumentTypeError(

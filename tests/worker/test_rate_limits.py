@@ -94,7 +94,7 @@ def test_the_app_sets_and_clears_a_rate_limit(make_database: MakeDatabase) -> No
 @pytest.mark.parametrize(
     ("args", "kwargs", "says"),
     [
-        (("q", 0, SECOND), {}, "starts must be between 1 and 100000, got 0"),
+        (("q", 0, SECOND), {}, "starts must be between 1 and 100000, got 0: pause the queue"),
         (("q", 100_001, SECOND), {}, "starts must be between 1 and 100000, got 100001"),
         (("q", "5", SECOND), {}, "starts must be an integer, got '5'"),
         (("q", True, SECOND), {}, "starts must be an integer, got True"),
@@ -432,6 +432,7 @@ def test_the_cli_sets_a_rate_limit_and_status_shows_it(make_database: MakeDataba
         (["rate-limit", "sms", "5/"], "PER must be a positive duration, got ''"),
         (["rate-limit", "sms", "5/5x"], "not a duration: '5x'"),
         (["rate-limit", "sms", "5/32d"], "PER must be at most 31d, got '32d'"),
+        (["rate-limit", "sms", "5/1e-7"], "PER must be a positive duration, got '1e-7'"),
         (["rate-limit", "sms", "none", "--by-key"], "--by-key needs a rate limit N/PER"),
         (["rate-limit", "sms"], "the following arguments are required: N/PER|none"),
     ],

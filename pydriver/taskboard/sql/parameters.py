@@ -264,9 +264,9 @@ def rate_limit_params(queue: str, starts: Any, per: Any, by_key: Any) -> dict[st
         )
     count = int4("starts", starts)
     if not 1 <= count <= MAX_RATE_STARTS:
+        stop = ": pause the queue to stop it" if count < 1 else ""
         raise InvalidArgument(
-            f"starts must be between 1 and {MAX_RATE_STARTS}, got {count}:"
-            " pause the queue to stop it",
+            f"starts must be between 1 and {MAX_RATE_STARTS}, got {count}{stop}",
             INVALID_PARAMETER_VALUE,
         )
     return {
