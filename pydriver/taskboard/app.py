@@ -409,6 +409,28 @@ class Taskboard:
             "set_key_limit", self._fitted(sql.set_key_limit), params, conn, role=ADMIN_ROLE
         )
 
+    def set_rate_limit(
+        self,
+        queue: str,
+        starts: int | None,
+        per: dt.timedelta | float | None,
+        *,
+        by_key: bool = False,
+        conn: psycopg.Connection[Any] | None = None,
+    ) -> bool:
+        """From the next claim on, start at most `starts` jobs of `queue` in any window of
+        length `per` (a timedelta, or seconds), on the database's clock, across all workers;
+        a reclaim of an expired lease counts as a start. With `by_key`, each concurrency key
+        gets `starts` per window of its own and jobs without a key are not limited. Jobs held
+        back stay queued. `starts=None, per=None` removes the limit and forgets the queue's
+        starts. True when this call changed the limit. Needs the admin role and schema
+        0.4.9; InvalidArgument for starts outside 1..100000, or per not positive or longer
+        than 31 days."""
+        params = sql.rate_limit_params(queue, starts, per, by_key)
+        return self._produce(
+            "set_rate_limit", self._fitted(sql.set_rate_limit), params, conn, role=ADMIN_ROLE
+        )
+
     # -- managing jobs -------------------------------------------------------------
 
     def get_job(
@@ -481,14 +503,14 @@ class Taskboard:
         self, call: Callable[[psycopg.Connection[Any], dict[str, Any]], R]
     ) -> Callable[[psycopg.Connection[Any], dict[str, Any]], R]:
         """`call`, fitted to the schema's release: the trace context is sent only where
-        the schema stores it (0.4.0 on), a concurrency key refused before 0.4.8."""
+        the schema stores it (0.4.0 on), a concurrency key refused before 0.4.8, a rate
+        limit before 0.4.9."""
 
         def fitted(conn: psycopg.Connection[Any], params: dict[str, Any]) -> R:
             if _schema_matters(params) and (
-                # Learnt once; read again before refusing a key (the database may have
-                # been migrated since).
-                self._schema_release is None
-                or (_has_keys(params) and self._schema_release < sql.KEYS_SINCE)
+                # Learnt once; read again before refusing an argument (the database may
+                # have been migrated since).
+                self._schema_release is None or _refused(params, self._schema_release)
             ):
                 self._schema_release = sql.schema_release(conn)
             return call(conn, _fit_params(params, self._schema_release))
@@ -654,6 +676,28 @@ class Taskboard:
             "aset_key_limit", self._afitted(sql.aset_key_limit), params, conn, role=ADMIN_ROLE
         )
 
+    async def aset_rate_limit(
+        self,
+        queue: str,
+        starts: int | None,
+        per: dt.timedelta | float | None,
+        *,
+        by_key: bool = False,
+        conn: psycopg.AsyncConnection[Any] | None = None,
+    ) -> bool:
+        """From the next claim on, start at most `starts` jobs of `queue` in any window of
+        length `per` (a timedelta, or seconds), on the database's clock, across all workers;
+        a reclaim of an expired lease counts as a start. With `by_key`, each concurrency key
+        gets `starts` per window of its own and jobs without a key are not limited. Jobs held
+        back stay queued. `starts=None, per=None` removes the limit and forgets the queue's
+        starts. True when this call changed the limit. Needs the admin role and schema
+        0.4.9; InvalidArgument for starts outside 1..100000, or per not positive or longer
+        than 31 days."""
+        params = sql.rate_limit_params(queue, starts, per, by_key)
+        return await self._aproduce(
+            "aset_rate_limit", self._afitted(sql.aset_rate_limit), params, conn, role=ADMIN_ROLE
+        )
+
     # -- managing jobs -------------------------------------------------------------
 
     async def aget_job(
@@ -734,14 +778,14 @@ class Taskboard:
         self, call: Callable[[psycopg.AsyncConnection[Any], dict[str, Any]], Awaitable[R]]
     ) -> Callable[[psycopg.AsyncConnection[Any], dict[str, Any]], Awaitable[R]]:
         """`call`, fitted to the schema's release: the trace context is sent only where
-        the schema stores it (0.4.0 on), a concurrency key refused before 0.4.8."""
+        the schema stores it (0.4.0 on), a concurrency key refused before 0.4.8, a rate
+        limit before 0.4.9."""
 
         async def fitted(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> R:
             if _schema_matters(params) and (
-                # Learnt once; read again before refusing a key (the database may have
-                # been migrated since).
-                self._schema_release is None
-                or (_has_keys(params) and self._schema_release < sql.KEYS_SINCE)
+                # Learnt once; read again before refusing an argument (the database may
+                # have been migrated since).
+                self._schema_release is None or _refused(params, self._schema_release)
             ):
                 self._schema_release = await sql.aschema_release(conn)
             return await call(conn, _fit_params(params, self._schema_release))
@@ -1207,20 +1251,40 @@ def _has_keys(params: dict[str, Any]) -> bool:
     )
 
 
+def _needs(params: dict[str, Any]) -> tuple[str, tuple[int, ...]] | None:
+    """What in `params` only some schema releases take, and the first release that does:
+    set_rate_limit's (RATE_LIMITS_SINCE on), a concurrency key (KEYS_SINCE on); None for
+    arguments every release takes."""
+    if "starts" in params and "per" in params:
+        return "rate limits", sql.RATE_LIMITS_SINCE
+    if _has_keys(params):
+        return "concurrency keys", sql.KEYS_SINCE
+    return None
+
+
+def _refused(params: dict[str, Any], release: tuple[int, ...]) -> bool:
+    """Whether the schema of `release` cannot take `params` (see _needs)."""
+    needs = _needs(params)
+    return needs is not None and release < needs[1]
+
+
 def _schema_matters(params: dict[str, Any]) -> bool:
     """Whether `params` hold an argument that only some schema releases take."""
-    return _has_keys(params) or params.get("trace_context") is not None
+    return _needs(params) is not None or params.get("trace_context") is not None
 
 
 def _fit_params(params: dict[str, Any], release: tuple[int, ...] | None) -> dict[str, Any]:
     """`params` as the schema of `release` takes them: the trace context dropped before
-    TRACE_CONTEXT_SINCE; SchemaVersionError for a concurrency key before KEYS_SINCE."""
+    TRACE_CONTEXT_SINCE; SchemaVersionError naming the release needed for a concurrency
+    key before KEYS_SINCE and for a rate limit before RATE_LIMITS_SINCE."""
     if release is None:
         return params
-    if release < sql.KEYS_SINCE and _has_keys(params):
+    needs = _needs(params)
+    if needs is not None and release < needs[1]:
+        what, since = needs
         have = ".".join(map(str, release))
         raise SchemaVersionError(
-            f"concurrency keys need taskboard schema {'.'.join(map(str, sql.KEYS_SINCE))}"
+            f"{what} need taskboard schema {'.'.join(map(str, since))}"
             f" or later; the database has {have}: run `taskboard migrate`"
         )
     if release < sql.TRACE_CONTEXT_SINCE and params.get("trace_context") is not None:

@@ -3,7 +3,8 @@
 Commands: ``migrate`` (Sqitch on the project shipped as taskboard/db),
 ``sql`` (the install or upgrade as one plain script), ``worker MODULE:APP``,
 ``enqueue TASK [JSON]``, ``status``, ``pause QUEUE``, ``resume QUEUE``,
-``limit QUEUE N|none``, ``jobs``, ``job ID``, ``cancel ID...``,
+``limit QUEUE N|none``, ``key-limit QUEUE N|none``,
+``rate-limit QUEUE N/PER|none``, ``jobs``, ``job ID``, ``cancel ID...``,
 ``retry ID...``, ``prune --older-than DURATION``, ``schedules``,
 ``metrics`` (the queue exporter) and ``dashboard``.
 A command's options and arguments may come in any order. Settings come from
@@ -90,6 +91,7 @@ COMMAND_NEEDS: dict[str, Needs] = {
     "resume": Needs("admin"),
     "limit": Needs("admin"),
     "key-limit": Needs("admin"),
+    "rate-limit": Needs("admin"),
     "jobs": Needs("producer"),
     "job": Needs("producer"),
     "cancel": Needs("admin"),
@@ -423,11 +425,14 @@ def cmd_status(args: argparse.Namespace) -> int:
         return EXIT_OK
     controlled = "paused" in stats[0]  # schema 0.3.0 and later
     keyed = "max_running_per_key" in stats[0]  # schema 0.4.8 and later
+    rated = "rate_starts" in stats[0]  # schema 0.4.9 and later
     header = ["queue", "state", "jobs", "runnable", "oldest_run_at"]
     if controlled:
         header += ["paused", "limit"]
     if keyed:
         header += ["key limit"]
+    if rated:
+        header += ["rate limit"]
     rows = []
     for row in stats:
         oldest = row["oldest_run_at"]
@@ -444,9 +449,30 @@ def cmd_status(args: argparse.Namespace) -> int:
         if keyed:
             per_key = row["max_running_per_key"]
             cells.append("" if per_key is None else str(per_key))
+        if rated:
+            cells.append(rate_cell(row))
         rows.append(cells)
     print(format_table(header, rows, numeric={2, 3, 6, 7}))
     return EXIT_OK
+
+
+def rate_cell(row: dict[str, Any]) -> str:
+    """A queue_stats row's rate limit as status shows it: `500/1s (312)`, `5/1m per key
+    (3)`, the window's starts in brackets; empty without one."""
+    if row["rate_starts"] is None:
+        return ""
+    per_key = " per key" if row["rate_by_key"] else ""
+    return f"{row['rate_starts']}/{span(row['rate_per'])}{per_key} ({row['window_starts']})"
+
+
+def span(value: dt.timedelta) -> str:
+    """`value` in the syntax of `duration`: its largest whole unit (1s, 15m, 2w), else
+    seconds with their fraction (0.5s)."""
+    total = value.total_seconds()
+    for unit, size in sorted(DURATION_UNITS.items(), key=lambda item: -item[1]):
+        if total >= size and total % size == 0:
+            return f"{int(total // size)}{unit}"
+    return f"{total:g}s"
 
 
 def cmd_pause(args: argparse.Namespace) -> int:
@@ -484,6 +510,37 @@ def cmd_key_limit(args: argparse.Namespace) -> int:
     changed = with_app(lambda app: app.set_key_limit(args.queue, limit))
     what = "no key limit" if limit is None else f"at most {limit} running per concurrency key"
     data = {"queue": args.queue, "max_running_per_key": limit, "changed": changed}
+    report(args, data, f'queue "{args.queue}": {what}' + ("" if changed else " (unchanged)"))
+    return EXIT_OK
+
+
+def cmd_rate_limit(args: argparse.Namespace) -> int:
+    limit: RateLimit | None = args.rate
+    if limit is None and args.by_key:
+        raise CliError("--by-key needs a rate limit N/PER, not none", EXIT_USAGE)
+    starts, per = (None, None) if limit is None else (limit.starts, limit.per)
+    changed = with_app(
+        lambda app: app.set_rate_limit(
+            args.queue,
+            starts,
+            None if per is None else dt.timedelta(seconds=per),
+            by_key=args.by_key,
+        )
+    )
+    if limit is None:
+        what = "no rate limit"
+    else:
+        each = "each concurrency key" if args.by_key else "the queue"
+        what = (
+            f"at most {limit.starts} starts per {span(dt.timedelta(seconds=limit.per))} for {each}"
+        )
+    data = {
+        "queue": args.queue,
+        "starts": starts,
+        "per_seconds": per,
+        "by_key": args.by_key,
+        "changed": changed,
+    }
     report(args, data, f'queue "{args.queue}": {what}' + ("" if changed else " (unchanged)"))
     return EXIT_OK
 
@@ -836,6 +893,41 @@ def queue_limit(text: str) -> int | None:
     return value
 
 
+@dataclass(frozen=True)
+class RateLimit:
+    """A rate limit as `rate-limit` takes it: `starts` jobs per `per` seconds."""
+
+    starts: int
+    per: float
+
+
+def rate_limit(text: str) -> RateLimit | None:
+    """N/PER (500/1s, 5/1m, 100/s: PER in the syntax of `duration`), or none."""
+    if text.strip().lower() == "none":
+        return None
+    number, slash, window = text.partition("/")
+    if not slash or not (number.isascii() and number.isdigit()):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not N/PER or none (e.g. 500/1s, 5/1m, 100/s)"
+        )
+    starts = int(number)
+    if not 1 <= starts <= sql.MAX_RATE_STARTS:
+        stop = ": pause the queue to stop it" if starts < 1 else ""
+        raise argparse.ArgumentTypeError(
+            f"N must be between 1 and {sql.MAX_RATE_STARTS}, got {starts}{stop}"
+        )
+    if window in DURATION_UNITS:  # 100/s: one of the unit
+        window = f"1{window}"
+    per = duration(window) if window else 0.0
+    if dt.timedelta(seconds=per) <= dt.timedelta(0):  # 0s, or under a microsecond
+        raise argparse.ArgumentTypeError(f"PER must be a positive duration, got {window!r}")
+    if per > sql.MAX_RATE_PER.total_seconds():
+        raise argparse.ArgumentTypeError(
+            f"PER must be at most {sql.MAX_RATE_PER.days}d, got {window!r}"
+        )
+    return RateLimit(starts, per)
+
+
 def role_prefix(text: str) -> str:
     try:
         return install.check_prefix(text)
@@ -1081,6 +1173,23 @@ def build_parser() -> argparse.ArgumentParser:
     key_limit.add_argument("queue", metavar="QUEUE")
     key_limit.add_argument("max_running_per_key", metavar="N|none", type=queue_limit)
     key_limit.add_argument("--json", action="store_true", help="print the result as JSON")
+    rate = command(
+        "rate-limit",
+        cmd_rate_limit,
+        "Start at most N jobs of QUEUE in any window of PER (e.g. 500/1s, 5/1m), on the "
+        "database's clock, across all workers; none removes the rate limit.",
+        epilog="Jobs held back stay queued. PER is a duration: 90s, 15m, 12h, 7d, 2w, a number "
+        "is seconds; N/s, N/m ... mean one of the unit. With --json, stdout is one object, "
+        '{"queue", "starts", "per_seconds", "by_key", "changed"}.',
+    )
+    rate.add_argument("queue", metavar="QUEUE")
+    rate.add_argument("rate", metavar="N/PER|none", type=rate_limit)
+    rate.add_argument(
+        "--by-key",
+        action="store_true",
+        help="N per PER for each concurrency key of QUEUE; jobs without a key are not limited",
+    )
+    rate.add_argument("--json", action="store_true", help="print the result as JSON")
     jobs = command(
         "jobs",
         cmd_jobs,

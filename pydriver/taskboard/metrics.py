@@ -293,8 +293,9 @@ def queue_families(core: ModuleType, rows: list[dict[str, Any]]) -> Iterator[Met
     )
     runnable = core.GaugeMetricFamily(
         "taskboard_queue_runnable",
-        "Jobs a claim would take now were the queue neither paused nor at its limit: queued "
-        "and due, or running with an expired lease and attempts left.",
+        "Jobs a claim would take now were the queue neither paused nor at one of its limits "
+        "(its rate limit included): queued and due, or running with an expired lease and "
+        "attempts left.",
         labels=["queue"],
     )
     oldest = core.GaugeMetricFamily(
@@ -318,10 +319,36 @@ def queue_families(core: ModuleType, rows: list[dict[str, Any]]) -> Iterator[Met
         "when it has none.",
         labels=["queue"],
     )
+    rate_starts = core.GaugeMetricFamily(
+        "taskboard_queue_rate_starts",
+        "The queue's rate limit: how many jobs claim starts in any window of "
+        "taskboard_queue_rate_per_seconds, across all workers (of each concurrency key when "
+        "taskboard_queue_rate_by_key is 1); absent when it has none.",
+        labels=["queue"],
+    )
+    rate_per = core.GaugeMetricFamily(
+        "taskboard_queue_rate_per_seconds",
+        "The length of the rate limit's window, in seconds; absent without a rate limit.",
+        labels=["queue"],
+    )
+    rate_by_key = core.GaugeMetricFamily(
+        "taskboard_queue_rate_by_key",
+        "1 when the rate limit counts each concurrency key apart (jobs without a key are not "
+        "limited), 0 when it counts the queue; absent without a rate limit.",
+        labels=["queue"],
+    )
+    window_starts = core.GaugeMetricFamily(
+        "taskboard_queue_window_starts",
+        "Jobs started within the last window of the rate limit: of the queue, or, for a "
+        "limit by key, of its busiest key; at taskboard_queue_rate_starts claim starts none "
+        "until the window moves. Absent without a rate limit.",
+        labels=["queue"],
+    )
     by_queue: dict[str, dict[str, dict[str, Any]]] = {}
     for row in rows:
         by_queue.setdefault(str(row["queue"]), {})[str(row["state"])] = row
     controlled = bool(rows) and "paused" in rows[0]  # schema 0.3.0 and later
+    rated = bool(rows) and "rate_starts" in rows[0]  # schema 0.4.9 and later
     for queue, states in by_queue.items():
         for state in JOB_STATES:
             jobs.add_metric([queue, state], states[state]["jobs"] if state in states else 0)
@@ -338,9 +365,18 @@ def queue_families(core: ModuleType, rows: list[dict[str, Any]]) -> Iterator[Met
                 limit.add_metric([queue], any_row["max_running"])
             if any_row.get("max_running_per_key") is not None:  # schema 0.4.8 and later
                 key_limit.add_metric([queue], any_row["max_running_per_key"])
+        if rated:
+            any_row = next(iter(states.values()))
+            if any_row["rate_starts"] is not None:
+                rate_starts.add_metric([queue], any_row["rate_starts"])
+                rate_by_key.add_metric([queue], 1 if any_row["rate_by_key"] else 0)
+                rate_per.add_metric([queue], any_row["rate_per"].total_seconds())
+                window_starts.add_metric([queue], any_row["window_starts"])
     yield from (jobs, runnable, oldest)
     if controlled:
         yield from (paused, limit, key_limit)
+    if rated:
+        yield from (rate_starts, rate_per, rate_by_key, window_starts)
 
 
 def exporter_registry(connect: Callable[[], psycopg.Connection[Any]]) -> CollectorRegistry:

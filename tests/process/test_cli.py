@@ -309,6 +309,8 @@ def test_status_shows_the_counts_per_queue_and_state(deployed: str) -> None:
         "limit",
         "key",
         "limit",
+        "rate",
+        "limit",
     ]
     assert [row[:4] for row in rows] == [
         ["default", "queued", "2", "2"],

@@ -28,6 +28,7 @@ CALLS = {
     "resume": ["resume", "roles-q"],
     "limit": ["limit", "roles-q", "5"],
     "key-limit": ["key-limit", "roles-q", "1"],
+    "rate-limit": ["rate-limit", "roles-q", "5/1s"],
     "cancel": ["cancel", NO_JOB],
     "retry": ["retry", NO_JOB],
     "prune": ["prune", "--older-than", "7d"],

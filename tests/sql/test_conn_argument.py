@@ -26,6 +26,7 @@ ARGS: dict[str, tuple[Any, ...]] = {
     "resume": ("default",),
     "set_queue_limit": ("default", 1),
     "set_key_limit": ("default", 1),
+    "set_rate_limit": ("default", 5, 1),
     "get_job": (1,),
     "jobs": (),
     "cancel": (1,),

@@ -226,6 +226,8 @@ def test_the_cli_pauses_limits_resumes_and_shows_it(make_database: MakeDatabase)
         "limit",
         "key",
         "limit",
+        "rate",
+        "limit",
     ]
     assert status[1].split()[:3] == ["mail", "queued", "3"] and status[1].split()[-2:] == [
         "yes",

@@ -234,7 +234,7 @@ def test_the_cli_enqueues_with_a_key_and_sets_the_key_limit(make_database: MakeD
         'queue "sync": at most 1 running per concurrency key (unchanged)'
     )
     header, row = run(url, "status").stdout.splitlines()
-    assert header.split()[-3:] == ["limit", "key", "limit"]
+    assert header.split()[-5:] == ["limit", "key", "limit", "rate", "limit"]
     assert row.split()[:3] == ["sync", "queued", "1"] and row.split()[-1] == "1"
 
     cleared = run(url, "key-limit", "sync", "none")

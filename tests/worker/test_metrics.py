@@ -11,51 +11,22 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from taskboard import AsyncContext, Taskboard, load_settings
 from tests.support import TESTS_DIR
+from tests.support.metrics import Samples, free_port, listening, scrape, value
 
 MakeDatabase = Callable[..., str]
 TASKBOARD = Path(sys.executable).parent / "taskboard"
 DEADLINE_SECONDS = 60.0
 FAST: dict[str, Any] = {"pool_size": 5, "lease": 3, "renew_every": 1, "poll_interval": 0.2}
 SLOTS = FAST["pool_size"] - 2
-
-Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def scrape(port: int) -> Samples:
-    """GET /metrics and parse it: (sample name, labels) -> value."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
-        text = response.read().decode()
-    samples: Samples = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            samples[(sample.name, frozenset(sample.labels.items()))] = sample.value
-    return samples
-
-
-def value(samples: Samples, name: str, **labels: str) -> float:
-    return samples.get((name, frozenset(labels.items())), 0.0)
-
-
-def listening(port: int) -> bool:
-    with socket.socket() as sock:
-        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
 def states(url: str) -> dict[int, str]:

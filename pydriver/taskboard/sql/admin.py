@@ -1,7 +1,7 @@
 # Generated from admin_async.py by dev/taskboard_dev/async_to_sync.py (make sync):
 # edit admin_async.py, not this file.
 """Queue control and managing jobs (the admin role): pause, resume, set_queue_limit,
-set_key_limit, get_job, find_jobs, cancel, retry, prune and remove_schedule.
+set_key_limit, set_rate_limit, get_job, find_jobs, cancel, retry, prune and remove_schedule.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from taskboard.sql.admin_async import (
     RETRY,
     SET_KEY_LIMIT,
     SET_QUEUE_LIMIT,
+    SET_RATE_LIMIT,
     JobInfo,
     _default_loaders,
     job_info,
@@ -52,6 +53,11 @@ def set_queue_limit(conn: psycopg.Connection[Any], params: dict[str, Any]) -> bo
 def set_key_limit(conn: psycopg.Connection[Any], params: dict[str, Any]) -> bool:
     """True when this call changed the key limit (key_limit_params)."""
     return changed(conn, SET_KEY_LIMIT, params)
+
+
+def set_rate_limit(conn: psycopg.Connection[Any], params: dict[str, Any]) -> bool:
+    """True when this call changed the rate limit (rate_limit_params)."""
+    return changed(conn, SET_RATE_LIMIT, params)
 
 
 def get_job(conn: psycopg.Connection[Any], params: dict[str, Any]) -> JobInfo | None:

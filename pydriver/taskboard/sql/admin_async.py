@@ -1,5 +1,5 @@
 """Queue control and managing jobs (the admin role): pause, resume, set_queue_limit,
-set_key_limit, get_job, find_jobs, cancel, retry, prune and remove_schedule.
+set_key_limit, set_rate_limit, get_job, find_jobs, cancel, retry, prune and remove_schedule.
 """
 
 from __future__ import annotations
@@ -26,6 +26,10 @@ SET_KEY_LIMIT = (
     "SELECT taskboard.set_key_limit("
     "queue => %(queue)s, max_running_per_key => %(max_running_per_key)s)"
 )
+SET_RATE_LIMIT = (
+    "SELECT taskboard.set_rate_limit("
+    "queue => %(queue)s, starts => %(starts)s, per => %(per)s, by_key => %(by_key)s)"
+)
 
 
 async def achanged(conn: psycopg.AsyncConnection[Any], query: str, params: dict[str, Any]) -> bool:
@@ -51,6 +55,11 @@ async def aset_queue_limit(conn: psycopg.AsyncConnection[Any], params: dict[str,
 async def aset_key_limit(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> bool:
     """True when this call changed the key limit (key_limit_params)."""
     return await achanged(conn, SET_KEY_LIMIT, params)
+
+
+async def aset_rate_limit(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> bool:
+    """True when this call changed the rate limit (rate_limit_params)."""
+    return await achanged(conn, SET_RATE_LIMIT, params)
 
 
 # -- managing jobs ---------------------------------------------------------------

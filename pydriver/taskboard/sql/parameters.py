@@ -238,6 +238,66 @@ def key_limit_params(queue: str, max_running_per_key: int | None) -> dict[str, A
     return {"queue": text("queue", queue), "max_running_per_key": limit}
 
 
+MAX_RATE_STARTS = 100_000  # set_rate_limit's bound on starts per window
+MAX_RATE_PER = dt.timedelta(days=31)  # and on the window's length
+
+
+def rate_limit_params(queue: str, starts: Any, per: Any, by_key: Any) -> dict[str, Any]:
+    """set_rate_limit's arguments: `starts` and `per` (a timedelta, or seconds) both given,
+    or both None to remove the limit; InvalidArgument naming the argument otherwise."""
+    if not isinstance(by_key, bool):
+        raise InvalidArgument(
+            f"by_key must be True or False, got {by_key!r}", INVALID_PARAMETER_VALUE
+        )
+    if starts is None and per is None:
+        if by_key:
+            raise InvalidArgument(
+                "by_key needs a rate limit: give starts and per, or by_key=False to remove it",
+                INVALID_PARAMETER_VALUE,
+            )
+        return {"queue": text("queue", queue), "starts": None, "per": None, "by_key": False}
+    if starts is None or per is None:
+        raise InvalidArgument(
+            f"starts and per must both be given, or both be None (no rate limit),"
+            f" got starts={starts!r} and per={per!r}",
+            INVALID_PARAMETER_VALUE,
+        )
+    count = int4("starts", starts)
+    if not 1 <= count <= MAX_RATE_STARTS:
+        stop = ": pause the queue to stop it" if count < 1 else ""
+        raise InvalidArgument(
+            f"starts must be between 1 and {MAX_RATE_STARTS}, got {count}{stop}",
+            INVALID_PARAMETER_VALUE,
+        )
+    return {
+        "queue": text("queue", queue),
+        "starts": count,
+        "per": rate_window(per),
+        "by_key": by_key,
+    }
+
+
+def rate_window(per: Any) -> dt.timedelta:
+    """`per` as a timedelta when it is a positive duration of at most MAX_RATE_PER (a
+    timedelta, or a number of seconds); InvalidArgument naming `per` else."""
+    if isinstance(per, dt.timedelta):
+        window = per
+    elif isinstance(per, int | float) and not isinstance(per, bool) and math.isfinite(per):
+        window = seconds(per)
+    else:
+        raise InvalidArgument(
+            f"per must be a timedelta or a finite number of seconds, got {per!r}",
+            INVALID_PARAMETER_VALUE,
+        )
+    if window <= dt.timedelta(0):
+        raise InvalidArgument(f"per must be positive, got {per!r}", INVALID_PARAMETER_VALUE)
+    if window > MAX_RATE_PER:
+        raise InvalidArgument(
+            f"per must be at most {MAX_RATE_PER.days} days, got {per!r}", INVALID_PARAMETER_VALUE
+        )
+    return window
+
+
 INT8_MIN, INT8_MAX = -(2**63), 2**63 - 1
 
 

@@ -24,6 +24,10 @@ TRACE_CONTEXT_SINCE = (0, 4, 0)
 # key and claim honours a queue's key limit (set_key_limit).
 KEYS_SINCE = (0, 4, 8)
 
+# The schema release from which a queue may have a rate limit (set_rate_limit)
+# and queue_stats shows it.
+RATE_LIMITS_SINCE = (0, 4, 9)
+
 
 async def avalue(
     conn: psycopg.AsyncConnection[Any], query: str, params: dict[str, Any] | None = None
