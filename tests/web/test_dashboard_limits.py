@@ -9,6 +9,7 @@ import datetime as dt
 import html
 import re
 from typing import Any
+from unittest.mock import ANY
 
 import psycopg
 import pytest
@@ -115,7 +116,7 @@ def test_a_rate_limit_removed_shows_as_none(deployed: str, admin_url: str) -> No
         assert cell(tb.get("/").text, "rated", "rate-limit") == "none"
 
 
-def overview_rows(url: str, *, limits: bool) -> list[dict[str, Any]]:
+def overview_rows(url: str, *, limits: bool | None) -> list[dict[str, Any]]:
     async def read() -> list[dict[str, Any]]:
         async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
             return await sql.aqueue_overview(conn, dt.timedelta(hours=1), limits=limits)
@@ -138,6 +139,7 @@ def test_an_older_schema_renders_without_the_limits_and_says_from_which_release(
         with client(login) as tb:
             response = tb.get("/")
         (row,) = overview_rows(login, limits=False)
+        assert overview_rows(login, limits=None) == [{**row, "read_at": ANY}]
     assert response.status_code == 200, response.text
     page = response.text
     assert 'data-queue="old"' in page
@@ -155,6 +157,7 @@ def test_the_rows_carry_the_same_columns_on_every_schema(deployed: str, admin_ur
     enqueue(deployed, "rated", [None])
     admin(deployed, "SELECT taskboard.set_rate_limit('rated', 5, interval '1 minute')", [])
     (now,) = overview_rows(admin_url, limits=True)
+    assert overview_rows(admin_url, limits=None) == [{**now, "read_at": ANY}]
     (before,) = overview_rows(admin_url, limits=False)
     assert list(now) == list(before)
     assert (now["rate_starts"], now["rate_per"], now["rate_by_key"], now["window_starts"]) == (

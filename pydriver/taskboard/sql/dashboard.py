@@ -10,6 +10,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from taskboard.sql.loaders import readable
+from taskboard.sql.session_async import aschema_release
 
 # Every column the schema has: paused and max_running arrived in 0.3.0.
 QUEUE_STATS = "SELECT * FROM taskboard.queue_stats ORDER BY queue, state"
@@ -152,14 +153,17 @@ async def _arows(
 
 
 async def aqueue_overview(
-    conn: psycopg.AsyncConnection[Any], recent: dt.timedelta, *, limits: bool = True
+    conn: psycopg.AsyncConnection[Any], recent: dt.timedelta, *, limits: bool | None = None
 ) -> list[dict[str, Any]]:
     """queue_overview's rows by column name, each with `read_at`, the database's clock.
 
-    With `limits` (a schema of OVERVIEW_LIMITS_SINCE or later) the rows carry each
-    queue's max_running_per_key, rate_starts, rate_per, rate_by_key and window_starts
-    as queue_overview gives them; without, those five are None (an older schema's
-    queue_overview has none of them)."""
+    With `limits` true (for a schema of OVERVIEW_LIMITS_SINCE or later) the rows carry
+    each queue's max_running_per_key, rate_starts, rate_per, rate_by_key and
+    window_starts as queue_overview gives them; with false, those five are None (an
+    older schema's queue_overview has none of them). None: as the schema's release
+    says, read first."""
+    if limits is None:
+        limits = await aschema_release(conn) >= OVERVIEW_LIMITS_SINCE
     query = QUEUE_OVERVIEW if limits else QUEUE_OVERVIEW_BEFORE_LIMITS
     return await _arows(conn, query, {"recent": recent})
 
