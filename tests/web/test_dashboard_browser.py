@@ -4,13 +4,15 @@ A worker process runs tests/apps/dashboard_app.py; two dashboard processes
 serve the same database, one as an admin login and one as a producer login
 (read-only). A person sees a job fail with its error and traceback, fixes
 the cause, retries it and watches it succeed without reloading; pauses a
-queue from the page and sees claims stop; and, as the read-only login,
-finds no action anywhere. Screenshots land in .taskboard/screenshots/.
+queue from the page and sees claims stop; watches a rate-limited queue's
+window fill as its jobs start; and, as the read-only login, finds no
+action anywhere. Screenshots land in .taskboard/screenshots/.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -241,6 +243,59 @@ def test_the_live_refresh_keeps_what_a_person_typed(site: Site, page: Page) -> N
     box.fill("")  # back as the page gave it
     page.locator("h1").click()
     expect(status).to_contain_text("updated", timeout=SEEN_WITHIN_MS)
+
+
+def test_a_queues_key_and_rate_limits_show_and_its_window_fills_as_jobs_start(
+    site: Site, page: Page
+) -> None:
+    """A queue no worker serves: the test claims its jobs, and the page follows by itself."""
+    site.wait_for(site.enqueue("echo", {"n": 3}), "succeeded")  # the queue without limits
+    rated = "rated"
+    with connect(site.database, "taskboard_producer") as conn:
+        for key in ("x", "x", "y"):
+            conn.execute(
+                "SELECT taskboard.enqueue('send', '{}', %s, concurrency_key => %s)", [rated, key]
+            )
+    with connect(site.database, "taskboard_admin") as conn:
+        conn.execute("SELECT taskboard.set_key_limit(%s, 1)", [rated])
+        conn.execute("SELECT taskboard.set_rate_limit(%s, 2, interval '1 hour')", [rated])
+        # A queue with settings is listed, jobs or not.
+        conn.execute("SELECT taskboard.set_rate_limit('keyed', 5, interval '10 minutes', true)")
+
+    page.goto(site.admin)
+    row = page.locator(f'tr[data-queue="{rated}"]')
+    expect(row.locator("td.key-limit")).to_have_text("1")
+    rate = row.locator("td.rate-limit")
+    expect(rate).to_have_text("0 of 2 per 1h")
+    expect(rate).not_to_have_class(re.compile(r"\bat-limit\b"))
+    keyed = page.locator('tr[data-queue="keyed"] td.rate-limit')
+    expect(keyed).to_have_text("0 of 5 per 10m per key")
+    # A queue without limits reads "none" in both.
+    plain = page.locator(f'tr[data-queue="{QUEUE}"]')
+    expect(plain.locator("td.key-limit")).to_have_text("none")
+    expect(plain.locator("td.rate-limit")).to_have_text("none")
+
+    tokens: list[tuple[Any, ...]] = []
+    with connect(site.database, "taskboard_worker") as conn:
+        for _ in range(3):  # x, then y; the key limit holds the second x, the rate limit all
+            claimed = conn.execute(
+                "SELECT job_id, token FROM taskboard.claim(%s, 'w', 1)", [rated]
+            ).fetchall()
+            tokens += claimed
+            if len(tokens) == 1:
+                # No reload: the live refresh shows the start.
+                expect(rate).to_have_text("1 of 2 per 1h", timeout=SEEN_WITHIN_MS)
+    assert len(tokens) == 2
+    expect(rate).to_have_text("2 of 2 per 1h", timeout=SEEN_WITHIN_MS)
+    expect(rate).to_have_class(re.compile(r"\bat-limit\b"))
+    screenshot(page, "queue-limits")
+    with connect(site.database, "taskboard_worker") as conn:
+        for job_id, token in tokens:
+            conn.execute("SELECT taskboard.complete(%s, %s)", [job_id, token])
+    # Finished, they still count within the hour; the x held back waits, queued.
+    page.reload()
+    expect(rate).to_have_text("2 of 2 per 1h")
+    expect(row.locator("td.num").first).to_have_text("1")
 
 
 def test_a_read_only_login_sees_no_action(site: Site, page: Page) -> None:

@@ -10,6 +10,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from taskboard.sql.loaders import readable
+from taskboard.sql.session_async import aschema_release
 
 # Every column the schema has: paused and max_running arrived in 0.3.0.
 QUEUE_STATS = "SELECT * FROM taskboard.queue_stats ORDER BY queue, state"
@@ -60,9 +61,27 @@ def schedules(conn: psycopg.Connection[Any]) -> list[dict[str, Any]] | None:
 
 # -- the dashboard's reads (schema 0.4.0 and later) ------------------------------
 
-# Each queue now, with the database's clock as it read them (for ages).
+# The schema release from which queue_overview gives each queue's limit per
+# concurrency key, its rate limit and the starts within the rate limit's window.
+OVERVIEW_LIMITS_SINCE = (0, 4, 9)
+
+# Each queue now, with the database's clock as it read them (for ages): the
+# columns of queue_overview from 0.4.9 on.
 QUEUE_OVERVIEW = """
-SELECT o.*, pg_catalog.clock_timestamp() AS read_at
+SELECT o.queue, o.queued, o.running, o.runnable, o.oldest_runnable_at, o.dead, o.cancelled,
+       o.succeeded_recent, o.dead_recent, o.cancelled_recent, o.paused, o.max_running,
+       o.max_running_per_key, o.rate_starts, o.rate_per, o.rate_by_key, o.window_starts,
+       pg_catalog.clock_timestamp() AS read_at
+  FROM taskboard.queue_overview(recent => %(recent)s) AS o
+"""
+# The same rows from a schema before OVERVIEW_LIMITS_SINCE (0.4.0 on), whose
+# queue_overview has no limits but max_running: theirs are NULL, not known.
+QUEUE_OVERVIEW_BEFORE_LIMITS = """
+SELECT o.queue, o.queued, o.running, o.runnable, o.oldest_runnable_at, o.dead, o.cancelled,
+       o.succeeded_recent, o.dead_recent, o.cancelled_recent, o.paused, o.max_running,
+       NULL::integer AS max_running_per_key, NULL::integer AS rate_starts,
+       NULL::interval AS rate_per, NULL::boolean AS rate_by_key, NULL::bigint AS window_starts,
+       pg_catalog.clock_timestamp() AS read_at
   FROM taskboard.queue_overview(recent => %(recent)s) AS o
 """
 JOB_ACTIVITY = "SELECT * FROM taskboard.job_activity(recent => %(recent)s)"
@@ -134,10 +153,19 @@ async def _arows(
 
 
 async def aqueue_overview(
-    conn: psycopg.AsyncConnection[Any], recent: dt.timedelta
+    conn: psycopg.AsyncConnection[Any], recent: dt.timedelta, *, limits: bool | None = None
 ) -> list[dict[str, Any]]:
-    """queue_overview's rows by column name, each with `read_at`, the database's clock."""
-    return await _arows(conn, QUEUE_OVERVIEW, {"recent": recent})
+    """queue_overview's rows by column name, each with `read_at`, the database's clock.
+
+    With `limits` true (for a schema of OVERVIEW_LIMITS_SINCE or later) the rows carry
+    each queue's max_running_per_key, rate_starts, rate_per, rate_by_key and
+    window_starts as queue_overview gives them; with false, those five are None (an
+    older schema's queue_overview has none of them). None: as the schema's release
+    says, read first."""
+    if limits is None:
+        limits = await aschema_release(conn) >= OVERVIEW_LIMITS_SINCE
+    query = QUEUE_OVERVIEW if limits else QUEUE_OVERVIEW_BEFORE_LIMITS
+    return await _arows(conn, query, {"recent": recent})
 
 
 async def ajob_activity(

@@ -147,6 +147,7 @@ class Dashboard:
         )
         self.templates.filters["when"] = when
         self.templates.filters["ago"] = ago
+        self.templates.filters["span"] = span
         self.templates.filters["as_json"] = as_json
         self.templates.filters["handler_frames"] = tracebacks.handler_frames
 
@@ -257,7 +258,11 @@ class Dashboard:
         return self.error(request, 503, message)
 
     async def overview(self, request: Request, conn: psycopg.AsyncConnection[Any]) -> Response:
-        queues = await sql.aqueue_overview(conn, RECENT)
+        # Read at every page: a schema migrated (or reverted) while the dashboard runs
+        # is shown as it now is.
+        release = await sql.aschema_release(conn)
+        limits = release >= sql.OVERVIEW_LIMITS_SINCE
+        queues = await sql.aqueue_overview(conn, RECENT, limits=limits)
         activity = await sql.ajob_activity(conn, RECENT)
         allowed = await sql.aallowed_actions(conn)
         now = queues[0]["read_at"] if queues else await database_now(conn)
@@ -276,6 +281,9 @@ class Dashboard:
             chart=chart.activity_svg(buckets),
             totals=totals,
             allowed=allowed,
+            limits=limits,
+            release=".".join(map(str, release)),
+            limits_since=".".join(map(str, sql.OVERVIEW_LIMITS_SINCE)),
         )
 
     async def jobs(self, request: Request, conn: psycopg.AsyncConnection[Any]) -> Response:
@@ -677,6 +685,33 @@ def ago(value: dt.datetime | None, now: dt.datetime) -> str:
     if seconds < 86400:
         return f"{seconds // 3600}h {seconds % 3600 // 60}m"
     return f"{seconds // 86400}d {seconds % 86400 // 3600}h"
+
+
+def span(value: dt.timedelta | None) -> str:
+    """A length of time, short and exact: 1s, 90s as 1m 30s, 2h, 1d 12h, 0.5s."""
+    if value is None:
+        return ""
+    if value < dt.timedelta(0):
+        return "-" + span(-value)
+    micros = (value.days * 86400 + value.seconds) * 1_000_000 + value.microseconds
+    if micros == 0:
+        return "0s"
+    seconds, fraction = divmod(micros, 1_000_000)
+    parts = [
+        f"{amount}{unit}"
+        for amount, unit in (
+            (seconds // 86400, "d"),
+            (seconds % 86400 // 3600, "h"),
+            (seconds % 3600 // 60, "m"),
+        )
+        if amount
+    ]
+    rest = seconds % 60
+    if fraction:
+        parts.append(f"{rest}.{fraction:06d}".rstrip("0") + "s")
+    elif rest:
+        parts.append(f"{rest}s")
+    return " ".join(parts)
 
 
 def as_json(value: Any) -> str:
