@@ -1109,7 +1109,8 @@ def rate_limits(h: HistoryIndex) -> Invariant:
                     hit[kind] += 1
         peaks: dict[str | None, int] = {}
         full = 0
-        for group, starts in sorted(groups.items(), key=lambda kv: str(kv[0])):
+        for group, unsorted in sorted(groups.items(), key=lambda kv: str(kv[0])):
+            starts = sorted(unsorted, key=lambda x: x.at)
             times = [x.at for x in starts]
             counts = _window_counts(times, per)
             checked += len(starts)

@@ -85,12 +85,13 @@ CONCURRENCY_KEYS = 4  # customer-0 .. customer-3
 UNKEYED_SHARE = 0.15  # of customer.sync jobs: no key
 SYNC_MS = (50, 250)  # customer.sync: how long one customer's sync takes
 # Rate limits, set before any job exists and kept through the drain: the
-# queue `metered` starts at most RATE_STARTS of its jobs per RATE_PER_S, and
-# the keyed queue at most KEY_RATE_STARTS of one key's jobs per KEY_RATE_PER_S
-# (by key, beside its key limit). Reclaims count as starts.
+# queue `metered` starts at most RATE_STARTS of its jobs per RATE_PER_S (a
+# short window, so that any batch of a few jobs fills one), and the keyed
+# queue at most KEY_RATE_STARTS of one key's jobs per KEY_RATE_PER_S (by key,
+# beside its key limit). Reclaims count as starts.
 RATED_QUEUE = "metered"
-RATE_STARTS = 8  # taskboard.set_rate_limit(RATED_QUEUE, RATE_STARTS, RATE_PER_S)
-RATE_PER_S = 1.0
+RATE_STARTS = 2  # taskboard.set_rate_limit(RATED_QUEUE, RATE_STARTS, RATE_PER_S)
+RATE_PER_S = 0.25
 KEY_RATE_STARTS = 4  # taskboard.set_rate_limit(KEYED_QUEUE, KEY_RATE_STARTS, KEY_RATE_PER_S, true)
 KEY_RATE_PER_S = 1.0
 # (queue, starts, per in seconds, by_key): every rate limit a run sets.

@@ -415,11 +415,11 @@ def test_rate_limit_invariant_holds_at_the_limit_and_fails_a_wrong_check() -> No
     its window, as claim counts). A deliberately wrong check, a window half as long and
     one start fewer, fails on the same starts."""
     history = CraftedStarts(starts=3, per=1.0)
-    for job in (1, 2, 3):
-        history.claim(job, 1.0)
-    for job in (4, 5, 6):
+    history.claim(1, 3.5)  # the jobs' ids in another order than their starts
+    for job in (2, 3, 4):
         history.claim(job, 2.0)
-    history.claim(7, 3.5)
+    for job in (5, 6, 7):
+        history.claim(job, 1.0)
     inv = history.check()
     assert inv.held and inv.checked == 7, inv
     assert "most in one window: 3" in inv.note and "2 windows at the limit" in inv.note, inv.note
