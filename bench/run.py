@@ -9,8 +9,8 @@ per-system template and starts right after a CHECKPOINT. Systems take turns
 within each run, in an order that rotates from run to run.
 
 Each workload is a module of bench/workloads/ (w1_drain, w2_latency, w3_scale,
-w4_renewal, w5_fanout, w6_io, w7_cpu, w8_backlog, w9_keys, pgbench_floor); bench/measure.py
-holds what they share (the plan, the Bench: server, fresh databases, worker command lines, samples).
+w4_renewal, w5_fanout, w6_io, w7_cpu, w8_backlog, w9_keys, w10_rate, pgbench_floor);
+bench/measure.py holds what they share (the plan, the Bench: server, fresh databases, worker command lines, samples).
 
 W1 drain: N no-op jobs enqueued up front with the system's batch API
   (chunks of ENQUEUE_CHUNK, timed), ANALYZE (the statistics autovacuum
@@ -38,6 +38,10 @@ W9 keys (Taskboard only): 1,000 concurrency keys, N jobs in key runs, drained at
   on a queue with a key limit of 1 and on one without (the control); jobs/s, server
   CPU and claim's cost in the database (pg_stat_user_functions) of each, and a check
   of the jobs' stamps that the limit held.
+W10 rate (Taskboard only): 5,000 jobs drained at c=32 on a queue with a rate limit of
+  500 starts a second and on one without (the control); starts/s against the limit,
+  server CPU, claim's mean time a call (pg_stat_user_functions), and the most starts
+  the jobs' stamps put in any 1 s window, which must be 500 or fewer.
 W3 scale (Taskboard only, once a bench, after the runs): claim+complete
   latency with the table grown to each of w3_sizes finished jobs, then a
   churn run of w3_churn jobs through the API with default autovacuum
@@ -81,6 +85,7 @@ from workloads import (
     w7_cpu,
     w8_backlog,
     w9_keys,
+    w10_rate,
 )
 
 from taskboard_dev.server import Server
@@ -107,6 +112,7 @@ WORKLOADS = (
     "w7",
     "w8",
     "w9",
+    "w10",
     "floor",
     "w3",
 )  # --only's choices, all on by default
@@ -180,6 +186,8 @@ async def run_workloads(bench: Bench, workloads: set[str]) -> None:
                 await w7_cpu.cpu_bound(bench, processes, run)
         if "w9" in workloads and OURS in systems:
             await w9_keys.keys(bench, run)
+        if "w10" in workloads and OURS in systems:
+            await w10_rate.rate(bench, run)
         if floor_url is not None:
             for batch, clients in bench.plan.floor_configs:
                 pgbench_floor.run_floor(bench, floor_url, batch, clients)
@@ -513,6 +521,29 @@ def targets(samples: Samples, plan: Plan) -> list[str]:
             f"W9: {limited}: x{rates[0] / rates[1]:.2f} the control's "
             f"jobs/s; claim {ours:.1f} µs a job, x{ours / mine:.2f} the control's "
             f"({call:.3f} against {control_call:.3f} ms a call; no target)"
+        )
+    rated = {
+        line.config: v
+        for line in samples.lines
+        if line.workload == "W10" and (v := samples.median(line, OURS)) is not None
+    }
+    limited, control = w10_rate.CASES[0][0], w10_rate.CASES[1][0]
+    starts = next(
+        (v for c, v in rated.items() if c.startswith("drain ") and c.endswith(limited)), None
+    )
+    peak = next(
+        (v for c, v in rated.items() if c.startswith("most ") and c.endswith(limited)), None
+    )
+    call, control_call = (
+        rated.get(f"claim a call, {limited}"),
+        rated.get(f"claim a call, {control}"),
+    )
+    if starts and peak is not None and call and control_call:
+        out.append(
+            f"W10: {limited}: {starts:,.0f} starts/s, {starts / w10_rate.RATE_STARTS:.0%} of the "
+            f"limit; most in one window {peak:,.0f} (target {w10_rate.RATE_STARTS} or fewer: "
+            f"{verdict(peak <= w10_rate.RATE_STARTS)}); claim {call:.3f} against "
+            f"{control_call:.3f} ms a call"
         )
     import backlog
 

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from soak.history import History
-from soak.plan import KEYED_QUEUE, PLAIN_QUEUES
+from soak.plan import KEYED_QUEUE, PLAIN_QUEUES, RATED_QUEUE
 from taskboard.app import Taskboard
 from taskboard.context import AsyncContext, BaseContext, SyncContext
 from taskboard.events import JobEvent
@@ -232,6 +232,15 @@ def build_app(
         await asyncio.sleep(payload["ms"] / 1000)
         effect(ctx)
         return {"synced": payload["rid"]}
+
+    @task("meter.call", queue=RATED_QUEUE)
+    async def meter_call(ctx: AsyncContext, payload: dict[str, Any]) -> dict[str, Any]:
+        # A call to an API that meters its callers: the queue's rate limit decides how
+        # many of these start per second, whichever worker claims them.
+        started(ctx)
+        await asyncio.sleep(payload["ms"] / 1000)
+        effect(ctx)
+        return {"metered": payload["rid"]}
 
     @app.periodic(PERIODIC_CRON, name=PERIODIC_SCHEDULE, payload={"ms": 5})
     @task(PERIODIC_TASK, queue="email")

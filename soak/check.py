@@ -75,9 +75,18 @@ class Result:
 JOBS_SQL = """
 SELECT id, queue, task, state, attempt, max_attempts, dedupe_key, lease_token::text,
        payload->>'rid', extract(epoch FROM finished_at)::float8, errors, payload ? 'hold',
-       fence, extract(epoch FROM run_at)::float8, concurrency_key
+       fence, extract(epoch FROM run_at)::float8, concurrency_key,
+       extract(epoch FROM started_at)::float8
   FROM taskboard.jobs
  ORDER BY id
+"""
+# Each reclaim's database time (its claim's clock) and the fence of the lease it took
+# over: the reclaim handed out that fence + 1.
+RECLAIMS_SQL = """
+SELECT job_id, fence + 1, extract(epoch FROM at)::float8
+  FROM taskboard.job_events
+ WHERE kind = 'reclaimed'
+ ORDER BY job_id, fence
 """
 DEDUPE_INDEX_SQL = """
 SELECT i.indisunique, i.indisvalid, i.indisready, pg_get_indexdef(i.indexrelid)
@@ -87,7 +96,8 @@ SELECT i.indisunique, i.indisvalid, i.indisready, pg_get_indexdef(i.indexrelid)
 
 
 def snapshot(admin_url: str) -> dict[str, Any]:
-    """The final database as superuser sees it: jobs (with their lease tokens), ledger, index."""
+    """The final database as superuser sees it: jobs (with their lease tokens), ledger, index,
+    the reclaims that job_events recorded."""
     with psycopg.connect(admin_url, autocommit=True) as conn:
         version = conn.execute("SHOW server_version").fetchone()
         index = conn.execute(DEDUPE_INDEX_SQL).fetchone()
@@ -99,6 +109,7 @@ def snapshot(admin_url: str) -> dict[str, Any]:
                 for r in conn.execute("SELECT job_id, token::text, rid FROM soak_app.ledger")
             ],
             "dedupe_index": list(index) if index else None,
+            "reclaims": [list(r) for r in conn.execute(RECLAIMS_SQL).fetchall()],
             "schedules": [
                 list(r)
                 for r in conn.execute(

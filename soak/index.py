@@ -60,6 +60,7 @@ class Job:
     fence: int | None = None  # the final fence: how many times the job was claimed
     run_at: float | None = None  # a periodic job's: its slot
     concurrency_key: str | None = None
+    started_at: float | None = None  # its last claim's database time (v_now)
 
 
 class HistoryIndex:
@@ -89,6 +90,10 @@ class HistoryIndex:
         self.schedules: dict[str, tuple[float, int]] = {
             r[0]: (r[1], r[2]) for r in final.get("schedules", [])
         }
+        # job -> (fence, database time) of each reclaim job_events recorded
+        self.reclaims: dict[int, list[tuple[int, float]]] = defaultdict(list)
+        for job_id, fence, at in final.get("reclaims", []):
+            self.reclaims[job_id].append((int(fence), float(at)))
 
     def _load_history(self, events: list[dict[str, Any]]) -> None:
         by: dict[str, list[dict[str, Any]]] = defaultdict(list)

@@ -23,6 +23,7 @@ from soak.index import (
     TERMINAL,
     Claim,
     HistoryIndex,
+    Job,
     StartCall,
     error_at,
     may_have_applied,
@@ -995,6 +996,163 @@ def key_limits(h: HistoryIndex) -> Invariant:
     )
 
 
+@dataclass
+class Start:
+    """One start of a job (a claim: the first or a reclaim), on the database's clock."""
+
+    at: float  # the claim's v_now (its started_at, lease_expires_at - lease)
+    job: int
+    fence: int  # the fence the claim handed out: which start of the job it was
+    source: str  # claim (a worker recorded it), reclaim (job_events), final (started_at)
+    touched_by: frozenset[str] = frozenset()
+    confirmed: bool = False  # a second source placed it at the same time
+
+
+def _starts_of(h: HistoryIndex, job: Job) -> tuple[list[Start], int, list[str]]:
+    """Every start of `job` that the history or the database places on the database's
+    clock, one per fence: a claim the history recorded (lease_expires_at - lease), a
+    reclaim job_events recorded (its `at`, the fence above the lease it took over), the
+    final started_at (the final fence). Also how many of its fences (1 to the final
+    one) none of them places, and where two sources place one fence apart."""
+    lease = h.config.lease
+    placed: dict[int, Start] = {}
+    disagree: list[str] = []
+
+    def place(start: Start) -> None:
+        known = placed.get(start.fence)
+        if known is None:
+            placed[start.fence] = start
+        elif abs(known.at - start.at) <= CLOCK_SLACK_S:
+            known.confirmed = True
+        else:
+            disagree.append(
+                f"job {job.id} fence {start.fence}: {known.source} at {utc(known.at)}, "
+                f"{start.source} at {utc(start.at)}"
+            )
+
+    for c in h.claims_of.get(job.id, []):
+        if c.fence is not None:
+            place(Start(c.exp - lease, job.id, c.fence, "claim", frozenset(c.touched_by)))
+    for fence, at in h.reclaims.get(job.id, []):
+        place(Start(at, job.id, fence, "reclaim"))
+    if job.fence and job.started_at is not None:
+        place(Start(job.started_at, job.id, job.fence, "final"))
+    unplaced = sum(1 for f in range(1, (job.fence or 0) + 1) if f not in placed)
+    return sorted(placed.values(), key=lambda x: x.at), unplaced, disagree
+
+
+def _window_counts(times: list[float], per: float) -> list[int]:
+    """For each start (sorted times), how many starts lie in the window of `per` that ends
+    at it: after its time - per, up to it (starts at one instant all counted). A start
+    CLOCK_SLACK_S or less inside the window's open edge is left out: the check can miss
+    an excess that close to the edge, it never reports one that did not happen."""
+    return [
+        bisect.bisect_right(times, t) - bisect.bisect_right(times, t - per + CLOCK_SLACK_S)
+        for t in times
+    ]
+
+
+def rate_limits(h: HistoryIndex) -> Invariant:
+    """Never more starts per window than a rate limit allows.
+
+    For each rate limit the runner set (queue, starts, per, by_key), every start of a
+    job of that queue (each claim: first claims and reclaims, one per fence) placed on
+    the database's clock (_starts_of): no window of `per` holds more than `starts` of
+    them, of the queue, or with by_key of any one concurrency key (jobs without a key
+    are not limited then). A claim reads its clock after its turn on the queue's row,
+    so these times are the ones claim counted with. A start that neither the history
+    nor the database places (a claim whose answer was never recorded, then reclaimed
+    or claimed again after a release or retry) is left out: the check can miss an
+    excess, it never reports one that did not happen.
+    """
+    name = (
+        "never more starts per window than a rate limit: no window of `per` held more than "
+        "`starts` starts (claims, reclaims included) of the queue, or of one key with by_key"
+    )
+    source = (
+        "runner history (the rate_limit calls) + history (claims: lease start on the server "
+        "clock, fence) + database (job_events reclaims, started_at, final fences, keys)"
+    )
+    settings = [e for e in h.ops if e["kind"] == "rate_limit" and e.get("confirmed_db") is not None]
+    if not settings:
+        return Invariant(name, source, 0, [], "no rate limit was set in this run")
+    last: dict[str, dict[str, Any]] = {}
+    for e in settings:
+        last[e["queue"]] = e
+    violations: list[str] = []
+    notes: list[str] = []
+    checked = 0
+    for queue, setting in sorted(last.items()):
+        limit, per, by_key = int(setting["starts"]), float(setting["per"]), bool(setting["by_key"])
+        set_at = setting["confirmed_db"]
+        groups: dict[str | None, list[Start]] = defaultdict(list)
+        unplaced = unlimited = 0
+        sources: dict[str, int] = defaultdict(int)
+        confirmed = 0
+        hit: dict[str, int] = defaultdict(int)
+        for job in h.jobs.values():
+            if job.queue != queue:
+                continue
+            starts, missing, disagree = _starts_of(h, job)
+            violations += [f"{queue}: two sources disagree on a start: {d}" for d in disagree]
+            unplaced += missing
+            if by_key and job.concurrency_key is None:
+                unlimited += len(starts)
+                continue
+            for x in starts:
+                if x.at < set_at:
+                    continue  # before the limit: claim does not count it
+                groups[job.concurrency_key if by_key else None].append(x)
+                sources[x.source] += 1
+                confirmed += x.confirmed
+                for kind in x.touched_by:
+                    hit[kind] += 1
+        peaks: dict[str | None, int] = {}
+        full = 0
+        for group, unsorted in sorted(groups.items(), key=lambda kv: str(kv[0])):
+            starts = sorted(unsorted, key=lambda x: x.at)
+            times = [x.at for x in starts]
+            counts = _window_counts(times, per)
+            checked += len(starts)
+            peaks[group] = max(counts, default=0)
+            # Each instant's window judged once, at its last start.
+            ends = [i for i in range(len(times)) if i + 1 == len(times) or times[i + 1] > times[i]]
+            full += sum(1 for i in ends if counts[i] == limit)
+            where = f"{queue}, key {group}" if by_key else queue
+            for i in ends:
+                n = counts[i]
+                if n <= limit:
+                    continue
+                inside = [x for x in starts if times[i] - per + CLOCK_SLACK_S < x.at <= times[i]]
+                violations.append(
+                    f"{where}: {n} starts in the {per:g} s ending {utc(times[i])} "
+                    f"(limit {limit}): "
+                    + ", ".join(
+                        f"job {x.job} fence {x.fence} ({x.source}) at {utc(x.at)}"
+                        for x in inside[:4]
+                    )
+                    + (" ..." if len(inside) > 4 else "")
+                )
+        reclaims = sum(1 for x in (y for g in groups.values() for y in g) if x.fence > 1)
+        peak = (
+            ", ".join(f"{k} {p}" for k, p in sorted(peaks.items(), key=lambda kv: str(kv[0])))
+            if by_key
+            else str(peaks.get(None, 0))
+        )
+        notes.append(
+            f"{queue}: {limit} per {per:g} s{' per key' if by_key else ''}; "
+            f"{sum(sources.values())} starts placed ("
+            + ", ".join(f"{n} {s}" for s, n in sorted(sources.items()))
+            + f"; {confirmed} of them placed alike by the database), {reclaims} of them after "
+            f"a first, {unplaced} unplaced"
+            + (f", {unlimited} without a key" if by_key else "")
+            + f"; most in one window: {peak or 'none'}; {full} windows at the limit; "
+            "starts a fault hit: "
+            + (", ".join(f"{k} {n}" for k, n in sorted(hit.items())) or "none")
+        )
+    return Invariant(name, source, checked, violations, "; ".join(notes))
+
+
 def _running_after(
     h: HistoryIndex, together: list[StartCall], index: dict[int, list[Claim]]
 ) -> tuple[int, int, list[Claim], list[Claim]]:
@@ -1224,4 +1382,5 @@ INVARIANTS: tuple[Callable[[HistoryIndex], Invariant], ...] = (
     periodic_slots,
     concurrency,
     key_limits,
+    rate_limits,
 )

@@ -53,11 +53,11 @@ QUICK_RESTART_CLEARANCE_S = 1.5
 DEFAULT_MAX_ATTEMPTS = 5
 DOOMED_MAX_ATTEMPTS = 3
 
-QUEUES = ("email", "ledger", "partner", "sync")
+QUEUES = ("email", "ledger", "partner", "sync", "metered")
 
 # task name: (queue, share of requests). The handlers are in soak/app.py.
 TASK_MIX: dict[str, tuple[str, float]] = {
-    "email.send": ("email", 0.33),  # async; asks still_holder() right before its effect
+    "email.send": ("email", 0.29),  # async; asks still_holder() right before its effect
     "report.render": ("email", 0.25),  # sync, in a thread; no holder check
     "ledger.post": ("ledger", 0.10),  # transactional: a fenced row in the same database
     "batch.long": ("ledger", 0.01),  # runs 1.5 to 3 leases: renewal must carry it
@@ -66,6 +66,7 @@ TASK_MIX: dict[str, tuple[str, float]] = {
     "dedupe.sync": ("email", 0.15),  # carries dedupe keys; every producer sends it
     "partner.call": ("partner", 0.06),  # a call to a partner's API, its queue limited
     "customer.sync": ("sync", 0.05),  # most carry a concurrency key; its queue has a key limit
+    "meter.call": ("metered", 0.04),  # a metered API's call, its queue under a rate limit
 }
 TRANSACTIONAL_TASKS = ("ledger.post",)
 # The queues a plain-only worker claims: those without a transactional task.
@@ -83,6 +84,22 @@ KEY_LIMIT = 2  # taskboard.set_key_limit(KEYED_QUEUE, KEY_LIMIT)
 CONCURRENCY_KEYS = 4  # customer-0 .. customer-3
 UNKEYED_SHARE = 0.15  # of customer.sync jobs: no key
 SYNC_MS = (50, 250)  # customer.sync: how long one customer's sync takes
+# Rate limits, set before any job exists and kept through the drain: the
+# queue `metered` starts at most RATE_STARTS of its jobs per RATE_PER_S (a
+# short window, so that any batch of a few jobs fills one), and the keyed
+# queue at most KEY_RATE_STARTS of one key's jobs per KEY_RATE_PER_S (by key,
+# beside its key limit). Reclaims count as starts.
+RATED_QUEUE = "metered"
+RATE_STARTS = 2  # taskboard.set_rate_limit(RATED_QUEUE, RATE_STARTS, RATE_PER_S)
+RATE_PER_S = 0.25
+KEY_RATE_STARTS = 4  # taskboard.set_rate_limit(KEYED_QUEUE, KEY_RATE_STARTS, KEY_RATE_PER_S, true)
+KEY_RATE_PER_S = 1.0
+# (queue, starts, per in seconds, by_key): every rate limit a run sets.
+RATE_LIMITS: tuple[tuple[str, int, float, bool], ...] = (
+    (RATED_QUEUE, RATE_STARTS, RATE_PER_S, False),
+    (KEYED_QUEUE, KEY_RATE_STARTS, KEY_RATE_PER_S, True),
+)
+METER_MS = (150, 600)  # meter.call: how long the metered API takes
 
 # Operations under load, made by the runner through the driver's management
 # API as the admin role, from FAULTS_FROM_S until the faults end.
@@ -229,7 +246,7 @@ def _batches(config: Config, rng: random.Random) -> list[Batch]:
         batches.append(_batch(task, len(batches), size, config, rng, key_space))
         planned += size
     # However small the run, every kind of task comes a few times.
-    for task in ("batch.long", "flaky", "doomed", "dedupe.sync", "customer.sync"):
+    for task in ("batch.long", "flaky", "doomed", "dedupe.sync", "customer.sync", "meter.call"):
         while sum(1 for b in batches if b.task == task) < MIN_BATCHES_PER_TASK:
             position = rng.randrange(len(batches) + 1)
             batches.insert(
@@ -304,6 +321,8 @@ def _payload(task: str, config: Config, rng: random.Random) -> dict[str, Any]:
         payload["ms"] = rng.randint(*PARTNER_MS)
     elif task == "customer.sync":
         payload["ms"] = rng.randint(*SYNC_MS)
+    elif task == "meter.call":
+        payload["ms"] = rng.randint(*METER_MS)
     elif task == "ledger.post" and rng.random() < HOLD_SHARE:
         payload["hold"] = round(config.lease * rng.uniform(1.2, 2.0), 3)
     return payload

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime as dt
 import json
 import os
 import random
@@ -43,6 +44,7 @@ from soak.plan import (
     QUICK_JOBS,
     QUICK_SECONDS,
     QUICK_WORKERS,
+    RATE_LIMITS,
     Config,
     Fault,
     Operation,
@@ -676,9 +678,25 @@ class Soak:
         ):
             raise RuntimeError(f"could not set the key limit of {KEYED_QUEUE}")
 
+    def limit_rates(self) -> None:
+        """Set each rate limit of RATE_LIMITS (taskboard.set_rate_limit, as the admin role)
+        before any job exists; each recorded as an `op` (rate_limit: queue, starts, per
+        in seconds, by_key) that the check reads. They stay set through the drain."""
+        for queue, starts, per, by_key in RATE_LIMITS:
+            if not self._call(
+                "rate_limit",
+                lambda app, c, q=queue, n=starts, p=per, k=by_key: _set_rate_limit(c, q, n, p, k),
+                queue=queue,
+                starts=starts,
+                per=per,
+                by_key=by_key,
+            ):
+                raise RuntimeError(f"could not set the rate limit of {queue}")
+
     def run(self) -> None:
         cfg = self.config
         self.limit_keys()
+        self.limit_rates()
         self.sampler.start(self)
         for slot in range(cfg.slots):
             self.spawn_worker(slot)
@@ -799,6 +817,15 @@ class Soak:
             if proc.running():
                 proc.proc.kill()
                 proc.proc.wait()
+
+
+def _set_rate_limit(conn: Conn, queue: str, starts: int, per: float, by_key: bool) -> bool:
+    """taskboard.set_rate_limit on the admin's connection: true when it changed the limit."""
+    row = conn.execute(
+        "SELECT taskboard.set_rate_limit(queue => %s, starts => %s, per => %s, by_key => %s)",
+        [queue, starts, dt.timedelta(seconds=per), by_key],
+    ).fetchone()
+    return bool(row[0]) if row else False
 
 
 # -- setup ----------------------------------------------------------------------------

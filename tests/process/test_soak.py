@@ -10,7 +10,10 @@ the same jobs and fault schedule.
 Invariant 21 (never beyond a key's limit among live leases) is also shown
 to fail: on crafted histories of the keyed queue, and on the quick run's own
 history checked again with the key limit it recorded lowered below the one
-the database enforced.
+the database enforced. So is invariant 22 (never more starts per window than
+a rate limit): on crafted starts, with a deliberately wrong check (a window
+half as long, one start fewer), and on the quick run checked again with each
+rate limit it recorded lowered by one start.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import psycopg
 import pytest
 
 from soak.index import HistoryIndex
-from soak.invariants import Invariant, key_limits
+from soak.invariants import Invariant, key_limits, rate_limits
 from soak.plan import (
     CONCURRENCY_KEYS,
     DEFAULT_JOBS,
@@ -40,6 +43,8 @@ from soak.plan import (
     QUICK_JOBS,
     QUICK_SECONDS,
     QUICK_WORKERS,
+    RATE_LIMITS,
+    RATED_QUEUE,
     TASK_MIX,
     TRANSACTIONAL_TASKS,
     Config,
@@ -50,7 +55,7 @@ from taskboard_dev import devdb, server
 
 SOAK_TIMEOUT_S = 150  # the quick soak takes about 35 s; this only bounds a hang
 INVARIANT_ROW = re.compile(r"^\| *\d+ *\| *(held|VIOLATED[^|]*) *\|")
-MIN_INVARIANTS = 21
+MIN_INVARIANTS = 22
 
 
 def server_major(server_url: str) -> str:
@@ -93,23 +98,31 @@ def test_quick_soak_holds_every_invariant(server_url: str, tmp_path: Path) -> No
     verdicts = [m.group(1) for line in output.splitlines() if (m := INVARIANT_ROW.match(line))]
     assert len(verdicts) >= MIN_INVARIANTS, f"too few invariant lines ({where}):\n{output[-6000:]}"
     assert all(v == "held" for v in verdicts), f"an invariant was violated ({where}):\n{output}"
-    assert_key_limit_check_fails_below_the_real_limit(tmp_path, where)
+    assert_limit_checks_fail_below_the_real_limits(tmp_path, where)
 
 
-def assert_key_limit_check_fails_below_the_real_limit(run_dir: Path, where: str) -> None:
-    """Keys were contended: some key's jobs held its whole limit of leases at once. The
-    same run checked again with the recorded key limit lowered by one (the database ran
-    with the higher one, behind the check's back) violates invariant 21."""
+def assert_limit_checks_fail_below_the_real_limits(run_dir: Path, where: str) -> None:
+    """Keys were contended: some key's jobs held its whole limit of leases at once; rate
+    limits were reached: some window held all the starts its limit allows. The same run
+    checked again with the recorded key limit and rate limits lowered by one (the
+    database ran with the higher ones, behind the check's back) violates invariants 21
+    and 22."""
     runner = run_dir / "history" / "runner.jsonl"
     lines = runner.read_text().splitlines()
     lowered = []
+    rates = 0
     for line in lines:
         event = json.loads(line)
         if event.get("ev") == "op" and event.get("kind") == "key_limit":
             assert event["limit"] == KEY_LIMIT >= 2, line
             line = json.dumps({**event, "limit": KEY_LIMIT - 1})
+        if event.get("ev") == "op" and event.get("kind") == "rate_limit":
+            assert event["starts"] >= 2, line
+            line = json.dumps({**event, "starts": event["starts"] - 1})
+            rates += 1
         lowered.append(line)
     assert lowered != lines, f"the runner recorded no key limit ({where})"
+    assert rates == len(RATE_LIMITS), f"the runner recorded {rates} rate limits ({where})"
     runner.write_text("\n".join(lowered) + "\n")
     result = subprocess.run(
         [sys.executable, "-m", "soak", "--recheck", str(run_dir)],
@@ -122,6 +135,11 @@ def assert_key_limit_check_fails_below_the_real_limit(run_dir: Path, where: str)
     row = re.search(r"^\| *21 *\| *(held|VIOLATED[^|]*) *\|", result.stdout, re.MULTILINE)
     assert result.returncode == 1 and row and row.group(1).startswith("VIOLATED"), (
         f"invariant 21 held with the key limit lowered to {KEY_LIMIT - 1} ({where}):\n"
+        f"{result.stdout[-4000:]}{result.stderr[-2000:]}"
+    )
+    row = re.search(r"^\| *22 *\| *(held|VIOLATED[^|]*) *\|", result.stdout, re.MULTILINE)
+    assert row and row.group(1).startswith("VIOLATED"), (
+        f"invariant 22 held with every rate limit lowered by one start ({where}):\n"
         f"{result.stdout[-4000:]}{result.stderr[-2000:]}"
     )
 
@@ -148,7 +166,8 @@ def test_plan_replays_and_faults_reach_the_plain_only_worker(seed: int, quick: b
         slots = [f.slot for f in process if f.kind == kind]
         if len(slots) >= 2:
             assert any(config.is_plain(s) for s in slots), kind
-    assert set(PLAIN_QUEUES) == {"email", "partner", "sync"}
+    assert set(PLAIN_QUEUES) == {"email", "partner", "sync", "metered"}
+    assert sum(len(b.payloads) for b in plan.batches if b.queue == RATED_QUEUE) > 0
     keyed = [b for b in plan.batches if b.queue == KEYED_QUEUE]
     assert keyed and all(b.concurrency_keys is not None for b in keyed)
     keys = {k for b in keyed for k in b.concurrency_keys or [] if k is not None}
@@ -306,3 +325,136 @@ def test_key_limit_invariant_starts_a_lease_at_the_latest_its_claim_committed() 
     history.complete(1, 2.5)
     history.claim(2, 2.1, took=0.3)  # answered at 2.4: certainly held beside job 1
     assert not history.check().held
+
+
+# -- invariant 22 on crafted starts: it holds, and it fails when a window held too many --
+
+
+class CraftedStarts:
+    """Starts of the rate-limited queues, as the soak records them: claims (their v_now
+    from the lease's deadline, their fence), reclaims in job_events, the jobs' final
+    fences and started_at; and the runner's rate_limit call."""
+
+    def __init__(self, starts: int, per: float, *, by_key: bool = False) -> None:
+        self.queue = KEYED_QUEUE if by_key else RATED_QUEUE
+        self.events: list[dict[str, Any]] = [
+            {
+                "ev": "op",
+                "t": T0,
+                "proc": "runner",
+                "kind": "rate_limit",
+                "sent": T0,
+                "sent_db": T0,
+                "answered": T0,
+                "confirmed_db": T0,
+                "answer": True,
+                "queue": self.queue,
+                "starts": starts,
+                "per": per,
+                "by_key": by_key,
+            }
+        ]
+        self.jobs: dict[int, list[Any]] = {}
+        self.reclaims: list[list[Any]] = []
+
+    def job(self, job: int, key: str | None = None) -> list[Any]:
+        # id, queue, task, state, attempt, max_attempts, dedupe_key, token, rid,
+        # finished_at, errors, holds, fence, run_at, concurrency_key, started_at
+        return self.jobs.setdefault(job, [
+            job, self.queue, "meter.call", "succeeded", 0, 5, None, None, f"{job}.0.0",
+            None, [], False, 0, None, key, None,
+        ])  # fmt: skip
+
+    def claim(self, job: int, at: float, *, key: str | None = None, recorded: bool = True) -> None:
+        """Job `job` started at `at` seconds (the claim's v_now): its next fence. Not
+        `recorded`: the worker died before its history line, the database still knows."""
+        row = self.job(job, key)
+        row[4] += 1
+        row[12] += 1
+        row[15] = T0 + at
+        if recorded:
+            self.events.append(
+                {"ev": "claim", "t": T0 + at + 0.01, "proc": "w0.1", "sent": T0 + at,
+                 "job": job, "token": f"token-{job}-{row[12]}", "attempt": row[4],
+                 "task": row[2], "rid": row[8], "exp": T0 + at + LEASE,
+                 "ikey": f"ikey-{job}", "fence": row[12]}
+            )  # fmt: skip
+
+    def reclaim(self, job: int, at: float, *, recorded: bool = True) -> None:
+        """The lease of `job` expired; a claim at `at` took it over (job_events)."""
+        self.reclaims.append([job, self.job(job)[12] + 1, T0 + at])
+        self.claim(job, at, recorded=recorded)
+
+    def check(self, **wrong: Any) -> Invariant:
+        """Invariant 22 over these starts; `wrong` replaces fields of the recorded limit."""
+        events = [{**self.events[0], **wrong}, *self.events[1:]]
+        config = Config(jobs=1, seconds=5, workers=2, seed=1, lease=LEASE)
+        final = {
+            "server_version": "18",
+            "jobs": list(self.jobs.values()),
+            "ledger": [],
+            "dedupe_index": None,
+            "schedules": [],
+            "reclaims": self.reclaims,
+        }
+        return rate_limits(HistoryIndex(config, Plan(config), events, final, True))
+
+
+def test_rate_limit_invariant_fails_when_a_window_holds_one_start_too_many() -> None:
+    history = CraftedStarts(starts=3, per=1.0)
+    for job, at in ((1, 1.0), (2, 1.0), (3, 1.5), (4, 1.9)):  # 4 starts within 0.9 s
+        history.claim(job, at)
+    inv = history.check()
+    assert not inv.held and len(inv.violations) == 1, inv
+    assert "4 starts in the 1 s ending" in inv.violations[0], inv.violations
+
+
+def test_rate_limit_invariant_holds_at_the_limit_and_fails_a_wrong_check() -> None:
+    """Three starts at once, three more exactly one window later, one in between the
+    windows' edges: the limit of 3 per 1 s holds (a start `per` before another is outside
+    its window, as claim counts). A deliberately wrong check, a window half as long and
+    one start fewer, fails on the same starts."""
+    history = CraftedStarts(starts=3, per=1.0)
+    history.claim(1, 3.5)  # the jobs' ids in another order than their starts
+    for job in (2, 3, 4):
+        history.claim(job, 2.0)
+    for job in (5, 6, 7):
+        history.claim(job, 1.0)
+    inv = history.check()
+    assert inv.held and inv.checked == 7, inv
+    assert "most in one window: 3" in inv.note and "2 windows at the limit" in inv.note, inv.note
+    wrong = history.check(per=0.5, starts=2)
+    assert not wrong.held and len(wrong.violations) == 2, wrong
+
+
+def test_rate_limit_invariant_counts_reclaims_the_history_never_recorded() -> None:
+    """A reclaim is a start: one that only job_events recorded (its worker died before
+    its history line) still fills the window, and the job's final started_at places its
+    last start."""
+    history = CraftedStarts(starts=2, per=1.0)
+    history.claim(1, 1.0)
+    history.claim(2, 3.0)
+    history.reclaim(1, 3.2, recorded=False)  # job 1's lease ran out; taken over at 3.2
+    assert history.check().held
+    history.reclaim(2, 3.6, recorded=False)  # the third start within 0.6 s
+    inv = history.check()
+    assert not inv.held and "fence 2 (reclaim)" in inv.violations[0], inv
+    history = CraftedStarts(starts=2, per=1.0)
+    history.claim(1, 1.0)
+    history.claim(2, 1.1)
+    history.claim(3, 1.2, recorded=False)  # placed by its started_at alone
+    inv = history.check()
+    assert not inv.held and "job 3 fence 1 (final)" in inv.violations[0], inv
+
+
+def test_rate_limit_invariant_counts_each_key_apart_with_by_key() -> None:
+    history = CraftedStarts(starts=2, per=1.0, by_key=True)
+    for job, key in ((1, "customer-1"), (2, "customer-1"), (3, "customer-2"), (4, "customer-2")):
+        history.claim(job, 1.0, key=key)
+    for job in (5, 6, 7):
+        history.claim(job, 1.0)  # without a key: not limited
+    assert history.check().held
+    history.claim(8, 1.5, key="customer-2")
+    inv = history.check()
+    assert not inv.held and len(inv.violations) == 1 and "key customer-2" in inv.violations[0]
+    assert not history.check(by_key=False).held  # the queue as a whole: 8 within 0.5 s
