@@ -156,6 +156,102 @@ def test_a_start_23_and_a_half_hours_ago_holds_a_day_window_in_any_zone(
         assert claim(sprung, "dst") == [], "a day is 23 hours in this session"
 
 
+@pytest.mark.parametrize(
+    ("first", "then"), [("1 mon", "30 days"), ("1 day", "24 hours")], ids=["month", "day"]
+)
+def test_a_per_that_compares_equal_but_runs_apart_is_still_set(
+    make_database: MakeDatabase, first: str, then: str
+) -> None:
+    """Interval order calls '1 mon' and '30 days' (or '1 day' and '24 hours') equal, but
+    claim's window, clock - per, tells them apart (a month ago is 31 days back in some
+    months; a day ago is 23 or 25 hours back across a daylight-saving change). Asked for
+    the second, set_rate_limit answers false and keeps the first."""
+    url = make_database(deploy=True)
+    with connect(url, "taskboard_admin") as admin:
+        assert value(admin, "SELECT taskboard.set_rate_limit('eq', 5, %s::interval)", [first])
+        changed = value(admin, "SELECT taskboard.set_rate_limit('eq', 5, %s::interval)", [then])
+    with psycopg.connect(url, autocommit=True) as owner:
+        kept = value(owner, "SELECT rate_per::text FROM taskboard.queues WHERE queue = 'eq'")
+        wanted = value(owner, "SELECT %s::interval::text", [then])
+    assert (changed, kept) == (True, wanted)
+
+
+def test_a_paused_queue_under_a_rate_starts_nothing_and_logs_nothing(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(deploy=True)
+    with connect(url, "taskboard_admin") as admin:
+        admin.execute("SELECT taskboard.set_rate_limit('pz', 2, '1 hour')")
+        enqueue(admin, "pz", 5)
+        admin.execute("SELECT taskboard.pause('pz')")
+        assert claim(admin, "pz", 5) == []
+        admin.execute("SELECT taskboard.resume('pz')")
+        assert len(claim(admin, "pz", 5)) == 2
+        assert claim(admin, "pz", 5) == []
+
+
+def test_batch_larger_than_the_room_takes_the_highest_priorities(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(deploy=True)
+    with connect(url, "taskboard_admin") as admin:
+        admin.execute("SELECT taskboard.set_rate_limit('pr', 2, '1 hour')")
+        ids = [
+            int(value(admin, "SELECT taskboard.enqueue('t', '{}', 'pr', priority => %s)", [p]))
+            for p in [0, 5, 1, 9]
+        ]
+        assert sorted(claim(admin, "pr", 100)) == sorted([ids[1], ids[3]])
+
+
+def test_expired_leases_of_a_full_key_wait_while_the_others_start(
+    make_database: MakeDatabase,
+) -> None:
+    """Per key, 1 start an hour: key a has started (its lease expired, attempts left, and a
+    spent lease of a too); key b's lease expired without its window full. A claim
+    reclaims b's, buries a's spent lease, starts the keyless job and c's, leaves a's
+    expired lease and queued job alone, and returns short: nothing else may start."""
+    url = make_database(deploy=True)
+    with connect(url, "taskboard_admin") as admin, psycopg.connect(url, autocommit=True) as owner:
+        admin.execute("SELECT taskboard.set_rate_limit('ek', 1, '1 hour', true)")
+        a1 = value(admin, "SELECT taskboard.enqueue('t','{}','ek', concurrency_key => 'a')")
+        assert claim(admin, "ek") == [a1]
+        a_spent = value(
+            admin,
+            "SELECT taskboard.enqueue('t','{}','ek', concurrency_key => 'a', max_attempts => 1)",
+        )
+        b1 = value(admin, "SELECT taskboard.enqueue('t','{}','ek', concurrency_key => 'b')")
+        # b's job started before the limit was set: its expired lease is its first start.
+        owner.execute(
+            "UPDATE taskboard.jobs SET state = 'running', attempt = 1, lease_token ="
+            " gen_random_uuid(), lease_expires_at = clock_timestamp() - interval '1 second',"
+            " started_at = clock_timestamp(), claimed_by = 'old' WHERE id = %s",
+            [b1],
+        )
+        owner.execute(
+            "UPDATE taskboard.jobs SET state = 'running', attempt = 1, lease_token ="
+            " gen_random_uuid(), lease_expires_at = clock_timestamp() - interval '1 second',"
+            " started_at = clock_timestamp(), claimed_by = 'old' WHERE id = %s",
+            [a_spent],
+        )
+        owner.execute(
+            "UPDATE taskboard.jobs SET lease_expires_at = clock_timestamp() - interval '1 second'"
+            " WHERE id = %s",
+            [a1],
+        )
+        a2 = value(admin, "SELECT taskboard.enqueue('t','{}','ek', concurrency_key => 'a')")
+        free = value(admin, "SELECT taskboard.enqueue('t','{}','ek')")
+        c1 = value(admin, "SELECT taskboard.enqueue('t','{}','ek', concurrency_key => 'c')")
+        got = claim(admin, "ek", 10)
+        assert sorted(got) == sorted([b1, free, c1]), got
+        states = dict(
+            owner.execute(
+                "SELECT id, state FROM taskboard.jobs WHERE id = ANY(%s)", [[a1, a_spent, a2]]
+            ).fetchall()
+        )
+        assert states == {a1: "running", a_spent: "dead", a2: "queued"}
+        assert claim(admin, "ek", 10) == []
+
+
 # -- claims that wait, limits changed under claims in flight ----------------------------------
 
 
@@ -462,3 +558,52 @@ def test_a_revert_to_0_4_8_with_rate_limits_says_what_it_drops(
             value(conn, "SELECT rate_starts IS NULL FROM taskboard.queues WHERE queue = 'back'")
             is True
         )
+
+
+# -- limits changed while claimers race ---------------------------------------------------------
+
+
+def test_a_limit_changed_over_and_over_under_racing_claimers_still_holds_its_largest(
+    make_database: MakeDatabase,
+) -> None:
+    """The claimers of the race in test_rate_limit_races (every isolation level, leases
+    left to expire and reclaimed, jobs completed, failed, released, cancelled) while an
+    admin flips the limit between 2 and 4 starts per 0.5 s, per queue and per key, as fast
+    as it can. Whatever the limit of the moment, no key starts more than 4 jobs in any
+    window of 0.5 s (per queue, 4 bounds the whole queue and so each key)."""
+    from tests.sql import test_rate_limit_races as races
+
+    url = make_database(deploy=True)
+    per = timedelta(seconds=0.5)
+    races.set_limit(url, "flip", 4, per, False)
+    races.enqueue(url, "flip")
+    stop = threading.Event()
+    changes: list[int] = []
+    failures: list[BaseException] = []
+
+    def changer() -> None:
+        rng = random.Random(7)
+        try:
+            with connect(url, "taskboard_admin") as admin:
+                while not stop.is_set():
+                    if value(
+                        admin,
+                        "SELECT taskboard.set_rate_limit('flip', %s, %s, %s)",
+                        [rng.choice([2, 4]), per, rng.choice([False, True])],
+                    ):
+                        changes.append(1)
+                    time.sleep(rng.uniform(0, 0.05))
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+            failures.append(exc)
+
+    thread = threading.Thread(target=changer)
+    thread.start()
+    try:
+        starts = races.race(url, "flip")
+    finally:
+        stop.set()
+        thread.join(30)
+    assert not failures, failures[0]
+    assert len(changes) > 20
+    assert races.most_in_a_window(starts, per, True) <= 4
+    assert len(starts) > 20
