@@ -607,3 +607,36 @@ def test_a_limit_changed_over_and_over_under_racing_claimers_still_holds_its_lar
     assert len(changes) > 20
     assert races.most_in_a_window(starts, per, True) <= 4
     assert len(starts) > 20
+
+
+# -- the cost of a claim per key ------------------------------------------------------------------
+
+LOG_FETCHES = """
+SELECT coalesce(sum(idx_tup_fetch), 0) FROM pg_catalog.pg_stat_xact_user_tables
+ WHERE relid = 'taskboard.queue_starts'::regclass
+"""
+
+
+def test_a_claim_per_key_reads_the_starts_of_its_candidates_not_of_every_key(
+    make_database: MakeDatabase,
+) -> None:
+    """Per key, every round of a claim gathers the keys whose window is full from the
+    whole window's log of the queue: the starts of every key, 20,000 here over 2,000 keys
+    that have nothing queued (written as the owner, as the claims of the last hour would
+    have), for a claim of one job of a key that never started. Claims of a queue take
+    turns, so this cost bounds the whole queue's claim rate; a batch pays it once per
+    round."""
+    url = make_database(deploy=True)
+    with psycopg.connect(url, autocommit=True) as owner:
+        owner.execute("SELECT taskboard.set_rate_limit('wide', 1000, '1 day', true)")
+        owner.execute(
+            "INSERT INTO taskboard.queue_starts (queue, concurrency_key, started_at)"
+            " SELECT 'wide', 'old' || (g % 2000), clock_timestamp() - interval '1 hour'"
+            " FROM generate_series(1, 20000) AS g"
+        )
+        enqueue(owner, "wide", 1, "new")
+    with connect(url, "taskboard_worker") as worker, worker.transaction():
+        before = value(worker, LOG_FETCHES)
+        assert len(claim(worker, "wide")) == 1
+        fetched = value(worker, LOG_FETCHES) - before
+    assert fetched < 100, f"a claim of one job read {fetched} starts of the log"
