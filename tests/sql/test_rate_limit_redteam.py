@@ -22,6 +22,8 @@ from psycopg import errors as pgerrors
 
 from tests.support.cli import error_line, run
 from tests.support.database import MakeDatabase, Sqitch, connect, value
+from tests.support.processes import Workers, wait_until
+from tests.support.processes import enqueue as enqueue_work
 
 HOUR = timedelta(hours=1)
 
@@ -243,7 +245,7 @@ def test_expired_leases_of_a_full_key_wait_while_the_others_start(
         c1 = value(admin, "SELECT taskboard.enqueue('t','{}','ek', concurrency_key => 'c')")
         got = claim(admin, "ek", 10)
         assert sorted(got) == sorted([b1, free, c1]), got
-        states = dict(
+        states: dict[int, str] = dict(
             owner.execute(
                 "SELECT id, state FROM taskboard.jobs WHERE id = ANY(%s)", [[a1, a_spent, a2]]
             ).fetchall()
@@ -640,3 +642,47 @@ def test_a_claim_per_key_reads_the_starts_of_its_candidates_not_of_every_key(
         assert len(claim(worker, "wide")) == 1
         fetched = value(worker, LOG_FETCHES) - before
     assert fetched < 100, f"a claim of one job read {fetched} starts of the log"
+
+
+# -- worker processes ---------------------------------------------------------------------------
+
+
+def test_worker_processes_under_a_rate_keep_it_and_drain_the_queue(
+    make_database: MakeDatabase, workers: Workers
+) -> None:
+    """Three worker processes of the Python driver claim 'default' under 3 starts per
+    second: every job runs, no second holds more than 3 starts, and the queue drains in
+    about its 5 windows (the workers poll; nothing wakes them when a window opens)."""
+    url = make_database(deploy=True)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SELECT taskboard.set_rate_limit('default', 3, '1 second')")
+    jobs = [enqueue_work(url, "work") for _ in range(15)]
+    began = time.monotonic()
+    for n in range(3):
+        workers.start(url, f"w{n}")
+
+    def done() -> bool:
+        with psycopg.connect(url, autocommit=True) as conn:
+            return bool(
+                value(
+                    conn,
+                    "SELECT count(*) = %s FROM taskboard.jobs"
+                    " WHERE id = ANY(%s) AND state = 'succeeded'",
+                    [len(jobs), jobs],
+                )
+            )
+
+    wait_until(done, "every job succeeded", timeout=30)
+    took = time.monotonic() - began
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT started_at, attempt FROM taskboard.jobs WHERE id = ANY(%s)", [jobs]
+        ).fetchall()
+    assert all(attempt == 1 for _, attempt in rows)
+    times = sorted(at for at, _ in rows)
+    most = max(
+        sum(1 for t in times[i:] if t < start + timedelta(seconds=1))
+        for i, start in enumerate(times)
+    )
+    assert most <= 3, times
+    assert took < 12, f"15 jobs at 3 a second took {took:.1f} s"
