@@ -254,6 +254,23 @@ def test_expired_leases_of_a_full_key_wait_while_the_others_start(
         assert claim(admin, "ek", 10) == []
 
 
+def test_an_infinite_per_is_refused_where_postgresql_can_write_one(
+    make_database: MakeDatabase,
+) -> None:
+    """'infinity' intervals exist from PostgreSQL 17 on; on 15, pgTAP's
+    throws_ok('... ''infinity'')', '22023') in db/tests/89c catches 22007 from the cast
+    instead. Here the refusal is checked where the value exists."""
+    url = make_database(deploy=True)
+    with connect(url, "taskboard_admin") as admin:
+        if value(admin, "SELECT current_setting('server_version_num')::int") < 170000:
+            with pytest.raises(psycopg.errors.InvalidDatetimeFormat):
+                admin.execute("SELECT 'infinity'::interval")
+            return
+        with pytest.raises(psycopg.errors.InvalidParameterValue) as raised:
+            admin.execute("SELECT taskboard.set_rate_limit('inf', 5, 'infinity'::interval)")
+    assert raised.value.diag.message_primary == "per must be at most 31 days, got infinity"
+
+
 # -- claims that wait, limits changed under claims in flight ----------------------------------
 
 
