@@ -445,13 +445,14 @@ def configure(admin: psycopg.Connection[Any], rng: random.Random, queue: str) ->
     return conf
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(16))
 def test_a_short_claim_leaves_nothing_startable_and_no_limit_is_passed(
     make_database: MakeDatabase, seed: int
 ) -> None:
     """A random queue under a rate (per queue or per key, one hour, so no window moves),
     with or without a queue limit and a key limit; jobs of four keys and none at three
-    priorities; leases expired (attempts left or not), jobs completed. Whenever a claim
+    priorities; leases expired (attempts left or not), jobs completed, cancelled under
+    their lease, failed to a retry an hour on, released. Whenever a claim
     returns fewer rows than its batch, another claim at once starts nothing; the starts
     never pass the rate, and the holders never pass the limits."""
     rng = random.Random(seed)
@@ -509,8 +510,17 @@ def test_a_short_claim_leaves_nothing_startable_and_no_limit_is_passed(
                         " - interval '1 second' WHERE id = %s",
                         [job_id],
                     )
-                elif roll < 0.5:
+                elif roll < 0.45:
                     owner.execute("SELECT taskboard.complete(%s, %s)", [job_id, token])
+                elif roll < 0.5:
+                    owner.execute("SELECT taskboard.cancel(%s)", [job_id])
+                elif roll < 0.55:
+                    owner.execute(
+                        "SELECT taskboard.fail(%s, %s, 'boom', retry_in => '1 hour')",
+                        [job_id, token],
+                    )
+                elif roll < 0.6:
+                    owner.execute("SELECT taskboard.release(%s, %s)", [job_id, token])
     assert sum(started.values()) > 0
 
 
@@ -703,3 +713,58 @@ def test_worker_processes_under_a_rate_keep_it_and_drain_the_queue(
     )
     assert most <= 3, times
     assert took < 12, f"15 jobs at 3 a second took {took:.1f} s"
+
+
+def test_racing_claimers_meet_no_error_but_40001_while_every_setting_changes(
+    make_database: MakeDatabase,
+) -> None:
+    """The same race while an admin removes the rate limit and sets it again, per queue and
+    per key, pauses and resumes the queue, and sets and removes its queue and key limits:
+    the claimers meet no deadlock, no error but 40001 in the stricter levels, and the
+    admin none at all."""
+    from tests.sql import test_rate_limit_races as races
+
+    url = make_database(deploy=True)
+    per = timedelta(seconds=0.5)
+    races.set_limit(url, "churn", 4, per, False)
+    races.enqueue(url, "churn")
+    stop = threading.Event()
+    calls: Counter[str] = Counter()
+    failures: list[BaseException] = []
+    settings = [
+        ("rate", "SELECT taskboard.set_rate_limit('churn', %s, %s, %s)"),
+        ("unrate", "SELECT taskboard.set_rate_limit('churn', NULL, NULL)"),
+        ("pause", "SELECT taskboard.pause('churn')"),
+        ("resume", "SELECT taskboard.resume('churn')"),
+        ("limit", "SELECT taskboard.set_queue_limit('churn', %s)"),
+        ("keys", "SELECT taskboard.set_key_limit('churn', %s)"),
+    ]
+
+    def changer() -> None:
+        rng = random.Random(11)
+        try:
+            with connect(url, "taskboard_admin") as admin:
+                while not stop.is_set():
+                    name, query = rng.choice(settings)
+                    if name == "rate":
+                        params: list[Any] = [rng.choice([2, 4]), per, rng.choice([False, True])]
+                    elif name in ("limit", "keys"):
+                        params = [rng.choice([None, 1, 3])]
+                    else:
+                        params = []
+                    admin.execute(query, params or None)
+                    calls[name] += 1
+                    time.sleep(rng.uniform(0, 0.03))
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+            failures.append(exc)
+
+    thread = threading.Thread(target=changer)
+    thread.start()
+    try:
+        starts = races.race(url, "churn")
+    finally:
+        stop.set()
+        thread.join(30)
+    assert not failures, failures[0]
+    assert min(calls.values()) > 3, calls
+    assert len(starts) > 20
