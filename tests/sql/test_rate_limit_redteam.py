@@ -768,3 +768,47 @@ def test_racing_claimers_meet_no_error_but_40001_while_every_setting_changes(
     assert not failures, failures[0]
     assert min(calls.values()) > 3, calls
     assert len(starts) > 20
+
+
+# -- the way up ---------------------------------------------------------------------------------
+
+
+def test_a_0_4_8_database_with_jobs_in_flight_upgrades_and_a_rate_counts_from_then(
+    make_database: MakeDatabase, sqitch: Sqitch
+) -> None:
+    """Jobs queued, running and expired under 0.4.8 (with a key limit); after the upgrade a
+    rate limit per key counts the starts from its setting on: a reclaim is one, the key
+    limit still holds, and queue_stats shows the window."""
+    url = make_database()
+    assert sqitch(url, "deploy", "--to", "@v0.4.8").returncode == 0
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SELECT taskboard.set_key_limit('up', 2)")
+        for key in ["a", "a", "a", "b", "b", None]:
+            enqueue(conn, "up", 1, key)
+        held = claim(conn, "up", 2)  # a's first two
+        conn.execute(
+            "UPDATE taskboard.jobs SET lease_expires_at = clock_timestamp() - interval '1 second'"
+            " WHERE id = %s",
+            [held[0]],
+        )
+    deployed = sqitch(url, "deploy", "--verify")
+    assert deployed.returncode == 0, deployed.stdout + deployed.stderr
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert value(conn, "SELECT taskboard.version()") == "0.4.9"
+        assert value(conn, "SELECT taskboard.set_rate_limit('up', 1, '1 hour', true)") is True
+        got = claim(conn, "up", 10)
+        keys = dict(
+            conn.execute(
+                "SELECT id, concurrency_key FROM taskboard.jobs WHERE id = ANY(%s)", [got]
+            ).fetchall()
+        )
+        # a: its expired lease reclaimed (its one start); b: one; the keyless job.
+        assert held[0] in got and sorted(map(str, keys.values())) == ["None", "a", "b"], keys
+        assert claim(conn, "up", 10) == []
+        assert (
+            value(
+                conn,
+                "SELECT max(window_starts) FROM taskboard.queue_stats WHERE queue = 'up'",
+            )
+            == 1
+        )
