@@ -797,7 +797,7 @@ def test_a_0_4_8_database_with_jobs_in_flight_upgrades_and_a_rate_counts_from_th
         assert value(conn, "SELECT taskboard.version()") == "0.4.9"
         assert value(conn, "SELECT taskboard.set_rate_limit('up', 1, '1 hour', true)") is True
         got = claim(conn, "up", 10)
-        keys = dict(
+        keys: dict[int, str | None] = dict(
             conn.execute(
                 "SELECT id, concurrency_key FROM taskboard.jobs WHERE id = ANY(%s)", [got]
             ).fetchall()
