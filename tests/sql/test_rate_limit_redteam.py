@@ -812,3 +812,31 @@ def test_a_0_4_8_database_with_jobs_in_flight_upgrades_and_a_rate_counts_from_th
             )
             == 1
         )
+
+
+@pytest.mark.parametrize("row_before", [False, True], ids=["no_row", "row"])
+def test_a_snapshot_older_than_a_first_rate_limit_raises_40001(
+    make_database: MakeDatabase, row_before: bool
+) -> None:
+    """A REPEATABLE READ claim whose snapshot predates a first rate limit (the queue with
+    no row yet, or a row left by pause and resume) raises 40001 rather than start
+    without counting."""
+    url = make_database(deploy=True)
+    with connect(url, "taskboard_admin") as admin:
+        if row_before:
+            admin.execute("SELECT taskboard.pause('fl')")
+            admin.execute("SELECT taskboard.resume('fl')")
+        enqueue(admin, "fl", 3)
+    worker = connect(url, "taskboard_worker", autocommit=False)
+    try:
+        worker.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+        worker.execute("SELECT 1")
+        with connect(url, "taskboard_admin") as admin:
+            admin.execute("SELECT taskboard.set_rate_limit('fl', 1, '1 hour')")
+        with pytest.raises(pgerrors.SerializationFailure):
+            claim(worker, "fl", 3)
+        worker.rollback()
+        assert len(claim(worker, "fl", 3)) == 1
+        worker.commit()
+    finally:
+        worker.close()
