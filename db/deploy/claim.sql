@@ -66,9 +66,10 @@ SET LOCAL ROLE :"owner_role";
 -- clock of its leases and of the window) after its turn, counts the starts
 -- logged within the window before it (taskboard.queue_starts, whose older
 -- rows it deletes) and logs those it makes. With rate_by_key, each key's
--- starts are counted apart, jobs without a key are not limited, a key whose
--- window is full is left out as a full key is under a key limit (its expired
--- leases too), and a key's reclaims take its room before its queued jobs.
+-- starts are counted apart (and only those are logged), jobs without a key
+-- are not limited, a key whose window is full is left out as a full key is
+-- under a key limit (its expired leases too), found among the keys a round
+-- reaches, and a key's reclaims take its room before its queued jobs.
 -- Raises 22023 when queue or worker is NULL, empty or longer than 200
 -- characters, batch is outside 1..1000, or lease is NULL, not positive or
 -- longer than 12 hours ('infinity' included).
@@ -125,6 +126,7 @@ DECLARE
     v_rate_by_key boolean := false;
     v_cap integer;
     v_rate_full_keys text[] := '{}';
+    v_new_full text[];
     -- Whether claim picks per key: under a key limit or a rate per key.
     v_keyed boolean;
 BEGIN
@@ -293,6 +295,7 @@ BEGIN
             v_room := LEAST(v_room, v_want);
         END IF;
         v_cap := v_want;
+        v_full_keys := '{}';
         IF v_rate_starts IS NOT NULL AND NOT v_rate_by_key THEN
             -- The window's room bounds the round's starts, reclaims
             -- included, and with them the queued jobs it may start.
@@ -318,18 +321,51 @@ BEGIN
                     HAVING pg_catalog.count(*) >= v_key_limit) AS k;
         END IF;
         IF v_rate_by_key THEN
-            -- The keys whose window is full: none of their jobs starts, an
-            -- expired lease of theirs is not reclaimed.
-            SELECT COALESCE(pg_catalog.array_agg(k.concurrency_key), '{}') INTO v_rate_full_keys
-              FROM (SELECT s.concurrency_key
-                      FROM taskboard.queue_starts AS s
-                     WHERE s.queue = claim.queue
-                       AND s.concurrency_key IS NOT NULL
-                       AND s.started_at > v_now - v_rate_per
-                     GROUP BY s.concurrency_key
-                    HAVING pg_catalog.count(*) >= v_rate_starts) AS k;
-            v_full_keys := CASE WHEN v_key_limit IS NULL THEN v_rate_full_keys
-                                ELSE pg_catalog.array_cat(v_full_keys, v_rate_full_keys) END;
+            -- The keys whose window is full (none of their jobs starts, an
+            -- expired lease of theirs is not reclaimed), among those this
+            -- round would look at: the keys of the first queued jobs it
+            -- reads, as `keyed` reads them, and of the expired leases it may
+            -- reclaim, each key's window counted through its index. Keys
+            -- found full are left out and the look goes again, until the
+            -- keys it finds have room: the jobs of keys with room behind
+            -- full ones are still reached, and no key's window is counted
+            -- that this claim does not reach.
+            LOOP
+                v_new_full := ARRAY(
+                    SELECT c.ck
+                      FROM (SELECT q.ck
+                              FROM (SELECT j.concurrency_key AS ck
+                                      FROM taskboard.jobs AS j
+                                     WHERE j.queue = claim.queue
+                                       AND j.state = 'queued'
+                                       AND j.run_at <= v_now
+                                       AND j.concurrency_key IS NOT NULL
+                                       AND j.concurrency_key NOT IN (
+                                           SELECT f.key
+                                             FROM pg_catalog.unnest(pg_catalog.array_cat(v_full_keys, v_rate_full_keys)) AS f(key))
+                                     ORDER BY j.priority DESC, j.run_at, j.id
+                                     LIMIT 16 * v_room) AS q
+                            UNION
+                            SELECT x.concurrency_key
+                              FROM taskboard.jobs AS x
+                             WHERE x.queue = claim.queue
+                               AND x.state = 'running'
+                               AND x.lease_expires_at <= v_now
+                               AND x.attempt < x.max_attempts
+                               AND x.concurrency_key IS NOT NULL
+                               AND x.concurrency_key NOT IN (
+                                   SELECT f.key FROM pg_catalog.unnest(v_rate_full_keys) AS f(key))) AS c
+                     WHERE (SELECT pg_catalog.count(*)
+                              FROM (SELECT
+                                      FROM taskboard.queue_starts AS s
+                                     WHERE s.queue = claim.queue
+                                       AND s.concurrency_key = c.ck
+                                       AND s.started_at > v_now - v_rate_per
+                                     LIMIT v_rate_starts) AS w) >= v_rate_starts);
+                EXIT WHEN pg_catalog.cardinality(v_new_full) = 0;
+                v_rate_full_keys := pg_catalog.array_cat(v_rate_full_keys, v_new_full);
+            END LOOP;
+            v_full_keys := pg_catalog.array_cat(v_full_keys, v_rate_full_keys);
         END IF;
         RETURN QUERY
         WITH doomed AS MATERIALIZED (
@@ -494,11 +530,13 @@ BEGIN
                       j.priority, j.run_at, j.concurrency_key AS ck
         ),
         logged AS (
-            -- Under a rate limit, each start in the queue's log.
+            -- Under a rate limit, each start it counts in the queue's log
+            -- (per key, those of jobs with a key).
             INSERT INTO taskboard.queue_starts (queue, concurrency_key, started_at)
             SELECT claim.queue, c.ck, v_now
               FROM claimed AS c
              WHERE v_rate_starts IS NOT NULL
+               AND (NOT v_rate_by_key OR c.ck IS NOT NULL)
         ),
         reclaimed AS (
             -- The lease each reclaim took over, as a line of the job's history.
@@ -580,9 +618,10 @@ claimers take turns as under a queue limit, each reads the clock (the
 clock of its leases and of the window) after its turn, counts the starts
 logged within the window before it (taskboard.queue_starts, whose older
 rows it deletes) and logs those it makes. With rate_by_key, each key's
-starts are counted apart, jobs without a key are not limited, a key whose
-window is full is left out as a full key is under a key limit (its expired
-leases too), and a key's reclaims take its room before its queued jobs.
+starts are counted apart (and only those are logged), jobs without a key
+are not limited, a key whose window is full is left out as a full key is
+under a key limit (its expired leases too), found among the keys a round
+reaches, and a key's reclaims take its room before its queued jobs.
 Raises 22023 when queue or worker is NULL, empty or longer than 200
 characters, batch is outside 1..1000, or lease is NULL, not positive or
 longer than 12 hours ('infinity' included), by the deadline it gives:

@@ -27,7 +27,8 @@ ALTER TABLE taskboard.queues
     ADD CONSTRAINT queues_rate_limit_whole
         CHECK ((rate_starts IS NULL) = (rate_per IS NULL) AND (rate_starts IS NOT NULL OR NOT rate_by_key)),
     ADD CONSTRAINT queues_rate_limit_positive
-        CHECK (rate_starts IS NULL OR (rate_starts BETWEEN 1 AND 100000 AND rate_per > interval '0'));
+        CHECK (rate_starts IS NULL
+               OR (rate_starts BETWEEN 1 AND 100000 AND rate_per > interval '0' AND rate_per <= interval '744 hours'));
 
 COMMENT ON COLUMN taskboard.queues.rate_starts IS
     'At most this many jobs of this queue (or of one concurrency key, rate_by_key) start in any window of rate_per; NULL: no rate limit.';

@@ -19,6 +19,12 @@ LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
+DECLARE
+    -- per as a fixed length: months counted as 30 days and days as 24
+    -- hours (as EXTRACT(epoch) counts them), so that the window is the same
+    -- on every date and in every session's time zone.
+    v_seconds numeric;
+    v_per interval;
 BEGIN
     PERFORM taskboard.check_name('queue', set_rate_limit.queue);
     IF (set_rate_limit.starts IS NULL) <> (set_rate_limit.per IS NULL) THEN
@@ -40,7 +46,16 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF set_rate_limit.per IS NOT NULL THEN
-        PERFORM taskboard.check_interval('per', set_rate_limit.per, interval '31 days');
+        v_seconds := EXTRACT(epoch FROM set_rate_limit.per);
+        IF v_seconds <= 0 THEN
+            RAISE EXCEPTION 'per must be positive, got %', set_rate_limit.per
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        IF v_seconds > 31 * 86400 THEN
+            RAISE EXCEPTION 'per must be at most 31 days, got %', set_rate_limit.per
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        v_per := pg_catalog.make_interval(secs => v_seconds::double precision);
     END IF;
 
     IF set_rate_limit.starts IS NULL THEN
@@ -63,7 +78,7 @@ BEGIN
         -- the queue's row and log their starts.
         PERFORM pg_catalog.pg_advisory_xact_lock(1952605797, pg_catalog.hashtext(set_rate_limit.queue));
         INSERT INTO taskboard.queues AS q (queue, rate_starts, rate_per, rate_by_key)
-        VALUES (set_rate_limit.queue, set_rate_limit.starts, set_rate_limit.per, set_rate_limit.by_key)
+        VALUES (set_rate_limit.queue, set_rate_limit.starts, v_per, set_rate_limit.by_key)
         ON CONFLICT ON CONSTRAINT queues_pkey DO UPDATE
            SET rate_starts = EXCLUDED.rate_starts,
                rate_per = EXCLUDED.rate_per,
@@ -99,8 +114,10 @@ limit and forget the queue's starts. True when this call changed the
 limit, false when it already was this one.
 Raises 22023 when queue is NULL, empty or longer than 200 characters,
 only one of starts and per is NULL, starts is outside 1..100000, per is
-not positive or longer than 31 days (by the deadline it gives, as lease
-in claim), or by_key is NULL, or true without a limit.$comment$;
+not positive or longer than 31 days, or by_key is NULL, or true without a
+limit. per is kept as a fixed length of time, a month counted as 30 days
+and a day as 24 hours, so that the window is the same on every date and
+in every time zone ('1 day' is kept as 24:00:00).$comment$;
 
 REVOKE ALL ON FUNCTION taskboard.set_rate_limit(text, integer, interval, boolean) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.set_rate_limit(text, integer, interval, boolean) TO :"admin_role";

@@ -159,23 +159,24 @@ def test_a_start_23_and_a_half_hours_ago_holds_a_day_window_in_any_zone(
 
 
 @pytest.mark.parametrize(
-    ("first", "then"), [("1 mon", "30 days"), ("1 day", "24 hours")], ids=["month", "day"]
+    ("first", "then", "length"),
+    [("1 mon", "30 days", "720:00:00"), ("1 day", "24 hours", "24:00:00")],
+    ids=["month", "day"],
 )
-def test_a_per_that_compares_equal_but_runs_apart_is_still_set(
-    make_database: MakeDatabase, first: str, then: str
+def test_a_per_is_kept_as_a_fixed_length_so_equal_pers_are_one_limit(
+    make_database: MakeDatabase, first: str, then: str, length: str
 ) -> None:
-    """Interval order calls '1 mon' and '30 days' (or '1 day' and '24 hours') equal, but
-    claim's window, clock - per, tells them apart (a month ago is 31 days back in some
-    months; a day ago is 23 or 25 hours back across a daylight-saving change). Asked for
-    the second, set_rate_limit answers false and keeps the first."""
+    """Interval order calls '1 mon' and '30 days' (or '1 day' and '24 hours') equal, and
+    claim's window, clock - per, would tell them apart (a month ago is 31 days back in
+    some months; a day ago is 23 or 25 hours back across a daylight-saving change): per is
+    kept as its fixed length, so both are one limit and one window."""
     url = make_database(deploy=True)
     with connect(url, "taskboard_admin") as admin:
         assert value(admin, "SELECT taskboard.set_rate_limit('eq', 5, %s::interval)", [first])
         changed = value(admin, "SELECT taskboard.set_rate_limit('eq', 5, %s::interval)", [then])
     with psycopg.connect(url, autocommit=True) as owner:
         kept = value(owner, "SELECT rate_per::text FROM taskboard.queues WHERE queue = 'eq'")
-        wanted = value(owner, "SELECT %s::interval::text", [then])
-    assert (changed, kept) == (True, wanted)
+    assert (changed, kept) == (False, length)
 
 
 def test_a_paused_queue_under_a_rate_starts_nothing_and_logs_nothing(
