@@ -323,7 +323,7 @@ def test_a_claim_under_a_rate_limit_reads_its_window_and_head_not_the_backlog(
     """A rate limit per queue and one per key, their claimers begun on an empty table;
     then thousands of queued jobs over hundreds of keys, and thousands of starts of
     another queue in the log: a claim scans neither table, and fetches a few times its
-    batch (per key, its sixteen times the room), not the queue's backlog."""
+    batch (per key, its sixteen times the room, twice), not the queue's backlog."""
     url = make_database(deploy=True)
     with (
         psycopg.connect(url, autocommit=True) as worker,
@@ -362,6 +362,8 @@ def test_a_claim_under_a_rate_limit_reads_its_window_and_head_not_the_backlog(
             assert len(got) == BATCH, queue
             assert scanned == 0, f"a claim of {queue} scanned taskboard.jobs {scanned} times"
             assert log_before == log_after, f"a claim of {queue} scanned taskboard.queue_starts"
-            assert fetched < 20 * BATCH + 100 < RUNNING_ELSEWHERE, (
+            # Per key a round reads its sixteen times the room twice: once for the
+            # windows of the keys it reaches, once to pick.
+            assert fetched < 36 * BATCH + 100 < RUNNING_ELSEWHERE, (
                 f"a claim of {queue} fetched {fetched} rows through indexes for a batch of {BATCH}"
             )
