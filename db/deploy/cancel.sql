@@ -1,18 +1,10 @@
 -- Deploy taskboard:cancel to pg
--- requires: cancel@v0.4.4
--- requires: job_events
--- requires: held_until
+-- requires: cancel@v0.4.9
+-- requires: settle_dependents
 --
--- cancel records the cancel in the job's history (taskboard.job_events):
--- who cancelled, and for a running job its holder, attempt, fence, deadline
--- and a digest of its token, so that the holder's late writes can be
--- recorded when the fence refuses them. One INSERT before the UPDATE,
--- which it locks the row for; the UPDATE is as it was.
---
--- A running job cancelled under a live lease records that lease's deadline
--- in held_until: until then it keeps its place under its queue's limit and
--- its dedupe key (claim, the enqueue family), and retry makes it due no
--- sooner. A queued job's cancel records nothing, so its retry is due now.
+-- cancel stops a waiting job too, and settles the dependents of the job it
+-- cancels: those enqueued with on_dependency_failure 'cancel' are
+-- cancelled after it, the others count it as ended.
 
 BEGIN;
 
@@ -33,6 +25,7 @@ SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
+    v_dependents boolean;
 BEGIN
     IF cancel.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -50,7 +43,7 @@ BEGIN
            CASE WHEN j.state = 'running' THEN pg_catalog.sha256(pg_catalog.uuid_send(j.lease_token)) END
       FROM taskboard.jobs AS j
      WHERE j.id = cancel.job_id
-       AND j.state IN ('queued', 'running')
+       AND j.state IN ('waiting', 'queued', 'running')
        FOR UPDATE;
 
     UPDATE taskboard.jobs AS j
@@ -62,16 +55,24 @@ BEGIN
                              ELSE j.held_until
                         END
      WHERE j.id = cancel.job_id
-       AND j.state IN ('queued', 'running');
-
-    RETURN FOUND;
+       AND j.state IN ('waiting', 'queued', 'running')
+    RETURNING j.has_dependents INTO v_dependents;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    IF v_dependents THEN
+        PERFORM taskboard.settle_dependents(ARRAY[cancel.job_id]);
+    END IF;
+    RETURN true;
 END
 $function$;
 
 COMMENT ON FUNCTION taskboard.cancel(bigint) IS
 $comment$cancel(job_id) -> boolean
-An administrator stops a job: queued or running becomes cancelled with
-finished_at. A holder's token stops being current, so its later renew,
+An administrator stops a job: waiting, queued or running becomes
+cancelled with finished_at. The jobs waiting on it are cancelled after it
+(with the error 'dependency N ended cancelled'), but for those enqueued
+with on_dependency_failure 'run', which count it as ended. A holder's token stops being current, so its later renew,
 complete, fail and release answer NULL/false. A running job whose lease
 has not ended keeps, until that lease's deadline (held_until), its place
 under its queue's limit and its dedupe key: the holder may believe it

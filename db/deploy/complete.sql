@@ -1,11 +1,10 @@
 -- Deploy taskboard:complete to pg
--- requires: complete@v0.4.4
--- requires: job_events
+-- requires: complete@v0.4.9
+-- requires: settle_dependents
 --
--- complete records, on its refusal path only, a write by a holder whose lease
--- the job's history (taskboard.job_events) recorded as reclaimed or
--- cancelled: once per token and kind, matched by the token's digest. An
--- accepted write does nothing more than before.
+-- An accepted completion settles the job's dependents in its transaction:
+-- the jobs waiting on it are released (or, their last dependency done,
+-- queued) by this call and no other.
 
 BEGIN;
 
@@ -31,6 +30,9 @@ SET LOCAL ROLE :"owner_role";
 -- line of the job's history (taskboard.job_history), once per token and
 -- kind; a token the history does not know is not recorded. The line is
 -- written in the caller's transaction: a caller that rolls back keeps none.
+-- An accepted completion settles, in the same transaction, the jobs waiting
+-- on this one (taskboard.enqueue's depends_on): the last dependency of one
+-- done makes it queued. A refused completion settles nothing.
 -- Raises 22023 when job_id or token is NULL.
 
 CREATE OR REPLACE FUNCTION taskboard.complete(
@@ -43,6 +45,8 @@ LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
+DECLARE
+    v_dependents boolean;
 BEGIN
     IF complete.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -57,8 +61,12 @@ BEGIN
            finished_at = pg_catalog.clock_timestamp()
      WHERE j.id = complete.job_id
        AND j.state = 'running'
-       AND j.lease_token = complete.token;
+       AND j.lease_token = complete.token
+    RETURNING j.has_dependents INTO v_dependents;
     IF FOUND THEN
+        IF v_dependents THEN
+            PERFORM taskboard.settle_dependents(ARRAY[complete.job_id]);
+        END IF;
         RETURN true;
     END IF;
 
@@ -111,6 +119,9 @@ A refused write by a holder whose lease was reclaimed or cancelled is a
 line of the job's history (taskboard.job_history), once per token and
 kind; a token the history does not know is not recorded. The line is
 written in the caller's transaction: a caller that rolls back keeps none.
+An accepted completion settles, in the same transaction, the jobs waiting
+on this one (taskboard.enqueue's depends_on): the last dependency of one
+done makes it queued. A refused completion settles nothing.
 Raises 22023 when job_id or token is NULL.$comment$;
 
 RESET ROLE;

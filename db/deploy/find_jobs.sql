@@ -1,9 +1,8 @@
 -- Deploy taskboard:find_jobs to pg
--- requires: find_jobs@v0.3.0
--- requires: job_info_more
--- requires: jobs_failed_index
+-- requires: find_jobs@v0.4.9
+-- requires: dependencies
 --
--- The same text as functions/find_jobs.sql, where the current definition reads.
+-- The state filter knows waiting.
 
 BEGIN;
 
@@ -22,8 +21,8 @@ SET LOCAL ROLE :"owner_role";
 -- the last job_id of a page as after_id to get the jobs older than it.
 -- Never a token. For every role: get_job already shows any job to each of
 -- them, and ids are consecutive.
--- Raises 22023 when queue or task is empty, state is not one of queued,
--- running, succeeded, dead or cancelled, or max_rows is NULL or outside
+-- Raises 22023 when queue or task is empty, state is not one of waiting,
+-- queued, running, succeeded, dead or cancelled, or max_rows is NULL or outside
 -- 1..1000.
 
 CREATE OR REPLACE FUNCTION taskboard.find_jobs(
@@ -50,8 +49,8 @@ BEGIN
         RAISE EXCEPTION 'task must not be empty (NULL: every task)'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF find_jobs.state NOT IN ('queued', 'running', 'succeeded', 'dead', 'cancelled') THEN
-        RAISE EXCEPTION 'state must be queued, running, succeeded, dead or cancelled, got %',
+    IF find_jobs.state NOT IN ('waiting', 'queued', 'running', 'succeeded', 'dead', 'cancelled') THEN
+        RAISE EXCEPTION 'state must be waiting, queued, running, succeeded, dead or cancelled, got %',
             pg_catalog.quote_literal(find_jobs.state)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -78,6 +77,17 @@ $function$;
 REVOKE ALL ON FUNCTION taskboard.find_jobs(text, text, text, bigint, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.find_jobs(text, text, text, bigint, integer)
     TO :"producer_role", :"worker_role", :"admin_role";
+
+COMMENT ON FUNCTION taskboard.find_jobs(text,text,text,bigint,integer) IS
+$comment$find_jobs(queue, state, task, after_id, max_rows) -> setof taskboard.job_info
+Jobs for people and dashboards: those matching every filter given (NULL:
+any), newest first by id, at most max_rows of them. Keyset paging: pass
+the last job_id of a page as after_id to get the jobs older than it.
+Never a token. For every role: get_job already shows any job to each of
+them, and ids are consecutive.
+Raises 22023 when queue or task is empty, state is not one of waiting,
+queued, running, succeeded, dead or cancelled, or max_rows is NULL or outside
+1..1000.$comment$;
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

@@ -1,10 +1,8 @@
 -- Deploy taskboard:find_jobs_summary to pg
--- requires: job_info_more
--- requires: jobs_failed_index
+-- requires: find_jobs_summary@v0.4.9
+-- requires: dependencies
 --
--- What a list shows of each job: find_jobs' filters, order and paging,
--- without the payload, the result or the errors, which a list of jobs
--- carrying megabytes of each would otherwise read and send for every line.
+-- The state filter knows waiting.
 
 BEGIN;
 
@@ -17,26 +15,6 @@ BEGIN;
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
 
--- One line of a list of jobs (find_jobs_summary): what a list shows of a job.
-CREATE TYPE taskboard.job_summary AS (
-    job_id       bigint,
-    queue        text,
-    task         text,
-    state        text,
-    attempt      integer,
-    max_attempts integer,
-    priority     integer,
-    run_at       timestamptz,
-    created_at   timestamptz,
-    started_at   timestamptz,
-    finished_at  timestamptz,
-    failures     integer,
-    last_error   text
-);
-
-COMMENT ON TYPE taskboard.job_summary IS
-    'One line of a list of jobs (find_jobs_summary): no payload, result, errors or token.';
-
 -- find_jobs_summary(queue, state, task, after_id, max_rows) -> setof taskboard.job_summary
 -- The jobs find_jobs would return for the same arguments (every filter
 -- given, NULL: any; newest first by id; keyset paging by after_id; at most
@@ -47,7 +25,7 @@ COMMENT ON TYPE taskboard.job_summary IS
 -- payload, the result, the errors themselves or a token: get_job gives
 -- the whole job. For every role, as find_jobs.
 -- Raises 22023 as find_jobs does: when queue or task is empty, state is not
--- one of queued, running, succeeded, dead or cancelled, or max_rows is
+-- one of waiting, queued, running, succeeded, dead or cancelled, or max_rows is
 -- NULL or outside 1..1000.
 
 CREATE OR REPLACE FUNCTION taskboard.find_jobs_summary(
@@ -74,8 +52,8 @@ BEGIN
         RAISE EXCEPTION 'task must not be empty (NULL: every task)'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF find_jobs_summary.state NOT IN ('queued', 'running', 'succeeded', 'dead', 'cancelled') THEN
-        RAISE EXCEPTION 'state must be queued, running, succeeded, dead or cancelled, got %',
+    IF find_jobs_summary.state NOT IN ('waiting', 'queued', 'running', 'succeeded', 'dead', 'cancelled') THEN
+        RAISE EXCEPTION 'state must be waiting, queued, running, succeeded, dead or cancelled, got %',
             pg_catalog.quote_literal(find_jobs_summary.state)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -116,7 +94,7 @@ of the last entry, its first 200 characters; NULL when none). Never the
 payload, the result, the errors themselves or a token: get_job gives
 the whole job. For every role, as find_jobs.
 Raises 22023 as find_jobs does: when queue or task is empty, state is not
-one of queued, running, succeeded, dead or cancelled, or max_rows is
+one of waiting, queued, running, succeeded, dead or cancelled, or max_rows is
 NULL or outside 1..1000.$comment$;
 
 RESET ROLE;

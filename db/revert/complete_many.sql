@@ -1,7 +1,6 @@
--- Revert taskboard:complete_many from pg
+-- Revert taskboard:complete_many to its v0.4.9 definition
 --
--- Puts back the definition and comment of release 0.4.6 (its rows found
--- through the running index).
+-- Puts back the definition and comment of release 0.4.9 (no dependencies).
 
 BEGIN;
 
@@ -20,7 +19,8 @@ SET LOCAL ROLE :"owner_role";
 -- fenced on its own token and answered on its own, in input order:
 -- completed is true when that job is succeeded by that token (now or by an
 -- earlier call), false when the token is not current; a refused job changes
--- nothing. Rows are locked in job_id order, as renew_many locks them.
+-- nothing. The rows holding their given tokens are locked in job_id order,
+-- as renew_many locks them.
 -- A refused write by a holder whose lease was reclaimed or cancelled is a
 -- line of the job's history (taskboard.job_history), once per token and
 -- kind; a token the history does not know is not recorded. The line is
@@ -43,6 +43,8 @@ SET enable_seqscan = off
 AS $function$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
+    -- The job a completion of one job completed.
+    v_one bigint;
 BEGIN
     IF complete_many.job_ids IS NULL THEN
         RAISE EXCEPTION 'job_ids must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -73,6 +75,26 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
+    -- One job, accepted: one update through the primary key (one row, one
+    -- lock, no order to keep). Anything else, a refusal included, takes the
+    -- statement below, which answers and records it.
+    -- Each array's one element is read at its own lower bound, as unnest
+    -- below reads it.
+    IF pg_catalog.cardinality(complete_many.job_ids) = 1 THEN
+        UPDATE taskboard.jobs AS j
+           SET state = 'succeeded',
+               result = complete_many.results[pg_catalog.array_lower(complete_many.results, 1)],
+               finished_at = v_now
+         WHERE j.id = complete_many.job_ids[pg_catalog.array_lower(complete_many.job_ids, 1)]
+           AND j.state = 'running'
+           AND j.lease_token = complete_many.tokens[pg_catalog.array_lower(complete_many.tokens, 1)]
+        RETURNING j.id INTO v_one;
+        IF FOUND THEN
+            RETURN QUERY SELECT v_one, true;
+            RETURN;
+        END IF;
+    END IF;
+
     RETURN QUERY
     WITH input AS (
         SELECT u.id, u.token, u.result, u.ord
@@ -80,14 +102,20 @@ BEGIN
                WITH ORDINALITY AS u(id, token, result, ord)
     ),
     locked AS MATERIALIZED (
-        SELECT j.id, i.token, i.result
+        -- Every row holding its input token, locked in job_id order: found
+        -- through the primary key, the state read from the locked row
+        -- rather than asked of the index (with it, the kept plan walked the
+        -- running index and compared every running job with every input row).
+        -- FOR NO KEY UPDATE, the lock the update takes anyway: a refusal's
+        -- FOR KEY SHARE below, in this worker's renew_many, does not wait for
+        -- it (FOR UPDATE made the two calls deadlock when a reclaim landed
+        -- while they waited).
+        SELECT j.id, j.state, i.token, i.result
           FROM taskboard.jobs AS j
-          JOIN input AS i ON i.id = j.id
+          JOIN input AS i ON i.id = j.id AND i.token = j.lease_token
          WHERE j.id = ANY (complete_many.job_ids)
-           AND j.state = 'running'
-           AND j.lease_token = i.token
          ORDER BY j.id
-           FOR UPDATE OF j
+           FOR NO KEY UPDATE OF j
     ),
     succeeded AS (
         UPDATE taskboard.jobs AS j
@@ -96,15 +124,15 @@ BEGIN
                finished_at = v_now
           FROM locked AS l
          WHERE j.id = l.id
-           AND j.id = ANY (complete_many.job_ids)
-           AND j.state = 'running'
+           AND l.state = 'running'
            AND j.lease_token = l.token
         RETURNING j.id, j.lease_token
     ),
     refused AS (
         -- The refused rows whose token the history knows (its lease was
         -- reclaimed or cancelled), once per token; any other is not
-        -- recorded, and an accepted row is not looked up.
+        -- recorded, and an accepted row is not looked up: when every row
+        -- is accepted, nothing is read.
         INSERT INTO taskboard.job_events
                (job_id, kind, worker, attempt, fence, lease_expires_at, token_digest)
         SELECT DISTINCT ON (e.job_id, e.token_digest)
@@ -114,7 +142,7 @@ BEGIN
             ON e.job_id = i.id
            AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(i.token))
            AND e.kind IN ('reclaimed', 'cancelled')
-         WHERE NOT EXISTS (SELECT FROM locked AS a WHERE a.id = i.id AND a.token = i.token)
+         WHERE NOT EXISTS (SELECT FROM succeeded AS a WHERE a.id = i.id AND a.lease_token = i.token)
            -- Its job still there, and kept there until this statement ends:
            -- an admin's prune of the job commits first, and the line goes
            -- with it, rather than failing the refusal with 23503.
@@ -125,12 +153,14 @@ BEGIN
     SELECT i.id,
            EXISTS (SELECT FROM succeeded AS s WHERE s.id = i.id AND s.lease_token = i.token)
            OR EXISTS (
-               -- The same holder asking again after its own success.
+               -- The same holder asking again after its own success: read
+               -- from the locked row, the newest (a first call that committed
+               -- while this one waited for the row included).
                SELECT
-                 FROM taskboard.jobs AS j
-                WHERE j.id = i.id
-                  AND j.state = 'succeeded'
-                  AND j.lease_token = i.token)
+                 FROM locked AS l
+                WHERE l.id = i.id
+                  AND l.token = i.token
+                  AND l.state = 'succeeded')
       FROM input AS i
      ORDER BY i.ord;
 END
@@ -147,7 +177,8 @@ tokens[i] and results[i] (results NULL: every result is NULL). Each row is
 fenced on its own token and answered on its own, in input order:
 completed is true when that job is succeeded by that token (now or by an
 earlier call), false when the token is not current; a refused job changes
-nothing. Rows are locked in job_id order, as renew_many locks them.
+nothing. The rows holding their given tokens are locked in job_id order,
+as renew_many locks them.
 A refused write by a holder whose lease was reclaimed or cancelled is a
 line of the job's history (taskboard.job_history), once per token and
 kind; a token the history does not know is not recorded. The line is

@@ -1,7 +1,6 @@
--- Revert taskboard:enqueue from pg
+-- Revert taskboard:enqueue to its v0.4.9 definition
 --
--- Puts back the eight-argument definition of release 0.4.7 with its
--- comment and grants: the nine-argument form is dropped first.
+-- Puts back the definition and comment of release 0.4.9 (no dependencies).
 
 BEGIN;
 
@@ -14,8 +13,7 @@ BEGIN;
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
 
-DROP FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb, text);
-
+DROP FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb, text, bigint[], text);
 
 CREATE OR REPLACE FUNCTION taskboard.enqueue(
     task          text,
@@ -25,7 +23,8 @@ CREATE OR REPLACE FUNCTION taskboard.enqueue(
     priority      integer     DEFAULT 0,
     max_attempts  integer     DEFAULT 5,
     dedupe_key    text        DEFAULT NULL,
-    trace_context jsonb       DEFAULT NULL
+    trace_context jsonb       DEFAULT NULL,
+    concurrency_key text      DEFAULT NULL
 )
 RETURNS bigint
 LANGUAGE plpgsql
@@ -66,6 +65,15 @@ BEGIN
         RAISE EXCEPTION 'dedupe_key must be at most 400 characters, got %', pg_catalog.char_length(enqueue.dedupe_key)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF enqueue.concurrency_key = '' THEN
+        RAISE EXCEPTION 'concurrency_key must not be empty (NULL means no key)'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.char_length(enqueue.concurrency_key) > 200 THEN
+        RAISE EXCEPTION 'concurrency_key must be at most 200 characters, got %',
+            pg_catalog.char_length(enqueue.concurrency_key)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     IF pg_catalog.jsonb_typeof(enqueue.trace_context) <> 'object'
        OR EXISTS (SELECT FROM pg_catalog.jsonb_each(enqueue.trace_context) AS e(key, value)
                    WHERE pg_catalog.jsonb_typeof(e.value) <> 'string') THEN
@@ -86,9 +94,9 @@ BEGIN
 
     LOOP
         INSERT INTO taskboard.jobs AS j (queue, task, payload, priority, run_at, max_attempts, dedupe_key,
-                                         trace_context)
+                                         trace_context, concurrency_key)
         VALUES (enqueue.queue, enqueue.task, enqueue.payload, enqueue.priority, v_run_at,
-                enqueue.max_attempts, enqueue.dedupe_key, enqueue.trace_context)
+                enqueue.max_attempts, enqueue.dedupe_key, enqueue.trace_context, enqueue.concurrency_key)
         ON CONFLICT (queue, task,
                      pg_catalog.sha256(pg_catalog.decode(pg_catalog.replace(dedupe_key, E'\\', E'\\\\'), 'escape')))
            WHERE dedupe_key IS NOT NULL AND state IN ('queued', 'running')
@@ -144,9 +152,11 @@ BEGIN
 END
 $function$;
 
-COMMENT ON FUNCTION taskboard.enqueue(text,jsonb,text,timestamp with time zone,integer,integer,text,jsonb) IS
-$comment$enqueue(task, payload, queue, run_at, priority, max_attempts, dedupe_key, trace_context) -> bigint
+COMMENT ON FUNCTION taskboard.enqueue(text,jsonb,text,timestamp with time zone,integer,integer,text,jsonb,text) IS
+$comment$enqueue(task, payload, queue, run_at, priority, max_attempts, dedupe_key, trace_context, concurrency_key) -> bigint
 Inserts a queued job, runnable from run_at (NULL = now), and returns its id.
+With concurrency_key, the job counts toward that key's limit in its queue
+(taskboard.set_key_limit); NULL: no key.
 trace_context (the caller's W3C trace context, e.g. {"traceparent": ...})
 is stored with the job and handed to its holder by claim; NULL: none.
 With dedupe_key: when an unfinished (queued or running) job of the same
@@ -165,15 +175,16 @@ characters, payload, priority or max_attempts is NULL, max_attempts < 1,
 dedupe_key is empty or longer than 400 characters, or run_at is
 'infinity' or '-infinity' or outside the years 1 to 9999 (before
 0001-01-01 or from 10000-01-01 on, UTC), or trace_context is not a JSON object of
-strings or is longer than 8192 bytes as text.
+strings or is longer than 8192 bytes as text, or concurrency_key is empty
+or longer than 200 characters.
 Raises 23505 when an unfinished job of the queue and task holds a
 different key with the same SHA-256 as dedupe_key (no such pair is known):
 the index cannot tell the two apart, and the other job is not the answer.
-Calls of the seven-argument form of 0.1.0 to 0.3.0 resolve to this one:
-the argument it gained comes last, with a default.$comment$;
+Calls of the seven- and eight-argument forms of earlier releases resolve
+to this one: the arguments it gained come last, with defaults.$comment$;
 
-REVOKE ALL ON FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb)
+REVOKE ALL ON FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb, text)
     TO :"producer_role", :"worker_role", :"admin_role";
 
 RESET ROLE;

@@ -1,11 +1,6 @@
--- Revert taskboard:fail to its v0.4.4 definition
--- requires: fail@v0.4.2
--- requires: jobs
--- requires: checks
+-- Revert taskboard:fail to its v0.4.9 definition
 --
--- retry_in, when given, is checked by taskboard.check_interval, after job_id,
--- token and retry as before, with the messages it always had; NULL still
--- asks for the backoff. The contract, the function's comment, is unchanged.
+-- Puts back the definition and comment of release 0.4.9 (no dependencies).
 
 BEGIN;
 
@@ -91,8 +86,27 @@ BEGIN
        AND j.state = 'running'
        AND j.lease_token = fail.token
     RETURNING j.state INTO v_state;
+    IF v_state IS NOT NULL THEN
+        RETURN v_state;
+    END IF;
 
-    RETURN v_state;
+    -- Refused. A token the history knows (its lease was reclaimed or
+    -- cancelled) is recorded once per token; any other token is not.
+    INSERT INTO taskboard.job_events
+           (job_id, kind, worker, attempt, fence, lease_expires_at, token_digest)
+    SELECT e.job_id, 'refused_fail', e.worker, e.attempt, e.fence, e.lease_expires_at, e.token_digest
+      FROM taskboard.job_events AS e
+     WHERE e.job_id = fail.job_id
+       AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(fail.token))
+       AND e.kind IN ('reclaimed', 'cancelled')
+       -- Its job still there, and kept there until this statement ends: an
+       -- admin's prune of the job commits first, and the line goes with it,
+       -- rather than failing the refusal with 23503.
+       AND EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
+     LIMIT 1
+    ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING;
+
+    RETURN NULL;
 END
 $function$;
 
@@ -109,7 +123,11 @@ new state, 'queued' or 'dead'.
 The traceback is bounded: one longer than 16384 characters keeps its
 last 16000 (where the exception is), after a first line saying how many
 characters were cut, so at most 16 KiB of characters is stored.
-NULL: the token is not current; nothing changes.
+NULL: the token is not current; the job does not change.
+A refused write by a holder whose lease was reclaimed or cancelled is a
+line of the job's history (taskboard.job_history), once per token and
+kind; a token the history does not know is not recorded. The line is
+written in the caller's transaction: a caller that rolls back keeps none.
 Raises 22023 when job_id, token or retry is NULL, or retry_in is not
 positive or longer than 12 hours ('infinity' included).
 Calls by name of the four-argument form of 0.1.0 and 0.2.0 resolve to

@@ -1,4 +1,6 @@
--- Revert taskboard:find_jobs to its v0.3.0 definition
+-- Revert taskboard:find_jobs to its v0.4.9 definition
+--
+-- Puts back the definition and comment of release 0.4.9 (no dependencies).
 
 BEGIN;
 
@@ -15,7 +17,8 @@ SET LOCAL ROLE :"owner_role";
 -- Jobs for people and dashboards: those matching every filter given (NULL:
 -- any), newest first by id, at most max_rows of them. Keyset paging: pass
 -- the last job_id of a page as after_id to get the jobs older than it.
--- Never a token. For the admin role.
+-- Never a token. For every role: get_job already shows any job to each of
+-- them, and ids are consecutive.
 -- Raises 22023 when queue or task is empty, state is not one of queued,
 -- running, succeeded, dead or cancelled, or max_rows is NULL or outside
 -- 1..1000.
@@ -57,7 +60,8 @@ BEGIN
 
     RETURN QUERY
     SELECT j.id, j.queue, j.task, j.state, j.attempt, j.max_attempts, j.priority,
-           j.run_at, j.created_at, j.finished_at, j.result, j.errors, j.started_at
+           j.run_at, j.created_at, j.finished_at, j.result, j.errors, j.started_at,
+           j.payload, j.fence
       FROM taskboard.jobs AS j
      WHERE (find_jobs.queue IS NULL OR j.queue = find_jobs.queue)
        AND (find_jobs.state IS NULL OR j.state = find_jobs.state)
@@ -70,7 +74,18 @@ $function$;
 
 REVOKE ALL ON FUNCTION taskboard.find_jobs(text, text, text, bigint, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.find_jobs(text, text, text, bigint, integer)
-    TO :"admin_role";
+    TO :"producer_role", :"worker_role", :"admin_role";
+
+COMMENT ON FUNCTION taskboard.find_jobs(text,text,text,bigint,integer) IS
+$comment$find_jobs(queue, state, task, after_id, max_rows) -> setof taskboard.job_info
+Jobs for people and dashboards: those matching every filter given (NULL:
+any), newest first by id, at most max_rows of them. Keyset paging: pass
+the last job_id of a page as after_id to get the jobs older than it.
+Never a token. For every role: get_job already shows any job to each of
+them, and ids are consecutive.
+Raises 22023 when queue or task is empty, state is not one of queued,
+running, succeeded, dead or cancelled, or max_rows is NULL or outside
+1..1000.$comment$;
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

@@ -1,0 +1,125 @@
+-- Deploy taskboard:find_jobs_summary to pg
+-- requires: job_info_more
+-- requires: jobs_failed_index
+--
+-- What a list shows of each job: find_jobs' filters, order and paging,
+-- without the payload, the result or the errors, which a list of jobs
+-- carrying megabytes of each would otherwise read and send for every line.
+
+BEGIN;
+
+\set owner_role :prefix _owner
+\set producer_role :prefix _producer
+\set worker_role :prefix _worker
+\set admin_role :prefix _admin
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
+
+-- One line of a list of jobs (find_jobs_summary): what a list shows of a job.
+CREATE TYPE taskboard.job_summary AS (
+    job_id       bigint,
+    queue        text,
+    task         text,
+    state        text,
+    attempt      integer,
+    max_attempts integer,
+    priority     integer,
+    run_at       timestamptz,
+    created_at   timestamptz,
+    started_at   timestamptz,
+    finished_at  timestamptz,
+    failures     integer,
+    last_error   text
+);
+
+COMMENT ON TYPE taskboard.job_summary IS
+    'One line of a list of jobs (find_jobs_summary): no payload, result, errors or token.';
+
+-- find_jobs_summary(queue, state, task, after_id, max_rows) -> setof taskboard.job_summary
+-- The jobs find_jobs would return for the same arguments (every filter
+-- given, NULL: any; newest first by id; keyset paging by after_id; at most
+-- max_rows), each as a list shows it: job_id, queue, task, state, attempt,
+-- max_attempts, priority, run_at, created_at, started_at, finished_at,
+-- failures (how many entries its errors has) and last_error (the `error`
+-- of the last entry, its first 200 characters; NULL when none). Never the
+-- payload, the result, the errors themselves or a token: get_job gives
+-- the whole job. For every role, as find_jobs.
+-- Raises 22023 as find_jobs does: when queue or task is empty, state is not
+-- one of queued, running, succeeded, dead or cancelled, or max_rows is
+-- NULL or outside 1..1000.
+
+CREATE OR REPLACE FUNCTION taskboard.find_jobs_summary(
+    queue    text    DEFAULT NULL,
+    state    text    DEFAULT NULL,
+    task     text    DEFAULT NULL,
+    after_id bigint  DEFAULT NULL,
+    max_rows integer DEFAULT 50
+)
+RETURNS SETOF taskboard.job_summary
+LANGUAGE plpgsql
+STABLE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+-- Planned per call with the filters given, so an absent one costs nothing.
+SET plan_cache_mode = force_custom_plan
+AS $function$
+BEGIN
+    IF find_jobs_summary.queue = '' THEN
+        RAISE EXCEPTION 'queue must not be empty (NULL: every queue)'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF find_jobs_summary.task = '' THEN
+        RAISE EXCEPTION 'task must not be empty (NULL: every task)'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF find_jobs_summary.state NOT IN ('queued', 'running', 'succeeded', 'dead', 'cancelled') THEN
+        RAISE EXCEPTION 'state must be queued, running, succeeded, dead or cancelled, got %',
+            pg_catalog.quote_literal(find_jobs_summary.state)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF find_jobs_summary.max_rows IS NULL
+       OR find_jobs_summary.max_rows NOT BETWEEN 1 AND 1000 THEN
+        RAISE EXCEPTION 'max_rows must be between 1 and 1000, got %',
+            coalesce(find_jobs_summary.max_rows::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    RETURN QUERY
+    SELECT j.id, j.queue, j.task, j.state, j.attempt, j.max_attempts, j.priority,
+           j.run_at, j.created_at, j.started_at, j.finished_at,
+           pg_catalog.jsonb_array_length(j.errors),
+           pg_catalog.left(j.errors -> -1 ->> 'error', 200)
+      FROM taskboard.jobs AS j
+     WHERE (find_jobs_summary.queue IS NULL OR j.queue = find_jobs_summary.queue)
+       AND (find_jobs_summary.state IS NULL OR j.state = find_jobs_summary.state)
+       AND (find_jobs_summary.task IS NULL OR j.task = find_jobs_summary.task)
+       AND (find_jobs_summary.after_id IS NULL OR j.id < find_jobs_summary.after_id)
+     ORDER BY j.id DESC
+     LIMIT find_jobs_summary.max_rows;
+END
+$function$;
+
+REVOKE ALL ON FUNCTION taskboard.find_jobs_summary(text, text, text, bigint, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.find_jobs_summary(text, text, text, bigint, integer)
+    TO :"producer_role", :"worker_role", :"admin_role";
+
+COMMENT ON FUNCTION taskboard.find_jobs_summary(text, text, text, bigint, integer) IS
+$comment$find_jobs_summary(queue, state, task, after_id, max_rows) -> setof taskboard.job_summary
+The jobs find_jobs would return for the same arguments (every filter
+given, NULL: any; newest first by id; keyset paging by after_id; at most
+max_rows), each as a list shows it: job_id, queue, task, state, attempt,
+max_attempts, priority, run_at, created_at, started_at, finished_at,
+failures (how many entries its errors has) and last_error (the `error`
+of the last entry, its first 200 characters; NULL when none). Never the
+payload, the result, the errors themselves or a token: get_job gives
+the whole job. For every role, as find_jobs.
+Raises 22023 as find_jobs does: when queue or task is empty, state is not
+one of queued, running, succeeded, dead or cancelled, or max_rows is
+NULL or outside 1..1000.$comment$;
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
+
+COMMIT;

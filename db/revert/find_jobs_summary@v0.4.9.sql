@@ -1,0 +1,17 @@
+-- Revert taskboard:find_jobs_summary from pg
+
+BEGIN;
+
+\set owner_role :prefix _owner
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
+
+DROP FUNCTION taskboard.find_jobs_summary(text, text, text, bigint, integer);
+DROP TYPE taskboard.job_summary;
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
+
+COMMIT;
