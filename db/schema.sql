@@ -105,6 +105,7 @@ CREATE FUNCTION taskboard.cancel(job_id bigint) RETURNS boolean
     AS $$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
+    v_dependents boolean;
 BEGIN
     IF cancel.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -122,7 +123,7 @@ BEGIN
            CASE WHEN j.state = 'running' THEN pg_catalog.sha256(pg_catalog.uuid_send(j.lease_token)) END
       FROM taskboard.jobs AS j
      WHERE j.id = cancel.job_id
-       AND j.state IN ('queued', 'running')
+       AND j.state IN ('waiting', 'queued', 'running')
        FOR UPDATE;
 
     UPDATE taskboard.jobs AS j
@@ -134,9 +135,15 @@ BEGIN
                              ELSE j.held_until
                         END
      WHERE j.id = cancel.job_id
-       AND j.state IN ('queued', 'running');
-
-    RETURN FOUND;
+       AND j.state IN ('waiting', 'queued', 'running')
+    RETURNING j.has_dependents INTO v_dependents;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    IF v_dependents THEN
+        PERFORM taskboard.settle_dependents(ARRAY[cancel.job_id]);
+    END IF;
+    RETURN true;
 END
 $$;
 
@@ -145,8 +152,10 @@ $$;
 --
 
 COMMENT ON FUNCTION taskboard.cancel(job_id bigint) IS 'cancel(job_id) -> boolean
-An administrator stops a job: queued or running becomes cancelled with
-finished_at. A holder''s token stops being current, so its later renew,
+An administrator stops a job: waiting, queued or running becomes
+cancelled with finished_at. The jobs waiting on it are cancelled after it
+(with the error ''dependency N ended cancelled''), but for those enqueued
+with on_dependency_failure ''run'', which count it as ended. A holder''s token stops being current, so its later renew,
 complete, fail and release answer NULL/false. A running job whose lease
 has not ended keeps, until that lease''s deadline (held_until), its place
 under its queue''s limit and its dedupe key: the holder may believe it
@@ -328,6 +337,7 @@ DECLARE
     v_new_full text[];
     -- Whether claim picks per key: under a key limit or a rate per key.
     v_keyed boolean;
+    v_buried bigint[];
 BEGIN
     IF claim.queue IS NULL OR claim.queue = '' THEN
         RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
@@ -466,6 +476,15 @@ BEGIN
     -- left to reclaim but those of keys whose window filled (the first
     -- reclaimed the others, or filled the batch).
     v_keyed := v_key_limit IS NOT NULL OR v_rate_by_key;
+    -- The spent leases with dependents this claim may bury: settled after it.
+    v_buried := ARRAY(
+        SELECT x.id
+          FROM taskboard.jobs AS x
+         WHERE x.queue = claim.queue
+           AND x.state = 'running'
+           AND x.lease_expires_at <= v_now
+           AND x.attempt >= x.max_attempts
+           AND x.has_dependents);
     IF v_keyed THEN
         v_frees := EXISTS (
             SELECT
@@ -761,6 +780,12 @@ BEGIN
         EXIT WHEN NOT v_keyed OR v_want = 0 OR (v_rows = 0 AND NOT v_frees);
         v_frees := false;
     END LOOP;
+    IF pg_catalog.cardinality(v_buried) > 0 THEN
+        -- Those this claim buried (another claimer may have buried some).
+        PERFORM taskboard.settle_dependents(ARRAY(
+            SELECT j.id FROM taskboard.jobs AS j
+             WHERE j.id = ANY (v_buried) AND j.state = 'dead' AND j.finished_at = v_now));
+    END IF;
 END
 $$;
 
@@ -783,7 +808,8 @@ over (holder, attempt, fence, deadline) in the job''s history
 (taskboard.job_history). Concurrent claimers
 never receive the same job (FOR UPDATE SKIP LOCKED). An expired job that has used up its attempts
 becomes dead (error ''lease expired'') in the same call, is not returned and
-does not count against `batch`. Fewer rows than `batch` means nothing else
+does not count against `batch`; the jobs waiting on it are settled as
+fail settles them. Fewer rows than `batch` means nothing else
 is runnable for this caller now. Up to `batch` rows it looked at but did
 not take stay locked, and
 skipped by other claimers, until the caller''s transaction ends: claim in
@@ -851,6 +877,8 @@ CREATE FUNCTION taskboard.complete(job_id bigint, token uuid, result jsonb DEFAU
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
+DECLARE
+    v_dependents boolean;
 BEGIN
     IF complete.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -865,8 +893,12 @@ BEGIN
            finished_at = pg_catalog.clock_timestamp()
      WHERE j.id = complete.job_id
        AND j.state = 'running'
-       AND j.lease_token = complete.token;
+       AND j.lease_token = complete.token
+    RETURNING j.has_dependents INTO v_dependents;
     IF FOUND THEN
+        IF v_dependents THEN
+            PERFORM taskboard.settle_dependents(ARRAY[complete.job_id]);
+        END IF;
         RETURN true;
     END IF;
 
@@ -918,6 +950,9 @@ A refused write by a holder whose lease was reclaimed or cancelled is a
 line of the job''s history (taskboard.job_history), once per token and
 kind; a token the history does not know is not recorded. The line is
 written in the caller''s transaction: a caller that rolls back keeps none.
+An accepted completion settles, in the same transaction, the jobs waiting
+on this one (taskboard.enqueue''s depends_on): the last dependency of one
+done makes it queued. A refused completion settles nothing.
 Raises 22023 when job_id or token is NULL.';
 
 --
@@ -934,6 +969,7 @@ DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
     -- The job a completion of one job completed.
     v_one bigint;
+    v_dependents boolean;
 BEGIN
     IF complete_many.job_ids IS NULL THEN
         RAISE EXCEPTION 'job_ids must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -977,8 +1013,11 @@ BEGIN
          WHERE j.id = complete_many.job_ids[pg_catalog.array_lower(complete_many.job_ids, 1)]
            AND j.state = 'running'
            AND j.lease_token = complete_many.tokens[pg_catalog.array_lower(complete_many.tokens, 1)]
-        RETURNING j.id INTO v_one;
+        RETURNING j.id, j.has_dependents INTO v_one, v_dependents;
         IF FOUND THEN
+            IF v_dependents THEN
+                PERFORM taskboard.settle_dependents(ARRAY[v_one]);
+            END IF;
             RETURN QUERY SELECT v_one, true;
             RETURN;
         END IF;
@@ -1052,6 +1091,19 @@ BEGIN
                   AND l.state = 'succeeded')
       FROM input AS i
      ORDER BY i.ord;
+
+    -- The dependents of the jobs this call completed (finished now by it),
+    -- found through the jobs that have any: none, for most batches.
+    IF EXISTS (SELECT FROM taskboard.jobs AS j
+                WHERE j.id = ANY (complete_many.job_ids) AND j.has_dependents) THEN
+        PERFORM taskboard.settle_dependents(ARRAY(
+            SELECT j.id
+              FROM taskboard.jobs AS j
+             WHERE j.id = ANY (complete_many.job_ids)
+               AND j.has_dependents
+               AND j.state = 'succeeded'
+               AND j.finished_at = v_now));
+    END IF;
 END
 $$;
 
@@ -1067,6 +1119,8 @@ completed is true when that job is succeeded by that token (now or by an
 earlier call), false when the token is not current; a refused job changes
 nothing. The rows holding their given tokens are locked in job_id order,
 as renew_many locks them.
+Each accepted completion settles the jobs waiting on its job in the same
+transaction, as complete does.
 A refused write by a holder whose lease was reclaimed or cancelled is a
 line of the job''s history (taskboard.job_history), once per token and
 kind; a token the history does not know is not recorded. The line is
@@ -1082,10 +1136,10 @@ statement for one job. Every step finds its rows by primary key, whatever
 the table held when the plan was made.';
 
 --
--- Name: enqueue(text, jsonb, text, timestamp with time zone, integer, integer, text, jsonb, text); Type: FUNCTION; Schema: taskboard; Owner: -
+-- Name: enqueue(text, jsonb, text, timestamp with time zone, integer, integer, text, jsonb, text, bigint[], text); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
-CREATE FUNCTION taskboard.enqueue(task text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT 'default'::text, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 5, dedupe_key text DEFAULT NULL::text, trace_context jsonb DEFAULT NULL::jsonb, concurrency_key text DEFAULT NULL::text) RETURNS bigint
+CREATE FUNCTION taskboard.enqueue(task text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT 'default'::text, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 5, dedupe_key text DEFAULT NULL::text, trace_context jsonb DEFAULT NULL::jsonb, concurrency_key text DEFAULT NULL::text, depends_on bigint[] DEFAULT NULL::bigint[], on_dependency_failure text DEFAULT 'cancel'::text) RETURNS bigint
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -1142,6 +1196,18 @@ BEGIN
         RAISE EXCEPTION 'trace_context must be at most 8192 bytes as text, got %',
             pg_catalog.octet_length(enqueue.trace_context::text)
             USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue.on_dependency_failure IS NULL OR enqueue.on_dependency_failure NOT IN ('cancel', 'run') THEN
+        RAISE EXCEPTION 'on_dependency_failure must be cancel or run, got %',
+            coalesce(pg_catalog.quote_literal(enqueue.on_dependency_failure), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    IF enqueue.depends_on IS NOT NULL THEN
+        RETURN taskboard.enqueue_waiting(enqueue.task, enqueue.payload, enqueue.queue, v_run_at,
+                                         enqueue.priority, enqueue.max_attempts, enqueue.dedupe_key,
+                                         enqueue.trace_context, enqueue.concurrency_key,
+                                         enqueue.depends_on, enqueue.on_dependency_failure);
     END IF;
 
     -- The index holds the key's SHA-256, not the key (queue, task and key
@@ -1211,15 +1277,26 @@ END
 $$;
 
 --
--- Name: FUNCTION enqueue(task text, payload jsonb, queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_key text, trace_context jsonb, concurrency_key text); Type: COMMENT; Schema: taskboard; Owner: -
+-- Name: FUNCTION enqueue(task text, payload jsonb, queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_key text, trace_context jsonb, concurrency_key text, depends_on bigint[], on_dependency_failure text); Type: COMMENT; Schema: taskboard; Owner: -
 --
 
-COMMENT ON FUNCTION taskboard.enqueue(task text, payload jsonb, queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_key text, trace_context jsonb, concurrency_key text) IS 'enqueue(task, payload, queue, run_at, priority, max_attempts, dedupe_key, trace_context, concurrency_key) -> bigint
+COMMENT ON FUNCTION taskboard.enqueue(task text, payload jsonb, queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_key text, trace_context jsonb, concurrency_key text, depends_on bigint[], on_dependency_failure text) IS 'enqueue(task, payload, queue, run_at, priority, max_attempts, dedupe_key, trace_context, concurrency_key, depends_on, on_dependency_failure) -> bigint
 Inserts a queued job, runnable from run_at (NULL = now), and returns its id.
 With concurrency_key, the job counts toward that key''s limit in its queue
 (taskboard.set_key_limit); NULL: no key.
 trace_context (the caller''s W3C trace context, e.g. {"traceparent": ...})
 is stored with the job and handed to its holder by claim; NULL: none.
+With depends_on (job ids of any queue), the job is `waiting` until each of
+them has ended: claim never takes it. When the last ends succeeded, the
+call that completed it makes the job queued in its own transaction (a
+refused completion releases nothing), runnable from run_at or then,
+whichever is later. When one ends dead or cancelled, the job is cancelled
+with the error ''dependency N ended dead'' (or cancelled), and the jobs
+waiting on it after it; with on_dependency_failure ''run'' that dependency
+counts as ended and the job still runs. Dependencies that succeeded
+already count as ended; one already dead or cancelled cancels the job at
+once (or, with ''run'', counts as ended). A job cannot depend on a later
+one, so dependencies never form a cycle.
 With dedupe_key: when an unfinished (queued or running) job of the same
 queue and the same task holds that key, returns that job''s id and inserts
 nothing. A key is scoped to (queue, task, key): an unfinished job of
@@ -1237,12 +1314,14 @@ dedupe_key is empty or longer than 400 characters, or run_at is
 ''infinity'' or ''-infinity'' or outside the years 1 to 9999 (before
 0001-01-01 or from 10000-01-01 on, UTC), or trace_context is not a JSON object of
 strings or is longer than 8192 bytes as text, or concurrency_key is empty
-or longer than 200 characters.
+or longer than 200 characters, or on_dependency_failure is not cancel or
+run, or depends_on is not one-dimensional, holds NULL, names more than
+100000 jobs or a job that does not exist, or comes with a dedupe_key.
 Raises 23505 when an unfinished job of the queue and task holds a
 different key with the same SHA-256 as dedupe_key (no such pair is known):
 the index cannot tell the two apart, and the other job is not the answer.
-Calls of the seven- and eight-argument forms of earlier releases resolve
-to this one: the arguments it gained come last, with defaults.';
+Calls of the seven-, eight- and nine-argument forms of earlier releases
+resolve to this one: the arguments it gained come last, with defaults.';
 
 --
 -- Name: enqueue_many(text, jsonb[], text, timestamp with time zone, integer, integer, text[], jsonb, text[]); Type: FUNCTION; Schema: taskboard; Owner: -
@@ -1713,6 +1792,126 @@ clock, payload, priority or max_attempts is NULL, max_attempts < 1, or a
 name in previous_names is NULL, empty or longer than 200 characters.';
 
 --
+-- Name: enqueue_waiting(text, jsonb, text, timestamp with time zone, integer, integer, text, jsonb, text, bigint[], text); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.enqueue_waiting(task text, payload jsonb, queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_key text, trace_context jsonb, concurrency_key text, depends_on bigint[], on_dependency_failure text) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+DECLARE
+    v_now     timestamptz := pg_catalog.clock_timestamp();
+    v_deps    bigint[];
+    v_missing bigint;
+    v_pending bigint[];
+    v_failed  bigint;
+    v_failed_state text;
+    v_state   text;
+    v_id      bigint;
+BEGIN
+    IF pg_catalog.array_ndims(enqueue_waiting.depends_on) > 1 THEN
+        RAISE EXCEPTION 'depends_on must be a one-dimensional array of job ids'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.array_position(enqueue_waiting.depends_on, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'depends_on must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.cardinality(enqueue_waiting.depends_on) > 100000 THEN
+        RAISE EXCEPTION 'depends_on must name at most 100000 jobs, got %',
+            pg_catalog.cardinality(enqueue_waiting.depends_on)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue_waiting.dedupe_key IS NOT NULL THEN
+        RAISE EXCEPTION 'a job with depends_on cannot have a dedupe_key'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    v_deps := ARRAY(SELECT DISTINCT d.id FROM pg_catalog.unnest(enqueue_waiting.depends_on) AS d(id) ORDER BY d.id);
+
+    -- Each dependency locked, in id order, and written (has_dependents):
+    -- a call ending it waits for this transaction, and then sees its edge
+    -- (in REPEATABLE READ or SERIALIZABLE, a call whose snapshot is older
+    -- raises 40001 instead of missing it); the state read is the newest,
+    -- and a dependency ending meanwhile made this call wait, then raise
+    -- 40001 in those levels.
+    WITH locked AS MATERIALIZED (
+        SELECT j.id, j.state
+          FROM taskboard.jobs AS j
+         WHERE j.id = ANY (v_deps)
+         ORDER BY j.id
+           FOR NO KEY UPDATE
+    ),
+    marked AS (
+        UPDATE taskboard.jobs AS j
+           SET has_dependents = true
+          FROM locked AS l
+         WHERE j.id = l.id
+           AND l.state IN ('waiting', 'queued', 'running')
+        RETURNING j.id
+    )
+    SELECT (SELECT pg_catalog.min(d.id) FROM pg_catalog.unnest(v_deps) AS d(id)
+             WHERE d.id NOT IN (SELECT l.id FROM locked AS l)),
+           ARRAY(SELECT m.id FROM marked AS m ORDER BY m.id),
+           (SELECT pg_catalog.min(l.id) FROM locked AS l WHERE l.state IN ('dead', 'cancelled'))
+      INTO v_missing, v_pending, v_failed;
+    IF v_missing IS NOT NULL THEN
+        RAISE EXCEPTION 'depends_on names job %, which does not exist', v_missing
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    IF v_failed IS NOT NULL AND enqueue_waiting.on_dependency_failure = 'cancel' THEN
+        -- A dependency already ended dead or cancelled: the job is cancelled
+        -- from the start, with the reason, and waits for nothing.
+        SELECT j.state INTO v_failed_state FROM taskboard.jobs AS j WHERE j.id = v_failed;
+        INSERT INTO taskboard.jobs AS j (queue, task, payload, priority, run_at, max_attempts,
+                                         trace_context, concurrency_key, state, finished_at, errors,
+                                         dependencies_left, on_dependency_failure)
+        VALUES (enqueue_waiting.queue, enqueue_waiting.task, enqueue_waiting.payload,
+                enqueue_waiting.priority, enqueue_waiting.run_at, enqueue_waiting.max_attempts,
+                enqueue_waiting.trace_context, enqueue_waiting.concurrency_key, 'cancelled', v_now,
+                pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
+                    'error', pg_catalog.format('dependency %s ended %s', v_failed, v_failed_state),
+                    'attempt', 0,
+                    'at', v_now)),
+                0, enqueue_waiting.on_dependency_failure)
+        RETURNING j.id INTO v_id;
+        RETURN v_id;
+    END IF;
+
+    v_state := CASE WHEN pg_catalog.cardinality(v_pending) > 0 THEN 'waiting' ELSE 'queued' END;
+    INSERT INTO taskboard.jobs AS j (queue, task, payload, priority, run_at, max_attempts,
+                                     trace_context, concurrency_key, state,
+                                     dependencies_left, on_dependency_failure)
+    VALUES (enqueue_waiting.queue, enqueue_waiting.task, enqueue_waiting.payload,
+            enqueue_waiting.priority, enqueue_waiting.run_at, enqueue_waiting.max_attempts,
+            enqueue_waiting.trace_context, enqueue_waiting.concurrency_key, v_state,
+            pg_catalog.cardinality(v_pending), enqueue_waiting.on_dependency_failure)
+    RETURNING j.id INTO v_id;
+    INSERT INTO taskboard.job_dependencies (job_id, depends_on)
+    SELECT v_id, p.id FROM pg_catalog.unnest(v_pending) AS p(id);
+
+    IF v_state = 'queued' AND enqueue_waiting.run_at <= v_now THEN
+        PERFORM taskboard.notify_runnable(enqueue_waiting.queue);
+    END IF;
+    RETURN v_id;
+END
+$$;
+
+--
+-- Name: FUNCTION enqueue_waiting(task text, payload jsonb, queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_key text, trace_context jsonb, concurrency_key text, depends_on bigint[], on_dependency_failure text); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.enqueue_waiting(task text, payload jsonb, queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_key text, trace_context jsonb, concurrency_key text, depends_on bigint[], on_dependency_failure text) IS 'enqueue_waiting(task, payload, queue, run_at, priority, max_attempts, dedupe_key, trace_context, concurrency_key, depends_on, on_dependency_failure) -> bigint
+Internal: enqueue''s insert of a job with depends_on, its other arguments
+checked by enqueue. The job waits (state waiting) for those of depends_on
+that have not ended, and is queued at once when all succeeded; when one
+ended dead or cancelled, it is inserted cancelled with the error
+''dependency N ended dead'' (or cancelled), unless on_dependency_failure is
+''run''. Never granted to an application role.
+Raises 22023 when depends_on is not one-dimensional, holds NULL, names
+more than 100000 jobs or a job that does not exist, or dedupe_key is given.';
+
+--
 -- Name: fail(bigint, uuid, text, interval, boolean, text); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
@@ -1727,6 +1926,7 @@ DECLARE
     v_now       timestamptz := pg_catalog.clock_timestamp();
     v_traceback text := fail.traceback;
     v_state     text;
+    v_dependents boolean;
 BEGIN
     IF fail.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -1779,8 +1979,11 @@ BEGIN
      WHERE j.id = fail.job_id
        AND j.state = 'running'
        AND j.lease_token = fail.token
-    RETURNING j.state INTO v_state;
+    RETURNING j.state, j.has_dependents INTO v_state, v_dependents;
     IF v_state IS NOT NULL THEN
+        IF v_state = 'dead' AND v_dependents THEN
+            PERFORM taskboard.settle_dependents(ARRAY[fail.job_id]);
+        END IF;
         RETURN v_state;
     END IF;
 
@@ -1815,8 +2018,11 @@ given (key `traceback`, absent otherwise). With `retry` true and attempts
 left the job is queued again at clock + retry_in (NULL: 2^attempt seconds
 with +/-25 % jitter, capped at one hour); with none left, or with `retry`
 false (a non-retryable error, whatever attempts are left and whatever
-retry_in says), it becomes dead at once, with finished_at. Returns the
-new state, ''queued'' or ''dead''.
+retry_in says), it becomes dead at once, with finished_at, and the jobs
+waiting on it (taskboard.enqueue''s depends_on) are cancelled in the same
+transaction, with the error ''dependency N ended dead'', but for those
+enqueued with on_dependency_failure ''run'', which count it as ended.
+Returns the new state, ''queued'' or ''dead''.
 The traceback is bounded: one longer than 16384 characters keeps its
 last 16000 (where the exception is), after a first line saying how many
 characters were cut, so at most 16 KiB of characters is stored.
@@ -1848,8 +2054,8 @@ BEGIN
         RAISE EXCEPTION 'task must not be empty (NULL: every task)'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF find_jobs.state NOT IN ('queued', 'running', 'succeeded', 'dead', 'cancelled') THEN
-        RAISE EXCEPTION 'state must be queued, running, succeeded, dead or cancelled, got %',
+    IF find_jobs.state NOT IN ('waiting', 'queued', 'running', 'succeeded', 'dead', 'cancelled') THEN
+        RAISE EXCEPTION 'state must be waiting, queued, running, succeeded, dead or cancelled, got %',
             pg_catalog.quote_literal(find_jobs.state)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -1883,8 +2089,8 @@ any), newest first by id, at most max_rows of them. Keyset paging: pass
 the last job_id of a page as after_id to get the jobs older than it.
 Never a token. For every role: get_job already shows any job to each of
 them, and ids are consecutive.
-Raises 22023 when queue or task is empty, state is not one of queued,
-running, succeeded, dead or cancelled, or max_rows is NULL or outside
+Raises 22023 when queue or task is empty, state is not one of waiting,
+queued, running, succeeded, dead or cancelled, or max_rows is NULL or outside
 1..1000.';
 
 --
@@ -1905,8 +2111,8 @@ BEGIN
         RAISE EXCEPTION 'task must not be empty (NULL: every task)'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF find_jobs_summary.state NOT IN ('queued', 'running', 'succeeded', 'dead', 'cancelled') THEN
-        RAISE EXCEPTION 'state must be queued, running, succeeded, dead or cancelled, got %',
+    IF find_jobs_summary.state NOT IN ('waiting', 'queued', 'running', 'succeeded', 'dead', 'cancelled') THEN
+        RAISE EXCEPTION 'state must be waiting, queued, running, succeeded, dead or cancelled, got %',
             pg_catalog.quote_literal(find_jobs_summary.state)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -1946,7 +2152,7 @@ of the last entry, its first 200 characters; NULL when none). Never the
 payload, the result, the errors themselves or a token: get_job gives
 the whole job. For every role, as find_jobs.
 Raises 22023 as find_jobs does: when queue or task is empty, state is not
-one of queued, running, succeeded, dead or cancelled, or max_rows is
+one of waiting, queued, running, succeeded, dead or cancelled, or max_rows is
 NULL or outside 1..1000.';
 
 --
@@ -2818,14 +3024,24 @@ DECLARE
     v_task text;
     v_key text;
     v_held_until timestamptz;
+    v_left integer;
 BEGIN
     IF retry.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
+    -- The dependencies it still waits for: their edges, locked, so that one
+    -- ending meanwhile is either counted here or settles this job after.
+    SELECT pg_catalog.count(*)::integer INTO v_left
+      FROM (SELECT
+              FROM taskboard.job_dependencies AS d
+             WHERE d.job_id = retry.job_id
+               FOR KEY SHARE) AS e;
+
     BEGIN
         UPDATE taskboard.jobs AS j
-           SET state = 'queued',
+           SET state = CASE WHEN v_left > 0 THEN 'waiting' ELSE 'queued' END,
+               dependencies_left = CASE WHEN j.dependencies_left IS NULL THEN NULL ELSE v_left END,
                run_at = GREATEST(v_now, j.held_until),
                attempt = 0,
                result = NULL,
@@ -2861,7 +3077,7 @@ BEGIN
     INSERT INTO taskboard.job_events (job_id, kind, at, actor)
     VALUES (retry.job_id, 'retried', v_now, pg_catalog.session_user());
 
-    IF v_run_at <= v_now THEN
+    IF v_run_at <= v_now AND v_left = 0 THEN
         PERFORM taskboard.notify_runnable(v_queue);
     END IF;
     RETURN true;
@@ -2884,8 +3100,9 @@ but an effect outside the database is not, and a second holder must not
 start beside it. A job cancelled while queued (after a release too) has
 no holder to wait for. Likewise a job with a dedupe_key is runnable no
 sooner than the held_until of a cancelled job of its queue and task with
-that key.
-true:  queued again.
+that key. A job cancelled while it waited for dependencies (see
+taskboard.enqueue''s depends_on) waits again for those that have not ended.
+true:  queued again (or waiting again).
 false: the job is not dead or cancelled (or unknown), or its dedupe_key is
        now held by another unfinished job of the queue; nothing changes.
 Raises 22023 when job_id is NULL.';
@@ -3226,6 +3443,113 @@ and a day as 24 hours, so that the window is the same on every date and
 in every time zone (''1 day'' is kept as 24:00:00).';
 
 --
+-- Name: settle_dependents(bigint[]); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.settle_dependents(job_ids bigint[]) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_now timestamptz := pg_catalog.clock_timestamp();
+    -- The jobs whose edges this round settles: those given, then the
+    -- dependents the round before cancelled.
+    v_ended bigint[] := settle_dependents.job_ids;
+    v_queues text[];
+BEGIN
+    WHILE pg_catalog.cardinality(v_ended) > 0 LOOP
+        WITH gone AS (
+            -- The ended jobs' edges, each removed once: a second settle of
+            -- the same job finds none (it waits for the first to commit,
+            -- then finds them gone).
+            DELETE FROM taskboard.job_dependencies AS d
+             WHERE d.depends_on = ANY (v_ended)
+            RETURNING d.job_id, d.depends_on
+        ),
+        tally AS (
+            -- Per dependent: how many of its dependencies ended here, and
+            -- the first of them that did not succeed.
+            SELECT g.job_id,
+                   pg_catalog.count(*)::integer AS ended,
+                   pg_catalog.min(g.depends_on) FILTER (WHERE p.state <> 'succeeded') AS failed
+              FROM gone AS g
+              JOIN taskboard.jobs AS p ON p.id = g.depends_on
+             GROUP BY g.job_id
+        ),
+        locked AS MATERIALIZED (
+            -- The dependents still waiting, locked in id order: two calls
+            -- settling dependencies of the same jobs take their locks in
+            -- the same order.
+            SELECT c.id
+              FROM taskboard.jobs AS c
+             WHERE c.id = ANY (ARRAY(SELECT t.job_id FROM tally AS t))
+               AND c.state = 'waiting'
+             ORDER BY c.id
+               FOR NO KEY UPDATE
+        ),
+        changed AS (
+            UPDATE taskboard.jobs AS c
+               SET dependencies_left = c.dependencies_left - t.ended,
+                   state = CASE
+                       WHEN t.failed IS NOT NULL AND c.on_dependency_failure = 'cancel' THEN 'cancelled'
+                       WHEN c.dependencies_left - t.ended = 0 THEN 'queued'
+                       ELSE 'waiting'
+                   END,
+                   finished_at = CASE
+                       WHEN t.failed IS NOT NULL AND c.on_dependency_failure = 'cancel' THEN v_now
+                   END,
+                   -- Runnable from its own run_at, or from now when that
+                   -- passed while it waited.
+                   run_at = CASE
+                       WHEN (t.failed IS NULL OR c.on_dependency_failure = 'run')
+                            AND c.dependencies_left - t.ended = 0
+                       THEN GREATEST(c.run_at, v_now)
+                       ELSE c.run_at
+                   END,
+                   errors = CASE
+                       WHEN t.failed IS NOT NULL AND c.on_dependency_failure = 'cancel'
+                       THEN c.errors || pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
+                           'error', pg_catalog.format('dependency %s ended %s', t.failed,
+                                                      (SELECT p.state FROM taskboard.jobs AS p WHERE p.id = t.failed)),
+                           'attempt', c.attempt,
+                           'at', v_now))
+                       ELSE c.errors
+                   END
+              FROM tally AS t
+             WHERE c.id = t.job_id
+               AND c.id = ANY (ARRAY(SELECT l.id FROM locked AS l))
+               AND c.state = 'waiting'
+            RETURNING c.id, c.state, c.queue, c.run_at, c.has_dependents
+        )
+        SELECT pg_catalog.array_agg(x.id) FILTER (WHERE x.state = 'cancelled' AND x.has_dependents),
+               pg_catalog.array_agg(DISTINCT x.queue) FILTER (WHERE x.state = 'queued' AND x.run_at <= v_now)
+          INTO v_ended, v_queues
+          FROM changed AS x;
+        PERFORM taskboard.notify_runnable(q.queue)
+           FROM pg_catalog.unnest(v_queues) AS q(queue);
+    END LOOP;
+END
+$$;
+
+--
+-- Name: FUNCTION settle_dependents(job_ids bigint[]); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.settle_dependents(job_ids bigint[]) IS 'settle_dependents(job_ids) -> void
+Internal: settles what the end of each job of `job_ids` (succeeded, dead
+or cancelled, in the caller''s transaction) means for the jobs waiting on
+it. Its edges are removed; a dependent whose last dependency ended
+successfully becomes queued, runnable from its run_at or now, whichever
+is later (NOTIFY taskboard, ''<queue>'' when runnable now); one whose
+dependency ended dead or cancelled becomes cancelled, with an error
+''dependency N ended dead'' (or cancelled), and its own dependents after it,
+unless it was enqueued with on_dependency_failure ''run'': then the
+dependency counts as ended like a success. A job whose edges were settled
+already, or that has none, changes nothing. Called by complete,
+complete_many, fail, cancel and claim; never granted to an application
+role. Raises nothing.';
+
+--
 -- Name: version(); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
@@ -3287,6 +3611,21 @@ Raises 22023 when max_rows is NULL or outside 1..1000.';
 SET default_tablespace = '';
 
 SET default_table_access_method = heap;
+
+--
+-- Name: job_dependencies; Type: TABLE; Schema: taskboard; Owner: -
+--
+
+CREATE TABLE taskboard.job_dependencies (
+    job_id bigint NOT NULL,
+    depends_on bigint NOT NULL
+);
+
+--
+-- Name: TABLE job_dependencies; Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON TABLE taskboard.job_dependencies IS 'The dependencies of waiting jobs not ended yet: job_id waits for depends_on. Written by enqueue, removed as each dependency ends.';
 
 --
 -- Name: job_events; Type: TABLE; Schema: taskboard; Owner: -
@@ -3354,16 +3693,21 @@ CREATE TABLE taskboard.jobs (
     trace_context jsonb,
     held_until timestamp with time zone,
     concurrency_key text,
+    dependencies_left integer,
+    on_dependency_failure text,
+    has_dependents boolean DEFAULT false NOT NULL,
     CONSTRAINT jobs_attempt_within_max CHECK (((attempt >= 0) AND (attempt <= max_attempts))),
     CONSTRAINT jobs_concurrency_key_named CHECK (((concurrency_key <> ''::text) AND (char_length(concurrency_key) <= 200))),
     CONSTRAINT jobs_errors_is_array CHECK ((jsonb_typeof(errors) = 'array'::text)),
     CONSTRAINT jobs_fence_not_negative CHECK ((fence >= 0)),
     CONSTRAINT jobs_finished_at_iff_terminal CHECK (((state = ANY (ARRAY['succeeded'::text, 'dead'::text, 'cancelled'::text])) = (finished_at IS NOT NULL))),
     CONSTRAINT jobs_max_attempts_positive CHECK ((max_attempts >= 1)),
+    CONSTRAINT jobs_on_dependency_failure_known CHECK ((on_dependency_failure = ANY (ARRAY['cancel'::text, 'run'::text]))),
     CONSTRAINT jobs_queue_not_empty CHECK ((queue <> ''::text)),
     CONSTRAINT jobs_running_has_lease CHECK (((state <> 'running'::text) OR ((lease_token IS NOT NULL) AND (lease_expires_at IS NOT NULL) AND (claimed_by IS NOT NULL)))),
-    CONSTRAINT jobs_state_known CHECK ((state = ANY (ARRAY['queued'::text, 'running'::text, 'succeeded'::text, 'dead'::text, 'cancelled'::text]))),
-    CONSTRAINT jobs_task_not_empty CHECK ((task <> ''::text))
+    CONSTRAINT jobs_state_known CHECK ((state = ANY (ARRAY['waiting'::text, 'queued'::text, 'running'::text, 'succeeded'::text, 'dead'::text, 'cancelled'::text]))),
+    CONSTRAINT jobs_task_not_empty CHECK ((task <> ''::text)),
+    CONSTRAINT jobs_waiting_has_dependencies CHECK (((state <> 'waiting'::text) OR (dependencies_left > 0)))
 )
 WITH (fillfactor='80');
 
@@ -3384,6 +3728,24 @@ COMMENT ON COLUMN taskboard.jobs.held_until IS 'Cancelled while running: the dea
 --
 
 COMMENT ON COLUMN taskboard.jobs.concurrency_key IS 'The key whose jobs in this queue run at most max_running_per_key at once; NULL: none.';
+
+--
+-- Name: COLUMN jobs.dependencies_left; Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON COLUMN taskboard.jobs.dependencies_left IS 'How many of the dependencies of this job have not ended yet; NULL: it was enqueued without any.';
+
+--
+-- Name: COLUMN jobs.on_dependency_failure; Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON COLUMN taskboard.jobs.on_dependency_failure IS 'What a dependency that ends dead or cancelled does to this job: cancel it (cancel), or count as a success (run); NULL: no dependencies.';
+
+--
+-- Name: COLUMN jobs.has_dependents; Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON COLUMN taskboard.jobs.has_dependents IS 'Whether a job was ever enqueued depending on this one: its end then settles their edges.';
 
 --
 -- Name: jobs_id_seq; Type: SEQUENCE; Schema: taskboard; Owner: -
@@ -3529,6 +3891,13 @@ CREATE VIEW taskboard.schedules AS
    FROM taskboard.schedule_slots s;
 
 --
+-- Name: job_dependencies job_dependencies_pkey; Type: CONSTRAINT; Schema: taskboard; Owner: -
+--
+
+ALTER TABLE ONLY taskboard.job_dependencies
+    ADD CONSTRAINT job_dependencies_pkey PRIMARY KEY (job_id, depends_on);
+
+--
 -- Name: job_events job_events_once; Type: CONSTRAINT; Schema: taskboard; Owner: -
 --
 
@@ -3562,6 +3931,12 @@ ALTER TABLE ONLY taskboard.queues
 
 ALTER TABLE ONLY taskboard.schedule_slots
     ADD CONSTRAINT schedule_slots_pkey PRIMARY KEY (schedule);
+
+--
+-- Name: job_dependencies_by_dependency; Type: INDEX; Schema: taskboard; Owner: -
+--
+
+CREATE INDEX job_dependencies_by_dependency ON taskboard.job_dependencies USING btree (depends_on);
 
 --
 -- Name: jobs_failed_by_queue; Type: INDEX; Schema: taskboard; Owner: -
@@ -3612,6 +3987,12 @@ CREATE INDEX jobs_unfinished_last_failure ON taskboard.jobs USING btree (taskboa
 CREATE UNIQUE INDEX jobs_unfinished_task_dedupe_key ON taskboard.jobs USING btree (queue, task, sha256(decode(replace(dedupe_key, '\'::text, '\\'::text), 'escape'::text))) WHERE ((dedupe_key IS NOT NULL) AND (state = ANY (ARRAY['queued'::text, 'running'::text])));
 
 --
+-- Name: jobs_with_dependents; Type: INDEX; Schema: taskboard; Owner: -
+--
+
+CREATE INDEX jobs_with_dependents ON taskboard.jobs USING btree (id) WHERE has_dependents;
+
+--
 -- Name: queue_starts_by_key; Type: INDEX; Schema: taskboard; Owner: -
 --
 
@@ -3622,6 +4003,20 @@ CREATE INDEX queue_starts_by_key ON taskboard.queue_starts USING btree (queue, c
 --
 
 CREATE INDEX queue_starts_by_time ON taskboard.queue_starts USING btree (queue, started_at);
+
+--
+-- Name: job_dependencies job_dependencies_depends_on_fkey; Type: FK CONSTRAINT; Schema: taskboard; Owner: -
+--
+
+ALTER TABLE ONLY taskboard.job_dependencies
+    ADD CONSTRAINT job_dependencies_depends_on_fkey FOREIGN KEY (depends_on) REFERENCES taskboard.jobs(id) ON DELETE CASCADE;
+
+--
+-- Name: job_dependencies job_dependencies_job_id_fkey; Type: FK CONSTRAINT; Schema: taskboard; Owner: -
+--
+
+ALTER TABLE ONLY taskboard.job_dependencies
+    ADD CONSTRAINT job_dependencies_job_id_fkey FOREIGN KEY (job_id) REFERENCES taskboard.jobs(id) ON DELETE CASCADE;
 
 --
 -- Name: job_events job_events_job_id_fkey; Type: FK CONSTRAINT; Schema: taskboard; Owner: -
@@ -3688,13 +4083,13 @@ GRANT ALL ON FUNCTION taskboard.complete_many(job_ids bigint[], tokens uuid[], r
 GRANT ALL ON FUNCTION taskboard.complete_many(job_ids bigint[], tokens uuid[], results jsonb[]) TO taskboard_admin;
 
 --
--- Name: FUNCTION enqueue(task text, payload jsonb, queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_key text, trace_context jsonb, concurrency_key text); Type: ACL; Schema: taskboard; Owner: -
+-- Name: FUNCTION enqueue(task text, payload jsonb, queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_key text, trace_context jsonb, concurrency_key text, depends_on bigint[], on_dependency_failure text); Type: ACL; Schema: taskboard; Owner: -
 --
 
-REVOKE ALL ON FUNCTION taskboard.enqueue(task text, payload jsonb, queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_key text, trace_context jsonb, concurrency_key text) FROM PUBLIC;
-GRANT ALL ON FUNCTION taskboard.enqueue(task text, payload jsonb, queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_key text, trace_context jsonb, concurrency_key text) TO taskboard_producer;
-GRANT ALL ON FUNCTION taskboard.enqueue(task text, payload jsonb, queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_key text, trace_context jsonb, concurrency_key text) TO taskboard_worker;
-GRANT ALL ON FUNCTION taskboard.enqueue(task text, payload jsonb, queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_key text, trace_context jsonb, concurrency_key text) TO taskboard_admin;
+REVOKE ALL ON FUNCTION taskboard.enqueue(task text, payload jsonb, queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_key text, trace_context jsonb, concurrency_key text, depends_on bigint[], on_dependency_failure text) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.enqueue(task text, payload jsonb, queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_key text, trace_context jsonb, concurrency_key text, depends_on bigint[], on_dependency_failure text) TO taskboard_producer;
+GRANT ALL ON FUNCTION taskboard.enqueue(task text, payload jsonb, queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_key text, trace_context jsonb, concurrency_key text, depends_on bigint[], on_dependency_failure text) TO taskboard_worker;
+GRANT ALL ON FUNCTION taskboard.enqueue(task text, payload jsonb, queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_key text, trace_context jsonb, concurrency_key text, depends_on bigint[], on_dependency_failure text) TO taskboard_admin;
 
 --
 -- Name: FUNCTION enqueue_many(task text, payloads jsonb[], queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_keys text[], trace_context jsonb, concurrency_keys text[]); Type: ACL; Schema: taskboard; Owner: -
@@ -3712,6 +4107,12 @@ GRANT ALL ON FUNCTION taskboard.enqueue_many(task text, payloads jsonb[], queue 
 REVOKE ALL ON FUNCTION taskboard.enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb, queue text, priority integer, max_attempts integer, previous_names text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION taskboard.enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb, queue text, priority integer, max_attempts integer, previous_names text[]) TO taskboard_worker;
 GRANT ALL ON FUNCTION taskboard.enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb, queue text, priority integer, max_attempts integer, previous_names text[]) TO taskboard_admin;
+
+--
+-- Name: FUNCTION enqueue_waiting(task text, payload jsonb, queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_key text, trace_context jsonb, concurrency_key text, depends_on bigint[], on_dependency_failure text); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.enqueue_waiting(task text, payload jsonb, queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_key text, trace_context jsonb, concurrency_key text, depends_on bigint[], on_dependency_failure text) FROM PUBLIC;
 
 --
 -- Name: FUNCTION fail(job_id bigint, token uuid, error text, retry_in interval, retry boolean, traceback text); Type: ACL; Schema: taskboard; Owner: -
@@ -3879,6 +4280,12 @@ GRANT ALL ON FUNCTION taskboard.set_queue_limit(queue text, max_running integer)
 
 REVOKE ALL ON FUNCTION taskboard.set_rate_limit(queue text, starts integer, per interval, by_key boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION taskboard.set_rate_limit(queue text, starts integer, per interval, by_key boolean) TO taskboard_admin;
+
+--
+-- Name: FUNCTION settle_dependents(job_ids bigint[]); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.settle_dependents(job_ids bigint[]) FROM PUBLIC;
 
 --
 -- Name: FUNCTION version(); Type: ACL; Schema: taskboard; Owner: -

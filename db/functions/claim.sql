@@ -13,7 +13,8 @@
 -- (taskboard.job_history). Concurrent claimers
 -- never receive the same job (FOR UPDATE SKIP LOCKED). An expired job that has used up its attempts
 -- becomes dead (error 'lease expired') in the same call, is not returned and
--- does not count against `batch`. Fewer rows than `batch` means nothing else
+-- does not count against `batch`; the jobs waiting on it are settled as
+-- fail settles them. Fewer rows than `batch` means nothing else
 -- is runnable for this caller now. Up to `batch` rows it looked at but did
 -- not take stay locked, and
 -- skipped by other claimers, until the caller's transaction ends: claim in
@@ -112,6 +113,7 @@ DECLARE
     v_new_full text[];
     -- Whether claim picks per key: under a key limit or a rate per key.
     v_keyed boolean;
+    v_buried bigint[];
 BEGIN
     IF claim.queue IS NULL OR claim.queue = '' THEN
         RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
@@ -250,6 +252,15 @@ BEGIN
     -- left to reclaim but those of keys whose window filled (the first
     -- reclaimed the others, or filled the batch).
     v_keyed := v_key_limit IS NOT NULL OR v_rate_by_key;
+    -- The spent leases with dependents this claim may bury: settled after it.
+    v_buried := ARRAY(
+        SELECT x.id
+          FROM taskboard.jobs AS x
+         WHERE x.queue = claim.queue
+           AND x.state = 'running'
+           AND x.lease_expires_at <= v_now
+           AND x.attempt >= x.max_attempts
+           AND x.has_dependents);
     IF v_keyed THEN
         v_frees := EXISTS (
             SELECT
@@ -545,6 +556,12 @@ BEGIN
         EXIT WHEN NOT v_keyed OR v_want = 0 OR (v_rows = 0 AND NOT v_frees);
         v_frees := false;
     END LOOP;
+    IF pg_catalog.cardinality(v_buried) > 0 THEN
+        -- Those this claim buried (another claimer may have buried some).
+        PERFORM taskboard.settle_dependents(ARRAY(
+            SELECT j.id FROM taskboard.jobs AS j
+             WHERE j.id = ANY (v_buried) AND j.state = 'dead' AND j.finished_at = v_now));
+    END IF;
 END
 $function$;
 

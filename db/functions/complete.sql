@@ -11,6 +11,9 @@
 -- line of the job's history (taskboard.job_history), once per token and
 -- kind; a token the history does not know is not recorded. The line is
 -- written in the caller's transaction: a caller that rolls back keeps none.
+-- An accepted completion settles, in the same transaction, the jobs waiting
+-- on this one (taskboard.enqueue's depends_on): the last dependency of one
+-- done makes it queued. A refused completion settles nothing.
 -- Raises 22023 when job_id or token is NULL.
 
 -- Written by `make schema` from a fresh deploy (never by hand): the definition
@@ -21,6 +24,8 @@ CREATE OR REPLACE FUNCTION taskboard.complete(job_id bigint, token uuid, result 
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
+DECLARE
+    v_dependents boolean;
 BEGIN
     IF complete.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -35,8 +40,12 @@ BEGIN
            finished_at = pg_catalog.clock_timestamp()
      WHERE j.id = complete.job_id
        AND j.state = 'running'
-       AND j.lease_token = complete.token;
+       AND j.lease_token = complete.token
+    RETURNING j.has_dependents INTO v_dependents;
     IF FOUND THEN
+        IF v_dependents THEN
+            PERFORM taskboard.settle_dependents(ARRAY[complete.job_id]);
+        END IF;
         RETURN true;
     END IF;
 

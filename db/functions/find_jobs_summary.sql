@@ -8,7 +8,7 @@
 -- payload, the result, the errors themselves or a token: get_job gives
 -- the whole job. For every role, as find_jobs.
 -- Raises 22023 as find_jobs does: when queue or task is empty, state is not
--- one of queued, running, succeeded, dead or cancelled, or max_rows is
+-- one of waiting, queued, running, succeeded, dead or cancelled, or max_rows is
 -- NULL or outside 1..1000.
 
 -- Written by `make schema` from a fresh deploy (never by hand): the definition
@@ -29,8 +29,8 @@ BEGIN
         RAISE EXCEPTION 'task must not be empty (NULL: every task)'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF find_jobs_summary.state NOT IN ('queued', 'running', 'succeeded', 'dead', 'cancelled') THEN
-        RAISE EXCEPTION 'state must be queued, running, succeeded, dead or cancelled, got %',
+    IF find_jobs_summary.state NOT IN ('waiting', 'queued', 'running', 'succeeded', 'dead', 'cancelled') THEN
+        RAISE EXCEPTION 'state must be waiting, queued, running, succeeded, dead or cancelled, got %',
             pg_catalog.quote_literal(find_jobs_summary.state)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;

@@ -10,8 +10,9 @@
 -- start beside it. A job cancelled while queued (after a release too) has
 -- no holder to wait for. Likewise a job with a dedupe_key is runnable no
 -- sooner than the held_until of a cancelled job of its queue and task with
--- that key.
--- true:  queued again.
+-- that key. A job cancelled while it waited for dependencies (see
+-- taskboard.enqueue's depends_on) waits again for those that have not ended.
+-- true:  queued again (or waiting again).
 -- false: the job is not dead or cancelled (or unknown), or its dedupe_key is
 --        now held by another unfinished job of the queue; nothing changes.
 -- Raises 22023 when job_id is NULL.
@@ -31,14 +32,24 @@ DECLARE
     v_task text;
     v_key text;
     v_held_until timestamptz;
+    v_left integer;
 BEGIN
     IF retry.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
+    -- The dependencies it still waits for: their edges, locked, so that one
+    -- ending meanwhile is either counted here or settles this job after.
+    SELECT pg_catalog.count(*)::integer INTO v_left
+      FROM (SELECT
+              FROM taskboard.job_dependencies AS d
+             WHERE d.job_id = retry.job_id
+               FOR KEY SHARE) AS e;
+
     BEGIN
         UPDATE taskboard.jobs AS j
-           SET state = 'queued',
+           SET state = CASE WHEN v_left > 0 THEN 'waiting' ELSE 'queued' END,
+               dependencies_left = CASE WHEN j.dependencies_left IS NULL THEN NULL ELSE v_left END,
                run_at = GREATEST(v_now, j.held_until),
                attempt = 0,
                result = NULL,
@@ -74,7 +85,7 @@ BEGIN
     INSERT INTO taskboard.job_events (job_id, kind, at, actor)
     VALUES (retry.job_id, 'retried', v_now, pg_catalog.session_user());
 
-    IF v_run_at <= v_now THEN
+    IF v_run_at <= v_now AND v_left = 0 THEN
         PERFORM taskboard.notify_runnable(v_queue);
     END IF;
     RETURN true;

@@ -1,6 +1,6 @@
--- Revert taskboard:claim to its v0.4.8 definition
+-- Revert taskboard:claim to its v0.4.9 definition
 --
--- Puts back the definition and comment of release 0.4.8 (no rate limit).
+-- Puts back the definition and comment of release 0.4.9 (no dependencies).
 
 BEGIN;
 
@@ -53,6 +53,16 @@ SET LOCAL ROLE :"owner_role";
 -- key's room; a claim still short of its batch goes round again while its
 -- last round started a job. Its claimers take turns as under a queue limit,
 -- and a first key limit waits for the claims in flight the same way.
+-- A queue with a rate limit (taskboard.set_rate_limit) starts at most
+-- rate_starts jobs, reclaims included, in any window of rate_per: its
+-- claimers take turns as under a queue limit, each reads the clock (the
+-- clock of its leases and of the window) after its turn, counts the starts
+-- logged within the window before it (taskboard.queue_starts, whose older
+-- rows it deletes) and logs those it makes. With rate_by_key, each key's
+-- starts are counted apart (and only those are logged), jobs without a key
+-- are not limited, a key whose window is full is left out as a full key is
+-- under a key limit (its expired leases too), found among the keys a round
+-- reaches, and a key's reclaims take its room before its queued jobs.
 -- Raises 22023 when queue or worker is NULL, empty or longer than 200
 -- characters, batch is outside 1..1000, or lease is NULL, not positive or
 -- longer than 12 hours ('infinity' included).
@@ -101,6 +111,17 @@ DECLARE
     -- Whether the first round buries a spent lease of a key: its key's
     -- place is free for the next round.
     v_frees boolean := false;
+    -- The queue's rate limit: at most v_rate_starts starts per v_rate_per,
+    -- of the queue or (v_rate_by_key) of each key; the starts a round may
+    -- make, reclaims included (v_cap), and the keys whose window is full.
+    v_rate_starts integer;
+    v_rate_per interval;
+    v_rate_by_key boolean := false;
+    v_cap integer;
+    v_rate_full_keys text[] := '{}';
+    v_new_full text[];
+    -- Whether claim picks per key: under a key limit or a rate per key.
+    v_keyed boolean;
 BEGIN
     IF claim.queue IS NULL OR claim.queue = '' THEN
         RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
@@ -138,10 +159,11 @@ BEGIN
 
     -- Queue control. A queue without a row in taskboard.queues is unpaused
     -- and unlimited: one primary-key probe, no lock.
-    SELECT q.paused, q.max_running, q.max_running_per_key INTO v_paused, v_limit, v_key_limit
+    SELECT q.paused, q.max_running, q.max_running_per_key, q.rate_starts
+      INTO v_paused, v_limit, v_key_limit, v_rate_starts
       FROM taskboard.queues AS q
      WHERE q.queue = claim.queue;
-    IF v_limit IS NULL AND v_key_limit IS NULL
+    IF v_limit IS NULL AND v_key_limit IS NULL AND v_rate_starts IS NULL
        AND pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
         -- A snapshot taken before a first limit committed does not see it,
         -- and this claim did not wait for it. Writing the queue's row (an
@@ -150,7 +172,7 @@ BEGIN
         INSERT INTO taskboard.queues AS q (queue) VALUES (claim.queue)
         ON CONFLICT ON CONSTRAINT queues_pkey DO NOTHING;
     END IF;
-    IF v_limit IS NOT NULL OR v_key_limit IS NOT NULL THEN
+    IF v_limit IS NOT NULL OR v_key_limit IS NOT NULL OR v_rate_starts IS NOT NULL THEN
         -- Claimers of a limited queue (a limit of its own or per key) take
         -- turns on its row, held until the caller's transaction ends: the
         -- counts below see every claim made before, so together they never
@@ -163,7 +185,12 @@ BEGIN
         UPDATE taskboard.queues AS q
            SET paused = q.paused
          WHERE q.queue = claim.queue
-        RETURNING q.paused, q.max_running, q.max_running_per_key INTO v_paused, v_limit, v_key_limit;
+        RETURNING q.paused, q.max_running, q.max_running_per_key, q.rate_starts, q.rate_per, q.rate_by_key
+             INTO v_paused, v_limit, v_key_limit, v_rate_starts, v_rate_per, v_rate_by_key;
+        -- The clock is read again after the turn: the starts of the claims
+        -- that came before are then all earlier than it, so a window ending
+        -- at it counts them (a clock read before the wait would not).
+        v_now := pg_catalog.clock_timestamp();
     END IF;
     IF v_paused THEN
         RETURN;
@@ -173,7 +200,7 @@ BEGIN
     -- (nothing to bury or reclaim; the check walks this queue's running
     -- jobs, as the steps below would). Only queued jobs can be taken, and
     -- nothing is recorded in the history.
-    IF v_limit IS NULL AND v_key_limit IS NULL AND NOT EXISTS (
+    IF v_limit IS NULL AND v_key_limit IS NULL AND v_rate_starts IS NULL AND NOT EXISTS (
         SELECT
           FROM taskboard.jobs AS x
          WHERE x.queue = claim.queue
@@ -216,14 +243,24 @@ BEGIN
         RETURN;
     END IF;
 
-    -- Under a key limit, the keys of the jobs a round starts may fill: a
-    -- claim short of its batch goes round again, those keys left out, so
-    -- that fewer rows than the batch still means nothing else may start
-    -- now. Each round but the last starts at least one job, or is the first
-    -- and buries a spent lease of a key (a key it counted as a holder); the
-    -- rounds after the first find no expired lease left to reclaim (the
-    -- first reclaimed them all, or filled the batch).
-    IF v_key_limit IS NOT NULL THEN
+    IF v_rate_starts IS NOT NULL THEN
+        -- Starts older than the window count no more.
+        DELETE FROM taskboard.queue_starts AS s
+         WHERE s.queue = claim.queue
+           AND s.started_at <= v_now - v_rate_per;
+    END IF;
+
+    -- Per key (a key limit, a rate per key), the keys of the jobs a round
+    -- starts may fill: a claim short of its batch goes round again, those
+    -- keys left out, so that fewer rows than the batch still means nothing
+    -- else may start now. Each round but the last starts at least one job,
+    -- or is the first and buries a spent lease of a key (a key it counted
+    -- as a holder): the first job or expired lease of each key left in is
+    -- within its room. The rounds after the first find no expired lease
+    -- left to reclaim but those of keys whose window filled (the first
+    -- reclaimed the others, or filled the batch).
+    v_keyed := v_key_limit IS NOT NULL OR v_rate_by_key;
+    IF v_keyed THEN
         v_frees := EXISTS (
             SELECT
               FROM taskboard.jobs AS x
@@ -250,6 +287,18 @@ BEGIN
                AND NOT (j.lease_expires_at <= v_now AND j.attempt >= j.max_attempts);
             v_room := LEAST(v_room, v_want);
         END IF;
+        v_cap := v_want;
+        v_full_keys := '{}';
+        IF v_rate_starts IS NOT NULL AND NOT v_rate_by_key THEN
+            -- The window's room bounds the round's starts, reclaims
+            -- included, and with them the queued jobs it may start.
+            SELECT GREATEST(0, v_rate_starts - pg_catalog.count(*))::integer INTO v_cap
+              FROM taskboard.queue_starts AS s
+             WHERE s.queue = claim.queue
+               AND s.started_at > v_now - v_rate_per;
+            v_cap := LEAST(v_cap, v_want);
+            v_room := LEAST(v_room, v_cap);
+        END IF;
         IF v_key_limit IS NOT NULL THEN
             -- The keys whose holders fill the key limit: their running jobs
             -- (an expired lease counts until the job is reclaimed or finished)
@@ -263,6 +312,53 @@ BEGIN
                        AND (h.state = 'running' OR h.held_until > v_now)
                      GROUP BY h.concurrency_key
                     HAVING pg_catalog.count(*) >= v_key_limit) AS k;
+        END IF;
+        IF v_rate_by_key THEN
+            -- The keys whose window is full (none of their jobs starts, an
+            -- expired lease of theirs is not reclaimed), among those this
+            -- round would look at: the keys of the first queued jobs it
+            -- reads, as `keyed` reads them, and of the expired leases it may
+            -- reclaim, each key's window counted through its index. Keys
+            -- found full are left out and the look goes again, until the
+            -- keys it finds have room: the jobs of keys with room behind
+            -- full ones are still reached, and no key's window is counted
+            -- that this claim does not reach.
+            LOOP
+                v_new_full := ARRAY(
+                    SELECT c.ck
+                      FROM (SELECT q.ck
+                              FROM (SELECT j.concurrency_key AS ck
+                                      FROM taskboard.jobs AS j
+                                     WHERE j.queue = claim.queue
+                                       AND j.state = 'queued'
+                                       AND j.run_at <= v_now
+                                       AND j.concurrency_key IS NOT NULL
+                                       AND j.concurrency_key NOT IN (
+                                           SELECT f.key
+                                             FROM pg_catalog.unnest(pg_catalog.array_cat(v_full_keys, v_rate_full_keys)) AS f(key))
+                                     ORDER BY j.priority DESC, j.run_at, j.id
+                                     LIMIT 16 * v_room) AS q
+                            UNION
+                            SELECT x.concurrency_key
+                              FROM taskboard.jobs AS x
+                             WHERE x.queue = claim.queue
+                               AND x.state = 'running'
+                               AND x.lease_expires_at <= v_now
+                               AND x.attempt < x.max_attempts
+                               AND x.concurrency_key IS NOT NULL
+                               AND x.concurrency_key NOT IN (
+                                   SELECT f.key FROM pg_catalog.unnest(v_rate_full_keys) AS f(key))) AS c
+                     WHERE (SELECT pg_catalog.count(*)
+                              FROM (SELECT
+                                      FROM taskboard.queue_starts AS s
+                                     WHERE s.queue = claim.queue
+                                       AND s.concurrency_key = c.ck
+                                       AND s.started_at > v_now - v_rate_per
+                                     LIMIT v_rate_starts) AS w) >= v_rate_starts);
+                EXIT WHEN pg_catalog.cardinality(v_new_full) = 0;
+                v_rate_full_keys := pg_catalog.array_cat(v_rate_full_keys, v_new_full);
+            END LOOP;
+            v_full_keys := pg_catalog.array_cat(v_full_keys, v_rate_full_keys);
         END IF;
         RETURN QUERY
         WITH doomed AS MATERIALIZED (
@@ -295,21 +391,24 @@ BEGIN
         ),
         expired AS MATERIALIZED (
             -- Reclaimable: the few running jobs of the queue whose lease ran out.
-            SELECT j.id, j.priority, j.run_at, j.lease_expires_at AS due_at
+            -- Under a rate per key, not those of keys whose window is full.
+            SELECT j.id, j.priority, j.run_at, j.lease_expires_at AS due_at, j.concurrency_key AS ck
               FROM taskboard.jobs AS j
              WHERE j.queue = claim.queue
                AND j.state = 'running'
                AND j.lease_expires_at <= v_now
                AND j.attempt < j.max_attempts
+               AND (j.concurrency_key IS NULL
+                    OR j.concurrency_key NOT IN (SELECT f.key FROM pg_catalog.unnest(v_rate_full_keys) AS f(key)))
              ORDER BY j.priority DESC, j.run_at, j.id
-             LIMIT v_want
+             LIMIT v_cap
                FOR UPDATE SKIP LOCKED
         ),
         queued AS MATERIALIZED (
-            -- Without a key limit: the queued head, locked.
+            -- Without a key limit or a rate per key: the queued head, locked.
             SELECT j.id, j.priority, j.run_at, j.run_at AS due_at
               FROM taskboard.jobs AS j
-             WHERE v_key_limit IS NULL
+             WHERE NOT v_keyed
                AND j.queue = claim.queue
                AND j.state = 'queued'
                AND j.run_at <= v_now
@@ -318,14 +417,14 @@ BEGIN
                FOR UPDATE SKIP LOCKED
         ),
         keyed AS MATERIALIZED (
-            -- Under a key limit: the queued jobs of keys with room and those
+            -- Per key (a key limit, a rate per key): the queued jobs of keys with room and those
             -- without a key, sixteen times the room of them in claim order,
             -- read without a lock (the queue's claimers take turns on its
             -- row; the rows taken are locked below), so that the jobs of
             -- keys with room behind many of one key are still found.
             SELECT j.id, j.priority, j.run_at, j.concurrency_key AS ck
               FROM taskboard.jobs AS j
-             WHERE v_key_limit IS NOT NULL
+             WHERE v_keyed
                AND j.queue = claim.queue
                AND j.state = 'queued'
                AND j.run_at <= v_now
@@ -336,20 +435,49 @@ BEGIN
              ORDER BY j.priority DESC, j.run_at, j.id
              LIMIT 16 * v_room
         ),
+        rooms AS MATERIALIZED (
+            -- Under a rate per key: the starts left in the window of each
+            -- key of the round, counted once per key.
+            SELECT r.ck, v_rate_starts - (
+                       SELECT pg_catalog.count(*)
+                         FROM taskboard.queue_starts AS s
+                        WHERE s.queue = claim.queue
+                          AND s.concurrency_key = r.ck
+                          AND s.started_at > v_now - v_rate_per) AS room
+              FROM (SELECT e.ck FROM expired AS e UNION SELECT k.ck FROM keyed AS k) AS r
+             WHERE v_rate_by_key
+               AND r.ck IS NOT NULL
+        ),
+        reclaims AS MATERIALIZED (
+            -- The expired leases to take over: under a rate per key, a key's
+            -- first ones in claim order up to its room.
+            SELECT n.id, n.priority, n.run_at, n.due_at, n.ck
+              FROM (SELECT e.id, e.priority, e.run_at, e.due_at, e.ck,
+                           pg_catalog.row_number() OVER (PARTITION BY e.ck ORDER BY e.priority DESC, e.run_at, e.id) AS nth
+                      FROM expired AS e) AS n
+             WHERE NOT v_rate_by_key
+                OR n.ck IS NULL
+                OR n.nth <= (SELECT r.room FROM rooms AS r WHERE r.ck = n.ck)
+        ),
         picked AS MATERIALIZED (
             -- A key's jobs in claim order up to its room: the limit less its
-            -- holders (as counted for v_full_keys).
+            -- holders (as counted for v_full_keys), and under a rate per key
+            -- the room of its window less its reclaims.
             SELECT n.id
               FROM (SELECT k.id, k.priority, k.run_at, k.ck,
                            pg_catalog.row_number() OVER (PARTITION BY k.ck ORDER BY k.priority DESC, k.run_at, k.id) AS nth
                       FROM keyed AS k) AS n
              WHERE n.ck IS NULL
-                OR n.nth <= v_key_limit - (
-                       SELECT pg_catalog.count(*)
-                         FROM taskboard.jobs AS h
-                        WHERE h.queue = claim.queue
-                          AND h.concurrency_key = n.ck
-                          AND (h.state = 'running' OR h.held_until > v_now))
+                OR ((v_key_limit IS NULL
+                     OR n.nth <= v_key_limit - (
+                            SELECT pg_catalog.count(*)
+                              FROM taskboard.jobs AS h
+                             WHERE h.queue = claim.queue
+                               AND h.concurrency_key = n.ck
+                               AND (h.state = 'running' OR h.held_until > v_now)))
+                    AND (NOT v_rate_by_key
+                         OR n.nth <= (SELECT r.room FROM rooms AS r WHERE r.ck = n.ck) - (
+                                SELECT pg_catalog.count(*) FROM reclaims AS c WHERE c.ck = n.ck)))
              ORDER BY n.priority DESC, n.run_at, n.id
              LIMIT v_room
         ),
@@ -367,14 +495,14 @@ BEGIN
         ),
         chosen AS (
             SELECT c.id, c.due_at
-              FROM (SELECT e.id, e.priority, e.run_at, e.due_at FROM expired AS e
+              FROM (SELECT e.id, e.priority, e.run_at, e.due_at FROM reclaims AS e
                     UNION ALL
                     SELECT q.id, q.priority, q.run_at, q.due_at FROM queued AS q
                     UNION ALL
                     SELECT l.id, l.priority, l.run_at, l.due_at FROM keyed_locked AS l
                      WHERE l.state = 'queued') AS c
              ORDER BY c.priority DESC, c.run_at, c.id
-             LIMIT v_want
+             LIMIT v_cap
         ),
         claimed AS (
             -- Every chosen row is locked by this statement; the state test
@@ -392,7 +520,16 @@ BEGIN
                AND j.state IN ('queued', 'running')
             RETURNING j.id, j.lease_token, j.task, j.payload, j.attempt, j.lease_expires_at,
                       j.idempotency_key, j.fence, j.trace_context, v_now - c.due_at AS waited,
-                      j.priority, j.run_at
+                      j.priority, j.run_at, j.concurrency_key AS ck
+        ),
+        logged AS (
+            -- Under a rate limit, each start it counts in the queue's log
+            -- (per key, those of jobs with a key).
+            INSERT INTO taskboard.queue_starts (queue, concurrency_key, started_at)
+            SELECT claim.queue, c.ck, v_now
+              FROM claimed AS c
+             WHERE v_rate_starts IS NOT NULL
+               AND (NOT v_rate_by_key OR c.ck IS NOT NULL)
         ),
         reclaimed AS (
             -- The lease each reclaim took over, as a line of the job's history.
@@ -415,7 +552,7 @@ BEGIN
         GET DIAGNOSTICS v_rows = ROW_COUNT;
         v_taken := v_taken + v_rows;
         v_want := claim.batch - v_taken;
-        EXIT WHEN v_key_limit IS NULL OR v_want = 0 OR (v_rows = 0 AND NOT v_frees);
+        EXIT WHEN NOT v_keyed OR v_want = 0 OR (v_rows = 0 AND NOT v_frees);
         v_frees := false;
     END LOOP;
 END
@@ -468,6 +605,16 @@ its room of them in order, and starts each key's first ones up to the
 key's room; a claim still short of its batch goes round again while its
 last round started a job. Its claimers take turns as under a queue limit,
 and a first key limit waits for the claims in flight the same way.
+A queue with a rate limit (taskboard.set_rate_limit) starts at most
+rate_starts jobs, reclaims included, in any window of rate_per: its
+claimers take turns as under a queue limit, each reads the clock (the
+clock of its leases and of the window) after its turn, counts the starts
+logged within the window before it (taskboard.queue_starts, whose older
+rows it deletes) and logs those it makes. With rate_by_key, each key's
+starts are counted apart (and only those are logged), jobs without a key
+are not limited, a key whose window is full is left out as a full key is
+under a key limit (its expired leases too), found among the keys a round
+reaches, and a key's reclaims take its room before its queued jobs.
 Raises 22023 when queue or worker is NULL, empty or longer than 200
 characters, batch is outside 1..1000, or lease is NULL, not positive or
 longer than 12 hours ('infinity' included), by the deadline it gives:

@@ -13,8 +13,9 @@ SELECT plan(124);
 
 SELECT has_schema('taskboard', 'the taskboard schema exists');
 
-SELECT tables_are('taskboard', ARRAY['jobs', 'queues', 'schedule_slots', 'job_events', 'queue_starts'],
-    'jobs, queues, schedule_slots, job_events and queue_starts are the only tables in the schema');
+SELECT tables_are('taskboard', ARRAY['jobs', 'queues', 'schedule_slots', 'job_events', 'queue_starts',
+                                     'job_dependencies'],
+    'jobs, queues, schedule_slots, job_events, queue_starts and job_dependencies are the only tables in the schema');
 
 SELECT views_are('taskboard', ARRAY['queue_stats', 'schedules'], 'queue_stats and schedules are the only views in the schema');
 
@@ -24,7 +25,8 @@ SELECT columns_are('taskboard', 'jobs', ARRAY[
     'id', 'queue', 'task', 'payload', 'state', 'priority', 'run_at', 'attempt',
     'max_attempts', 'dedupe_key', 'lease_token', 'lease_expires_at', 'claimed_by',
     'idempotency_key', 'result', 'errors', 'created_at', 'finished_at', 'fence', 'started_at',
-    'trace_context', 'held_until', 'concurrency_key'
+    'trace_context', 'held_until', 'concurrency_key', 'dependencies_left', 'on_dependency_failure',
+    'has_dependents'
 ], 'jobs has exactly the documented columns');
 
 SELECT col_type_is('taskboard', 'jobs', 'id',               'bigint',                   'jobs.id is a bigint');
@@ -59,8 +61,9 @@ SELECT set_eq(
          AND NOT a.attisdropped
          AND NOT a.attnotnull$$,
     ARRAY['dedupe_key', 'lease_token', 'lease_expires_at', 'claimed_by', 'result', 'finished_at',
-          'started_at', 'trace_context', 'held_until', 'concurrency_key'],
-    'only the keys, the lease, the result, finished_at, started_at, trace_context and held_until may be NULL; every other column is NOT NULL'
+          'started_at', 'trace_context', 'held_until', 'concurrency_key', 'dependencies_left',
+          'on_dependency_failure'],
+    'only the keys, the lease, the result, finished_at, started_at, trace_context, held_until and the dependencies may be NULL; every other column is NOT NULL'
 );
 
 SELECT col_is_pk('taskboard', 'jobs', 'id', 'jobs.id is the primary key');
@@ -74,7 +77,7 @@ SELECT set_eq(
         'jobs_state_known', 'jobs_finished_at_iff_terminal', 'jobs_running_has_lease',
         'jobs_queue_not_empty', 'jobs_task_not_empty', 'jobs_max_attempts_positive',
         'jobs_attempt_within_max', 'jobs_errors_is_array', 'jobs_fence_not_negative',
-        'jobs_concurrency_key_named'
+        'jobs_concurrency_key_named', 'jobs_waiting_has_dependencies', 'jobs_on_dependency_failure_known'
     ],
     'the invariants of jobs are named CHECK constraints'
 );
@@ -85,8 +88,8 @@ SELECT set_eq(
              regexp_matches(pg_catalog.pg_get_constraintdef(c.oid), '''([a-z]+)''', 'g') AS m
        WHERE c.conrelid = 'taskboard.jobs'::regclass
          AND c.conname = 'jobs_state_known'$$,
-    ARRAY['queued', 'running', 'succeeded', 'dead', 'cancelled'],
-    'jobs_state_known lists exactly the five states'
+    ARRAY['waiting', 'queued', 'running', 'succeeded', 'dead', 'cancelled'],
+    'jobs_state_known lists exactly the six states'
 );
 
 -- Each invariant bites. Rows are written as the table owner.
@@ -176,8 +179,8 @@ RESET ROLE;
 SELECT indexes_are('taskboard', 'jobs', ARRAY[
     'jobs_pkey', 'jobs_queued_claim_order', 'jobs_running_by_queue',
     'jobs_unfinished_task_dedupe_key', 'jobs_finished_at', 'jobs_failed_by_queue',
-    'jobs_unfinished_last_failure', 'jobs_held_by_queue', 'jobs_holders_by_key'
-], 'jobs has exactly the primary key and the eight documented indexes');
+    'jobs_unfinished_last_failure', 'jobs_held_by_queue', 'jobs_holders_by_key', 'jobs_with_dependents'
+], 'jobs has exactly the primary key and the nine documented indexes');
 
 SELECT is(
     pg_catalog.pg_get_indexdef('taskboard.jobs_held_by_queue'::regclass),
@@ -314,7 +317,7 @@ SELECT functions_are('taskboard', ARRAY[
     'notify_runnable', 'pause', 'resume', 'set_queue_limit', 'find_jobs', 'enqueue_periodic',
     'queue_overview', 'job_activity', 'check_name', 'check_interval', 'check_time',
     'find_jobs_summary', 'last_failure_at', 'remove_schedule', 'job_history', 'worker_leases', 'revert_losses',
-    'set_key_limit', 'set_rate_limit'
+    'set_key_limit', 'set_rate_limit', 'settle_dependents', 'enqueue_waiting'
 ], 'the schema has exactly the documented functions');
 
 SELECT is_empty(
@@ -332,13 +335,14 @@ SELECT is_empty(
 -- assertion instead of aborting the file.
 
 SELECT has_function('taskboard', 'enqueue',
-    ARRAY['text', 'jsonb', 'text', 'timestamp with time zone', 'integer', 'integer', 'text', 'jsonb', 'text'],
-    'enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb, text) exists');
+    ARRAY['text', 'jsonb', 'text', 'timestamp with time zone', 'integer', 'integer', 'text', 'jsonb', 'text',
+          'bigint[]', 'text'],
+    'enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb, text, bigint[], text) exists');
 SELECT is(
     (SELECT pg_catalog.string_agg(pg_catalog.pg_get_function_arguments(p.oid) || ' -> ' || pg_catalog.pg_get_function_result(p.oid), '; ')
        FROM pg_catalog.pg_proc AS p WHERE p.pronamespace = 'taskboard'::regnamespace AND p.proname = 'enqueue'),
-    'task text, payload jsonb DEFAULT ''{}''::jsonb, queue text DEFAULT ''default''::text, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 5, dedupe_key text DEFAULT NULL::text, trace_context jsonb DEFAULT NULL::jsonb, concurrency_key text DEFAULT NULL::text -> bigint',
-    'enqueue takes task, payload {}, queue default, run_at NULL, priority 0, max_attempts 5, dedupe_key NULL, trace_context NULL, concurrency_key NULL and returns bigint'
+    'task text, payload jsonb DEFAULT ''{}''::jsonb, queue text DEFAULT ''default''::text, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 5, dedupe_key text DEFAULT NULL::text, trace_context jsonb DEFAULT NULL::jsonb, concurrency_key text DEFAULT NULL::text, depends_on bigint[] DEFAULT NULL::bigint[], on_dependency_failure text DEFAULT ''cancel''::text -> bigint',
+    'enqueue takes task, payload {}, queue default, run_at NULL, priority 0, max_attempts 5, dedupe_key NULL, trace_context NULL, concurrency_key NULL, depends_on NULL, on_dependency_failure cancel and returns bigint'
 );
 
 SELECT has_function('taskboard', 'enqueue_many',

@@ -11,7 +11,7 @@
 -- read queue_stats and schedules.
 
 BEGIN;
-SELECT plan(343);
+SELECT plan(359);
 
 -- Who may execute what: one row per function of the schema.
 CREATE TEMP TABLE api (
@@ -23,7 +23,7 @@ CREATE TEMP TABLE api (
 ) ON COMMIT DROP;
 
 INSERT INTO api (fn, args, producer, worker, admin) VALUES
-    ('enqueue',         ARRAY['text', 'jsonb', 'text', 'timestamp with time zone', 'integer', 'integer', 'text', 'jsonb', 'text'],
+    ('enqueue',         ARRAY['text', 'jsonb', 'text', 'timestamp with time zone', 'integer', 'integer', 'text', 'jsonb', 'text', 'bigint[]', 'text'],
                                                                         true,  true,  true),
     ('enqueue_many',    ARRAY['text', 'jsonb[]', 'text', 'timestamp with time zone', 'integer', 'integer', 'text[]', 'jsonb', 'text[]'],
                                                                         true,  true,  true),
@@ -57,6 +57,9 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
     ('worker_leases',   ARRAY['integer'],                               false, false, true),
     ('notify_runnable', ARRAY['text'],                                  false, false, false),
     ('check_name',      ARRAY['text', 'text'],                          false, false, false),
+    ('settle_dependents', ARRAY['bigint[]'],                            false, false, false),
+    ('enqueue_waiting', ARRAY['text', 'jsonb', 'text', 'timestamp with time zone', 'integer', 'integer', 'text', 'jsonb', 'text', 'bigint[]', 'text'],
+                                                                        false, false, false),
     ('check_interval',  ARRAY['text', 'interval', 'interval'],          false, false, false),
     ('check_time',      ARRAY['text', 'timestamp with time zone'],      false, false, false),
     ('find_jobs_summary', ARRAY['text', 'text', 'text', 'bigint', 'integer'],

@@ -23,7 +23,7 @@ SELECT throws_ok($$SELECT * FROM taskboard.find_jobs(queue => '')$$, '22023',
 SELECT throws_ok($$SELECT * FROM taskboard.find_jobs(task => '')$$, '22023',
     'task must not be empty (NULL: every task)', 'an empty task is refused');
 SELECT throws_ok($$SELECT * FROM taskboard.find_jobs(state => 'done')$$, '22023',
-    'state must be queued, running, succeeded, dead or cancelled, got ''done''',
+    'state must be waiting, queued, running, succeeded, dead or cancelled, got ''done''',
     'an unknown state is refused, named');
 SELECT throws_ok($$SELECT * FROM taskboard.find_jobs(max_rows => 0)$$, '22023',
     'max_rows must be between 1 and 1000, got 0', 'max_rows 0 is refused');

@@ -10,7 +10,7 @@ GRANT :"owner_role" TO CURRENT_USER;
 DO $verify$
 DECLARE
     v_prefix text := pg_catalog.current_setting('taskboard.role_prefix');
-    v_fn pg_catalog.regprocedure := 'taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb, text)';
+    v_fn pg_catalog.regprocedure := 'taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb, text, bigint[], text)';
 BEGIN
     IF NOT (SELECT p.prosecdef
                    AND p.proconfig = ARRAY['search_path=pg_catalog, pg_temp']
