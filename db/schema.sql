@@ -2535,7 +2535,7 @@ or batch is NULL or < 1.';
 -- Name: queue_overview(interval); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
-CREATE FUNCTION taskboard.queue_overview(recent interval DEFAULT '01:00:00'::interval) RETURNS TABLE(queue text, queued bigint, running bigint, runnable bigint, oldest_runnable_at timestamp with time zone, dead bigint, cancelled bigint, succeeded_recent bigint, dead_recent bigint, cancelled_recent bigint, paused boolean, max_running integer, max_running_per_key integer, rate_starts integer, rate_per interval, rate_by_key boolean, window_starts bigint)
+CREATE FUNCTION taskboard.queue_overview(recent interval DEFAULT '01:00:00'::interval) RETURNS TABLE(queue text, queued bigint, running bigint, runnable bigint, oldest_runnable_at timestamp with time zone, dead bigint, cancelled bigint, succeeded_recent bigint, dead_recent bigint, cancelled_recent bigint, paused boolean, max_running integer, max_running_per_key integer, rate_starts integer, rate_per interval, rate_by_key boolean, window_starts bigint, waiting bigint)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -2563,7 +2563,7 @@ BEGIN
     v_since := v_now - queue_overview.recent;
 
     RETURN QUERY
-    WITH waiting AS (
+    WITH pending AS (
         -- Each branch reads its state's partial index, never finished jobs.
         SELECT j.queue,
                pg_catalog.count(*) AS queued,
@@ -2590,7 +2590,7 @@ BEGIN
                pg_catalog.sum(w.running)::bigint AS running,
                pg_catalog.sum(w.runnable)::bigint AS runnable,
                pg_catalog.min(w.oldest) AS oldest
-          FROM waiting AS w
+          FROM pending AS w
          GROUP BY w.queue
     ), failed AS (
         SELECT j.queue,
@@ -2607,11 +2607,18 @@ BEGIN
           FROM taskboard.jobs AS j
          WHERE j.finished_at >= v_since
          GROUP BY j.queue
+    ), dependents AS (
+        -- The jobs waiting for dependencies, through their own index.
+        SELECT j.queue, pg_catalog.count(*) AS waiting
+          FROM taskboard.jobs AS j
+         WHERE j.state = 'waiting'
+         GROUP BY j.queue
     ), names AS (
         SELECT u.queue FROM unfinished AS u
         UNION SELECT f.queue FROM failed AS f
         UNION SELECT f.queue FROM finished AS f
         UNION SELECT q.queue FROM taskboard.queues AS q
+        UNION SELECT d.queue FROM dependents AS d
     ), windows AS (
         -- The starts within each rate limit's window: of the queue, or of
         -- its busiest key (the log holds starts of limited queues only).
@@ -2642,13 +2649,15 @@ BEGIN
            q.rate_starts,
            q.rate_per,
            coalesce(q.rate_by_key, false),
-           CASE WHEN q.rate_starts IS NOT NULL THEN coalesce(w.starts, 0) END
+           CASE WHEN q.rate_starts IS NOT NULL THEN coalesce(w.starts, 0) END,
+           coalesce(d.waiting, 0)
       FROM names AS n
       LEFT JOIN unfinished AS u ON u.queue = n.queue
       LEFT JOIN failed AS fa ON fa.queue = n.queue
       LEFT JOIN finished AS fi ON fi.queue = n.queue
       LEFT JOIN taskboard.queues AS q ON q.queue = n.queue
       LEFT JOIN windows AS w ON w.queue = n.queue
+      LEFT JOIN dependents AS d ON d.queue = n.queue
      ORDER BY n.queue;
 END
 $$;
@@ -2678,7 +2687,9 @@ costs it nothing. Per queue:
                        (NULL, NULL, NULL and false by default);
   window_starts        the jobs started within the last rate_per, of the
                        queue, or with rate_by_key of its busiest key;
-                       NULL without a rate limit.
+                       NULL without a rate limit;
+  waiting              jobs waiting for dependencies (see
+                       taskboard.enqueue''s depends_on).
 A queue is listed when it has unfinished, dead or cancelled jobs, jobs
 finished within `recent`, or settings. Ordered by queue.
 Raises 22023 when recent is NULL, not positive or longer than 31 days,
@@ -3170,6 +3181,14 @@ BEGIN
             SELECT 'rate limits', '0.4.9',
                    (SELECT pg_catalog.count(*) FROM taskboard.queues AS q
                      WHERE q.rate_starts IS NOT NULL)
+            UNION ALL
+            SELECT 'dependencies', '0.5.0',
+                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j
+                     WHERE j.dependencies_left IS NOT NULL)
+            UNION ALL
+            SELECT 'waiting jobs', '0.5.0',
+                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j
+                     WHERE j.state = 'waiting')
            ) AS lost
      WHERE lost.rows > 0
        AND (v_to IS NULL
@@ -3200,6 +3219,8 @@ release that added it and how many rows hold it:
                   jobs carrying a concurrency key (0.4.8)
   key limits      queues with a limit per concurrency key (0.4.8)
   rate limits     queues with a rate limit, and their log of starts (0.4.9)
+  dependencies    jobs enqueued with dependencies (0.5.0)
+  waiting jobs    jobs waiting for dependencies, which a revert cancels (0.5.0)
   jobs            every job, only for release NULL (a revert of everything)
 No rows: the revert drops no data. Reads only; ordered by release.
 Raises 22023 when release is not NULL and not of the form 0.2.0.
@@ -3557,7 +3578,7 @@ CREATE FUNCTION taskboard.version() RETURNS text
     LANGUAGE sql IMMUTABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-SELECT '0.4.9'::text
+SELECT '0.5.0'::text
 $$;
 
 --
@@ -3985,6 +4006,12 @@ CREATE INDEX jobs_unfinished_last_failure ON taskboard.jobs USING btree (taskboa
 --
 
 CREATE UNIQUE INDEX jobs_unfinished_task_dedupe_key ON taskboard.jobs USING btree (queue, task, sha256(decode(replace(dedupe_key, '\'::text, '\\'::text), 'escape'::text))) WHERE ((dedupe_key IS NOT NULL) AND (state = ANY (ARRAY['queued'::text, 'running'::text])));
+
+--
+-- Name: jobs_waiting_by_queue; Type: INDEX; Schema: taskboard; Owner: -
+--
+
+CREATE INDEX jobs_waiting_by_queue ON taskboard.jobs USING btree (queue) WHERE (state = 'waiting'::text);
 
 --
 -- Name: jobs_with_dependents; Type: INDEX; Schema: taskboard; Owner: -

@@ -61,6 +61,9 @@ CREATE INDEX job_dependencies_by_dependency ON taskboard.job_dependencies (depen
 -- has no dependents, and costs next to nothing.
 CREATE INDEX jobs_with_dependents ON taskboard.jobs (id) WHERE has_dependents;
 
+-- The waiting jobs of a queue, for queue_overview: only they are in it.
+CREATE INDEX jobs_waiting_by_queue ON taskboard.jobs (queue) WHERE state = 'waiting';
+
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;
 

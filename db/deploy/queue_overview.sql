@@ -1,10 +1,10 @@
 -- Deploy taskboard:queue_overview to pg
--- requires: queue_overview@v0.4.8
--- requires: rate_limit
+-- requires: queue_overview@v0.4.9
+-- requires: dependencies
 --
--- Each queue's row gains its limit per concurrency key, its rate limit and
--- the starts in the rate limit's current window: a new row type, so the
--- function is dropped and made again (its grants and comment with it).
+-- Each queue's row gains waiting: its jobs that wait for dependencies. A
+-- new row type, so the function is dropped and made again (its grants and
+-- comment with it).
 
 BEGIN;
 
@@ -38,7 +38,9 @@ SET LOCAL ROLE :"owner_role";
 --                        (NULL, NULL, NULL and false by default);
 --   window_starts        the jobs started within the last rate_per, of the
 --                        queue, or with rate_by_key of its busiest key;
---                        NULL without a rate limit.
+--                        NULL without a rate limit;
+--   waiting              jobs waiting for dependencies (see
+--                        taskboard.enqueue's depends_on).
 -- A queue is listed when it has unfinished, dead or cancelled jobs, jobs
 -- finished within `recent`, or settings. Ordered by queue.
 -- Raises 22023 when recent is NULL, not positive or longer than 31 days,
@@ -63,7 +65,8 @@ RETURNS TABLE (
     rate_starts        integer,
     rate_per           interval,
     rate_by_key        boolean,
-    window_starts      bigint
+    window_starts      bigint,
+    waiting            bigint
 )
 LANGUAGE plpgsql
 STABLE
@@ -94,7 +97,7 @@ BEGIN
     v_since := v_now - queue_overview.recent;
 
     RETURN QUERY
-    WITH waiting AS (
+    WITH pending AS (
         -- Each branch reads its state's partial index, never finished jobs.
         SELECT j.queue,
                pg_catalog.count(*) AS queued,
@@ -121,7 +124,7 @@ BEGIN
                pg_catalog.sum(w.running)::bigint AS running,
                pg_catalog.sum(w.runnable)::bigint AS runnable,
                pg_catalog.min(w.oldest) AS oldest
-          FROM waiting AS w
+          FROM pending AS w
          GROUP BY w.queue
     ), failed AS (
         SELECT j.queue,
@@ -138,11 +141,18 @@ BEGIN
           FROM taskboard.jobs AS j
          WHERE j.finished_at >= v_since
          GROUP BY j.queue
+    ), dependents AS (
+        -- The jobs waiting for dependencies, through their own index.
+        SELECT j.queue, pg_catalog.count(*) AS waiting
+          FROM taskboard.jobs AS j
+         WHERE j.state = 'waiting'
+         GROUP BY j.queue
     ), names AS (
         SELECT u.queue FROM unfinished AS u
         UNION SELECT f.queue FROM failed AS f
         UNION SELECT f.queue FROM finished AS f
         UNION SELECT q.queue FROM taskboard.queues AS q
+        UNION SELECT d.queue FROM dependents AS d
     ), windows AS (
         -- The starts within each rate limit's window: of the queue, or of
         -- its busiest key (the log holds starts of limited queues only).
@@ -173,13 +183,15 @@ BEGIN
            q.rate_starts,
            q.rate_per,
            coalesce(q.rate_by_key, false),
-           CASE WHEN q.rate_starts IS NOT NULL THEN coalesce(w.starts, 0) END
+           CASE WHEN q.rate_starts IS NOT NULL THEN coalesce(w.starts, 0) END,
+           coalesce(d.waiting, 0)
       FROM names AS n
       LEFT JOIN unfinished AS u ON u.queue = n.queue
       LEFT JOIN failed AS fa ON fa.queue = n.queue
       LEFT JOIN finished AS fi ON fi.queue = n.queue
       LEFT JOIN taskboard.queues AS q ON q.queue = n.queue
       LEFT JOIN windows AS w ON w.queue = n.queue
+      LEFT JOIN dependents AS d ON d.queue = n.queue
      ORDER BY n.queue;
 END
 $function$;
@@ -210,7 +222,9 @@ costs it nothing. Per queue:
                        (NULL, NULL, NULL and false by default);
   window_starts        the jobs started within the last rate_per, of the
                        queue, or with rate_by_key of its busiest key;
-                       NULL without a rate limit.
+                       NULL without a rate limit;
+  waiting              jobs waiting for dependencies (see
+                       taskboard.enqueue's depends_on).
 A queue is listed when it has unfinished, dead or cancelled jobs, jobs
 finished within `recent`, or settings. Ordered by queue.
 Raises 22023 when recent is NULL, not positive or longer than 31 days,

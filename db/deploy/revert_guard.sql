@@ -1,11 +1,13 @@
 -- Deploy taskboard:revert_guard to pg
--- requires: revert_guard@v0.4.8
+-- requires: revert_guard@v0.4.9
 -- requires: version
 --
--- Release 0.4.9 adds rate limits (queues.rate_starts, rate_per,
--- rate_by_key, and the log of their starts, queue_starts): revert_losses
--- counts the rate limits (the log goes with them), and the guard is again
--- the release's last change, so that a refused revert has changed nothing.
+-- Release 0.5.0 adds dependencies (jobs.dependencies_left,
+-- on_dependency_failure, has_dependents, taskboard.job_dependencies) and
+-- the state waiting: revert_losses counts the jobs enqueued with
+-- dependencies and the waiting jobs (a revert cancels them), and the guard
+-- is again the release's last change, so that a refused revert has
+-- changed nothing.
 --
 -- What a revert would drop, and a guard against dropping it unasked. The
 -- released revert scripts drop the columns and tables their change added,
@@ -88,6 +90,14 @@ BEGIN
             SELECT 'rate limits', '0.4.9',
                    (SELECT pg_catalog.count(*) FROM taskboard.queues AS q
                      WHERE q.rate_starts IS NOT NULL)
+            UNION ALL
+            SELECT 'dependencies', '0.5.0',
+                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j
+                     WHERE j.dependencies_left IS NOT NULL)
+            UNION ALL
+            SELECT 'waiting jobs', '0.5.0',
+                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j
+                     WHERE j.state = 'waiting')
            ) AS lost
      WHERE lost.rows > 0
        AND (v_to IS NULL
@@ -115,6 +125,8 @@ release that added it and how many rows hold it:
                   jobs carrying a concurrency key (0.4.8)
   key limits      queues with a limit per concurrency key (0.4.8)
   rate limits     queues with a rate limit, and their log of starts (0.4.9)
+  dependencies    jobs enqueued with dependencies (0.5.0)
+  waiting jobs    jobs waiting for dependencies, which a revert cancels (0.5.0)
   jobs            every job, only for release NULL (a revert of everything)
 No rows: the revert drops no data. Reads only; ordered by release.
 Raises 22023 when release is not NULL and not of the form 0.2.0.

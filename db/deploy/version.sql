@@ -1,9 +1,9 @@
 -- Deploy taskboard:version to pg
--- requires: version@v0.4.8
+-- requires: version@v0.4.9
 -- requires: queue_overview
--- requires: set_rate_limit
+-- requires: enqueue
 --
--- Release 0.4.9: the schema answers 0.4.9.
+-- Release 0.5.0: the schema answers 0.5.0.
 
 BEGIN;
 
@@ -23,7 +23,7 @@ IMMUTABLE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
-SELECT '0.4.9'::text
+SELECT '0.5.0'::text
 $function$;
 
 COMMENT ON FUNCTION taskboard.version() IS

@@ -19,7 +19,9 @@
 --                        (NULL, NULL, NULL and false by default);
 --   window_starts        the jobs started within the last rate_per, of the
 --                        queue, or with rate_by_key of its busiest key;
---                        NULL without a rate limit.
+--                        NULL without a rate limit;
+--   waiting              jobs waiting for dependencies (see
+--                        taskboard.enqueue's depends_on).
 -- A queue is listed when it has unfinished, dead or cancelled jobs, jobs
 -- finished within `recent`, or settings. Ordered by queue.
 -- Raises 22023 when recent is NULL, not positive or longer than 31 days,
@@ -29,7 +31,7 @@
 -- Written by `make schema` from a fresh deploy (never by hand): the definition
 -- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
 CREATE OR REPLACE FUNCTION taskboard.queue_overview(recent interval DEFAULT '01:00:00'::interval)
- RETURNS TABLE(queue text, queued bigint, running bigint, runnable bigint, oldest_runnable_at timestamp with time zone, dead bigint, cancelled bigint, succeeded_recent bigint, dead_recent bigint, cancelled_recent bigint, paused boolean, max_running integer, max_running_per_key integer, rate_starts integer, rate_per interval, rate_by_key boolean, window_starts bigint)
+ RETURNS TABLE(queue text, queued bigint, running bigint, runnable bigint, oldest_runnable_at timestamp with time zone, dead bigint, cancelled bigint, succeeded_recent bigint, dead_recent bigint, cancelled_recent bigint, paused boolean, max_running integer, max_running_per_key integer, rate_starts integer, rate_per interval, rate_by_key boolean, window_starts bigint, waiting bigint)
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -58,7 +60,7 @@ BEGIN
     v_since := v_now - queue_overview.recent;
 
     RETURN QUERY
-    WITH waiting AS (
+    WITH pending AS (
         -- Each branch reads its state's partial index, never finished jobs.
         SELECT j.queue,
                pg_catalog.count(*) AS queued,
@@ -85,7 +87,7 @@ BEGIN
                pg_catalog.sum(w.running)::bigint AS running,
                pg_catalog.sum(w.runnable)::bigint AS runnable,
                pg_catalog.min(w.oldest) AS oldest
-          FROM waiting AS w
+          FROM pending AS w
          GROUP BY w.queue
     ), failed AS (
         SELECT j.queue,
@@ -102,11 +104,18 @@ BEGIN
           FROM taskboard.jobs AS j
          WHERE j.finished_at >= v_since
          GROUP BY j.queue
+    ), dependents AS (
+        -- The jobs waiting for dependencies, through their own index.
+        SELECT j.queue, pg_catalog.count(*) AS waiting
+          FROM taskboard.jobs AS j
+         WHERE j.state = 'waiting'
+         GROUP BY j.queue
     ), names AS (
         SELECT u.queue FROM unfinished AS u
         UNION SELECT f.queue FROM failed AS f
         UNION SELECT f.queue FROM finished AS f
         UNION SELECT q.queue FROM taskboard.queues AS q
+        UNION SELECT d.queue FROM dependents AS d
     ), windows AS (
         -- The starts within each rate limit's window: of the queue, or of
         -- its busiest key (the log holds starts of limited queues only).
@@ -137,13 +146,15 @@ BEGIN
            q.rate_starts,
            q.rate_per,
            coalesce(q.rate_by_key, false),
-           CASE WHEN q.rate_starts IS NOT NULL THEN coalesce(w.starts, 0) END
+           CASE WHEN q.rate_starts IS NOT NULL THEN coalesce(w.starts, 0) END,
+           coalesce(d.waiting, 0)
       FROM names AS n
       LEFT JOIN unfinished AS u ON u.queue = n.queue
       LEFT JOIN failed AS fa ON fa.queue = n.queue
       LEFT JOIN finished AS fi ON fi.queue = n.queue
       LEFT JOIN taskboard.queues AS q ON q.queue = n.queue
       LEFT JOIN windows AS w ON w.queue = n.queue
+      LEFT JOIN dependents AS d ON d.queue = n.queue
      ORDER BY n.queue;
 END
 $function$;

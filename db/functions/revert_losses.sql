@@ -16,6 +16,8 @@
 --                   jobs carrying a concurrency key (0.4.8)
 --   key limits      queues with a limit per concurrency key (0.4.8)
 --   rate limits     queues with a rate limit, and their log of starts (0.4.9)
+--   dependencies    jobs enqueued with dependencies (0.5.0)
+--   waiting jobs    jobs waiting for dependencies, which a revert cancels (0.5.0)
 --   jobs            every job, only for release NULL (a revert of everything)
 -- No rows: the revert drops no data. Reads only; ordered by release.
 -- Raises 22023 when release is not NULL and not of the form 0.2.0.
@@ -85,6 +87,14 @@ BEGIN
             SELECT 'rate limits', '0.4.9',
                    (SELECT pg_catalog.count(*) FROM taskboard.queues AS q
                      WHERE q.rate_starts IS NOT NULL)
+            UNION ALL
+            SELECT 'dependencies', '0.5.0',
+                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j
+                     WHERE j.dependencies_left IS NOT NULL)
+            UNION ALL
+            SELECT 'waiting jobs', '0.5.0',
+                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j
+                     WHERE j.state = 'waiting')
            ) AS lost
      WHERE lost.rows > 0
        AND (v_to IS NULL

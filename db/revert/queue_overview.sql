@@ -1,6 +1,6 @@
--- Revert taskboard:queue_overview to its v0.4.8 definition
+-- Revert taskboard:queue_overview to its v0.4.9 definition
 --
--- Puts back the function of release 0.4.8 (no key or rate limit columns).
+-- Puts back the function of release 0.4.9 (no waiting column).
 
 BEGIN;
 
@@ -28,10 +28,17 @@ SET LOCAL ROLE :"owner_role";
 --   dead, cancelled      all such jobs still kept (prune removes them);
 --   succeeded_recent, dead_recent, cancelled_recent
 --                        jobs that finished so within `recent`;
---   paused, max_running  the queue's settings (false and NULL by default).
+--   paused, max_running  the queue's settings (false and NULL by default);
+--   max_running_per_key, rate_starts, rate_per, rate_by_key
+--                        its limit per concurrency key and its rate limit
+--                        (NULL, NULL, NULL and false by default);
+--   window_starts        the jobs started within the last rate_per, of the
+--                        queue, or with rate_by_key of its busiest key;
+--                        NULL without a rate limit.
 -- A queue is listed when it has unfinished, dead or cancelled jobs, jobs
 -- finished within `recent`, or settings. Ordered by queue.
--- Raises 22023 when recent is NULL, not positive or longer than 31 days.
+-- Raises 22023 when recent is NULL, not positive or longer than 31 days,
+-- by the time it gives.
 
 DROP FUNCTION taskboard.queue_overview(interval);
 CREATE FUNCTION taskboard.queue_overview(recent interval DEFAULT interval '1 hour')
@@ -47,7 +54,12 @@ RETURNS TABLE (
     dead_recent        bigint,
     cancelled_recent   bigint,
     paused             boolean,
-    max_running        integer
+    max_running        integer,
+    max_running_per_key integer,
+    rate_starts        integer,
+    rate_per           interval,
+    rate_by_key        boolean,
+    window_starts      bigint
 )
 LANGUAGE plpgsql
 STABLE
@@ -127,6 +139,19 @@ BEGIN
         UNION SELECT f.queue FROM failed AS f
         UNION SELECT f.queue FROM finished AS f
         UNION SELECT q.queue FROM taskboard.queues AS q
+    ), windows AS (
+        -- The starts within each rate limit's window: of the queue, or of
+        -- its busiest key (the log holds starts of limited queues only).
+        SELECT k.queue, pg_catalog.max(k.starts) AS starts
+          FROM (SELECT s.queue, pg_catalog.count(*) AS starts
+                  FROM taskboard.queues AS q
+                  JOIN taskboard.queue_starts AS s
+                    ON s.queue = q.queue
+                   AND s.started_at > v_now - q.rate_per
+                   AND (NOT q.rate_by_key OR s.concurrency_key IS NOT NULL)
+                 WHERE q.rate_starts IS NOT NULL
+                 GROUP BY s.queue, CASE WHEN q.rate_by_key THEN s.concurrency_key END) AS k
+         GROUP BY k.queue
     )
     SELECT n.queue,
            coalesce(u.queued, 0),
@@ -139,12 +164,18 @@ BEGIN
            coalesce(fi.dead, 0),
            coalesce(fi.cancelled, 0),
            coalesce(q.paused, false),
-           q.max_running
+           q.max_running,
+           q.max_running_per_key,
+           q.rate_starts,
+           q.rate_per,
+           coalesce(q.rate_by_key, false),
+           CASE WHEN q.rate_starts IS NOT NULL THEN coalesce(w.starts, 0) END
       FROM names AS n
       LEFT JOIN unfinished AS u ON u.queue = n.queue
       LEFT JOIN failed AS fa ON fa.queue = n.queue
       LEFT JOIN finished AS fi ON fi.queue = n.queue
       LEFT JOIN taskboard.queues AS q ON q.queue = n.queue
+      LEFT JOIN windows AS w ON w.queue = n.queue
      ORDER BY n.queue;
 END
 $function$;
@@ -169,7 +200,13 @@ costs it nothing. Per queue:
   dead, cancelled      all such jobs still kept (prune removes them);
   succeeded_recent, dead_recent, cancelled_recent
                        jobs that finished so within `recent`;
-  paused, max_running  the queue's settings (false and NULL by default).
+  paused, max_running  the queue's settings (false and NULL by default);
+  max_running_per_key, rate_starts, rate_per, rate_by_key
+                       its limit per concurrency key and its rate limit
+                       (NULL, NULL, NULL and false by default);
+  window_starts        the jobs started within the last rate_per, of the
+                       queue, or with rate_by_key of its busiest key;
+                       NULL without a rate limit.
 A queue is listed when it has unfinished, dead or cancelled jobs, jobs
 finished within `recent`, or settings. Ordered by queue.
 Raises 22023 when recent is NULL, not positive or longer than 31 days,

@@ -1,12 +1,12 @@
 -- Revert taskboard:revert_guard from pg
 --
--- The guard of release 0.4.9, first of its changes to be reverted: a revert
+-- The guard of release 0.5.0, first of its changes to be reverted: a revert
 -- stops here, before any of them, while taskboard.revert_losses('0.1.0')
 -- finds data (how far the revert goes is not known to a script), unless the
 -- Sqitch variable drop_data is yes (sqitch revert --set drop_data=yes). The
 -- error names each kind of data and its rows, and changes nothing.
--- Then revert_losses is put back as release 0.4.8 had it (without rate
--- limits); release 0.4.5's own guard drops it.
+-- Then revert_losses is put back as release 0.4.9 had it (without
+-- dependencies); release 0.4.5's own guard drops it.
 
 \if :{?drop_data}
 \else
@@ -30,7 +30,7 @@ BEGIN
       INTO v_lost
       FROM taskboard.revert_losses('0.1.0') AS l;
     IF v_lost IS NOT NULL AND pg_catalog.current_setting('taskboard.drop_data') <> 'yes' THEN
-        RAISE EXCEPTION 'a revert to a release before 0.4.9 may drop data: %', v_lost
+        RAISE EXCEPTION 'a revert to a release before 0.5.0 may drop data: %', v_lost
             USING ERRCODE = '55000',
                   HINT = 'taskboard migrate --revert --to RELEASE lists what a revert to that release drops; to drop it, revert with sqitch revert --set drop_data=yes';
     END IF;
@@ -109,6 +109,10 @@ BEGIN
             SELECT 'key limits', '0.4.8',
                    (SELECT pg_catalog.count(*) FROM taskboard.queues AS q
                      WHERE q.max_running_per_key IS NOT NULL)
+            UNION ALL
+            SELECT 'rate limits', '0.4.9',
+                   (SELECT pg_catalog.count(*) FROM taskboard.queues AS q
+                     WHERE q.rate_starts IS NOT NULL)
            ) AS lost
      WHERE lost.rows > 0
        AND (v_to IS NULL
@@ -135,6 +139,7 @@ release that added it and how many rows hold it:
   concurrency keys
                   jobs carrying a concurrency key (0.4.8)
   key limits      queues with a limit per concurrency key (0.4.8)
+  rate limits     queues with a rate limit, and their log of starts (0.4.9)
   jobs            every job, only for release NULL (a revert of everything)
 No rows: the revert drops no data. Reads only; ordered by release.
 Raises 22023 when release is not NULL and not of the form 0.2.0.

@@ -1,4 +1,6 @@
--- Revert taskboard:version to its v0.4.8 definition
+-- Revert taskboard:version to its v0.4.9 definition
+--
+-- Puts back the answer of release 0.4.9.
 
 BEGIN;
 
@@ -18,7 +20,7 @@ IMMUTABLE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
-SELECT '0.4.8'::text
+SELECT '0.4.9'::text
 $function$;
 
 COMMENT ON FUNCTION taskboard.version() IS

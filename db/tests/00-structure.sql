@@ -179,8 +179,9 @@ RESET ROLE;
 SELECT indexes_are('taskboard', 'jobs', ARRAY[
     'jobs_pkey', 'jobs_queued_claim_order', 'jobs_running_by_queue',
     'jobs_unfinished_task_dedupe_key', 'jobs_finished_at', 'jobs_failed_by_queue',
-    'jobs_unfinished_last_failure', 'jobs_held_by_queue', 'jobs_holders_by_key', 'jobs_with_dependents'
-], 'jobs has exactly the primary key and the nine documented indexes');
+    'jobs_unfinished_last_failure', 'jobs_held_by_queue', 'jobs_holders_by_key', 'jobs_with_dependents',
+    'jobs_waiting_by_queue'
+], 'jobs has exactly the primary key and the ten documented indexes');
 
 SELECT is(
     pg_catalog.pg_get_indexdef('taskboard.jobs_held_by_queue'::regclass),
@@ -591,7 +592,7 @@ SELECT is(
     'recent interval DEFAULT ''01:00:00''::interval -> TABLE(queue text, queued bigint, running bigint, runnable bigint, '
     'oldest_runnable_at timestamp with time zone, dead bigint, cancelled bigint, succeeded_recent bigint, '
     'dead_recent bigint, cancelled_recent bigint, paused boolean, max_running integer, max_running_per_key integer, '
-    'rate_starts integer, rate_per interval, rate_by_key boolean, window_starts bigint)',
+    'rate_starts integer, rate_per interval, rate_by_key boolean, window_starts bigint, waiting bigint)',
     'queue_overview takes recent, one hour by default, and returns one documented row per queue'
 );
 

@@ -12,7 +12,8 @@ SELECT job_id, depends_on FROM taskboard.job_dependencies WHERE false;
 DO $verify$
 BEGIN
     IF pg_catalog.to_regclass('taskboard.job_dependencies_by_dependency') IS NULL
-       OR pg_catalog.to_regclass('taskboard.jobs_with_dependents') IS NULL THEN
+       OR pg_catalog.to_regclass('taskboard.jobs_with_dependents') IS NULL
+       OR pg_catalog.to_regclass('taskboard.jobs_waiting_by_queue') IS NULL THEN
         RAISE EXCEPTION 'an index of the dependencies is missing';
     END IF;
     IF NOT EXISTS (SELECT FROM pg_catalog.pg_constraint AS c

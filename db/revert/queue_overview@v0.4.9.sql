@@ -1,0 +1,182 @@
+-- Revert taskboard:queue_overview to its v0.4.8 definition
+--
+-- Puts back the function of release 0.4.8 (no key or rate limit columns).
+
+BEGIN;
+
+\set owner_role :prefix _owner
+\set producer_role :prefix _producer
+\set worker_role :prefix _worker
+\set admin_role :prefix _admin
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
+
+-- queue_overview(recent) -> table of one row per queue
+-- Each queue as it stands, for people and dashboards, read without counting
+-- the finished jobs beyond `recent`: a table of millions of succeeded jobs
+-- costs it nothing. Per queue:
+--   queued, running      jobs in those states now (queued includes those
+--                        whose run_at is still ahead);
+--   runnable             what claim could hand out now if the queue were not
+--                        paused or at its limit: queued jobs that are due,
+--                        and running jobs whose lease expired with attempts
+--                        left;
+--   oldest_runnable_at   since when the longest-waiting of those has been
+--                        runnable (its run_at, or its lease's expiry);
+--   dead, cancelled      all such jobs still kept (prune removes them);
+--   succeeded_recent, dead_recent, cancelled_recent
+--                        jobs that finished so within `recent`;
+--   paused, max_running  the queue's settings (false and NULL by default).
+-- A queue is listed when it has unfinished, dead or cancelled jobs, jobs
+-- finished within `recent`, or settings. Ordered by queue.
+-- Raises 22023 when recent is NULL, not positive or longer than 31 days.
+
+DROP FUNCTION taskboard.queue_overview(interval);
+CREATE FUNCTION taskboard.queue_overview(recent interval DEFAULT interval '1 hour')
+RETURNS TABLE (
+    queue              text,
+    queued             bigint,
+    running            bigint,
+    runnable           bigint,
+    oldest_runnable_at timestamptz,
+    dead               bigint,
+    cancelled          bigint,
+    succeeded_recent   bigint,
+    dead_recent        bigint,
+    cancelled_recent   bigint,
+    paused             boolean,
+    max_running        integer
+)
+LANGUAGE plpgsql
+STABLE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    -- Read once: every count below is against the same instant.
+    v_now   timestamptz := pg_catalog.clock_timestamp();
+    v_since timestamptz;
+    v_clock timestamptz := v_now;
+    v_far   boolean;
+BEGIN
+    -- A part (months, days, time) beyond 2000 years could carry the clock out
+    -- of the timestamp range: such a value is judged by its sign alone.
+    v_far := queue_overview.recent IS NOT NULL
+             AND (pg_catalog.abs(EXTRACT(year FROM queue_overview.recent)) > 2000
+             OR pg_catalog.abs(EXTRACT(day FROM queue_overview.recent)) > 730000
+             OR pg_catalog.abs(EXTRACT(hour FROM queue_overview.recent)) > 17520000);
+    IF queue_overview.recent IS NULL
+       OR v_far
+       OR v_clock - queue_overview.recent >= v_clock
+       OR v_clock - queue_overview.recent < v_clock - interval '31 days' THEN
+        RAISE EXCEPTION 'recent must be positive and at most 31 days, got %',
+            coalesce(queue_overview.recent::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    v_since := v_now - queue_overview.recent;
+
+    RETURN QUERY
+    WITH waiting AS (
+        -- Each branch reads its state's partial index, never finished jobs.
+        SELECT j.queue,
+               pg_catalog.count(*) AS queued,
+               0::bigint AS running,
+               pg_catalog.count(*) FILTER (WHERE j.run_at <= v_now) AS runnable,
+               pg_catalog.min(j.run_at) FILTER (WHERE j.run_at <= v_now) AS oldest
+          FROM taskboard.jobs AS j
+         WHERE j.state = 'queued'
+         GROUP BY j.queue
+        UNION ALL
+        SELECT j.queue,
+               0::bigint,
+               pg_catalog.count(*),
+               pg_catalog.count(*) FILTER (
+                   WHERE j.lease_expires_at <= v_now AND j.attempt < j.max_attempts),
+               pg_catalog.min(j.lease_expires_at) FILTER (
+                   WHERE j.lease_expires_at <= v_now AND j.attempt < j.max_attempts)
+          FROM taskboard.jobs AS j
+         WHERE j.state = 'running'
+         GROUP BY j.queue
+    ), unfinished AS (
+        SELECT w.queue,
+               pg_catalog.sum(w.queued)::bigint AS queued,
+               pg_catalog.sum(w.running)::bigint AS running,
+               pg_catalog.sum(w.runnable)::bigint AS runnable,
+               pg_catalog.min(w.oldest) AS oldest
+          FROM waiting AS w
+         GROUP BY w.queue
+    ), failed AS (
+        SELECT j.queue,
+               pg_catalog.count(*) FILTER (WHERE j.state = 'dead') AS dead,
+               pg_catalog.count(*) FILTER (WHERE j.state = 'cancelled') AS cancelled
+          FROM taskboard.jobs AS j
+         WHERE j.state IN ('dead', 'cancelled')
+         GROUP BY j.queue
+    ), finished AS (
+        SELECT j.queue,
+               pg_catalog.count(*) FILTER (WHERE j.state = 'succeeded') AS succeeded,
+               pg_catalog.count(*) FILTER (WHERE j.state = 'dead') AS dead,
+               pg_catalog.count(*) FILTER (WHERE j.state = 'cancelled') AS cancelled
+          FROM taskboard.jobs AS j
+         WHERE j.finished_at >= v_since
+         GROUP BY j.queue
+    ), names AS (
+        SELECT u.queue FROM unfinished AS u
+        UNION SELECT f.queue FROM failed AS f
+        UNION SELECT f.queue FROM finished AS f
+        UNION SELECT q.queue FROM taskboard.queues AS q
+    )
+    SELECT n.queue,
+           coalesce(u.queued, 0),
+           coalesce(u.running, 0),
+           coalesce(u.runnable, 0),
+           u.oldest,
+           coalesce(fa.dead, 0),
+           coalesce(fa.cancelled, 0),
+           coalesce(fi.succeeded, 0),
+           coalesce(fi.dead, 0),
+           coalesce(fi.cancelled, 0),
+           coalesce(q.paused, false),
+           q.max_running
+      FROM names AS n
+      LEFT JOIN unfinished AS u ON u.queue = n.queue
+      LEFT JOIN failed AS fa ON fa.queue = n.queue
+      LEFT JOIN finished AS fi ON fi.queue = n.queue
+      LEFT JOIN taskboard.queues AS q ON q.queue = n.queue
+     ORDER BY n.queue;
+END
+$function$;
+
+REVOKE ALL ON FUNCTION taskboard.queue_overview(interval) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.queue_overview(interval)
+    TO :"producer_role", :"worker_role", :"admin_role";
+
+COMMENT ON FUNCTION taskboard.queue_overview(interval) IS
+$comment$queue_overview(recent) -> table of one row per queue
+Each queue as it stands, for people and dashboards, read without counting
+the finished jobs beyond `recent`: a table of millions of succeeded jobs
+costs it nothing. Per queue:
+  queued, running      jobs in those states now (queued includes those
+                       whose run_at is still ahead);
+  runnable             what claim could hand out now if the queue were not
+                       paused or at its limit: queued jobs that are due,
+                       and running jobs whose lease expired with attempts
+                       left;
+  oldest_runnable_at   since when the longest-waiting of those has been
+                       runnable (its run_at, or its lease's expiry);
+  dead, cancelled      all such jobs still kept (prune removes them);
+  succeeded_recent, dead_recent, cancelled_recent
+                       jobs that finished so within `recent`;
+  paused, max_running  the queue's settings (false and NULL by default).
+A queue is listed when it has unfinished, dead or cancelled jobs, jobs
+finished within `recent`, or settings. Ordered by queue.
+Raises 22023 when recent is NULL, not positive or longer than 31 days,
+by the time it gives: unless clock - 31 days <= clock - recent < clock,
+months and days counted as the calendar makes them.$comment$;
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
+
+COMMIT;
