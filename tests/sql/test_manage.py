@@ -99,7 +99,7 @@ def test_jobs_filters_pages_and_refuses_bad_input(make_database: MakeDatabase) -
     assert [j.job_id for j in first + rest + last] == list(reversed(mail))
     assert [j.state for j in asyncio.run(app.ajobs(state="cancelled"))] == ["cancelled"]
 
-    with pytest.raises(InvalidArgument, match="state must be queued, running"):
+    with pytest.raises(InvalidArgument, match="state must be waiting, queued, running"):
         app.jobs(state="done")
     with pytest.raises(InvalidArgument, match="limit must be between 1 and 1000, got 0"):
         app.jobs(limit=0)
