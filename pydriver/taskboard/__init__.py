@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.11.0"
+__version__ = "0.12.0"
 
 # Imported on first use, so that importing the package needs nothing but the
 # standard library until one of these names is used.
@@ -17,6 +17,8 @@ _EXPORTS = {
     "Taskboard": "taskboard.app",
     "Task": "taskboard.tasks",
     "TaskHandle": "taskboard.app",
+    "Group": "taskboard.app",
+    "AsyncGroup": "taskboard.app",
     "JobEvent": "taskboard.events",
     "StartupError": "taskboard.errors",
     "InvalidArgument": "taskboard.errors",
@@ -42,8 +44,10 @@ _EXPORTS = {
 __all__ = [
     "Abort",
     "AsyncContext",
+    "AsyncGroup",
     "ConfigError",
     "ExponentialBackoff",
+    "Group",
     "InvalidArgument",
     "JobCancelled",
     "JobEvent",
@@ -66,7 +70,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from taskboard.app import Taskboard, TaskHandle
+    from taskboard.app import AsyncGroup, Group, Taskboard, TaskHandle
     from taskboard.context import AsyncContext, SyncContext
     from taskboard.errors import (
         ConfigError,

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import functools
 import logging
 import math
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, NoReturn, ParamSpec, TypeVar
 
@@ -46,7 +47,15 @@ from taskboard.tasks import (
 )
 from taskboard.worker import Worker
 
-__all__ = ["DEFAULT_MAX_ATTEMPTS", "DEFAULT_QUEUE", "Task", "TaskHandle", "Taskboard"]
+__all__ = [
+    "DEFAULT_MAX_ATTEMPTS",
+    "DEFAULT_QUEUE",
+    "AsyncGroup",
+    "Group",
+    "Task",
+    "TaskHandle",
+    "Taskboard",
+]
 
 log = logging.getLogger(__name__)
 
@@ -297,6 +306,8 @@ class Taskboard:
         max_attempts: int | None = None,
         dedupe_key: str | None = None,
         concurrency_key: str | None = None,
+        depends_on: Iterable[int] | None = None,
+        on_dependency_failure: str = "cancel",
         conn: psycopg.Connection[Any] | None = None,
     ) -> int:
         """Enqueue one job and return its id.
@@ -311,15 +322,22 @@ class Taskboard:
         of a new one. With `concurrency_key`, the job counts against its
         queue's key limit (`set_key_limit`): no more than that many jobs of
         one key hold a lease at once (schema 0.4.8 on; SchemaVersionError
-        before). `max_attempts=None` means the task's registered
-        max_attempts, else DEFAULT_MAX_ATTEMPTS (5). A task registered with a
-        payload model validates `payload` first (see `task`).
+        before). With `depends_on` (ids of jobs of any queue, at most 100000),
+        the job waits (state waiting) until each of them has ended: it is
+        queued by the accepted completion of the last, and cancelled when one
+        ends dead or cancelled, unless `on_dependency_failure` is "run" (then
+        it runs all the same); not together with `dedupe_key` (schema 0.5.0
+        on; SchemaVersionError before). `max_attempts=None` means the task's
+        registered max_attempts, else DEFAULT_MAX_ATTEMPTS (5). A task
+        registered with a payload model validates `payload` first (see
+        `task`).
 
         A task this app does not register is enqueued all the same (a worker
         of another app may run it); an app that registers tasks logs one
         warning per such name.
-        Raises InvalidArgument when the payload or an argument is refused, and
-        PermissionDenied when the login lacks taskboard_producer.
+        Raises InvalidArgument when the payload or an argument is refused (an
+        unknown id in depends_on among them), and PermissionDenied when the
+        login lacks taskboard_producer.
         """
         params = sql.enqueue_params(
             task,
@@ -330,6 +348,8 @@ class Taskboard:
             self.max_attempts_of(task, max_attempts),
             dedupe_key,
             concurrency_key,
+            depends_on,
+            on_dependency_failure,
         )
         return self._produce("enqueue", self._fitted(sql.enqueue), self._with_trace(params), conn)
 
@@ -504,7 +524,7 @@ class Taskboard:
     ) -> Callable[[psycopg.Connection[Any], dict[str, Any]], R]:
         """`call`, fitted to the schema's release: the trace context is sent only where
         the schema stores it (0.4.0 on), a concurrency key refused before 0.4.8, a rate
-        limit before 0.4.9."""
+        limit before 0.4.9, depends_on before 0.5.0."""
 
         def fitted(conn: psycopg.Connection[Any], params: dict[str, Any]) -> R:
             if _schema_matters(params) and (
@@ -554,6 +574,8 @@ class Taskboard:
         max_attempts: int | None = None,
         dedupe_key: str | None = None,
         concurrency_key: str | None = None,
+        depends_on: Iterable[int] | None = None,
+        on_dependency_failure: str = "cancel",
         conn: psycopg.AsyncConnection[Any] | None = None,
     ) -> int:
         """Enqueue one job and return its id.
@@ -568,15 +590,22 @@ class Taskboard:
         of a new one. With `concurrency_key`, the job counts against its
         queue's key limit (`aset_key_limit`): no more than that many jobs of
         one key hold a lease at once (schema 0.4.8 on; SchemaVersionError
-        before). `max_attempts=None` means the task's registered
-        max_attempts, else DEFAULT_MAX_ATTEMPTS (5). A task registered with a
-        payload model validates `payload` first (see `task`).
+        before). With `depends_on` (ids of jobs of any queue, at most 100000),
+        the job waits (state waiting) until each of them has ended: it is
+        queued by the accepted completion of the last, and cancelled when one
+        ends dead or cancelled, unless `on_dependency_failure` is "run" (then
+        it runs all the same); not together with `dedupe_key` (schema 0.5.0
+        on; SchemaVersionError before). `max_attempts=None` means the task's
+        registered max_attempts, else DEFAULT_MAX_ATTEMPTS (5). A task
+        registered with a payload model validates `payload` first (see
+        `task`).
 
         A task this app does not register is enqueued all the same (a worker
         of another app may run it); an app that registers tasks logs one
         warning per such name.
-        Raises InvalidArgument when the payload or an argument is refused, and
-        PermissionDenied when the login lacks taskboard_producer.
+        Raises InvalidArgument when the payload or an argument is refused (an
+        unknown id in depends_on among them), and PermissionDenied when the
+        login lacks taskboard_producer.
         """
         params = sql.enqueue_params(
             task,
@@ -587,6 +616,8 @@ class Taskboard:
             self.max_attempts_of(task, max_attempts),
             dedupe_key,
             concurrency_key,
+            depends_on,
+            on_dependency_failure,
         )
         return await self._aproduce(
             "aenqueue", self._afitted(sql.aenqueue), self._with_trace(params), conn
@@ -779,7 +810,7 @@ class Taskboard:
     ) -> Callable[[psycopg.AsyncConnection[Any], dict[str, Any]], Awaitable[R]]:
         """`call`, fitted to the schema's release: the trace context is sent only where
         the schema stores it (0.4.0 on), a concurrency key refused before 0.4.8, a rate
-        limit before 0.4.9."""
+        limit before 0.4.9, depends_on before 0.5.0."""
 
         async def fitted(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> R:
             if _schema_matters(params) and (
@@ -876,6 +907,33 @@ class Taskboard:
     async def aclose(self) -> None:
         """Close the pool aenqueue keeps for the running event loop, then as `close` does."""
         await self._pools.aclose()
+
+    # -- groups of jobs enqueued together ---------------------------------------------
+
+    @contextlib.contextmanager
+    def group(self) -> Iterator[Group]:
+        """Enqueue jobs that commit together: `with app.group() as g: g.enqueue(...)`.
+
+        The group's calls run on one connection of the app's pool, in one
+        transaction: it commits when the block ends, and rolls back, taking
+        every job of the group with it, when the block raises. A job of the
+        group may depend on the group's earlier jobs (`depends_on=[their
+        ids]`); no worker sees any of them before the commit. A call that
+        failed in the database spoils the transaction: the block's end then
+        raises psycopg.errors.InFailedSqlTransaction, and nothing commits.
+        """
+        pool = self._pools.pool()
+        with pool.connection() as conn, conn.transaction():
+            yield Group(self, conn)
+            _raise_if_failed(conn.info.transaction_status)
+
+    @contextlib.asynccontextmanager
+    async def agroup(self) -> AsyncIterator[AsyncGroup]:
+        """`group` for asyncio: `async with app.agroup() as g: await g.aenqueue(...)`."""
+        pool = await self._pools.apool()
+        async with pool.connection() as conn, conn.transaction():
+            yield AsyncGroup(self, conn)
+            _raise_if_failed(conn.info.transaction_status)
 
     # -- worker ------------------------------------------------------------------
 
@@ -984,6 +1042,8 @@ class TaskHandle(Generic[P, R]):
         max_attempts: int | None = None,
         dedupe_key: str | None = None,
         concurrency_key: str | None = None,
+        depends_on: Iterable[int] | None = None,
+        on_dependency_failure: str = "cancel",
         conn: psycopg.Connection[Any] | None = None,
     ) -> int:
         """Enqueue one job of this task and return its id (see Taskboard.enqueue)."""
@@ -996,6 +1056,8 @@ class TaskHandle(Generic[P, R]):
             max_attempts=max_attempts,
             dedupe_key=dedupe_key,
             concurrency_key=concurrency_key,
+            depends_on=depends_on,
+            on_dependency_failure=on_dependency_failure,
             conn=conn,
         )
 
@@ -1039,6 +1101,8 @@ class TaskHandle(Generic[P, R]):
         max_attempts: int | None = None,
         dedupe_key: str | None = None,
         concurrency_key: str | None = None,
+        depends_on: Iterable[int] | None = None,
+        on_dependency_failure: str = "cancel",
         conn: psycopg.AsyncConnection[Any] | None = None,
     ) -> int:
         """Enqueue one job of this task and return its id (see Taskboard.aenqueue)."""
@@ -1051,6 +1115,8 @@ class TaskHandle(Generic[P, R]):
             max_attempts=max_attempts,
             dedupe_key=dedupe_key,
             concurrency_key=concurrency_key,
+            depends_on=depends_on,
+            on_dependency_failure=on_dependency_failure,
             conn=conn,
         )
 
@@ -1081,6 +1147,71 @@ class TaskHandle(Generic[P, R]):
         )
 
     # -- end of the asyncio calls
+
+
+class Group:
+    """Jobs enqueued in one transaction, as `Taskboard.group` gives them.
+
+    `enqueue` and `enqueue_many` take a task's name or its TaskHandle and
+    the options of Taskboard.enqueue and enqueue_many but `conn`; any other
+    call given `conn=group.conn` (a task handle's enqueue, app.cancel, your
+    own SQL) joins the same transaction.
+    """
+
+    def __init__(self, app: Taskboard, conn: psycopg.Connection[Any]) -> None:
+        self._app = app
+        self.conn = conn
+
+    def enqueue(self, task: str | TaskHandle[..., Any], payload: Any = None, **options: Any) -> int:
+        """Enqueue one job in the group and return its id (see Taskboard.enqueue)."""
+        if isinstance(task, TaskHandle):
+            return task.enqueue(payload, conn=self.conn, **options)
+        return self._app.enqueue(task, payload, conn=self.conn, **options)
+
+    def enqueue_many(
+        self, task: str | TaskHandle[..., Any], payloads: Iterable[Any], **options: Any
+    ) -> list[int]:
+        """Enqueue one job per payload in the group; ids in payload order (see
+        Taskboard.enqueue_many)."""
+        if isinstance(task, TaskHandle):
+            return task.enqueue_many(payloads, conn=self.conn, **options)
+        return self._app.enqueue_many(task, payloads, conn=self.conn, **options)
+
+
+class AsyncGroup:
+    """Jobs enqueued in one transaction, as `Taskboard.agroup` gives them: Group for
+    asyncio, with `aenqueue` and `aenqueue_many`, and `conn` a psycopg.AsyncConnection."""
+
+    def __init__(self, app: Taskboard, conn: psycopg.AsyncConnection[Any]) -> None:
+        self._app = app
+        self.conn = conn
+
+    async def aenqueue(
+        self, task: str | TaskHandle[..., Any], payload: Any = None, **options: Any
+    ) -> int:
+        """Enqueue one job in the group and return its id (see Taskboard.aenqueue)."""
+        if isinstance(task, TaskHandle):
+            return await task.aenqueue(payload, conn=self.conn, **options)
+        return await self._app.aenqueue(task, payload, conn=self.conn, **options)
+
+    async def aenqueue_many(
+        self, task: str | TaskHandle[..., Any], payloads: Iterable[Any], **options: Any
+    ) -> list[int]:
+        """Enqueue one job per payload in the group; ids in payload order (see
+        Taskboard.aenqueue_many)."""
+        if isinstance(task, TaskHandle):
+            return await task.aenqueue_many(payloads, conn=self.conn, **options)
+        return await self._app.aenqueue_many(task, payloads, conn=self.conn, **options)
+
+
+def _raise_if_failed(status: psycopg.pq.TransactionStatus) -> None:
+    """InFailedSqlTransaction when a group's transaction failed (a COMMIT would roll it
+    back without a word)."""
+    if status == psycopg.pq.TransactionStatus.INERROR:
+        raise psycopg.errors.InFailedSqlTransaction(
+            "a call of the group failed: its transaction is rolled back and none of its jobs"
+            " is enqueued"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -1252,9 +1383,12 @@ def _has_keys(params: dict[str, Any]) -> bool:
 
 
 def _needs(params: dict[str, Any]) -> tuple[str, tuple[int, ...]] | None:
-    """What in `params` only some schema releases take, and the first release that does:
-    set_rate_limit's (RATE_LIMITS_SINCE on), a concurrency key (KEYS_SINCE on); None for
-    arguments every release takes."""
+    """What in `params` only some schema releases take, and the first release that does
+    (the latest when several): dependencies (DEPENDENCIES_SINCE on), set_rate_limit's
+    (RATE_LIMITS_SINCE on), a concurrency key (KEYS_SINCE on); None for arguments every
+    release takes."""
+    if params.get("depends_on") is not None:
+        return "dependencies", sql.DEPENDENCIES_SINCE
     if "starts" in params and "per" in params:
         return "rate limits", sql.RATE_LIMITS_SINCE
     if _has_keys(params):
@@ -1276,7 +1410,8 @@ def _schema_matters(params: dict[str, Any]) -> bool:
 def _fit_params(params: dict[str, Any], release: tuple[int, ...] | None) -> dict[str, Any]:
     """`params` as the schema of `release` takes them: the trace context dropped before
     TRACE_CONTEXT_SINCE; SchemaVersionError naming the release needed for a concurrency
-    key before KEYS_SINCE and for a rate limit before RATE_LIMITS_SINCE."""
+    key before KEYS_SINCE, for a rate limit before RATE_LIMITS_SINCE and for depends_on
+    before DEPENDENCIES_SINCE."""
     if release is None:
         return params
     needs = _needs(params)

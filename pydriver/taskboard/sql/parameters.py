@@ -168,6 +168,10 @@ def key_list(keys: Any) -> list[str | None] | None:
     return listed if any(k is not None for k in listed) else None
 
 
+MAX_DEPENDENCIES = 100_000  # enqueue's bound on the jobs of depends_on
+DEPENDENCY_FAILURES = ("cancel", "run")  # what on_dependency_failure may say
+
+
 def enqueue_params(
     task: str,
     payload: Any,
@@ -177,7 +181,17 @@ def enqueue_params(
     max_attempts: int,
     dedupe_key: str | None,
     concurrency_key: str | None = None,
+    depends_on: Iterable[int] | None = None,
+    on_dependency_failure: str = "cancel",
 ) -> dict[str, Any]:
+    """enqueue's arguments. depends_on and on_dependency_failure are sent only with
+    dependencies (the call without them works on every schema)."""
+    dependencies = dependency_list(depends_on)
+    failure = dependency_failure(on_dependency_failure)
+    if dependencies is not None and dedupe_key is not None:
+        raise InvalidArgument(
+            "a job with depends_on cannot have a dedupe_key", INVALID_PARAMETER_VALUE
+        )
     return {
         "task": text("task", task),
         "payload": payload_json("payload", payload),
@@ -187,7 +201,33 @@ def enqueue_params(
         "max_attempts": int4("max_attempts", max_attempts),
         "dedupe_key": optional_text("dedupe_key", dedupe_key),
         "concurrency_key": optional_text("concurrency_key", concurrency_key),
+        "depends_on": dependencies,
+        "on_dependency_failure": None if dependencies is None else failure,
     }
+
+
+def dependency_list(depends_on: Any) -> list[int] | None:
+    """depends_on as job ids (bigints, not bools), at most MAX_DEPENDENCIES of them; None
+    for None; InvalidArgument naming `depends_on[i]` for another item."""
+    if depends_on is None:
+        return None
+    ids = [int8(f"depends_on[{i}]", v) for i, v in enumerate(sequence("depends_on", depends_on))]
+    if len(ids) > MAX_DEPENDENCIES:
+        raise InvalidArgument(
+            f"depends_on must name at most {MAX_DEPENDENCIES} jobs, got {len(ids)}",
+            INVALID_PARAMETER_VALUE,
+        )
+    return ids
+
+
+def dependency_failure(value: Any) -> str:
+    """on_dependency_failure when it is cancel or run; InvalidArgument else."""
+    if value not in DEPENDENCY_FAILURES or not isinstance(value, str):
+        raise InvalidArgument(
+            f"on_dependency_failure must be cancel or run, got {value!r}",
+            INVALID_PARAMETER_VALUE,
+        )
+    return value
 
 
 def enqueue_many_params(

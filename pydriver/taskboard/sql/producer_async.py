@@ -23,10 +23,12 @@ SELECT * FROM taskboard.enqueue_many(
 """
 
 # The arguments a call sends only when it has a value for them, each with the
-# schema release that takes it (sql.session: TRACE_CONTEXT_SINCE, KEYS_SINCE):
-# the calls without them work on every schema.
+# schema release that takes it (sql.session: TRACE_CONTEXT_SINCE, KEYS_SINCE,
+# DEPENDENCIES_SINCE): the calls without them work on every schema.
 OPTIONAL = (
     ("concurrency_key", ",\n    concurrency_key => %(concurrency_key)s"),
+    ("depends_on", ",\n    depends_on => %(depends_on)s::bigint[]"),
+    ("on_dependency_failure", ",\n    on_dependency_failure => %(on_dependency_failure)s"),
     ("concurrency_keys", ",\n    concurrency_keys => %(concurrency_keys)s::text[]"),
     ("trace_context", ",\n    trace_context => %(trace_context)s::jsonb"),
 )

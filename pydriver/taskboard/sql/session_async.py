@@ -28,6 +28,10 @@ KEYS_SINCE = (0, 4, 8)
 # and queue_stats shows it.
 RATE_LIMITS_SINCE = (0, 4, 9)
 
+# The schema release from which enqueue takes depends_on and on_dependency_failure
+# (a job waits for others), and jobs may be in the state waiting.
+DEPENDENCIES_SINCE = (0, 5, 0)
+
 
 async def avalue(
     conn: psycopg.AsyncConnection[Any], query: str, params: dict[str, Any] | None = None
