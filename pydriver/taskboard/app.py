@@ -478,8 +478,10 @@ class Taskboard:
         return self._produce("jobs", sql.find_jobs, params, conn)
 
     def cancel(self, job_id: int, *, conn: psycopg.Connection[Any] | None = None) -> bool:
-        """Cancel a queued or running job; its holder's later writes are refused. False
-        for a finished or unknown job. Needs the admin role."""
+        """Cancel a waiting (schema 0.5.0 on), queued or running job; its holder's later
+        writes are refused, and the jobs waiting on it are cancelled too unless they were
+        enqueued with on_dependency_failure="run". False for a finished or unknown job.
+        Needs the admin role."""
         return self._produce("cancel", sql.cancel, sql.job_params(job_id), conn, role=ADMIN_ROLE)
 
     def retry(self, job_id: int, *, conn: psycopg.Connection[Any] | None = None) -> bool:
@@ -758,8 +760,10 @@ class Taskboard:
     async def acancel(
         self, job_id: int, *, conn: psycopg.AsyncConnection[Any] | None = None
     ) -> bool:
-        """Cancel a queued or running job; its holder's later writes are refused. False
-        for a finished or unknown job. Needs the admin role."""
+        """Cancel a waiting (schema 0.5.0 on), queued or running job; its holder's later
+        writes are refused, and the jobs waiting on it are cancelled too unless they were
+        enqueued with on_dependency_failure="run". False for a finished or unknown job.
+        Needs the admin role."""
         return await self._aproduce(
             "acancel", sql.acancel, sql.job_params(job_id), conn, role=ADMIN_ROLE
         )

@@ -407,6 +407,8 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
             max_attempts=args.max_attempts,
             dedupe_key=args.dedupe_key,
             concurrency_key=args.concurrency_key,
+            depends_on=args.depends_on,
+            on_dependency_failure=args.on_dependency_failure,
             conn=conn,
         )
     if args.json:
@@ -1138,6 +1140,19 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="K",
         help="count the job against its queue's limit per key K (taskboard key-limit)",
     )
+    enqueue.add_argument(
+        "--depends-on",
+        type=job_id,
+        action="append",
+        metavar="ID",
+        help="wait until job ID has ended (repeat for more); schema 0.5.0 on",
+    )
+    enqueue.add_argument(
+        "--on-dependency-failure",
+        choices=("cancel", "run"),
+        default="cancel",
+        help="when a dependency ends dead or cancelled: cancel this job (default) or run it",
+    )
     enqueue.add_argument("--json", action="store_true", help="print the job as JSON on stdout")
 
     command(
@@ -1197,7 +1212,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     jobs.add_argument("--queue", metavar="Q")
     jobs.add_argument(
-        "--state", choices=("queued", "running", "succeeded", "dead", "cancelled"), metavar="S"
+        "--state",
+        choices=("waiting", "queued", "running", "succeeded", "dead", "cancelled"),
+        metavar="S",
+        help="waiting, queued, running, succeeded, dead or cancelled (waiting: schema 0.5.0 on)",
     )
     jobs.add_argument("--task", metavar="TASK")
     jobs.add_argument("--after", type=job_id, metavar="ID", help="the jobs older than job ID")
@@ -1209,7 +1227,7 @@ def build_parser() -> argparse.ArgumentParser:
     job.add_argument("job_id", type=job_id, metavar="ID")
     job.add_argument("--json", action="store_true", help="print the job as JSON")
     for name, run, text in (
-        ("cancel", cmd_cancel, "Cancel queued or running jobs."),
+        ("cancel", cmd_cancel, "Cancel waiting, queued or running jobs."),
         ("retry", cmd_retry, "Queue dead or cancelled jobs again, attempts reset."),
     ):
         sub = command(name, run, text)

@@ -53,6 +53,8 @@ LAG_BUCKETS_SECONDS = (
     60.0, 300.0, 900.0, 3600.0, 14400.0,
 )  # fmt: skip
 JOB_STATES = ("queued", "running", "succeeded", "dead", "cancelled")
+# And jobs waiting for others to end, on schema 0.5.0 (sql.DEPENDENCIES_SINCE) and later.
+WAITING_STATE = "waiting"
 EXPORTER_APPLICATION_NAME = "taskboard metrics"
 
 
@@ -274,6 +276,7 @@ class QueueCollector:
         try:
             with self._connect() as conn:
                 rows = sql.queue_stats_read_at(conn)
+                waiting = sql.schema_release(conn) >= sql.DEPENDENCIES_SINCE
         except (psycopg.Error, OSError) as exc:
             log.warning("metrics: cannot read taskboard.queue_stats: %s", exc)
             up.add_metric([], 0)
@@ -281,11 +284,14 @@ class QueueCollector:
             return
         up.add_metric([], 1)
         yield up
-        yield from queue_families(core, rows)
+        yield from queue_families(core, rows, waiting=waiting)
 
 
-def queue_families(core: ModuleType, rows: list[dict[str, Any]]) -> Iterator[Metric]:
-    """The exporter's gauges from queue_stats rows (each with `read_at`)."""
+def queue_families(
+    core: ModuleType, rows: list[dict[str, Any]], *, waiting: bool = False
+) -> Iterator[Metric]:
+    """The exporter's gauges from queue_stats rows (each with `read_at`); with `waiting`
+    (a schema of DEPENDENCIES_SINCE or later) the state waiting among the others."""
     jobs = core.GaugeMetricFamily(
         "taskboard_queue_jobs",
         "Jobs of the queue in each state.",
@@ -349,8 +355,9 @@ def queue_families(core: ModuleType, rows: list[dict[str, Any]]) -> Iterator[Met
         by_queue.setdefault(str(row["queue"]), {})[str(row["state"])] = row
     controlled = bool(rows) and "paused" in rows[0]  # schema 0.3.0 and later
     rated = bool(rows) and "rate_starts" in rows[0]  # schema 0.4.9 and later
+    states_shown = (WAITING_STATE, *JOB_STATES) if waiting else JOB_STATES
     for queue, states in by_queue.items():
-        for state in JOB_STATES:
+        for state in states_shown:
             jobs.add_metric([queue, state], states[state]["jobs"] if state in states else 0)
         runnable.add_metric([queue], sum(r["runnable"] for r in states.values()))
         queued = states.get("queued")

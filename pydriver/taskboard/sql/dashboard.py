@@ -64,14 +64,18 @@ def schedules(conn: psycopg.Connection[Any]) -> list[dict[str, Any]] | None:
 # The schema release from which queue_overview gives each queue's limit per
 # concurrency key, its rate limit and the starts within the rate limit's window.
 OVERVIEW_LIMITS_SINCE = (0, 4, 9)
+# The schema release from which queue_overview counts each queue's jobs waiting for
+# dependencies (its column waiting).
+OVERVIEW_WAITING_SINCE = (0, 5, 0)
 
 # Each queue now, with the database's clock as it read them (for ages): the
-# columns of queue_overview from 0.4.9 on.
+# columns of queue_overview from 0.4.9 on, and {waiting}: o.waiting from 0.5.0
+# on, NULL::bigint AS waiting before (QUEUE_OVERVIEW_WAITING).
 QUEUE_OVERVIEW = """
 SELECT o.queue, o.queued, o.running, o.runnable, o.oldest_runnable_at, o.dead, o.cancelled,
        o.succeeded_recent, o.dead_recent, o.cancelled_recent, o.paused, o.max_running,
        o.max_running_per_key, o.rate_starts, o.rate_per, o.rate_by_key, o.window_starts,
-       pg_catalog.clock_timestamp() AS read_at
+       {waiting}, pg_catalog.clock_timestamp() AS read_at
   FROM taskboard.queue_overview(recent => %(recent)s) AS o
 """
 # The same rows from a schema before OVERVIEW_LIMITS_SINCE (0.4.0 on), whose
@@ -81,9 +85,11 @@ SELECT o.queue, o.queued, o.running, o.runnable, o.oldest_runnable_at, o.dead, o
        o.succeeded_recent, o.dead_recent, o.cancelled_recent, o.paused, o.max_running,
        NULL::integer AS max_running_per_key, NULL::integer AS rate_starts,
        NULL::interval AS rate_per, NULL::boolean AS rate_by_key, NULL::bigint AS window_starts,
-       pg_catalog.clock_timestamp() AS read_at
+       {waiting}, pg_catalog.clock_timestamp() AS read_at
   FROM taskboard.queue_overview(recent => %(recent)s) AS o
 """
+# {waiting} of the two: the column when the schema has it, else NULL (not known).
+QUEUE_OVERVIEW_WAITING = {True: "o.waiting", False: "NULL::bigint AS waiting"}
 JOB_ACTIVITY = "SELECT * FROM taskboard.job_activity(recent => %(recent)s)"
 # One line a job for the job list: never the payload, the result or the errors
 # (find_jobs_summary; a schema before it gets the same columns from find_jobs, projected
@@ -153,19 +159,28 @@ async def _arows(
 
 
 async def aqueue_overview(
-    conn: psycopg.AsyncConnection[Any], recent: dt.timedelta, *, limits: bool | None = None
+    conn: psycopg.AsyncConnection[Any],
+    recent: dt.timedelta,
+    *,
+    limits: bool | None = None,
+    waiting: bool | None = None,
 ) -> list[dict[str, Any]]:
     """queue_overview's rows by column name, each with `read_at`, the database's clock.
 
     With `limits` true (for a schema of OVERVIEW_LIMITS_SINCE or later) the rows carry
     each queue's max_running_per_key, rate_starts, rate_per, rate_by_key and
     window_starts as queue_overview gives them; with false, those five are None (an
-    older schema's queue_overview has none of them). None: as the schema's release
-    says, read first."""
-    if limits is None:
-        limits = await aschema_release(conn) >= OVERVIEW_LIMITS_SINCE
+    older schema's queue_overview has none of them). Likewise `waiting` (for a schema
+    of OVERVIEW_WAITING_SINCE or later) for the column waiting. None: as the schema's
+    release says, read first."""
+    if limits is None or waiting is None:
+        release = await aschema_release(conn)
+        limits = release >= OVERVIEW_LIMITS_SINCE if limits is None else limits
+        waiting = release >= OVERVIEW_WAITING_SINCE if waiting is None else waiting
     query = QUEUE_OVERVIEW if limits else QUEUE_OVERVIEW_BEFORE_LIMITS
-    return await _arows(conn, query, {"recent": recent})
+    return await _arows(
+        conn, query.format(waiting=QUEUE_OVERVIEW_WAITING[waiting]), {"recent": recent}
+    )
 
 
 async def ajob_activity(

@@ -65,7 +65,8 @@ PAGE_HEADERS = {
 SCHEMA_SINCE = (0, 4, 0)  # queue_overview, job_activity, job_info's payload and fence
 # A form is a token, the page to return to and a queue name: far smaller than this.
 MAX_FORM_BYTES = 16 * 1024
-STATES = ("queued", "running", "succeeded", "dead", "cancelled")
+# The states a job may be in; waiting from schema 0.5.0 on (sql.OVERVIEW_WAITING_SINCE).
+STATES = ("waiting", "queued", "running", "succeeded", "dead", "cancelled")
 # The workers page lists at most this many held leases; a lease ending within
 # SOON is marked.
 WORKER_ROWS = 500
@@ -73,7 +74,7 @@ SOON = dt.timedelta(seconds=15)
 # A bulk action changes at most this many jobs, the newest first; the page says so.
 BULK_MAX = 500
 # What each bulk action applies to: the states its SQL function changes.
-BULK_STATES = {"retry": ("dead", "cancelled"), "cancel": ("queued", "running")}
+BULK_STATES = {"retry": ("dead", "cancelled"), "cancel": ("waiting", "queued", "running")}
 
 Page = Callable[[Request, psycopg.AsyncConnection[Any]], Awaitable[Response]]
 
@@ -262,7 +263,8 @@ class Dashboard:
         # is shown as it now is.
         release = await sql.aschema_release(conn)
         limits = release >= sql.OVERVIEW_LIMITS_SINCE
-        queues = await sql.aqueue_overview(conn, RECENT, limits=limits)
+        waiting = release >= sql.OVERVIEW_WAITING_SINCE
+        queues = await sql.aqueue_overview(conn, RECENT, limits=limits, waiting=waiting)
         activity = await sql.ajob_activity(conn, RECENT)
         allowed = await sql.aallowed_actions(conn)
         now = queues[0]["read_at"] if queues else await database_now(conn)
@@ -282,6 +284,7 @@ class Dashboard:
             totals=totals,
             allowed=allowed,
             limits=limits,
+            waiting=waiting,
             release=".".join(map(str, release)),
             limits_since=".".join(map(str, sql.OVERVIEW_LIMITS_SINCE)),
         )
