@@ -1,0 +1,434 @@
+"""Jobs that wait for other jobs, through the driver and the command line, on a real database
+with a real worker: a job enqueued with depends_on is waiting until its dependencies have
+ended, runs after them, is cancelled when one ends dead (or runs all the same with
+on_dependency_failure="run"); a group's jobs commit together; a follow-up enqueued by a
+transactional handler exists if and only if its job's completion is accepted."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import psycopg
+import pytest
+
+from taskboard import (
+    AsyncContext,
+    InvalidArgument,
+    JobEvent,
+    SchemaVersionError,
+    SyncContext,
+    Taskboard,
+)
+from tests.support.cli import enqueue, error_line, run
+from tests.support.database import MakeDatabase, Sqitch
+from tests.support.inprocess import (
+    DEADLINE_SECONDS,
+    FAST,
+    finished,
+    job,
+    make_app,
+    run_worker_until,
+)
+
+
+def states(url: str, *job_ids: int) -> list[str]:
+    return [job(url, j)["state"] for j in job_ids]
+
+
+def job_count(url: str) -> int:
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("SELECT count(*) FROM taskboard.jobs").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def exists(url: str, job_id: int) -> bool:
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("SELECT count(*) FROM taskboard.jobs WHERE id = %s", [job_id]).fetchone()
+    return row == (1,)
+
+
+# -- a worker runs a graph of jobs in dependency order ------------------------------------
+
+
+def test_a_worker_runs_each_job_after_every_job_it_depends_on(make_database: MakeDatabase) -> None:
+    url = make_database(deploy=True)
+    app = make_app(url)
+    ran: list[str] = []
+
+    @app.task("step", queue="build")
+    def step(ctx: SyncContext, payload: Any) -> str:
+        ran.append(payload["name"])
+        time.sleep(0.02)
+        return str(payload["name"])
+
+    @app.task("report", queue="mail")  # another queue: dependencies may be in any queue
+    def report(ctx: SyncContext, payload: Any) -> None:
+        ran.append("report")
+
+    try:
+        fetch = step.enqueue({"name": "fetch"})
+        left = step.enqueue({"name": "left"}, depends_on=[fetch])
+        right = app.enqueue("step", {"name": "right"}, depends_on=[fetch])
+        join = step.enqueue({"name": "join"}, depends_on=[left, right, fetch])
+        mail = report.enqueue(depends_on=[join])
+        assert states(url, fetch, left, right, join, mail) == [
+            "queued",
+            "waiting",
+            "waiting",
+            "waiting",
+            "waiting",
+        ]
+        run_worker_until(app, finished(url, mail), concurrency=4)
+    finally:
+        app.close()
+
+    edges = {left: [fetch], right: [fetch], join: [left, right, fetch], mail: [join]}
+    for dependent, dependencies in edges.items():
+        started = job(url, dependent)["started_at"]
+        for dependency in dependencies:
+            ended = job(url, dependency)["finished_at"]
+            assert started > ended, (dependent, dependency)
+    assert states(url, fetch, left, right, join, mail) == ["succeeded"] * 5
+    assert ran[0] == "fetch" and ran[-2:] == ["join", "report"]
+
+
+def test_a_dead_dependency_cancels_its_dependents_and_theirs(make_database: MakeDatabase) -> None:
+    url = make_database(deploy=True)
+    app = make_app(url)
+    ran: list[str] = []
+
+    @app.task("step")
+    def step(ctx: SyncContext, payload: Any) -> None:
+        ran.append(payload["name"])
+        if payload.get("fail"):
+            raise RuntimeError("the disk is full")
+
+    try:
+        broken = step.enqueue({"name": "broken", "fail": True}, max_attempts=1)
+        after = step.enqueue({"name": "after"}, depends_on=[broken])
+        after_after = step.enqueue({"name": "after_after"}, depends_on=[after])
+        anyway = step.enqueue({"name": "anyway"}, depends_on=[broken], on_dependency_failure="run")
+        run_worker_until(app, finished(url, broken, after, after_after, anyway))
+    finally:
+        app.close()
+
+    assert states(url, broken, after, after_after, anyway) == [
+        "dead",
+        "cancelled",
+        "cancelled",
+        "succeeded",
+    ]
+    assert [e["error"] for e in job(url, after)["errors"]] == [f"dependency {broken} ended dead"]
+    assert [e["error"] for e in job(url, after_after)["errors"]] == [
+        f"dependency {after} ended cancelled"
+    ]
+    assert sorted(ran) == ["anyway", "broken"]
+    assert job(url, anyway)["started_at"] > job(url, broken)["finished_at"]
+
+
+def test_a_cancelled_waiting_job_is_cancelled_with_its_dependents(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(deploy=True)
+    app = make_app(url)
+    try:
+        first = app.enqueue("t")
+        waiting = app.enqueue("t", depends_on=[first])
+        after = app.enqueue("t", depends_on=[waiting])
+        assert app.cancel(waiting) is True
+        assert app.jobs(state="waiting") == []
+    finally:
+        app.close()
+    assert states(url, first, waiting, after) == ["queued", "cancelled", "cancelled"]
+
+
+# -- the arguments ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        ({"depends_on": [True]}, "depends_on[0] must be an integer, got True"),
+        ({"depends_on": ["1"]}, "depends_on[0] must be an integer, got '1'"),
+        ({"depends_on": [1.0]}, "depends_on[0] must be an integer, got 1.0"),
+        ({"depends_on": 7}, "depends_on must be a list (any iterable of items), got int"),
+        ({"depends_on": "12"}, "depends_on must be a list (any iterable of items), got str"),
+        ({"depends_on": [2**63]}, "depends_on[0] is out of range"),
+        ({"depends_on": range(1, 100_002)}, "depends_on must name at most 100000 jobs, got 100001"),
+        (
+            {"depends_on": [1], "dedupe_key": "k"},
+            "a job with depends_on cannot have a dedupe_key",
+        ),
+        ({"on_dependency_failure": "ignore"}, "on_dependency_failure must be cancel or run"),
+        ({"on_dependency_failure": None}, "on_dependency_failure must be cancel or run"),
+        ({"depends_on": [987_654_321]}, "depends_on names job 987654321, which does not exist"),
+    ],
+)
+def test_a_bad_dependency_argument_is_refused_naming_it_and_enqueues_nothing(
+    make_database: MakeDatabase, options: dict[str, Any], says: str
+) -> None:
+    url = make_database(deploy=True)
+    app = make_app(url)
+    try:
+        with pytest.raises(InvalidArgument) as refused:
+            app.enqueue("t", **options)
+    finally:
+        app.close()
+    assert says in str(refused.value)
+    assert job_count(url) == 0
+
+
+def test_dependencies_on_a_schema_before_0_5_0_are_refused_naming_the_release(
+    make_database: MakeDatabase, sqitch: Sqitch
+) -> None:
+    url = make_database()
+    deployed = sqitch(url, "deploy", "--to", "@v0.4.9")
+    assert deployed.returncode == 0, deployed.stderr
+    app = make_app(url)
+    try:
+        first = app.enqueue("t")  # without dependencies, as before
+        with pytest.raises(SchemaVersionError, match=r"dependencies need taskboard schema 0\.5\.0"):
+            app.enqueue("t", depends_on=[first])
+        with pytest.raises(SchemaVersionError, match=r"the database has 0\.4\.9"):
+            app.enqueue("t", depends_on=[first], concurrency_key="customer-1")
+        refused = run(url, "enqueue", "t", f"--depends-on={first}")  # one line naming it
+        assert refused.returncode != 0
+        assert "0.5.0" in error_line(refused) and "HINT" not in error_line(refused)
+        # Migrated since: the next call sees it.
+        migrated = sqitch(url, "deploy")
+        assert migrated.returncode == 0, migrated.stderr
+        waiting = app.enqueue("t", depends_on=[first])
+    finally:
+        app.close()
+    assert states(url, first, waiting) == ["queued", "waiting"]
+
+
+# -- groups ---------------------------------------------------------------------------------
+
+
+def test_a_group_commits_its_jobs_together_and_may_depend_on_its_own(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(deploy=True)
+    app = make_app(url)
+
+    @app.task("resize", queue="images")
+    def resize(ctx: SyncContext, payload: Any) -> None:
+        pass
+
+    try:
+        with app.group() as g:
+            original = g.enqueue("fetch", {"url": "https://example.com/a.png"})
+            sizes = g.enqueue_many(resize, [{"px": 64}, {"px": 512}])
+            joined = g.enqueue(resize, {"px": 0}, depends_on=[original, *sizes])
+            also = resize.enqueue({"px": 1}, depends_on=[original], conn=g.conn)
+            with psycopg.connect(url, autocommit=True) as other:
+                seen = other.execute("SELECT count(*) FROM taskboard.jobs").fetchone()
+            assert seen == (0,), "nothing is visible before the group commits"
+    finally:
+        app.close()
+    assert states(url, original, *sizes, joined, also) == [
+        "queued",
+        "queued",
+        "queued",
+        "waiting",
+        "waiting",
+    ]
+    assert job(url, joined)["queue"] == "images"
+
+
+def test_a_group_that_raises_enqueues_none_of_its_jobs(make_database: MakeDatabase) -> None:
+    url = make_database(deploy=True)
+    app = make_app(url)
+    try:
+        with pytest.raises(LookupError, match="no such customer"), app.group() as g:
+            first = g.enqueue("t")
+            g.enqueue("t", depends_on=[first])
+            raise LookupError("no such customer")
+        # A call refused by the database spoils the group, even when the block goes on.
+        with pytest.raises(psycopg.errors.InFailedSqlTransaction), app.group() as g:
+            g.enqueue("t")
+            with pytest.raises(InvalidArgument, match="does not exist"):
+                g.enqueue("t", depends_on=[987_654_321])
+        assert app.enqueue("t") > 0  # the pool's connection is fine afterwards
+    finally:
+        app.close()
+    assert job_count(url) == 1
+
+
+def test_an_async_group_commits_together_and_rolls_back_on_an_exception(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(deploy=True)
+    app = make_app(url)
+
+    @app.task("step")
+    async def step(ctx: AsyncContext, payload: Any) -> None:
+        pass
+
+    async def main() -> list[int]:
+        try:
+            with contextlib.suppress(LookupError):
+                async with app.agroup() as g:
+                    await g.aenqueue("step")
+                    raise LookupError("undone")
+            async with app.agroup() as g:
+                first = await g.aenqueue(step)
+                (second,) = await g.aenqueue_many("step", [{}])
+                third = await step.aenqueue(depends_on=[first, second], conn=g.conn)
+            return [first, second, third]
+        finally:
+            await app.aclose()
+
+    ids = asyncio.run(main())
+    assert states(url, *ids) == ["queued", "queued", "waiting"]
+    assert job_count(url) == 3
+
+
+# -- fenced follow-ups ----------------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def worker_running(app: Taskboard, **overrides: Any) -> AsyncIterator[None]:
+    """A worker of `app` on this loop for the duration of the block, then stopped."""
+    stop = asyncio.Event()
+    task = asyncio.create_task(app.worker(stop=stop, **{**FAST, **overrides}))
+    try:
+        yield
+        if task.done():
+            task.result()
+            raise AssertionError("the worker ended by itself")
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, DEADLINE_SECONDS)
+
+
+async def wait_for(condition: Callable[[], Any], what: str) -> None:
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    while not await asyncio.to_thread(condition):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.05)
+
+
+def settled(seen: list[JobEvent], job_id: int) -> list[Any]:
+    return [e.answer for e in seen if e.kind == "settled" and e.job_id == job_id]
+
+
+@pytest.mark.parametrize("reclaimed", [False, True], ids=["accepted", "refused"])
+def test_a_follow_up_enqueued_with_ctx_conn_exists_iff_the_completion_is_accepted(
+    make_database: MakeDatabase, reclaimed: bool
+) -> None:
+    url = make_database(deploy=True)
+    app = make_app(url)
+    seen: list[JobEvent] = []
+    app.on_event(seen.append)
+    follow_ups: list[int] = []
+    gate = asyncio.Event()
+
+    @app.task("receipt", queue="billing")
+    async def receipt(ctx: AsyncContext, payload: Any) -> None:
+        pass
+
+    @app.task("charge", queue="billing", transactional=True)
+    async def charge(ctx: AsyncContext, payload: Any) -> str:
+        assert ctx.conn is not None
+        # The receipt job commits with this job's completion, or not at all.
+        follow_ups.append(await app.aenqueue("receipt", {"for": ctx.job_id}, conn=ctx.conn))
+        await gate.wait()
+        return "charged"
+
+    async def main() -> int:
+        job_id = app.enqueue("charge", max_attempts=2)  # an attempt left to reclaim
+        # A long lease, renewed late: only the other worker below takes the job away.
+        async with worker_running(app, lease=60, renew_every=30):
+            await wait_for(lambda: follow_ups, "the handler's follow-up")
+            if reclaimed:
+                with psycopg.connect(url) as thief:  # one transaction: expired and reclaimed
+                    thief.execute(
+                        "UPDATE taskboard.jobs"
+                        " SET lease_expires_at = clock_timestamp() - interval '1 second'"
+                        " WHERE id = %s",
+                        [job_id],
+                    )
+                    taken = thief.execute(
+                        "SELECT job_id FROM taskboard.claim('billing', 'thief')"
+                    ).fetchall()
+                    assert taken == [(job_id,)]
+            gate.set()
+            await wait_for(lambda: settled(seen, job_id), "the completion's answer")
+        return job_id
+
+    try:
+        job_id = asyncio.run(main())
+    finally:
+        app.close()
+    (follow_up,) = follow_ups
+    if reclaimed:
+        assert settled(seen, job_id) == [False]
+        assert not exists(url, follow_up)
+        row = job(url, job_id)
+        assert (row["state"], row["claimed_by"]) == ("running", "thief")
+    else:
+        assert settled(seen, job_id) == [True]
+        assert exists(url, follow_up)
+        assert job(url, follow_up)["payload"] == {"for": job_id}
+        assert job(url, job_id)["state"] == "succeeded"
+
+
+# -- the command line -------------------------------------------------------------------------
+
+
+def test_the_cli_enqueues_with_dependencies_and_lists_and_cancels_waiting_jobs(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(deploy=True)
+    first = enqueue(url, "t")
+    second = enqueue(url, "t")
+    waiting = enqueue(url, "t", f"--depends-on={first}", "--depends-on", str(second))
+    anyway = enqueue(url, "t", f"--depends-on={first}", "--on-dependency-failure=run")
+    assert states(url, waiting, anyway) == ["waiting", "waiting"]
+    assert job(url, anyway)["on_dependency_failure"] == "run"
+
+    listed = run(url, "jobs", "--state", "waiting", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [j["job_id"] for j in json.loads(listed.stdout)] == [anyway, waiting]
+    status = run(url, "status").stdout.splitlines()
+    assert any(line.split()[:3] == ["default", "waiting", "2"] for line in status), status
+
+    cancelled = run(url, "cancel", str(first), "--json")
+    assert cancelled.returncode == 0, cancelled.stderr
+    # The first job's end, cancelled, cancels the dependent that waits on both; the one
+    # enqueued with --on-dependency-failure=run counts it as ended, and is queued.
+    assert states(url, first, second, waiting, anyway) == [
+        "cancelled",
+        "queued",
+        "cancelled",
+        "queued",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--depends-on=0"], "not a job id: '0'"),
+        (["--depends-on=x"], "not a job id: 'x'"),
+        (["--depends-on=1", "--on-dependency-failure=skip"], "invalid choice: 'skip'"),
+        (["--depends-on=424242"], "depends_on names job 424242, which does not exist"),
+        (["--depends-on=1", "--dedupe-key=k"], "cannot have a dedupe_key"),
+    ],
+)
+def test_the_cli_refuses_a_bad_dependency_in_one_line(
+    make_database: MakeDatabase, args: list[str], says: str
+) -> None:
+    url = make_database(deploy=True)
+    done = run(url, "enqueue", "t", *args)
+    assert done.returncode != 0
+    assert says in error_line(done)
+    assert job_count(url) == 0
