@@ -618,9 +618,10 @@ def bulk_filters(query: Mapping[str, str]) -> tuple[str, dict[str, str | None]]:
         if text is not None and "\x00" in text:
             raise Problem(400, f"{name} must not contain a NUL character")
     if filters["state"] not in BULK_STATES[action]:
+        *others, last = BULK_STATES[action]
         raise Problem(
             400,
-            f"state must be {' or '.join(BULK_STATES[action])} to {action}, "
+            f"state must be {', '.join(others)} or {last} to {action}, "
             f"got {filters['state'] or 'none'}",
         )
     return action, filters
