@@ -23,6 +23,7 @@ from taskboard import (
     SchemaVersionError,
     SyncContext,
     Taskboard,
+    metrics,
 )
 from tests.support.cli import enqueue, error_line, run
 from tests.support.database import MakeDatabase, Sqitch
@@ -380,6 +381,43 @@ def test_a_follow_up_enqueued_with_ctx_conn_exists_iff_the_completion_is_accepte
         assert exists(url, follow_up)
         assert job(url, follow_up)["payload"] == {"for": job_id}
         assert job(url, job_id)["state"] == "succeeded"
+
+
+# -- the exporter ----------------------------------------------------------------------------
+
+
+def job_gauges(url: str) -> dict[tuple[str, str], float]:
+    """The exporter's taskboard_queue_jobs by (queue, state), from one collect."""
+    registry = metrics.exporter_registry(lambda: psycopg.connect(url, autocommit=True))
+    return {
+        (sample.labels["queue"], sample.labels["state"]): sample.value
+        for family in registry.collect()
+        if family.name == "taskboard_queue_jobs"
+        for sample in family.samples
+    }
+
+
+def test_the_exporter_counts_waiting_jobs_from_0_5_0_on(
+    make_database: MakeDatabase, sqitch: Sqitch
+) -> None:
+    url = make_database(deploy=True)
+    older = make_database()
+    deployed = sqitch(older, "deploy", "--to", "@v0.4.9")
+    assert deployed.returncode == 0, deployed.stderr
+    for database in (url, older):
+        app = make_app(database)
+        try:
+            first = app.enqueue("t", queue="build")
+            if database == url:
+                app.enqueue("t", queue="pages", depends_on=[first])
+        finally:
+            app.close()
+    now = job_gauges(url)
+    assert now[("pages", "waiting")] == 1 and now[("build", "waiting")] == 0
+    assert now[("build", "queued")] == 1 and now[("pages", "queued")] == 0
+    before = job_gauges(older)
+    assert before[("build", "queued")] == 1
+    assert {state for _, state in before} == set(metrics.JOB_STATES), "no waiting series"
 
 
 # -- the command line -------------------------------------------------------------------------
