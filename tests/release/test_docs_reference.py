@@ -74,7 +74,7 @@ def test_the_sql_reference_lists_exactly_the_functions_of_a_fresh_deploy(
     assert "plan_cache_mode" not in page["claim"]  # the notes after the header stay out
     assert "Returns [`taskboard.claimed`](#claimed)." in page["claim"]
     assert (
-        "[Roles](roles.md): producer, worker, admin. Since 0.4.0; changed in 0.4.4, 0.4.9.\n"
+        "[Roles](roles.md): producer, worker, admin. Since 0.4.0; changed in 0.4.4, 0.4.9, 0.5.0.\n"
         in page["queue_overview"]
     )
 
