@@ -96,12 +96,13 @@ def test_many_dependencies_completed_at_once_release_their_job_once(
             with psycopg.connect(url, autocommit=True) as conn:
                 conn.isolation_level = ISOLATION[n % len(ISOLATION)]
                 for job_id in parts[n]:
-                    assert retrying(
-                        conn,
-                        lambda j=job_id: conn.execute(
+
+                    def complete(j: int = job_id) -> object:
+                        return conn.execute(
                             "SELECT taskboard.complete(%s, %s)", [j, tokens[j]]
-                        ).fetchone(),
-                    ) == (True,)
+                        ).fetchone()
+
+                    assert retrying(conn, complete) == (True,)
 
         return work
 
@@ -143,13 +144,14 @@ def test_batches_completing_shared_dependencies_in_opposite_orders_do_not_deadlo
                 conn.isolation_level = ISOLATION[n % len(ISOLATION)]
                 for at in range(0, len(order), 5):
                     ids = [j for j in order[at : at + 5] if tokens.get(j)]
-                    retrying(
-                        conn,
-                        lambda ids=ids: conn.execute(
+
+                    def complete_many(ids: list[int] = ids) -> object:
+                        return conn.execute(
                             "SELECT taskboard.complete_many(%s::bigint[], %s::uuid[])",
                             [ids, [tokens[j] for j in ids]],
-                        ).fetchall(),
-                    )
+                        ).fetchall()
+
+                    retrying(conn, complete_many)
 
         return work
 
@@ -157,7 +159,7 @@ def test_batches_completing_shared_dependencies_in_opposite_orders_do_not_deadlo
     # holder (the second answer true, nothing settled twice).
     in_threads([batch(n) for n in range(4)])
     with psycopg.connect(url, autocommit=True) as conn:
-        states = dict(
+        states: dict[str, int] = dict(
             conn.execute(
                 "SELECT state, count(*) FROM taskboard.jobs WHERE task = 'child' GROUP BY 1"
             ).fetchall()
