@@ -367,3 +367,84 @@ def test_a_completion_releasing_ten_thousand_dependents_takes_linear_time(
         )
     assert released == 1000
     assert took < FAN_OUT_SETTLE_S, f"releasing {FAN_OUT} dependents took {took:.1f} s"
+
+
+# -- found sound ---------------------------------------------------------------------------
+
+
+def test_a_batch_mixing_accepted_and_refused_tokens_releases_the_accepted_jobs_dependents_only(
+    make_database: MakeDatabase,
+) -> None:
+    """A batch with a current token (twice), a token whose lease was reclaimed and one of
+    a cancelled job: the accepted job's dependent is released, once; the reclaimed job's
+    dependent still waits; the cancelled job's dependent was cancelled by the cancel."""
+    url = make_database(deploy=True)
+    with sessions(url, "taskboard_producer", "taskboard_worker", "taskboard_admin") as (
+        producer,
+        worker,
+        admin,
+    ):
+        a = enqueue(producer, "mix")
+        b = enqueue(producer, "mix")
+        c = enqueue(producer, "mix")
+        xa = enqueue(producer, "mix", [a])
+        xb = enqueue(producer, "mix", [b])
+        xc = enqueue(producer, "mix", [c])
+        tokens = claim(worker, "mix")
+        with psycopg.connect(url, autocommit=True) as root:
+            root.execute(
+                "UPDATE taskboard.jobs SET lease_expires_at = clock_timestamp() - interval '1 second'"
+                " WHERE id = %s",
+                [b],
+            )
+        assert list(claim(worker, "mix")) == [b]
+        assert value(admin, "SELECT taskboard.cancel(%s)", [c]) is True
+        answers = worker.execute(
+            "SELECT job_id, completed FROM taskboard.complete_many(%s::bigint[], %s::uuid[])",
+            [[a, b, c, a], [tokens[a], tokens[b], tokens[c], tokens[a]]],
+        ).fetchall()
+    assert answers == [(a, True), (b, False), (c, False), (a, True)]
+    assert state(url, xa) == ("queued", 0, 0)
+    assert state(url, xb) == ("waiting", 1, 1)
+    assert state(url, xc)[0] == "cancelled"
+    assert stuck(url) == []
+
+
+def test_release_and_a_failure_with_attempts_left_release_no_dependent(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(deploy=True)
+    with sessions(url, "taskboard_producer", "taskboard_worker") as (producer, worker):
+        a = enqueue(producer, "rel")
+        x = enqueue(producer, "rel", [a])
+        tokens = claim(worker, "rel")
+        assert value(worker, "SELECT taskboard.release(%s, %s)", [a, tokens[a]]) is True
+        assert state(url, x) == ("waiting", 1, 1)
+        tokens = claim(worker, "rel")
+        assert value(worker, "SELECT taskboard.fail(%s, %s, 'boom')", [a, tokens[a]]) == "queued"
+        assert state(url, x) == ("waiting", 1, 1)
+
+
+def test_prune_of_a_cancelled_dependent_still_holding_edges_leaves_nothing_waiting(
+    make_database: MakeDatabase,
+) -> None:
+    """A dependent cancelled while it waited keeps the edges of the dependencies that had
+    not ended; prune takes it and them; the dependency then completes as usual."""
+    url = make_database(deploy=True)
+    with sessions(url, "taskboard_producer", "taskboard_worker", "taskboard_admin") as (
+        producer,
+        worker,
+        admin,
+    ):
+        a = enqueue(producer, "pr")
+        x = enqueue(producer, "pr", [a])
+        y = enqueue(producer, "pr", [x])
+        tokens = claim(worker, "pr")
+        assert value(admin, "SELECT taskboard.cancel(%s)", [x]) is True
+        assert state(url, x) == ("cancelled", 1, 1)
+        assert state(url, y)[0] == "cancelled"
+        assert value(admin, "SELECT taskboard.prune(interval '0 seconds')") == 2
+        assert value(worker, "SELECT taskboard.complete(%s, %s)", [a, tokens[a]]) is True
+        with psycopg.connect(url, autocommit=True) as root:
+            assert value(root, "SELECT count(*) FROM taskboard.job_dependencies") == 0
+    assert stuck(url) == []
