@@ -135,17 +135,22 @@ def sessions(url: str, *roles: str) -> Iterator[list[Conn]]:
 
 @pytest.mark.parametrize(
     "isolation",
-    [psycopg.IsolationLevel.READ_COMMITTED, psycopg.IsolationLevel.REPEATABLE_READ],
-    ids=["read-committed", "repeatable-read"],
+    [
+        psycopg.IsolationLevel.READ_COMMITTED,
+        psycopg.IsolationLevel.REPEATABLE_READ,
+        psycopg.IsolationLevel.SERIALIZABLE,
+    ],
+    ids=["read-committed", "repeatable-read", "serializable"],
 )
 def test_a_retried_waiting_job_is_released_when_its_last_dependency_completes_meanwhile(
     make_database: MakeDatabase, isolation: psycopg.IsolationLevel
 ) -> None:
     """Finding. retry counts the edges of the cancelled job under FOR KEY SHARE and makes it
-    waiting; the completion of a dependency waits for those locks, deletes its edge, but
-    its statement's snapshot, taken before the retry committed, still shows the job
-    cancelled: it neither counts the job down nor releases it. The job then waits for
-    good, its dependencies all succeeded."""
+        waiting; the completion of a dependency waits for those locks, deletes its edge, but
+        its statement's snapshot, taken before the retry committed, still shows the job
+        cancelled: it neither counts the job down nor releases it. The job then waits for
+        good, its dependencies all succeeded. The completion's isolation level does not matter
+    (the retry, an admin's call, runs in READ COMMITTED)."""
     url = make_database(deploy=True)
     with sessions(url, "taskboard_producer", "taskboard_worker", "taskboard_admin") as (
         producer,
