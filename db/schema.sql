@@ -476,15 +476,50 @@ BEGIN
     -- left to reclaim but those of keys whose window filled (the first
     -- reclaimed the others, or filled the batch).
     v_keyed := v_key_limit IS NOT NULL OR v_rate_by_key;
-    -- The spent leases with dependents this claim may bury: settled after it.
-    v_buried := ARRAY(
-        SELECT x.id
+    -- Expired leases with no attempt left are buried first: dead, never
+    -- handed out, counted by no limit below; the jobs waiting on them are
+    -- settled in this transaction, found from the buried rows themselves
+    -- (a dependent enqueued while this claim ran is among them).
+    IF EXISTS (
+        SELECT
           FROM taskboard.jobs AS x
          WHERE x.queue = claim.queue
            AND x.state = 'running'
            AND x.lease_expires_at <= v_now
-           AND x.attempt >= x.max_attempts
-           AND x.has_dependents);
+           AND x.attempt >= x.max_attempts) THEN
+        WITH doomed AS MATERIALIZED (
+            -- Locked once per call: an IN (subquery ... FOR UPDATE) was
+            -- planned to rerun per running row.
+            SELECT x.id
+              FROM taskboard.jobs AS x
+             WHERE x.queue = claim.queue
+               AND x.state = 'running'
+               AND x.lease_expires_at <= v_now
+               AND x.attempt >= x.max_attempts
+               FOR UPDATE SKIP LOCKED
+        ),
+        buried AS (
+            -- Found by id among this queue's running jobs: a plan made while
+            -- the table was empty walks the running jobs' index, and without
+            -- the queue it would walk every queue's.
+            UPDATE taskboard.jobs AS j
+               SET state = 'dead',
+                   finished_at = v_now,
+                   errors = j.errors || pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
+                       'error', 'lease expired',
+                       'attempt', j.attempt,
+                       'worker', j.claimed_by,
+                       'at', v_now))
+             WHERE j.id = ANY (ARRAY(SELECT d.id FROM doomed AS d))
+               AND j.queue = claim.queue
+               AND j.state = 'running'
+            RETURNING j.id, j.has_dependents
+        )
+        SELECT ARRAY(SELECT b.id FROM buried AS b WHERE b.has_dependents) INTO v_buried;
+        IF pg_catalog.cardinality(v_buried) > 0 THEN
+            PERFORM taskboard.settle_dependents(v_buried);
+        END IF;
+    END IF;
     IF v_keyed THEN
         v_frees := EXISTS (
             SELECT
@@ -586,35 +621,7 @@ BEGIN
             v_full_keys := pg_catalog.array_cat(v_full_keys, v_rate_full_keys);
         END IF;
         RETURN QUERY
-        WITH doomed AS MATERIALIZED (
-            -- Expired leases with no attempt left, locked once per call: an
-            -- IN (subquery ... FOR UPDATE) was planned to rerun per running row.
-            SELECT x.id
-              FROM taskboard.jobs AS x
-             WHERE x.queue = claim.queue
-               AND x.state = 'running'
-               AND x.lease_expires_at <= v_now
-               AND x.attempt >= x.max_attempts
-               FOR UPDATE SKIP LOCKED
-        ),
-        buried AS (
-            -- They are dead now, never handed out. Found by id among this
-            -- queue's running jobs: a plan made while the table was empty walks
-            -- the running jobs' index, and without the queue it would walk every
-            -- queue's.
-            UPDATE taskboard.jobs AS j
-               SET state = 'dead',
-                   finished_at = v_now,
-                   errors = j.errors || pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
-                       'error', 'lease expired',
-                       'attempt', j.attempt,
-                       'worker', j.claimed_by,
-                       'at', v_now))
-             WHERE j.id = ANY (ARRAY(SELECT d.id FROM doomed AS d))
-               AND j.queue = claim.queue
-               AND j.state = 'running'
-        ),
-        expired AS MATERIALIZED (
+        WITH expired AS MATERIALIZED (
             -- Reclaimable: the few running jobs of the queue whose lease ran out.
             -- Under a rate per key, not those of keys whose window is full.
             SELECT j.id, j.priority, j.run_at, j.lease_expires_at AS due_at, j.concurrency_key AS ck
@@ -780,12 +787,7 @@ BEGIN
         EXIT WHEN NOT v_keyed OR v_want = 0 OR (v_rows = 0 AND NOT v_frees);
         v_frees := false;
     END LOOP;
-    IF pg_catalog.cardinality(v_buried) > 0 THEN
-        -- Those this claim buried (another claimer may have buried some).
-        PERFORM taskboard.settle_dependents(ARRAY(
-            SELECT j.id FROM taskboard.jobs AS j
-             WHERE j.id = ANY (v_buried) AND j.state = 'dead' AND j.finished_at = v_now));
-    END IF;
+
 END
 $$;
 
@@ -3041,13 +3043,29 @@ BEGIN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
-    -- The dependencies it still waits for: their edges, locked, so that one
-    -- ending meanwhile is either counted here or settles this job after.
-    SELECT pg_catalog.count(*)::integer INTO v_left
-      FROM (SELECT
-              FROM taskboard.job_dependencies AS d
-             WHERE d.job_id = retry.job_id
-               FOR KEY SHARE) AS e;
+    -- The dependencies it still waits for, locked in id order and written
+    -- (has_dependents), as enqueue does: a call ending one of them waits
+    -- for this transaction and then settles this job, waiting again (in
+    -- REPEATABLE READ or SERIALIZABLE, one whose snapshot is older raises
+    -- 40001); one that ended before is not counted.
+    WITH locked AS MATERIALIZED (
+        SELECT p.id, p.state
+          FROM taskboard.jobs AS p
+         WHERE p.id = ANY (ARRAY(SELECT d.depends_on
+                                   FROM taskboard.job_dependencies AS d
+                                  WHERE d.job_id = retry.job_id))
+         ORDER BY p.id
+           FOR NO KEY UPDATE
+    ),
+    marked AS (
+        UPDATE taskboard.jobs AS p
+           SET has_dependents = true
+          FROM locked AS l
+         WHERE p.id = l.id
+           AND l.state IN ('waiting', 'queued', 'running')
+        RETURNING p.id
+    )
+    SELECT pg_catalog.count(*)::integer INTO v_left FROM marked;
 
     BEGIN
         UPDATE taskboard.jobs AS j
@@ -3470,6 +3488,7 @@ in every time zone (''1 day'' is kept as 24:00:00).';
 CREATE FUNCTION taskboard.settle_dependents(job_ids bigint[]) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET enable_nestloop TO 'off'
     AS $$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
@@ -3495,50 +3514,54 @@ BEGIN
                    pg_catalog.min(g.depends_on) FILTER (WHERE p.state <> 'succeeded') AS failed
               FROM gone AS g
               JOIN taskboard.jobs AS p ON p.id = g.depends_on
+             WHERE p.id = ANY (v_ended)
              GROUP BY g.job_id
         ),
         locked AS MATERIALIZED (
-            -- The dependents still waiting, locked in id order: two calls
-            -- settling dependencies of the same jobs take their locks in
-            -- the same order.
-            SELECT c.id
+            -- The dependents still waiting, with what ended for each, locked
+            -- in id order: two calls settling dependencies of the same jobs
+            -- take their locks in the same order.
+            SELECT c.id, t.ended, t.failed
               FROM taskboard.jobs AS c
-             WHERE c.id = ANY (ARRAY(SELECT t.job_id FROM tally AS t))
+              JOIN tally AS t ON t.job_id = c.id
+             WHERE c.id = ANY (ARRAY(SELECT u.job_id FROM tally AS u))
                AND c.state = 'waiting'
              ORDER BY c.id
-               FOR NO KEY UPDATE
+               FOR NO KEY UPDATE OF c
         ),
         changed AS (
+            -- Joined by id to the locked rows: a plan that walked the tally
+            -- for each row made a wide fan-out quadratic.
             UPDATE taskboard.jobs AS c
-               SET dependencies_left = c.dependencies_left - t.ended,
+               SET dependencies_left = c.dependencies_left - l.ended,
                    state = CASE
-                       WHEN t.failed IS NOT NULL AND c.on_dependency_failure = 'cancel' THEN 'cancelled'
-                       WHEN c.dependencies_left - t.ended = 0 THEN 'queued'
+                       WHEN l.failed IS NOT NULL AND c.on_dependency_failure = 'cancel' THEN 'cancelled'
+                       WHEN c.dependencies_left - l.ended = 0 THEN 'queued'
                        ELSE 'waiting'
                    END,
                    finished_at = CASE
-                       WHEN t.failed IS NOT NULL AND c.on_dependency_failure = 'cancel' THEN v_now
+                       WHEN l.failed IS NOT NULL AND c.on_dependency_failure = 'cancel' THEN v_now
                    END,
                    -- Runnable from its own run_at, or from now when that
                    -- passed while it waited.
                    run_at = CASE
-                       WHEN (t.failed IS NULL OR c.on_dependency_failure = 'run')
-                            AND c.dependencies_left - t.ended = 0
+                       WHEN (l.failed IS NULL OR c.on_dependency_failure = 'run')
+                            AND c.dependencies_left - l.ended = 0
                        THEN GREATEST(c.run_at, v_now)
                        ELSE c.run_at
                    END,
                    errors = CASE
-                       WHEN t.failed IS NOT NULL AND c.on_dependency_failure = 'cancel'
+                       WHEN l.failed IS NOT NULL AND c.on_dependency_failure = 'cancel'
                        THEN c.errors || pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
-                           'error', pg_catalog.format('dependency %s ended %s', t.failed,
-                                                      (SELECT p.state FROM taskboard.jobs AS p WHERE p.id = t.failed)),
+                           'error', pg_catalog.format('dependency %s ended %s', l.failed,
+                                                      (SELECT p.state FROM taskboard.jobs AS p WHERE p.id = l.failed)),
                            'attempt', c.attempt,
                            'at', v_now))
                        ELSE c.errors
                    END
-              FROM tally AS t
-             WHERE c.id = t.job_id
-               AND c.id = ANY (ARRAY(SELECT l.id FROM locked AS l))
+              FROM locked AS l
+             WHERE c.id = l.id
+               AND c.id = ANY (ARRAY(SELECT k.id FROM locked AS k))
                AND c.state = 'waiting'
             RETURNING c.id, c.state, c.queue, c.run_at, c.has_dependents
         )

@@ -15,6 +15,9 @@ RETURNS void
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+-- Joins by hash, each side found through the primary key: a nested loop
+-- planned for a few waiting jobs made a wide fan-out quadratic.
+SET enable_nestloop = off
 AS $function$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
@@ -40,50 +43,54 @@ BEGIN
                    pg_catalog.min(g.depends_on) FILTER (WHERE p.state <> 'succeeded') AS failed
               FROM gone AS g
               JOIN taskboard.jobs AS p ON p.id = g.depends_on
+             WHERE p.id = ANY (v_ended)
              GROUP BY g.job_id
         ),
         locked AS MATERIALIZED (
-            -- The dependents still waiting, locked in id order: two calls
-            -- settling dependencies of the same jobs take their locks in
-            -- the same order.
-            SELECT c.id
+            -- The dependents still waiting, with what ended for each, locked
+            -- in id order: two calls settling dependencies of the same jobs
+            -- take their locks in the same order.
+            SELECT c.id, t.ended, t.failed
               FROM taskboard.jobs AS c
-             WHERE c.id = ANY (ARRAY(SELECT t.job_id FROM tally AS t))
+              JOIN tally AS t ON t.job_id = c.id
+             WHERE c.id = ANY (ARRAY(SELECT u.job_id FROM tally AS u))
                AND c.state = 'waiting'
              ORDER BY c.id
-               FOR NO KEY UPDATE
+               FOR NO KEY UPDATE OF c
         ),
         changed AS (
+            -- Joined by id to the locked rows: a plan that walked the tally
+            -- for each row made a wide fan-out quadratic.
             UPDATE taskboard.jobs AS c
-               SET dependencies_left = c.dependencies_left - t.ended,
+               SET dependencies_left = c.dependencies_left - l.ended,
                    state = CASE
-                       WHEN t.failed IS NOT NULL AND c.on_dependency_failure = 'cancel' THEN 'cancelled'
-                       WHEN c.dependencies_left - t.ended = 0 THEN 'queued'
+                       WHEN l.failed IS NOT NULL AND c.on_dependency_failure = 'cancel' THEN 'cancelled'
+                       WHEN c.dependencies_left - l.ended = 0 THEN 'queued'
                        ELSE 'waiting'
                    END,
                    finished_at = CASE
-                       WHEN t.failed IS NOT NULL AND c.on_dependency_failure = 'cancel' THEN v_now
+                       WHEN l.failed IS NOT NULL AND c.on_dependency_failure = 'cancel' THEN v_now
                    END,
                    -- Runnable from its own run_at, or from now when that
                    -- passed while it waited.
                    run_at = CASE
-                       WHEN (t.failed IS NULL OR c.on_dependency_failure = 'run')
-                            AND c.dependencies_left - t.ended = 0
+                       WHEN (l.failed IS NULL OR c.on_dependency_failure = 'run')
+                            AND c.dependencies_left - l.ended = 0
                        THEN GREATEST(c.run_at, v_now)
                        ELSE c.run_at
                    END,
                    errors = CASE
-                       WHEN t.failed IS NOT NULL AND c.on_dependency_failure = 'cancel'
+                       WHEN l.failed IS NOT NULL AND c.on_dependency_failure = 'cancel'
                        THEN c.errors || pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
-                           'error', pg_catalog.format('dependency %s ended %s', t.failed,
-                                                      (SELECT p.state FROM taskboard.jobs AS p WHERE p.id = t.failed)),
+                           'error', pg_catalog.format('dependency %s ended %s', l.failed,
+                                                      (SELECT p.state FROM taskboard.jobs AS p WHERE p.id = l.failed)),
                            'attempt', c.attempt,
                            'at', v_now))
                        ELSE c.errors
                    END
-              FROM tally AS t
-             WHERE c.id = t.job_id
-               AND c.id = ANY (ARRAY(SELECT l.id FROM locked AS l))
+              FROM locked AS l
+             WHERE c.id = l.id
+               AND c.id = ANY (ARRAY(SELECT k.id FROM locked AS k))
                AND c.state = 'waiting'
             RETURNING c.id, c.state, c.queue, c.run_at, c.has_dependents
         )

@@ -38,13 +38,29 @@ BEGIN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
-    -- The dependencies it still waits for: their edges, locked, so that one
-    -- ending meanwhile is either counted here or settles this job after.
-    SELECT pg_catalog.count(*)::integer INTO v_left
-      FROM (SELECT
-              FROM taskboard.job_dependencies AS d
-             WHERE d.job_id = retry.job_id
-               FOR KEY SHARE) AS e;
+    -- The dependencies it still waits for, locked in id order and written
+    -- (has_dependents), as enqueue does: a call ending one of them waits
+    -- for this transaction and then settles this job, waiting again (in
+    -- REPEATABLE READ or SERIALIZABLE, one whose snapshot is older raises
+    -- 40001); one that ended before is not counted.
+    WITH locked AS MATERIALIZED (
+        SELECT p.id, p.state
+          FROM taskboard.jobs AS p
+         WHERE p.id = ANY (ARRAY(SELECT d.depends_on
+                                   FROM taskboard.job_dependencies AS d
+                                  WHERE d.job_id = retry.job_id))
+         ORDER BY p.id
+           FOR NO KEY UPDATE
+    ),
+    marked AS (
+        UPDATE taskboard.jobs AS p
+           SET has_dependents = true
+          FROM locked AS l
+         WHERE p.id = l.id
+           AND l.state IN ('waiting', 'queued', 'running')
+        RETURNING p.id
+    )
+    SELECT pg_catalog.count(*)::integer INTO v_left FROM marked;
 
     BEGIN
         UPDATE taskboard.jobs AS j

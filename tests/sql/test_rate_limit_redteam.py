@@ -580,7 +580,7 @@ def test_a_revert_to_0_4_8_with_rate_limits_says_what_it_drops(
             value(conn, "SELECT max_running_per_key FROM taskboard.queues WHERE queue = 'back'")
             == 5
         )
-    again = sqitch(url, "deploy", "--verify")
+    again = sqitch(url, "deploy", "--verify", "--to", "@v0.4.9")
     assert again.returncode == 0, again.stdout + again.stderr
     with psycopg.connect(url, autocommit=True) as conn:
         assert value(conn, "SELECT taskboard.version()") == "0.4.9"
@@ -792,7 +792,7 @@ def test_a_0_4_8_database_with_jobs_in_flight_upgrades_and_a_rate_counts_from_th
             " WHERE id = %s",
             [held[0]],
         )
-    deployed = sqitch(url, "deploy", "--verify")
+    deployed = sqitch(url, "deploy", "--verify", "--to", "@v0.4.9")
     assert deployed.returncode == 0, deployed.stdout + deployed.stderr
     with psycopg.connect(url, autocommit=True) as conn:
         assert value(conn, "SELECT taskboard.version()") == "0.4.9"
