@@ -229,7 +229,8 @@ def test_a_claim_burying_a_spent_lease_settles_a_dependent_enqueued_since_it_beg
                 enqueuing.join()
         assert claiming.sqlstate is None and claiming.answer == {}
         assert enqueuing.sqlstate is None
-        dependent = int(enqueuing.answer)
+        assert isinstance(enqueuing.answer, int)
+        dependent = enqueuing.answer
         assert state(url, spent)[0] == "dead"
         assert state(url, dependent)[0] == "cancelled", (
             "its dependency ended dead: the claim that buried it cancels it"
