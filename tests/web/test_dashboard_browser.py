@@ -206,7 +206,7 @@ def test_a_queue_paused_from_the_page_stops_claims(site: Site, page: Page) -> No
     assert site.worker.poll() is None
     assert site.state(job_id) == "queued", "a paused queue hands out nothing"
     # The page shows the job waiting, by itself.
-    expect(row.locator("td.num").first).to_have_text("1", timeout=SEEN_WITHIN_MS)
+    expect(row.locator("td.queued")).to_have_text("1", timeout=SEEN_WITHIN_MS)
     screenshot(page, "queue-paused")
 
     row.get_by_role("button", name="Resume").click()
@@ -295,7 +295,7 @@ def test_a_queues_key_and_rate_limits_show_and_its_window_fills_as_jobs_start(
     # Finished, they still count within the hour; the x held back waits, queued.
     page.reload()
     expect(rate).to_have_text("2 of 2 per 1h")
-    expect(row.locator("td.num").first).to_have_text("1")
+    expect(row.locator("td.queued")).to_have_text("1")
 
 
 def test_a_read_only_login_sees_no_action(site: Site, page: Page) -> None:
