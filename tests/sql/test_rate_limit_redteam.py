@@ -2,10 +2,8 @@
 length depends on the calendar or on the session's time zone, claims that wait on the
 queue's row while another commits, limits changed under claims in flight, the liveness
 of short claims under keys, key limits, rates per key and queue limits together, the
-numbers queue_stats and queue_overview report, and the way back to 0.4.8.
-
-Tests marked "the window" fail on 0.4.9 as released: they describe what the contract
-(at most `starts` starts in any window of length `per`, 22023 for a bad `per`) asks."""
+numbers queue_stats and queue_overview report, and the way back to 0.4.8. Each holds on
+any date: the pers whose sign depends on the calendar are judged by their fixed length."""
 
 from __future__ import annotations
 
@@ -45,58 +43,68 @@ def claim(conn: psycopg.Connection[Any], queue: str, batch: int = 1) -> list[int
 # -- the window's length --------------------------------------------------------------------
 
 
-def month_spans(conn: psycopg.Connection[Any]) -> tuple[int, int]:
-    """Days from now to a month on, and from a month ago to now, on the database's clock."""
-    row = conn.execute(
-        "SELECT extract(day FROM (now() + interval '1 mon') - now())::int,"
-        " extract(day FROM now() - (now() - interval '1 mon'))::int"
-    ).fetchone()
-    assert row is not None
-    return int(row[0]), int(row[1])
+# Pers whose months and days (or days and hours) have opposite signs: on some dates clock +
+# per and clock - per disagree on which side of the clock they fall. set_rate_limit keeps per
+# as a fixed length (a month as 30 days, a day as 24 hours), so each is judged the same way on
+# every date.
+MIXED_PERS = {
+    "1 mon -30 days": None,
+    "1 mon -31 days": None,
+    "-1 mon 30 days": None,
+    "1 mon -29 days": 86_400,
+    "-1 mon 31 days": 86_400,
+    "-1 mon 30 days 1 hour": 3_600,
+    "-1 mon 31 days 1 hour": 90_000,
+    "1 day -24 hours": None,
+    "1 day -23 hours": 3_600,
+    "-1 day 25 hours": 3_600,
+}
 
 
-def test_a_per_the_clock_finds_positive_but_interval_order_does_not_raises_22023(
-    make_database: MakeDatabase,
+@pytest.mark.parametrize(("per", "seconds"), MIXED_PERS.items())
+def test_a_per_of_mixed_signs_is_judged_by_its_fixed_length_on_any_date(
+    make_database: MakeDatabase, per: str, seconds: int | None
 ) -> None:
-    """check_interval judges `per` by clock + per; the table's CHECK by interval order, a
-    month counted as 30 days. A per between the two ('1 mon -30 days' when the next
-    month has 31 days) passes the first and fails the second: 23514, a constraint's name
-    in the message, where the contract says 22023."""
+    """check_interval once judged `per` by clock + per and the table's CHECK by interval
+    order, a month counted as 30 days: a per between the two ('1 mon -30 days' when the
+    next month has 31 days) passed the first and failed the second (23514, a constraint's
+    name in the message, where the contract says 22023). Kept as its length in seconds, a
+    per is positive or not whatever the date: 22023 when not, the fixed length when so."""
     url = make_database(deploy=True)
     with connect(url, "taskboard_admin") as admin:
-        ahead, back = month_spans(admin)
-        if ahead == 31:
-            per = "1 mon -30 days"
-        elif back < 30:
-            per = f"-1 mon {back + 1} days"
+        if seconds is None:
+            with pytest.raises(psycopg.Error) as raised:
+                admin.execute("SELECT taskboard.set_rate_limit('odd', 1, %s::interval)", [per])
+            assert raised.value.sqlstate == "22023", (raised.value.sqlstate, str(raised.value))
+            assert "per must be positive" in str(raised.value)
+            assert (
+                value(admin, "SELECT count(*) FROM taskboard.queue_overview() WHERE queue = 'odd'")
+                == 0
+            )
         else:
-            pytest.skip("no such per on this date")
-        with pytest.raises(psycopg.Error) as raised:
-            admin.execute("SELECT taskboard.set_rate_limit('odd', 1, %s::interval)", [per])
-        assert raised.value.sqlstate == "22023", (raised.value.sqlstate, str(raised.value))
+            assert value(admin, "SELECT taskboard.set_rate_limit('odd', 1, %s::interval)", [per])
+            stored = value(
+                admin,
+                "SELECT extract(epoch FROM rate_per) FROM taskboard.queue_overview() WHERE queue = 'odd'",
+            )
+            assert stored == seconds, (per, stored)
 
 
+@pytest.mark.parametrize("per", [p for p, s in MIXED_PERS.items() if s is not None])
 def test_a_per_set_without_error_never_makes_an_empty_window(
-    make_database: MakeDatabase,
+    make_database: MakeDatabase, per: str
 ) -> None:
-    """A per of months and days of opposite signs: clock + per is later than the clock (so
-    set_rate_limit takes it) but clock - per is not earlier (claim's window ends before
-    it begins), and claim then counts no start in its window: a limit of 1 start per
-    window hands out one start per claim, without end. On other dates the same limit
-    works; which pers do this moves with the calendar."""
+    """A per of months and days of opposite signs: on some dates clock + per is later than
+    the clock (so a check by the calendar takes it) but clock - per is not earlier (claim's
+    window would end before it begins), and claim would then count no start in its window:
+    a limit of 1 start per window handing out one start per claim, without end. Kept as a
+    fixed length, every per set_rate_limit takes makes a window that holds its starts."""
     url = make_database(deploy=True)
     with connect(url, "taskboard_admin") as admin:
-        ahead, back = month_spans(admin)
-        if ahead > max(back, 30):
-            per = f"-1 mon {max(back, 30)} days 1 hour"
-        elif back < 30 and back < ahead:
-            per = f"1 mon -{back} days"
-        else:
-            pytest.skip("no such per on this date")
         assert value(admin, "SELECT taskboard.set_rate_limit('odd', 1, %s::interval)", [per])
         enqueue(admin, "odd", 5)
         started = sum(len(claim(admin, "odd", 5)) for _ in range(5))
-        assert started <= 1, f"{started} starts under 1 per {per}"
+        assert started == 1, f"{started} starts under 1 per {per}"
 
 
 def zone_with_a_transition_just_passed(shift_hours: int) -> str:
@@ -104,9 +112,9 @@ def zone_with_a_transition_just_passed(shift_hours: int) -> str:
     days from then: its clock jumped ahead less than an hour ago."""
     now = datetime.now(UTC)
     day = now.timetuple().tm_yday - 1  # zero-based, 29 February counted
-    if day + 3 > 364:
-        pytest.skip("the transition's rule would run past the year's end")
-    return f"AAA0BBB-{shift_hours},{day}/{now.hour},{day + 3}/0"
+    # Near the year's end the rule's end falls early in the next year: a rule whose end
+    # comes before its start keeps the shifted clock across the new year.
+    return f"AAA0BBB-{shift_hours},{day}/{now.hour},{(day + 3) % 365}/0"
 
 
 def test_the_window_of_a_day_does_not_shrink_in_a_session_of_another_time_zone(
