@@ -73,6 +73,10 @@ TRANSACTIONAL_TASKS = ("ledger.post",)
 PLAIN_QUEUES = tuple(q for q in QUEUES if not any(TASK_MIX[t][0] == q for t in TRANSACTIONAL_TASKS))
 HOLD_SHARE = 0.05  # of ledger.post: hold the pool connection past the lease (pg_sleep)
 MIN_BATCHES_PER_TASK = 3
+# The tasks of the queues with a key or rate limit: however the batches fell,
+# this many jobs each, so that their limits are reached (the soak's test checks
+# that invariants 21 and 22 fail with the limits lowered by one).
+MIN_JOBS_PER_LIMITED_TASK = 48
 SCHEDULED_SHARE = 0.08  # of batches: run_at a little in the future
 PRIORITIES = (-5, 0, 0, 0, 0, 10)
 PARTNER_MS = (50, 300)  # partner.call: how long the partner's API takes
@@ -251,6 +255,12 @@ def _batches(config: Config, rng: random.Random) -> list[Batch]:
             position = rng.randrange(len(batches) + 1)
             batches.insert(
                 position, _batch(task, position, rng.randint(1, 3), config, rng, key_space)
+            )
+    for task in ("customer.sync", "meter.call"):
+        while sum(len(b.payloads) for b in batches if b.task == task) < MIN_JOBS_PER_LIMITED_TASK:
+            position = rng.randrange(len(batches) + 1)
+            batches.insert(
+                position, _batch(task, position, rng.randint(8, 24), config, rng, key_space)
             )
     for index, batch in enumerate(batches):
         batch.index = index
