@@ -9,7 +9,8 @@ per-system template and starts right after a CHECKPOINT. Systems take turns
 within each run, in an order that rotates from run to run.
 
 Each workload is a module of bench/workloads/ (w1_drain, w2_latency, w3_scale,
-w4_renewal, w5_fanout, w6_io, w7_cpu, w8_backlog, w9_keys, w10_rate, pgbench_floor);
+w4_renewal, w5_fanout, w6_io, w7_cpu, w8_backlog, w9_keys, w10_rate, w11_fanin,
+pgbench_floor);
 bench/measure.py holds what they share (the plan, the Bench: server, fresh databases, worker command lines, samples).
 
 W1 drain: N no-op jobs enqueued up front with the system's batch API
@@ -42,6 +43,10 @@ W10 rate (Taskboard only): 5,000 jobs drained at c=32 on a queue with a rate lim
   500 starts a second and on one without (the control); starts/s against the limit,
   server CPU, claim's mean time a call (pg_stat_user_functions), and the most starts
   the jobs' stamps put in any 1 s window, which must be 500 or fewer.
+W11 fan-in (Taskboard only): 10,000 jobs and one that depends on all of them, drained at
+  c=32, and the same 10,001 jobs without the dependency (the control); jobs/s, server CPU,
+  claim's and complete_many's mean time a call (pg_stat_user_functions), the dependent's
+  enqueue, and its start after its last dependency's finish, which must not be negative.
 W3 scale (Taskboard only, once a bench, after the runs): claim+complete
   latency with the table grown to each of w3_sizes finished jobs, then a
   churn run of w3_churn jobs through the API with default autovacuum
@@ -86,6 +91,7 @@ from workloads import (
     w8_backlog,
     w9_keys,
     w10_rate,
+    w11_fanin,
 )
 
 from taskboard_dev.server import Server
@@ -113,6 +119,7 @@ WORKLOADS = (
     "w8",
     "w9",
     "w10",
+    "w11",
     "floor",
     "w3",
 )  # --only's choices, all on by default
@@ -188,6 +195,8 @@ async def run_workloads(bench: Bench, workloads: set[str]) -> None:
             await w9_keys.keys(bench, run)
         if "w10" in workloads and OURS in systems:
             await w10_rate.rate(bench, run)
+        if "w11" in workloads and OURS in systems:
+            await w11_fanin.fanin(bench, run)
         if floor_url is not None:
             for batch, clients in bench.plan.floor_configs:
                 pgbench_floor.run_floor(bench, floor_url, batch, clients)
@@ -544,6 +553,29 @@ def targets(samples: Samples, plan: Plan) -> list[str]:
             f"limit; most in one window {peak:,.0f} (target {w10_rate.RATE_STARTS} or fewer: "
             f"{verdict(peak <= w10_rate.RATE_STARTS)}); claim {call:.3f} against "
             f"{control_call:.3f} ms a call"
+        )
+    fanned = {
+        line.config: v
+        for line in samples.lines
+        if line.workload == "W11" and (v := samples.median(line, OURS)) is not None
+    }
+    waiting, control = w11_fanin.CASES[0][0], w11_fanin.CASES[1][0]
+    drains = [
+        next((v for c, v in fanned.items() if c.startswith("drain ") and c.endswith(x)), None)
+        for x in (waiting, control)
+    ]
+    enqueue_ms = fanned.get(f"enqueue of the last job, {waiting}")
+    delay_ms = next((v for c, v in fanned.items() if c.startswith("dependent's start")), None)
+    call, control_call = (
+        fanned.get(f"complete_many a call, {waiting}"),
+        fanned.get(f"complete_many a call, {control}"),
+    )
+    if drains[0] and drains[1] and enqueue_ms and delay_ms is not None and call and control_call:
+        out.append(
+            f"W11: {waiting}: x{drains[0] / drains[1]:.2f} the control's jobs/s; "
+            f"complete_many {call:.3f} against {control_call:.3f} ms a call; the dependent's "
+            f"enqueue {enqueue_ms:,.1f} ms, its start {delay_ms:.2f} ms after its last "
+            "dependency's finish (no target)"
         )
     import backlog
 

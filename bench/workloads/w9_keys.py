@@ -59,8 +59,10 @@ async def enqueue(url: str, n: int, per_key: int) -> float:
         return time.perf_counter() - started
 
 
-async def function_stats(url: str, worker_gone_by: float) -> dict[str, dict[str, float]]:
-    """calls, total_ms and self_ms of claim and complete_many in `url`'s database, read once
+async def function_stats(
+    url: str, worker_gone_by: float, names: tuple[str, ...] = ("claim", "complete_many")
+) -> dict[str, dict[str, float]]:
+    """calls, total_ms and self_ms of the taskboard functions `names` in `url`'s database, read once
     no other client backend is connected to it and two readings STATS_SETTLE_S apart agree
     (a backend reports its statistics as it exits, right after it leaves
     pg_stat_activity)."""
@@ -84,7 +86,8 @@ async def function_stats(url: str, worker_gone_by: float) -> dict[str, dict[str,
             rows = await (
                 await conn.execute(
                     "SELECT funcname, calls, total_time, self_time FROM pg_stat_user_functions"
-                    " WHERE schemaname = 'taskboard' AND funcname IN ('claim', 'complete_many')"
+                    " WHERE schemaname = 'taskboard' AND funcname = ANY (%s)",
+                    (list(names),),
                 )
             ).fetchall()
             stats = {
