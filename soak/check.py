@@ -76,7 +76,7 @@ JOBS_SQL = """
 SELECT id, queue, task, state, attempt, max_attempts, dedupe_key, lease_token::text,
        payload->>'rid', extract(epoch FROM finished_at)::float8, errors, payload ? 'hold',
        fence, extract(epoch FROM run_at)::float8, concurrency_key,
-       extract(epoch FROM started_at)::float8
+       extract(epoch FROM started_at)::float8, on_dependency_failure
   FROM taskboard.jobs
  ORDER BY id
 """
@@ -302,7 +302,9 @@ def fault_rows(h: HistoryIndex) -> list[FaultRow]:
     out.append(
         FaultRow(
             "long-handler",
-            planned=sum(1 for b in h.plan.batches if b.task == "batch.long" for _ in b.payloads),
+            planned=sum(
+                1 for b in h.plan.batches for task, _, _ in b.jobs() if task == "batch.long"
+            ),
             injected=len(long),
             note="handler running 1.5-3 leases: renewal must carry it",
         )

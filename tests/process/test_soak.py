@@ -24,6 +24,7 @@ import os
 import re
 import subprocess
 import sys
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,13 @@ import psycopg
 import pytest
 
 from soak.index import HistoryIndex
-from soak.invariants import Invariant, key_limits, rate_limits
+from soak.invariants import (
+    Invariant,
+    dependencies_first,
+    key_limits,
+    rate_limits,
+    released_by_accepted,
+)
 from soak.plan import (
     CONCURRENCY_KEYS,
     DEFAULT_JOBS,
@@ -55,7 +62,7 @@ from taskboard_dev import devdb, server
 
 SOAK_TIMEOUT_S = 150  # the quick soak takes about 35 s; this only bounds a hang
 INVARIANT_ROW = re.compile(r"^\| *\d+ *\| *(held|VIOLATED[^|]*) *\|")
-MIN_INVARIANTS = 22
+MIN_INVARIANTS = 24
 
 
 def server_major(server_url: str) -> str:
@@ -458,3 +465,186 @@ def test_rate_limit_invariant_counts_each_key_apart_with_by_key() -> None:
     inv = history.check()
     assert not inv.held and len(inv.violations) == 1 and "key customer-2" in inv.violations[0]
     assert not history.check(by_key=False).held  # the queue as a whole: 8 within 0.5 s
+
+
+# -- invariants 23 and 24 on crafted graphs: they hold, and they fail when a dependent ran early --
+
+
+class CraftedGraph:
+    """A graph as a producer enqueued it (its record's `graph`: each dependent's
+    dependencies and on_dependency_failure), the claims and completions of its jobs as
+    the workers recorded them, and the final rows of the jobs (finished_at and run_at
+    on the database's clock, the errors a cascade wrote)."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.jobs: dict[int, list[Any]] = {}
+        self.fences: dict[int, int] = defaultdict(int)
+
+    def enqueue(self, parents: list[int], child: int, *, mode: str = "cancel") -> None:
+        """Jobs `parents` and `child` in one group, `child` waiting for the parents."""
+        ids = [*parents, child]
+        for job in ids:
+            # id, queue, task, state, attempt, max_attempts, dedupe_key, token, rid,
+            # finished_at, errors, holds, fence, run_at, concurrency_key, started_at,
+            # on_dependency_failure
+            self.jobs[job] = [
+                job, "email", "email.send", "waiting" if job == child else "queued", 0, 5,
+                None, None, f"1.{job}.0", None, [], False, 0, T0, None, None,
+                mode if job == child else "cancel",
+            ]  # fmt: skip
+        self.events.append(
+            {"ev": "enqueue", "t": T0, "proc": "producer-0", "sent": T0, "batch": 1,
+             "queue": "", "task": "graph", "rids": [f"1.{j}.0" for j in ids], "keys": None,
+             "concurrency_keys": None, "ids": ids,
+             "graph": [{"job": child, "depends_on": parents, "mode": mode}]}
+        )  # fmt: skip
+
+    def claim(self, job: int, at: float, *, proc: str = "w0.1") -> str:
+        """Job `job` started at `at` seconds (the claim's v_now): its next fence."""
+        row = self.jobs[job]
+        self.fences[job] += 1
+        row[3], row[4], row[12], row[15] = "running", row[4] + 1, self.fences[job], T0 + at
+        token = f"token-{job}-{self.fences[job]}"
+        row[7] = token
+        self.events.append(
+            {"ev": "claim", "t": T0 + at + 0.01, "proc": proc, "sent": T0 + at, "job": job,
+             "token": token, "attempt": row[4], "task": row[2], "rid": row[8],
+             "exp": T0 + at + LEASE, "ikey": f"ikey-{job}", "fence": self.fences[job]}
+        )  # fmt: skip
+        return token
+
+    def complete(self, job: int, token: str, at: float, *, accepted: bool = True) -> None:
+        """A complete of `job` under `token` answered at `at`: accepted (the job succeeded,
+        finished_at `at`) or refused (a stale holder's)."""
+        proc = next(e["proc"] for e in self.events if e.get("token") == token)
+        self.events.append(
+            {"ev": "complete", "t": T0 + at + 0.01, "proc": proc, "sent": T0 + at,
+             "job": job, "token": token, "answer": accepted, "txn": False}
+        )  # fmt: skip
+        self.effect(job, token, at, proc)
+        if accepted:
+            self.end(job, "succeeded", at)
+
+    def effect(self, job: int, token: str, at: float, proc: str) -> None:
+        self.events.append(
+            {"ev": "effect", "t": T0 + at, "proc": proc, "job": job, "token": token,
+             "ikey": f"ikey-{job}"}
+        )  # fmt: skip
+
+    def end(self, job: int, state: str, at: float) -> None:
+        """`job` ended `state` at `at`; its waiting dependents are released then (run_at)."""
+        self.jobs[job][3] = state
+        self.jobs[job][9] = T0 + at
+        for event in self.events:
+            for edge in event.get("graph", []):
+                if job in edge["depends_on"] and self.jobs[edge["job"]][3] == "waiting":
+                    ends = [self.jobs[d][9] for d in edge["depends_on"]]
+                    if all(ends):
+                        self.jobs[edge["job"]][3] = "queued"
+                        self.jobs[edge["job"]][13] = max(ends)
+
+    def cascade(self, child: int, dependency: int, how: str, at: float) -> None:
+        """`child` cancelled at `at` because `dependency` ended `how`."""
+        row = self.jobs[child]
+        row[3], row[9] = "cancelled", T0 + at
+        stamp = dt.datetime.fromtimestamp(T0 + at, dt.UTC).isoformat()
+        row[10].append({"error": f"dependency {dependency} ended {how}", "attempt": 0, "at": stamp})
+
+    def check(self) -> tuple[Invariant, Invariant]:
+        config = Config(jobs=1, seconds=5, workers=2, seed=1, lease=LEASE)
+        final = {
+            "server_version": "18",
+            "jobs": list(self.jobs.values()),
+            "ledger": [],
+            "dedupe_index": None,
+            "schedules": [],
+        }
+        index = HistoryIndex(config, Plan(config), self.events, final, True)
+        return dependencies_first(index), released_by_accepted(index)
+
+
+def test_dependency_invariants_hold_when_the_child_starts_after_the_accepted_completions() -> None:
+    """A stalled holder's complete of a parent is refused (its lease was reclaimed); the
+    child is released by the new holder's accepted completion, and starts after it."""
+    graph = CraftedGraph()
+    graph.enqueue([1, 2], 3)
+    graph.complete(1, graph.claim(1, 1.0), 1.2)
+    stale = graph.claim(2, 1.0, proc="w1.1")
+    graph.complete(2, graph.claim(2, 3.1), 3.3)  # reclaimed after the lease ran out
+    graph.complete(2, stale, 3.5, accepted=False)  # w1.1 woke up: refused
+    graph.complete(3, graph.claim(3, 3.4), 3.6)
+    first, second = graph.check()
+    assert first.held and first.checked == 2, first
+    assert second.held and "1 refused completions of 1 dependencies" in second.note, second
+
+
+def test_dependency_invariant_fails_when_a_dependent_starts_before_the_accepted_completion() -> (
+    None
+):
+    graph = CraftedGraph()
+    graph.enqueue([1, 2], 3)
+    graph.complete(1, graph.claim(1, 1.0), 1.2)
+    graph.claim(2, 1.0)
+    graph.complete(3, graph.claim(3, 1.5), 1.7)  # job 2 is still running
+    graph.complete(2, graph.jobs[2][7], 2.0)
+    first, second = graph.check()
+    assert not first.held and len(first.violations) == 1, first
+    assert "job 3 (cancel) started at" in first.violations[0], first.violations
+    assert "0.500 s before its dependency 2" in first.violations[0], first.violations
+    # Released at 2.0 by the completion, but run_at says 1.5: released early too.
+    graph.jobs[3][13] = T0 + 1.5
+    assert not graph.check()[1].held
+
+
+def test_dependency_invariant_fails_when_a_refused_completion_preceded_the_start() -> None:
+    """The parent's stale holder was refused at 2.2; the child started at 2.4, before the
+    parent's accepted completion at 3.3: as if the refused completion had released it."""
+    graph = CraftedGraph()
+    graph.enqueue([1], 2)
+    stale = graph.claim(1, 1.0, proc="w1.1")
+    graph.claim(1, 3.1)
+    graph.complete(1, stale, 2.2, accepted=False)
+    graph.complete(2, graph.claim(2, 2.4), 2.6)
+    graph.complete(1, graph.jobs[1][7], 3.3)
+    graph.jobs[2][13] = T0 + 2.2  # runnable from the refused completion on
+    first, second = graph.check()
+    assert not first.held, first
+    assert not second.held and len(second.violations) == 2, second
+    assert "w1.1's complete of its dependency 1 was refused" in " ".join(second.violations)
+    assert "was runnable from" in " ".join(second.violations), second.violations
+
+
+def test_dependency_invariant_checks_a_failed_dependency_cancels_or_runs_its_dependent() -> None:
+    graph = CraftedGraph()
+    graph.enqueue([1, 2], 3)
+    graph.complete(1, graph.claim(1, 1.0), 1.2)
+    graph.claim(2, 1.0)
+    graph.end(2, "dead", 1.5)
+    graph.cascade(3, 2, "dead", 1.5)
+    assert all(inv.held for inv in graph.check())
+    graph.jobs[3][10] = [{"error": "dependency 1 ended dead", "attempt": 0}]
+    first, _ = graph.check()
+    assert not first.held and "first dependency to end so was 2" in first.violations[0], first
+    graph.jobs[3][10] = []
+    graph.complete(3, graph.claim(3, 2.0), 2.2)  # the cascade never came: it ran
+    first, _ = graph.check()
+    assert not first.held and any(
+        "although its dependency 2 ended dead" in v for v in first.violations
+    )
+    run = CraftedGraph()  # with "run", a dead dependency counts as ended
+    run.enqueue([1], 2, mode="run")
+    run.claim(1, 1.0)
+    run.end(1, "dead", 1.5)
+    run.complete(2, run.claim(2, 1.6), 1.8)
+    first, second = run.check()
+    assert first.held and second.held and "1 run after a failed one" in first.note, first
+
+
+def test_dependency_invariant_fails_when_a_dependent_is_left_waiting() -> None:
+    graph = CraftedGraph()
+    graph.enqueue([1], 2)
+    graph.complete(1, graph.claim(1, 1.0), 1.2)
+    graph.jobs[2][3] = "waiting"  # not released by the accepted completion
+    _, second = graph.check()
+    assert not second.held and "left waiting" in second.violations[0], second
