@@ -287,6 +287,11 @@ def fault_rows(h: HistoryIndex) -> list[FaultRow]:
             mode = kind.split("-")[1]
             shutdown = f"{mode} shutdown (as pg_ctl stop -m {mode})"
             rows[kind].note = f"{shutdown}, down 0.2-1.5 s, start"
+    for kind in ("kill", "stop"):
+        aimed = sum(1 for e in h.faults if e["kind"] == kind and "aimed" in e)
+        rows[kind].note += f"; {aimed} aimed at the holder of a job others wait for"
+    aimed = sum(1 for e in cancels if e.get("aimed") and e["answer"])
+    rows["cancel"].note += f"; {aimed} of jobs others wait for"
     hold = [c for c in h.claims.values() if c.task == "ledger.post" and _holds(h, c)]
     long = [c for c in h.claims.values() if c.task == "batch.long"]
     out = [rows[k] for k in order]

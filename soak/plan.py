@@ -113,6 +113,11 @@ CHAIN_SHARE = 0.3  # of graphs: a chain of CHAIN_LENGTH
 CHAIN_LENGTH = 3
 RUN_ANYWAY_SHARE = 0.3  # of dependents: on_dependency_failure "run"
 PARENTS = (2, 4)
+# Faults aimed at a running job others wait for (quick run, default run), beside the others.
+AIMED_FAULTS = {"kill": (1, 4), "stop": (2, 6), "cancel": (2, 6)}
+# How long the jobs of a graph without dependencies run (ms; partner.call, customer.sync
+# and meter.call keep their own): long enough for an aimed fault to find them running.
+PARENT_MS = (300, 1500)
 # The tasks a graph's jobs run, and their weights (doomed and flaky more often
 # than in the mix: their dependents see failures and retried attempts).
 PARENT_TASKS: dict[str, float] = {
@@ -222,6 +227,9 @@ class Fault:
     slot: int = -1  # the worker slot hit (kill, stop, terminate)
     duration: float = 0.0  # stop: how long stopped; restart: how long down
     share: float = 1.0  # terminate: share of the worker's connections cut
+    # "dependency": a kill or stop of the worker holding a running job that others
+    # wait for (else, after a while, of its slot's worker); a cancel of such a job.
+    aim: str = ""
 
 
 @dataclass
@@ -403,13 +411,21 @@ def _graphs(config: Config, rng: random.Random) -> list[Batch]:
                 priority=rng.choice(PRIORITIES),
                 delay=None,
                 max_attempts=0,
-                payloads=[_payload(t, config, rng) for t in tasks],
+                payloads=[_parent_payload(t, config, rng) for t in tasks[:-1]]
+                + [_payload(tasks[-1], config, rng)],
                 keys=None,
                 producers=[0],
                 graph=nodes,
             )
         )
     return graphs
+
+
+def _parent_payload(task: str, config: Config, rng: random.Random) -> dict[str, Any]:
+    payload = _payload(task, config, rng)
+    if task in ("email.send", "report.render", "ledger.post", "flaky", "doomed"):
+        payload["ms"] = rng.randint(*PARENT_MS)
+    return payload
 
 
 def _draw(rng: random.Random, weights: dict[str, float]) -> str:
@@ -491,6 +507,23 @@ def _faults(config: Config, rng: random.Random, *, restarts: bool) -> list[Fault
     # Cancels of unfinished jobs (most of them running, to refuse a holder).
     for _ in range(max(5, config.jobs // 500)):
         faults.append(Fault(at=round(rng.uniform(start, end), 3), kind="cancel"))
+    # Kills, stops and cancels aimed at a running job others wait for, beside the
+    # others and drawn from a stream of their own (the rest of a seed's plan stays
+    # what it was), kept clear of restarts. A kill or stop that finds no such job
+    # hits its slot's worker (one with every task) as the others do.
+    aimer = random.Random(f"aims-{config.seed}")
+    for kind, (quick, default) in AIMED_FAULTS.items():
+        for _ in range(quick if config.quick else default):
+            while True:
+                at = aimer.uniform(start, end)
+                if not any(abs(at - r) < clearance for r in restart_times):
+                    break
+            fault = Fault(at=round(at, 3), kind=kind, aim="dependency")
+            if kind == "stop":
+                fault.duration = round(config.lease * aimer.uniform(1.3, 2.5), 3)
+            if kind != "cancel":
+                fault.slot = aimer.randrange(config.workers)
+            faults.append(fault)
     faults.sort(key=lambda f: f.at)
     return faults
 

@@ -46,6 +46,7 @@ from soak.plan import (
     DEFAULT_WORKERS,
     KEY_LIMIT,
     KEYED_QUEUE,
+    MIN_GRAPHS,
     PLAIN_QUEUES,
     QUICK_JOBS,
     QUICK_SECONDS,
@@ -105,15 +106,17 @@ def test_quick_soak_holds_every_invariant(server_url: str, tmp_path: Path) -> No
     verdicts = [m.group(1) for line in output.splitlines() if (m := INVARIANT_ROW.match(line))]
     assert len(verdicts) >= MIN_INVARIANTS, f"too few invariant lines ({where}):\n{output[-6000:]}"
     assert all(v == "held" for v in verdicts), f"an invariant was violated ({where}):\n{output}"
-    assert_limit_checks_fail_below_the_real_limits(tmp_path, where)
+    assert_checks_fail_on_a_doctored_history(tmp_path, where)
 
 
-def assert_limit_checks_fail_below_the_real_limits(run_dir: Path, where: str) -> None:
+def assert_checks_fail_on_a_doctored_history(run_dir: Path, where: str) -> None:
     """Keys were contended: some key's jobs held its whole limit of leases at once; rate
     limits were reached: some window held all the starts its limit allows. The same run
     checked again with the recorded key limit and rate limits lowered by one (the
     database ran with the higher ones, behind the check's back) violates invariants 21
-    and 22."""
+    and 22; with its started dependents recorded as waiting also for the job that
+    succeeded last, it violates invariant 23."""
+    add_a_late_dependency(run_dir, where)
     runner = run_dir / "history" / "runner.jsonl"
     lines = runner.read_text().splitlines()
     lowered = []
@@ -149,6 +152,32 @@ def assert_limit_checks_fail_below_the_real_limits(run_dir: Path, where: str) ->
         f"invariant 22 held with every rate limit lowered by one start ({where}):\n"
         f"{result.stdout[-4000:]}{result.stderr[-2000:]}"
     )
+    row = re.search(r"^\| *23 *\| *(held|VIOLATED[^|]*) *\|", result.stdout, re.MULTILINE)
+    assert row and row.group(1).startswith("VIOLATED"), (
+        f"invariant 23 held with the dependents waiting for the last job to succeed ({where}):\n"
+        f"{result.stdout[-4000:]}{result.stderr[-2000:]}"
+    )
+
+
+def add_a_late_dependency(run_dir: Path, where: str) -> None:
+    """Record every dependent of the producers' graphs as waiting also for the job that
+    succeeded last (the database never made it wait for that one)."""
+    final = json.loads((run_dir / "final.json").read_text())
+    # id, ..., state (3), ..., finished_at (9)
+    succeeded = [row for row in final["jobs"] if row[3] == "succeeded" and row[9] is not None]
+    last = max(succeeded, key=lambda row: row[9])[0]
+    doctored = 0
+    for path in (run_dir / "history").glob("producer-*.jsonl"):
+        lines = []
+        for line in path.read_text().splitlines():
+            event = json.loads(line)
+            for edge in event.get("graph") or []:
+                if edge["job"] != last:
+                    edge["depends_on"].append(last)
+                    doctored += 1
+            lines.append(json.dumps(event))
+        path.write_text("\n".join(lines) + "\n")
+    assert doctored, f"the producers recorded no graph ({where})"
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 1713812028, 1013162990])
@@ -166,7 +195,7 @@ def test_plan_replays_and_faults_reach_the_plain_only_worker(seed: int, quick: b
     plan = make_plan(config, restarts=True)
     assert plan.to_json() == make_plan(config, restarts=True).to_json()
     assert config.slots == config.workers + 1 and config.is_plain(config.workers)
-    process = [f for f in plan.faults if f.kind in ("kill", "stop", "terminate")]
+    process = [f for f in plan.faults if f.kind in ("kill", "stop", "terminate") and not f.aim]
     assert all(0 <= f.slot < config.slots for f in process)
     assert any(config.is_plain(f.slot) for f in process)
     for kind in ("kill", "stop", "terminate"):
@@ -181,6 +210,18 @@ def test_plan_replays_and_faults_reach_the_plain_only_worker(seed: int, quick: b
     assert 1 < len(keys) <= CONCURRENCY_KEYS
     assert not any(b.concurrency_keys for b in plan.batches if b.queue != KEYED_QUEUE)
     assert all(TASK_MIX[t][0] not in PLAIN_QUEUES for t in TRANSACTIONAL_TASKS)
+    # Graphs of dependent jobs: a chain, a child run anyway, a doomed parent; and faults
+    # aimed at the holders of their running jobs, on workers with every task.
+    graphs = [b.graph for b in plan.batches if b.graph is not None]
+    assert len(graphs) >= MIN_GRAPHS
+    assert any(len(g) == 3 and g[2]["after"] == [1] and g[1]["after"] == [0] for g in graphs)
+    assert any(g[-1]["on_failure"] == "run" for g in graphs)
+    assert any(n["task"] == "doomed" and not n["after"] for g in graphs for n in g)
+    graph_jobs = sum(len(g) for g in graphs)
+    assert 0.02 <= graph_jobs / sum(len(b.payloads) for b in plan.batches) <= 0.06, graph_jobs
+    aimed = [f for f in plan.faults if f.aim]
+    assert {f.kind for f in aimed} == {"kill", "stop", "cancel"}
+    assert all(not config.is_plain(f.slot) for f in aimed if f.kind != "cancel")
 
 
 # -- invariant 21 on crafted histories: it holds, and it fails when the limit was broken --
@@ -588,13 +629,13 @@ def test_dependency_invariant_fails_when_a_dependent_starts_before_the_accepted_
     graph.claim(2, 1.0)
     graph.complete(3, graph.claim(3, 1.5), 1.7)  # job 2 is still running
     graph.complete(2, graph.jobs[2][7], 2.0)
+    graph.jobs[3][13] = T0 + 1.5  # runnable from 1.5 on: released before the completion
     first, second = graph.check()
     assert not first.held and len(first.violations) == 1, first
     assert "job 3 (cancel) started at" in first.violations[0], first.violations
     assert "0.500 s before its dependency 2" in first.violations[0], first.violations
-    # Released at 2.0 by the completion, but run_at says 1.5: released early too.
-    graph.jobs[3][13] = T0 + 1.5
-    assert not graph.check()[1].held
+    assert not second.held and len(second.violations) == 1, second
+    assert "0.500 s before its last dependency 2" in second.violations[0], second.violations
 
 
 def test_dependency_invariant_fails_when_a_refused_completion_preceded_the_start() -> None:
