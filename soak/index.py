@@ -3,7 +3,8 @@
 `HistoryIndex` reads every event of every process's history and the final
 snapshot once: claims by token, by job and by fence; what each token's
 holder started, sent and was answered; the processes, the faults and the
-management operations, each placed on the claims it overlapped. The
+management operations, each placed on the claims it overlapped; the
+dependencies the producers' graphs committed. The
 invariants (soak/invariants.py), the findings and the report's tables
 (soak/check.py) read the index, never the raw events.
 """
