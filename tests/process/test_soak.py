@@ -106,6 +106,8 @@ def test_quick_soak_holds_every_invariant(server_url: str, tmp_path: Path) -> No
     verdicts = [m.group(1) for line in output.splitlines() if (m := INVARIANT_ROW.match(line))]
     assert len(verdicts) >= MIN_INVARIANTS, f"too few invariant lines ({where}):\n{output[-6000:]}"
     assert all(v == "held" for v in verdicts), f"an invariant was violated ({where}):\n{output}"
+    timed = re.search(r"^\| *23 *\|.*\| *(\d+) *\|$", output, re.MULTILINE)
+    assert timed and int(timed.group(1)) > 0, f"no dependency's end was timed ({where})"
     assert_checks_fail_on_a_doctored_history(tmp_path, where)
 
 
