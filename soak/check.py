@@ -76,7 +76,7 @@ JOBS_SQL = """
 SELECT id, queue, task, state, attempt, max_attempts, dedupe_key, lease_token::text,
        payload->>'rid', extract(epoch FROM finished_at)::float8, errors, payload ? 'hold',
        fence, extract(epoch FROM run_at)::float8, concurrency_key,
-       extract(epoch FROM started_at)::float8
+       extract(epoch FROM started_at)::float8, on_dependency_failure
   FROM taskboard.jobs
  ORDER BY id
 """
@@ -287,6 +287,11 @@ def fault_rows(h: HistoryIndex) -> list[FaultRow]:
             mode = kind.split("-")[1]
             shutdown = f"{mode} shutdown (as pg_ctl stop -m {mode})"
             rows[kind].note = f"{shutdown}, down 0.2-1.5 s, start"
+    for kind in ("kill", "stop"):
+        aimed = sum(1 for e in h.faults if e["kind"] == kind and "aimed" in e)
+        rows[kind].note += f"; {aimed} aimed at the holder of a job others wait for"
+    aimed = sum(1 for e in cancels if e.get("aimed") and e["answer"])
+    rows["cancel"].note += f"; {aimed} of jobs others wait for"
     hold = [c for c in h.claims.values() if c.task == "ledger.post" and _holds(h, c)]
     long = [c for c in h.claims.values() if c.task == "batch.long"]
     out = [rows[k] for k in order]
@@ -302,7 +307,9 @@ def fault_rows(h: HistoryIndex) -> list[FaultRow]:
     out.append(
         FaultRow(
             "long-handler",
-            planned=sum(1 for b in h.plan.batches if b.task == "batch.long" for _ in b.payloads),
+            planned=sum(
+                1 for b in h.plan.batches for task, _, _ in b.jobs() if task == "batch.long"
+            ),
             injected=len(long),
             note="handler running 1.5-3 leases: renewal must carry it",
         )

@@ -3,7 +3,8 @@
 `HistoryIndex` reads every event of every process's history and the final
 snapshot once: claims by token, by job and by fence; what each token's
 holder started, sent and was answered; the processes, the faults and the
-management operations, each placed on the claims it overlapped. The
+management operations, each placed on the claims it overlapped; the
+dependencies the producers' graphs committed. The
 invariants (soak/invariants.py), the findings and the report's tables
 (soak/check.py) read the index, never the raw events.
 """
@@ -61,6 +62,7 @@ class Job:
     run_at: float | None = None  # a periodic job's: its slot
     concurrency_key: str | None = None
     started_at: float | None = None  # its last claim's database time (v_now)
+    on_dependency_failure: str | None = None  # cancel or run (a job without dependencies too)
 
 
 class HistoryIndex:
@@ -194,6 +196,18 @@ class HistoryIndex:
             if e["kind"] == "retry" and e["answer"]:
                 self.retries[e["job"]].append(e)
         self.phase = {e["name"]: e for e in by["phase"]}
+        # Dependencies, as the producers' graphs committed them (the database removes
+        # each edge when its dependency ends): each dependent's dependencies and its
+        # on_dependency_failure, and each dependency's dependents.
+        self.depends_on: dict[int, list[int]] = {}
+        self.dependency_mode: dict[int, str] = {}
+        self.dependents: dict[int, list[int]] = defaultdict(list)
+        for e in by["enqueue"]:
+            for edge in e.get("graph") or []:
+                self.depends_on[edge["job"]] = list(edge["depends_on"])
+                self.dependency_mode[edge["job"]] = edge["mode"]
+                for parent in edge["depends_on"]:
+                    self.dependents[parent].append(edge["job"])
         self._close_claims()
         self._touch_claims()
 

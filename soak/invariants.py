@@ -9,6 +9,7 @@ fsynced, the workers' logs as they recorded them, and the final database
 from __future__ import annotations
 
 import bisect
+import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -1360,6 +1361,283 @@ def concurrency(h: HistoryIndex) -> Invariant:
     )
 
 
+# -- dependencies ----------------------------------------------------------------------
+
+DEPENDENCY_ERROR = re.compile(r"^dependency (\d+) ended (dead|cancelled)$")
+
+
+def _retried_jobs(h: HistoryIndex) -> set[int]:
+    """Jobs a retry may have queued again (answered true, or its answer lost)."""
+    return {e["job"] for e in h.ops if e["kind"] == "retry" and may_have_applied(e)}
+
+
+def _first_start(h: HistoryIndex, job: Job) -> Start | None:
+    """The earliest start of `job` the history or the database places (_starts_of)."""
+    starts = _starts_of(h, job)[0]
+    return starts[0] if starts else None
+
+
+def _ended(h: HistoryIndex, job_id: int) -> Job | None:
+    """The job, when it ended (succeeded, dead or cancelled, with its finished_at)."""
+    job = h.jobs.get(job_id)
+    if job is None or job.state not in TERMINAL or job.finished_at is None:
+        return None
+    return job
+
+
+def dependencies_first(h: HistoryIndex) -> Invariant:
+    """No dependent started before its dependencies succeeded.
+
+    For each job a producer's graph enqueued with dependencies (the history keeps
+    them: the database removes each edge when its dependency ends), every start placed
+    on the database's clock (_starts_of: its earliest) comes after the end of each
+    dependency: its finished_at, which the accepted completion (or the fail, burial or
+    cancel that ended it) reads before it settles the dependents in its transaction;
+    the dependent is runnable from the settle's clock on, and a claim takes no job
+    whose run_at is later than its own clock. A dependency that was retried ended
+    first dead or cancelled at a time the final database no longer holds: its edge is
+    not timed. With on_dependency_failure 'cancel', a dependent one of whose
+    dependencies ended dead or cancelled (or was retried: it ended so first) never
+    started and ended cancelled, its errors naming the first such dependency and how
+    it ended, unless it was itself retried since (a retry queues it again, waiting
+    only for the dependencies that had not ended).
+    """
+    retried = _retried_jobs(h)
+    violations: list[str] = []
+    edges = untimed = started = cancelled = ran_anyway = 0
+    closest = INF
+    ends: dict[str, int] = defaultdict(int)
+    for child, deps in sorted(h.depends_on.items()):
+        job = h.jobs.get(child)
+        if job is None:
+            continue  # invariant 2 says what became of the request
+        mode = h.dependency_mode.get(child, "cancel")
+        if job.on_dependency_failure is not None and job.on_dependency_failure != mode:
+            violations.append(
+                f"job {child}: enqueued with on_dependency_failure {mode}, the database "
+                f"says {job.on_dependency_failure}"
+            )
+        first = _first_start(h, job)
+        started += first is not None
+        failed: list[tuple[int, str | None, float]] = []
+        for d in deps:
+            if d in retried:
+                untimed += 1
+                failed.append((d, None, INF))
+                continue
+            dep = _ended(h, d)
+            if dep is None:
+                state = h.jobs[d].state if d in h.jobs else "missing"
+                if first is not None:
+                    violations.append(
+                        f"job {child} started at {utc(first.at)} ({first.source}, fence "
+                        f"{first.fence}) while its dependency {d} is {state}"
+                    )
+                continue
+            assert dep.finished_at is not None
+            edges += 1
+            ends[dep.state] += 1
+            if dep.state != "succeeded":
+                failed.append((d, dep.state, dep.finished_at))
+            if first is None:
+                continue
+            closest = min(closest, first.at - dep.finished_at)
+            if first.at < dep.finished_at - CLOCK_SLACK_S:
+                how = (
+                    "its accepted completion"
+                    if dep.state == "succeeded"
+                    else f"it ended {dep.state}"
+                )
+                violations.append(
+                    f"job {child} ({mode}) started at {utc(first.at)} ({first.source}, fence "
+                    f"{first.fence}), {dep.finished_at - first.at:.3f} s before its dependency "
+                    f"{d} ({dep.task}): {how} at {utc(dep.finished_at)}"
+                )
+        if not failed:
+            continue
+        if mode == "run":
+            ran_anyway += first is not None
+            continue
+        if child in retried:
+            continue  # queued again by hand: it waits only for what had not ended
+        d, bad, _ = min(failed, key=lambda f: (f[2], f[0]))
+        if first is not None:
+            violations.append(
+                f"job {child} started at {utc(first.at)} although its dependency {d} ended "
+                f"{bad or 'dead or cancelled'} (on_dependency_failure cancel)"
+            )
+        if job.state != "cancelled":
+            violations.append(
+                f"job {child} is {job.state}, though its dependency {d} ended "
+                f"{bad or 'dead or cancelled'} (on_dependency_failure cancel)"
+            )
+            continue
+        named = [
+            (int(m.group(1)), m.group(2))
+            for e in job.errors
+            if (m := DEPENDENCY_ERROR.match(str(e.get("error", ""))))
+        ]
+        # The first dependency to end dead or cancelled cancels it, and its errors say
+        # which and how; one that was retried ended so at a time not known here.
+        if not named:
+            violations.append(
+                f"job {child} was cancelled, but its errors name no dependency (its dependency "
+                f"{d} ended {bad or 'dead or cancelled'})"
+            )
+            continue
+        x, how = named[0]
+        timed = {f[0]: f for f in failed}
+        earliest = min(at for _, _, at in failed)
+        wrong = x not in timed or (
+            timed[x][1] is not None
+            and (timed[x][1] != how or timed[x][2] > earliest + CLOCK_SLACK_S)
+        )
+        if wrong:
+            violations.append(
+                f"job {child} was cancelled for 'dependency {x} ended {how}'; its first "
+                f"dependency to end so was {d} ({bad or 'dead or cancelled'})"
+            )
+        else:
+            cancelled += 1
+    dependents = len(h.depends_on)
+    hit = sum(1 for d in h.dependents if h.job_touched(d))
+    return Invariant(
+        "no dependent started before its dependencies succeeded: every start of a job with "
+        "dependencies comes after each one's accepted completion (with 'run', after each "
+        "ended); one whose dependency ended dead or cancelled with 'cancel' never started "
+        "and was cancelled naming it",
+        "history (the producers' graphs; claims: lease start on the server clock) + database "
+        "(finished_at, states, errors, reclaims, started_at)",
+        edges,
+        violations,
+        f"{dependents} dependents of {len(h.dependents)} dependencies ({hit} of them hit by "
+        f"a fault), {started} of the dependents started; {edges} edges timed (their "
+        "dependency ended "
+        + (", ".join(f"{k} {n}" for k, n in sorted(ends.items())) or "never")
+        + f"), {untimed} untimed (the dependency was retried); {cancelled} dependents "
+        f"cancelled naming their failed dependency, {ran_anyway} run after a failed one "
+        "(on_dependency_failure run); closest start after a dependency's end: "
+        + (f"{closest * 1000:.1f} ms" if closest < INF else "none"),
+    )
+
+
+def _released_at(h: HistoryIndex, job: Job) -> float | None:
+    """When settle made `job` runnable (its run_at then, the database's clock), while its
+    run_at still says so: no fail put it off, no release by a holder, no retry."""
+    if job.run_at is None:
+        return None
+    if any(e.get("worker") and e.get("error") != "lease expired" for e in job.errors):
+        return None
+    for c in h.claims_of.get(job.id, []):
+        if h.releases.get(c.token) or any(
+            e["ev"].startswith("release")
+            for e in h.sent_calls.get(c.token, []) + h.broke_off.get(c.token, [])
+        ):
+            return None
+    return job.run_at
+
+
+def released_by_accepted(h: HistoryIndex) -> Invariant:
+    """No dependent released by a refused completion.
+
+    A dependent becomes runnable only in the transaction that ends its last
+    dependency: settle sets its run_at to that transaction's clock (or its own later
+    run_at), so while nothing else moved it, run_at is never before the end of any of
+    its dependencies (their finished_at: the accepted completion's clock). Every
+    dependency with a refused completion in the history (a stalled or cut-off holder
+    whose complete returned false, a holder whose job was cancelled) is named: no
+    dependent of it started before its accepted completion (or, with 'run', its end).
+    And a dependent whose dependencies all succeeded (with 'run': all ended) is not
+    left waiting at the end: it started, or a cancel of it may have applied. Jobs a
+    retry touched are judged only on the last.
+    """
+    retried = _retried_jobs(h)
+    violations: list[str] = []
+    released = 0
+    lags: list[float] = []
+    refused_deps: dict[int, list[dict[str, Any]]] = {}
+    for d in h.dependents:
+        refused = [
+            e
+            for c in h.claims_of.get(d, [])
+            for e in h.completes.get(c.token, [])
+            if not e["answer"]
+        ]
+        if refused:
+            refused_deps[d] = refused
+    judged_after_refusal = 0
+    for child, deps in sorted(h.depends_on.items()):
+        job = h.jobs.get(child)
+        if job is None:
+            continue
+        mode = h.dependency_mode.get(child, "cancel")
+        ended = {d: _ended(h, d) for d in deps}
+        if job.state == "waiting" and all(ended.values()):
+            violations.append(
+                f"job {child} is left waiting although each of its dependencies ended "
+                f"({', '.join(f'{d} {x.state}' for d, x in ended.items() if x)})"
+            )
+        if child in retried or any(d in retried for d in deps):
+            continue
+        done = [x for x in ended.values() if x is not None]
+        if len(done) < len(deps):
+            continue
+        if mode == "cancel" and any(x.state != "succeeded" for x in done):
+            continue  # cancelled with it: invariant 23
+        last = max(done, key=lambda x: x.finished_at or 0.0)
+        assert last.finished_at is not None
+        first = _first_start(h, job)
+        cancelled_by_op = any(may_have_applied(e) for e in h.cancels.get(child, []))
+        if first is None and not job.fence and not cancelled_by_op:
+            violations.append(
+                f"job {child} ({job.state}) never started although its last dependency "
+                f"{last.id} ended {last.state} at {utc(last.finished_at)}"
+            )
+        at = _released_at(h, job)
+        if at is not None:
+            released += 1
+            lags.append(at - last.finished_at)
+            if at < last.finished_at - CLOCK_SLACK_S:
+                violations.append(
+                    f"job {child} was runnable from {utc(at)}, "
+                    f"{last.finished_at - at:.3f} s before its last dependency {last.id} "
+                    f"ended {last.state} at {utc(last.finished_at)}"
+                )
+        for d in deps:
+            dep = ended[d]
+            if d not in refused_deps or dep is None:
+                continue
+            assert dep.finished_at is not None
+            judged_after_refusal += 1
+            if first is not None and first.at < dep.finished_at - CLOCK_SLACK_S:
+                e = min(refused_deps[d], key=lambda x: x["t"])
+                violations.append(
+                    f"job {child} started at {utc(first.at)}, after {e['proc']}'s complete of "
+                    f"its dependency {d} was refused (answered at {utc(e['t'])}) and "
+                    f"{dep.finished_at - first.at:.3f} s before that dependency ended "
+                    f"{dep.state} at {utc(dep.finished_at)}"
+                )
+    lags.sort()
+    refusals = sum(len(v) for v in refused_deps.values())
+    return Invariant(
+        "no dependent released by a refused completion: a dependent became runnable only "
+        "with the accepted end of its last dependency, and none is left waiting",
+        "history (the producers' graphs; complete answers; claims; releases; cancels) + "
+        "database (run_at, finished_at, states, errors)",
+        len(h.depends_on),
+        violations,
+        f"{released} dependents' release timed by their run_at"
+        + (
+            f" (after their last dependency's end by {lags[len(lags) // 2] * 1000:.1f} ms "
+            f"median, {lags[-1] * 1000:.1f} ms at most)"
+            if lags
+            else ""
+        )
+        + f"; {refusals} refused completions of {len(refused_deps)} dependencies, "
+        f"{judged_after_refusal} of their dependents judged against the accepted end",
+    )
+
+
 INVARIANTS: tuple[Callable[[HistoryIndex], Invariant], ...] = (
     terminal,
     nothing_lost,
@@ -1383,4 +1661,6 @@ INVARIANTS: tuple[Callable[[HistoryIndex], Invariant], ...] = (
     concurrency,
     key_limits,
     rate_limits,
+    dependencies_first,
+    released_by_accepted,
 )

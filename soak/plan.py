@@ -104,6 +104,44 @@ RATE_LIMITS: tuple[tuple[str, int, float, bool], ...] = (
     (KEYED_QUEUE, KEY_RATE_STARTS, KEY_RATE_PER_S, True),
 )
 METER_MS = (150, 600)  # meter.call: how long the metered API takes
+# Dependencies: small graphs of jobs enqueued together (app.group()), a few
+# percent of the jobs: a child waiting for 2 to 4 parents of the tasks
+# above (some doomed or flaky, all under the faults), or a chain of 3 jobs,
+# each waiting for the one before. Some children run whatever their
+# dependencies' end (on_dependency_failure "run"). Drawn from a stream of
+# their own: the other batches of a seed stay what they were.
+GRAPH_SHARE = 0.03  # of the jobs
+MIN_GRAPHS = 6
+GRAPH_TASK = "graph"  # a Batch of a graph: its jobs' tasks are in Batch.graph
+CHAIN_SHARE = 0.3  # of graphs: a chain of CHAIN_LENGTH
+CHAIN_LENGTH = 3
+RUN_ANYWAY_SHARE = 0.3  # of dependents: on_dependency_failure "run"
+PARENTS = (2, 4)
+# Faults aimed at a running job others wait for (quick run, default run), beside the others.
+AIMED_FAULTS = {"kill": (1, 4), "stop": (2, 6), "cancel": (2, 6)}
+# How long the jobs of a graph without dependencies run (ms; partner.call, customer.sync
+# and meter.call keep their own): long enough for an aimed fault to find them running.
+PARENT_MS = (300, 1500)
+# The tasks a graph's jobs run, and their weights (doomed and flaky more often
+# than in the mix: their dependents see failures and retried attempts).
+PARENT_TASKS: dict[str, float] = {
+    "email.send": 0.22,
+    "report.render": 0.18,
+    "ledger.post": 0.14,
+    "flaky": 0.12,
+    "doomed": 0.08,
+    "partner.call": 0.08,
+    "customer.sync": 0.08,
+    "meter.call": 0.06,
+    "batch.long": 0.04,
+}
+CHILD_TASKS: dict[str, float] = {
+    "email.send": 0.35,
+    "report.render": 0.3,
+    "ledger.post": 0.2,
+    "flaky": 0.1,
+    "partner.call": 0.05,
+}
 
 # Operations under load, made by the runner through the driver's management
 # API as the admin role, from FAULTS_FROM_S until the faults end.
@@ -174,6 +212,16 @@ class Batch:
     keys: list[str | None] | None
     producers: list[int]
     concurrency_keys: list[str | None] | None = None
+    # A graph (task GRAPH_TASK): per payload, its job's task, queue, max_attempts,
+    # concurrency key, the earlier jobs of the batch it depends on (`after`, their
+    # indexes) and its on_dependency_failure (None without dependencies).
+    graph: list[dict[str, Any]] | None = None
+
+    def jobs(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """(task, queue, payload) of each job of the batch."""
+        if self.graph is None:
+            return [(self.task, self.queue, p) for p in self.payloads]
+        return [(n["task"], n["queue"], p) for n, p in zip(self.graph, self.payloads, strict=True)]
 
 
 @dataclass
@@ -183,6 +231,9 @@ class Fault:
     slot: int = -1  # the worker slot hit (kill, stop, terminate)
     duration: float = 0.0  # stop: how long stopped; restart: how long down
     share: float = 1.0  # terminate: share of the worker's connections cut
+    # "dependency": a kill or stop of the worker holding a running job that others
+    # wait for (else, after a while, of its slot's worker); a cancel of such a job.
+    aim: str = ""
 
 
 @dataclass
@@ -243,12 +294,18 @@ def _batches(config: Config, rng: random.Random) -> list[Batch]:
     key_space = max(40, config.jobs // 100)
     batches: list[Batch] = []
     planned = 0
-    while planned < config.jobs:
+    graphs = _graphs(config, random.Random(f"graphs-{config.seed}"))
+    graph_jobs = sum(len(g.payloads) for g in graphs)
+    while planned < config.jobs - graph_jobs:
         task = rng.choices(names, weights)[0]
         most = 12 if task == "dedupe.sync" else (3 if task == "batch.long" else 40)
-        size = min(rng.randint(1, most), config.jobs - planned)
+        size = min(rng.randint(1, most), config.jobs - graph_jobs - planned)
         batches.append(_batch(task, len(batches), size, config, rng, key_space))
         planned += size
+    # The graphs among the others, at places drawn from their own stream.
+    placer = random.Random(f"graph-places-{config.seed}")
+    for graph in graphs:
+        batches.insert(placer.randrange(len(batches) + 1), graph)
     # However small the run, every kind of task comes a few times.
     for task in ("batch.long", "flaky", "doomed", "dedupe.sync", "customer.sync", "meter.call"):
         while sum(1 for b in batches if b.task == task) < MIN_BATCHES_PER_TASK:
@@ -302,10 +359,7 @@ def _batch(
         ]
     latest = min(15.0, config.seconds / 4)
     delay = round(rng.uniform(0.5, latest), 3) if rng.random() < SCHEDULED_SHARE else None
-    if task == "doomed":
-        max_attempts = DOOMED_MAX_ATTEMPTS
-    else:
-        max_attempts = QUICK_MAX_ATTEMPTS if config.quick else DEFAULT_MAX_ATTEMPTS
+    max_attempts = _max_attempts(task, config)
     return Batch(
         index=index,
         at=0.0,
@@ -319,6 +373,79 @@ def _batch(
         producers=list(range(config.producers)) if keyed else [index % config.producers],
         concurrency_keys=concurrency_keys,
     )
+
+
+def _graphs(config: Config, rng: random.Random) -> list[Batch]:
+    """The run's graphs of dependent jobs: GRAPH_SHARE of its jobs, MIN_GRAPHS at least;
+    among them a chain, a child run anyway and a doomed parent, however small the run."""
+    count = max(MIN_GRAPHS, round(config.jobs * GRAPH_SHARE / 3.5))
+    graphs: list[Batch] = []
+    for i in range(count):
+        chain = rng.random() < CHAIN_SHARE if i > 2 else i == 0
+        run_anyway = rng.random() < RUN_ANYWAY_SHARE if i > 2 else i == 1
+        parents = CHAIN_LENGTH - 1 if chain else rng.randint(*PARENTS)
+        tasks = [_draw(rng, PARENT_TASKS) for _ in range(parents)]
+        if i == 2 or (i == 1 and not chain):
+            tasks[0] = "doomed"  # a parent that dies: its dependents are cancelled, or run
+        tasks.append(_draw(rng, CHILD_TASKS))
+        nodes: list[dict[str, Any]] = []
+        for n, task in enumerate(tasks):
+            if chain:
+                after = [n - 1] if n > 0 else []
+            else:
+                after = list(range(parents)) if n == parents else []
+            mode = None
+            if after:
+                mode = "run" if run_anyway and n == len(tasks) - 1 else "cancel"
+            queue = TASK_MIX[task][0]
+            nodes.append(
+                {
+                    "task": task,
+                    "queue": queue,
+                    "max_attempts": _max_attempts(task, config),
+                    "concurrency_key": (
+                        f"customer-{rng.randrange(CONCURRENCY_KEYS)}"
+                        if queue == KEYED_QUEUE
+                        else None
+                    ),
+                    "after": after,
+                    "on_failure": mode,
+                }
+            )
+        graphs.append(
+            Batch(
+                index=0,
+                at=0.0,
+                task=GRAPH_TASK,
+                queue="",
+                priority=rng.choice(PRIORITIES),
+                delay=None,
+                max_attempts=0,
+                payloads=[_parent_payload(t, config, rng) for t in tasks[:-1]]
+                + [_payload(tasks[-1], config, rng)],
+                keys=None,
+                producers=[0],
+                graph=nodes,
+            )
+        )
+    return graphs
+
+
+def _parent_payload(task: str, config: Config, rng: random.Random) -> dict[str, Any]:
+    payload = _payload(task, config, rng)
+    if task in ("email.send", "report.render", "ledger.post", "flaky", "doomed"):
+        payload["ms"] = rng.randint(*PARENT_MS)
+    return payload
+
+
+def _draw(rng: random.Random, weights: dict[str, float]) -> str:
+    return rng.choices(list(weights), list(weights.values()))[0]
+
+
+def _max_attempts(task: str, config: Config) -> int:
+    if task == "doomed":
+        return DOOMED_MAX_ATTEMPTS
+    return QUICK_MAX_ATTEMPTS if config.quick else DEFAULT_MAX_ATTEMPTS
 
 
 def _payload(task: str, config: Config, rng: random.Random) -> dict[str, Any]:
@@ -390,6 +517,23 @@ def _faults(config: Config, rng: random.Random, *, restarts: bool) -> list[Fault
     # Cancels of unfinished jobs (most of them running, to refuse a holder).
     for _ in range(max(5, config.jobs // 500)):
         faults.append(Fault(at=round(rng.uniform(start, end), 3), kind="cancel"))
+    # Kills, stops and cancels aimed at a running job others wait for, beside the
+    # others and drawn from a stream of their own (the rest of a seed's plan stays
+    # what it was), kept clear of restarts. A kill or stop that finds no such job
+    # hits its slot's worker (one with every task) as the others do.
+    aimer = random.Random(f"aims-{config.seed}")
+    for kind, (quick, default) in AIMED_FAULTS.items():
+        for _ in range(quick if config.quick else default):
+            while True:
+                at = aimer.uniform(start, end)
+                if not any(abs(at - r) < clearance for r in restart_times):
+                    break
+            fault = Fault(at=round(at, 3), kind=kind, aim="dependency")
+            if kind == "stop":
+                fault.duration = round(config.lease * aimer.uniform(1.3, 2.5), 3)
+            if kind != "cancel":
+                fault.slot = aimer.randrange(config.workers)
+            faults.append(fault)
     faults.sort(key=lambda f: f.at)
     return faults
 

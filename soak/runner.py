@@ -85,6 +85,23 @@ SELECT application_name, count(*)
  WHERE datname = current_database() AND application_name LIKE 'taskboard %'
  GROUP BY application_name
 """
+# Jobs others wait for (has_dependents): those running under a live lease, with their
+# holder, for an aimed kill or stop; the newest unfinished ones, for an aimed cancel.
+DEPENDENCY_HOLDERS_SQL = """
+SELECT id, claimed_by
+  FROM taskboard.jobs
+ WHERE state = 'running'
+   AND has_dependents
+   AND lease_expires_at > clock_timestamp()
+"""
+DEPENDENCIES_SQL = """
+SELECT id, state
+  FROM taskboard.jobs
+ WHERE state IN ('queued', 'running')
+   AND has_dependents
+ ORDER BY id DESC
+ LIMIT %s
+"""
 Conn = psycopg.Connection[Any]
 
 SETUP_SQL = f"""
@@ -380,6 +397,13 @@ class Soak:
             return self.operate(fault, due)
         kind = fault.kind
         if kind in ("kill", "stop"):
+            if fault.aim:
+                aimed = self.dependency_holder()
+                if aimed is not None:
+                    self._inject(fault, *aimed)
+                    return True
+                if time.time() < due + MID_HANDLER_WAIT_S:
+                    return False
             proc = self.slots[fault.slot]
             busy = proc.running() and proc.stopped_until is None and self.holding(proc) > 0
             if not busy and time.time() < due + MID_HANDLER_WAIT_S:
@@ -387,7 +411,22 @@ class Soak:
         self._inject(fault)
         return True
 
-    def _inject(self, fault: Fault) -> None:
+    def dependency_holder(self) -> tuple[Proc, int] | None:
+        """A worker of ours, running and not stopped, that holds a live lease of a job
+        others wait for, and that job; None when there is none (or no answer)."""
+        try:
+            rows = self.admin().execute(DEPENDENCY_HOLDERS_SQL).fetchall()
+        except psycopg.OperationalError:
+            return None
+        workers = {
+            p.name: p for p in self.slots.values() if p.running() and p.stopped_until is None
+        }
+        held = [(workers[str(worker)], int(job)) for job, worker in rows if worker in workers]
+        return self.rng.choice(held) if held else None
+
+    def _inject(self, fault: Fault, target: Proc | None = None, aimed: int | None = None) -> None:
+        """Inject `fault`: a kill or stop hits `target` (the worker holding job `aimed`,
+        a job others wait for) or else its slot's worker."""
         kind = fault.kind
         if kind.startswith("restart"):
             server = self.server
@@ -406,9 +445,10 @@ class Soak:
             self.restart_thread.start()
             return
         if kind == "cancel":
-            self._cancel()
+            self._cancel(aimed=bool(fault.aim))
             return
-        proc = self.slots[fault.slot]
+        proc = target or self.slots[fault.slot]
+        aim = {} if aimed is None else {"aimed": aimed}
         if not proc.running():
             self.history.write("fault_skipped", kind=kind, target=proc.name, why="not running")
             return
@@ -425,10 +465,11 @@ class Soak:
                 target=proc.name,
                 pid=proc.pid,
                 while_stopped=not open_claims,
+                **aim,
             )
             proc.stopped_until = None
             self.reap()
-            self.spawn_worker(fault.slot)
+            self.spawn_worker(proc.slot)
         elif kind == "stop":
             if proc.stopped_until is not None:
                 self.history.write(
@@ -438,7 +479,13 @@ class Soak:
             os.kill(proc.pid, signal.SIGSTOP)
             proc.stopped_until = time.time() + fault.duration
             self.history.write(
-                "fault", kind="stop", at=at, target=proc.name, pid=proc.pid, duration=fault.duration
+                "fault",
+                kind="stop",
+                at=at,
+                target=proc.name,
+                pid=proc.pid,
+                duration=fault.duration,
+                **aim,
             )
         elif kind == "terminate":
             self._terminate(proc, fault.share)
@@ -619,10 +666,27 @@ class Soak:
             return None
         return self.rng.choice(found)
 
-    def _cancel(self) -> None:
+    def _cancel(self, *, aimed: bool = False) -> None:
+        """Cancel an unfinished job (app.cancel): most often a running one; `aimed`, one
+        that others wait for when there is one."""
         if self.restarting.is_set():
             self.history.write("op_skipped", kind="cancel", why="server restarting")
             return
+        if aimed:
+            try:
+                rows = self.admin().execute(DEPENDENCIES_SQL, [PICK_FROM]).fetchall()
+            except psycopg.OperationalError:
+                rows = []
+            if rows:
+                job, was = self.rng.choice(rows)
+                self._call(
+                    "cancel",
+                    lambda app, c: app.cancel(job, conn=c),
+                    job=int(job),
+                    was=str(was),
+                    aimed=True,
+                )
+                return
         want = "running" if self.rng.random() < 0.75 else "queued"
         picked = self._pick("cancel", (want,))
         if picked is not None:

@@ -24,6 +24,7 @@ import os
 import re
 import subprocess
 import sys
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,13 @@ import psycopg
 import pytest
 
 from soak.index import HistoryIndex
-from soak.invariants import Invariant, key_limits, rate_limits
+from soak.invariants import (
+    Invariant,
+    dependencies_first,
+    key_limits,
+    rate_limits,
+    released_by_accepted,
+)
 from soak.plan import (
     CONCURRENCY_KEYS,
     DEFAULT_JOBS,
@@ -39,6 +46,7 @@ from soak.plan import (
     DEFAULT_WORKERS,
     KEY_LIMIT,
     KEYED_QUEUE,
+    MIN_GRAPHS,
     PLAIN_QUEUES,
     QUICK_JOBS,
     QUICK_SECONDS,
@@ -55,7 +63,7 @@ from taskboard_dev import devdb, server
 
 SOAK_TIMEOUT_S = 150  # the quick soak takes about 35 s; this only bounds a hang
 INVARIANT_ROW = re.compile(r"^\| *\d+ *\| *(held|VIOLATED[^|]*) *\|")
-MIN_INVARIANTS = 22
+MIN_INVARIANTS = 24
 
 
 def server_major(server_url: str) -> str:
@@ -98,15 +106,19 @@ def test_quick_soak_holds_every_invariant(server_url: str, tmp_path: Path) -> No
     verdicts = [m.group(1) for line in output.splitlines() if (m := INVARIANT_ROW.match(line))]
     assert len(verdicts) >= MIN_INVARIANTS, f"too few invariant lines ({where}):\n{output[-6000:]}"
     assert all(v == "held" for v in verdicts), f"an invariant was violated ({where}):\n{output}"
-    assert_limit_checks_fail_below_the_real_limits(tmp_path, where)
+    timed = re.search(r"^\| *23 *\|.*\| *(\d+) *\|$", output, re.MULTILINE)
+    assert timed and int(timed.group(1)) > 0, f"no dependency's end was timed ({where})"
+    assert_checks_fail_on_a_doctored_history(tmp_path, where)
 
 
-def assert_limit_checks_fail_below_the_real_limits(run_dir: Path, where: str) -> None:
+def assert_checks_fail_on_a_doctored_history(run_dir: Path, where: str) -> None:
     """Keys were contended: some key's jobs held its whole limit of leases at once; rate
     limits were reached: some window held all the starts its limit allows. The same run
     checked again with the recorded key limit and rate limits lowered by one (the
     database ran with the higher ones, behind the check's back) violates invariants 21
-    and 22."""
+    and 22; with its started dependents recorded as waiting also for the job that
+    succeeded last, it violates invariant 23."""
+    add_a_late_dependency(run_dir, where)
     runner = run_dir / "history" / "runner.jsonl"
     lines = runner.read_text().splitlines()
     lowered = []
@@ -142,6 +154,32 @@ def assert_limit_checks_fail_below_the_real_limits(run_dir: Path, where: str) ->
         f"invariant 22 held with every rate limit lowered by one start ({where}):\n"
         f"{result.stdout[-4000:]}{result.stderr[-2000:]}"
     )
+    row = re.search(r"^\| *23 *\| *(held|VIOLATED[^|]*) *\|", result.stdout, re.MULTILINE)
+    assert row and row.group(1).startswith("VIOLATED"), (
+        f"invariant 23 held with the dependents waiting for the last job to succeed ({where}):\n"
+        f"{result.stdout[-4000:]}{result.stderr[-2000:]}"
+    )
+
+
+def add_a_late_dependency(run_dir: Path, where: str) -> None:
+    """Record every dependent of the producers' graphs as waiting also for the job that
+    succeeded last (the database never made it wait for that one)."""
+    final = json.loads((run_dir / "final.json").read_text())
+    # id, ..., state (3), ..., finished_at (9)
+    succeeded = [row for row in final["jobs"] if row[3] == "succeeded" and row[9] is not None]
+    last = max(succeeded, key=lambda row: row[9])[0]
+    doctored = 0
+    for path in (run_dir / "history").glob("producer-*.jsonl"):
+        lines = []
+        for line in path.read_text().splitlines():
+            event = json.loads(line)
+            for edge in event.get("graph") or []:
+                if edge["job"] != last:
+                    edge["depends_on"].append(last)
+                    doctored += 1
+            lines.append(json.dumps(event))
+        path.write_text("\n".join(lines) + "\n")
+    assert doctored, f"the producers recorded no graph ({where})"
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 1713812028, 1013162990])
@@ -159,7 +197,7 @@ def test_plan_replays_and_faults_reach_the_plain_only_worker(seed: int, quick: b
     plan = make_plan(config, restarts=True)
     assert plan.to_json() == make_plan(config, restarts=True).to_json()
     assert config.slots == config.workers + 1 and config.is_plain(config.workers)
-    process = [f for f in plan.faults if f.kind in ("kill", "stop", "terminate")]
+    process = [f for f in plan.faults if f.kind in ("kill", "stop", "terminate") and not f.aim]
     assert all(0 <= f.slot < config.slots for f in process)
     assert any(config.is_plain(f.slot) for f in process)
     for kind in ("kill", "stop", "terminate"):
@@ -174,6 +212,18 @@ def test_plan_replays_and_faults_reach_the_plain_only_worker(seed: int, quick: b
     assert 1 < len(keys) <= CONCURRENCY_KEYS
     assert not any(b.concurrency_keys for b in plan.batches if b.queue != KEYED_QUEUE)
     assert all(TASK_MIX[t][0] not in PLAIN_QUEUES for t in TRANSACTIONAL_TASKS)
+    # Graphs of dependent jobs: a chain, a child run anyway, a doomed parent; and faults
+    # aimed at the holders of their running jobs, on workers with every task.
+    graphs = [b.graph for b in plan.batches if b.graph is not None]
+    assert len(graphs) >= MIN_GRAPHS
+    assert any(len(g) == 3 and g[2]["after"] == [1] and g[1]["after"] == [0] for g in graphs)
+    assert any(g[-1]["on_failure"] == "run" for g in graphs)
+    assert any(n["task"] == "doomed" and not n["after"] for g in graphs for n in g)
+    graph_jobs = sum(len(g) for g in graphs)
+    assert 0.02 <= graph_jobs / sum(len(b.payloads) for b in plan.batches) <= 0.06, graph_jobs
+    aimed = [f for f in plan.faults if f.aim]
+    assert {f.kind for f in aimed} == {"kill", "stop", "cancel"}
+    assert all(not config.is_plain(f.slot) for f in aimed if f.kind != "cancel")
 
 
 # -- invariant 21 on crafted histories: it holds, and it fails when the limit was broken --
@@ -458,3 +508,186 @@ def test_rate_limit_invariant_counts_each_key_apart_with_by_key() -> None:
     inv = history.check()
     assert not inv.held and len(inv.violations) == 1 and "key customer-2" in inv.violations[0]
     assert not history.check(by_key=False).held  # the queue as a whole: 8 within 0.5 s
+
+
+# -- invariants 23 and 24 on crafted graphs: they hold, and they fail when a dependent ran early --
+
+
+class CraftedGraph:
+    """A graph as a producer enqueued it (its record's `graph`: each dependent's
+    dependencies and on_dependency_failure), the claims and completions of its jobs as
+    the workers recorded them, and the final rows of the jobs (finished_at and run_at
+    on the database's clock, the errors a cascade wrote)."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.jobs: dict[int, list[Any]] = {}
+        self.fences: dict[int, int] = defaultdict(int)
+
+    def enqueue(self, parents: list[int], child: int, *, mode: str = "cancel") -> None:
+        """Jobs `parents` and `child` in one group, `child` waiting for the parents."""
+        ids = [*parents, child]
+        for job in ids:
+            # id, queue, task, state, attempt, max_attempts, dedupe_key, token, rid,
+            # finished_at, errors, holds, fence, run_at, concurrency_key, started_at,
+            # on_dependency_failure
+            self.jobs[job] = [
+                job, "email", "email.send", "waiting" if job == child else "queued", 0, 5,
+                None, None, f"1.{job}.0", None, [], False, 0, T0, None, None,
+                mode if job == child else "cancel",
+            ]  # fmt: skip
+        self.events.append(
+            {"ev": "enqueue", "t": T0, "proc": "producer-0", "sent": T0, "batch": 1,
+             "queue": "", "task": "graph", "rids": [f"1.{j}.0" for j in ids], "keys": None,
+             "concurrency_keys": None, "ids": ids,
+             "graph": [{"job": child, "depends_on": parents, "mode": mode}]}
+        )  # fmt: skip
+
+    def claim(self, job: int, at: float, *, proc: str = "w0.1") -> str:
+        """Job `job` started at `at` seconds (the claim's v_now): its next fence."""
+        row = self.jobs[job]
+        self.fences[job] += 1
+        row[3], row[4], row[12], row[15] = "running", row[4] + 1, self.fences[job], T0 + at
+        token = f"token-{job}-{self.fences[job]}"
+        row[7] = token
+        self.events.append(
+            {"ev": "claim", "t": T0 + at + 0.01, "proc": proc, "sent": T0 + at, "job": job,
+             "token": token, "attempt": row[4], "task": row[2], "rid": row[8],
+             "exp": T0 + at + LEASE, "ikey": f"ikey-{job}", "fence": self.fences[job]}
+        )  # fmt: skip
+        return token
+
+    def complete(self, job: int, token: str, at: float, *, accepted: bool = True) -> None:
+        """A complete of `job` under `token` answered at `at`: accepted (the job succeeded,
+        finished_at `at`) or refused (a stale holder's)."""
+        proc = next(e["proc"] for e in self.events if e.get("token") == token)
+        self.events.append(
+            {"ev": "complete", "t": T0 + at + 0.01, "proc": proc, "sent": T0 + at,
+             "job": job, "token": token, "answer": accepted, "txn": False}
+        )  # fmt: skip
+        self.effect(job, token, at, proc)
+        if accepted:
+            self.end(job, "succeeded", at)
+
+    def effect(self, job: int, token: str, at: float, proc: str) -> None:
+        self.events.append(
+            {"ev": "effect", "t": T0 + at, "proc": proc, "job": job, "token": token,
+             "ikey": f"ikey-{job}"}
+        )  # fmt: skip
+
+    def end(self, job: int, state: str, at: float) -> None:
+        """`job` ended `state` at `at`; its waiting dependents are released then (run_at)."""
+        self.jobs[job][3] = state
+        self.jobs[job][9] = T0 + at
+        for event in self.events:
+            for edge in event.get("graph", []):
+                if job in edge["depends_on"] and self.jobs[edge["job"]][3] == "waiting":
+                    ends = [self.jobs[d][9] for d in edge["depends_on"]]
+                    if all(ends):
+                        self.jobs[edge["job"]][3] = "queued"
+                        self.jobs[edge["job"]][13] = max(ends)
+
+    def cascade(self, child: int, dependency: int, how: str, at: float) -> None:
+        """`child` cancelled at `at` because `dependency` ended `how`."""
+        row = self.jobs[child]
+        row[3], row[9] = "cancelled", T0 + at
+        stamp = dt.datetime.fromtimestamp(T0 + at, dt.UTC).isoformat()
+        row[10].append({"error": f"dependency {dependency} ended {how}", "attempt": 0, "at": stamp})
+
+    def check(self) -> tuple[Invariant, Invariant]:
+        config = Config(jobs=1, seconds=5, workers=2, seed=1, lease=LEASE)
+        final = {
+            "server_version": "18",
+            "jobs": list(self.jobs.values()),
+            "ledger": [],
+            "dedupe_index": None,
+            "schedules": [],
+        }
+        index = HistoryIndex(config, Plan(config), self.events, final, True)
+        return dependencies_first(index), released_by_accepted(index)
+
+
+def test_dependency_invariants_hold_when_the_child_starts_after_the_accepted_completions() -> None:
+    """A stalled holder's complete of a parent is refused (its lease was reclaimed); the
+    child is released by the new holder's accepted completion, and starts after it."""
+    graph = CraftedGraph()
+    graph.enqueue([1, 2], 3)
+    graph.complete(1, graph.claim(1, 1.0), 1.2)
+    stale = graph.claim(2, 1.0, proc="w1.1")
+    graph.complete(2, graph.claim(2, 3.1), 3.3)  # reclaimed after the lease ran out
+    graph.complete(2, stale, 3.5, accepted=False)  # w1.1 woke up: refused
+    graph.complete(3, graph.claim(3, 3.4), 3.6)
+    first, second = graph.check()
+    assert first.held and first.checked == 2, first
+    assert second.held and "1 refused completions of 1 dependencies" in second.note, second
+
+
+def test_dependency_invariant_fails_when_a_dependent_starts_before_the_accepted_completion() -> (
+    None
+):
+    graph = CraftedGraph()
+    graph.enqueue([1, 2], 3)
+    graph.complete(1, graph.claim(1, 1.0), 1.2)
+    graph.claim(2, 1.0)
+    graph.complete(3, graph.claim(3, 1.5), 1.7)  # job 2 is still running
+    graph.complete(2, graph.jobs[2][7], 2.0)
+    graph.jobs[3][13] = T0 + 1.5  # runnable from 1.5 on: released before the completion
+    first, second = graph.check()
+    assert not first.held and len(first.violations) == 1, first
+    assert "job 3 (cancel) started at" in first.violations[0], first.violations
+    assert "0.500 s before its dependency 2" in first.violations[0], first.violations
+    assert not second.held and len(second.violations) == 1, second
+    assert "0.500 s before its last dependency 2" in second.violations[0], second.violations
+
+
+def test_dependency_invariant_fails_when_a_refused_completion_preceded_the_start() -> None:
+    """The parent's stale holder was refused at 2.2; the child started at 2.4, before the
+    parent's accepted completion at 3.3: as if the refused completion had released it."""
+    graph = CraftedGraph()
+    graph.enqueue([1], 2)
+    stale = graph.claim(1, 1.0, proc="w1.1")
+    graph.claim(1, 3.1)
+    graph.complete(1, stale, 2.2, accepted=False)
+    graph.complete(2, graph.claim(2, 2.4), 2.6)
+    graph.complete(1, graph.jobs[1][7], 3.3)
+    graph.jobs[2][13] = T0 + 2.2  # runnable from the refused completion on
+    first, second = graph.check()
+    assert not first.held, first
+    assert not second.held and len(second.violations) == 2, second
+    assert "w1.1's complete of its dependency 1 was refused" in " ".join(second.violations)
+    assert "was runnable from" in " ".join(second.violations), second.violations
+
+
+def test_dependency_invariant_checks_a_failed_dependency_cancels_or_runs_its_dependent() -> None:
+    graph = CraftedGraph()
+    graph.enqueue([1, 2], 3)
+    graph.complete(1, graph.claim(1, 1.0), 1.2)
+    graph.claim(2, 1.0)
+    graph.end(2, "dead", 1.5)
+    graph.cascade(3, 2, "dead", 1.5)
+    assert all(inv.held for inv in graph.check())
+    graph.jobs[3][10] = [{"error": "dependency 1 ended dead", "attempt": 0}]
+    first, _ = graph.check()
+    assert not first.held and "first dependency to end so was 2" in first.violations[0], first
+    graph.jobs[3][10] = []
+    graph.complete(3, graph.claim(3, 2.0), 2.2)  # the cascade never came: it ran
+    first, _ = graph.check()
+    assert not first.held and any(
+        "although its dependency 2 ended dead" in v for v in first.violations
+    )
+    run = CraftedGraph()  # with "run", a dead dependency counts as ended
+    run.enqueue([1], 2, mode="run")
+    run.claim(1, 1.0)
+    run.end(1, "dead", 1.5)
+    run.complete(2, run.claim(2, 1.6), 1.8)
+    first, second = run.check()
+    assert first.held and second.held and "1 run after a failed one" in first.note, first
+
+
+def test_dependency_invariant_fails_when_a_dependent_is_left_waiting() -> None:
+    graph = CraftedGraph()
+    graph.enqueue([1], 2)
+    graph.complete(1, graph.claim(1, 1.0), 1.2)
+    graph.jobs[2][3] = "waiting"  # not released by the accepted completion
+    _, second = graph.check()
+    assert not second.held and "left waiting" in second.violations[0], second
