@@ -10,7 +10,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from taskboard.sql.loaders import readable
-from taskboard.sql.session_async import aschema_release
+from taskboard.sql.session_async import DEPENDENCIES_SINCE, RATE_LIMITS_SINCE, aschema_release
 
 # Every column the schema has: paused and max_running arrived in 0.3.0.
 QUEUE_STATS = "SELECT * FROM taskboard.queue_stats ORDER BY queue, state"
@@ -61,12 +61,10 @@ def schedules(conn: psycopg.Connection[Any]) -> list[dict[str, Any]] | None:
 
 # -- the dashboard's reads (schema 0.4.0 and later) ------------------------------
 
-# The schema release from which queue_overview gives each queue's limit per
-# concurrency key, its rate limit and the starts within the rate limit's window.
-OVERVIEW_LIMITS_SINCE = (0, 4, 9)
-# The schema release from which queue_overview counts each queue's jobs waiting for
-# dependencies (its column waiting).
-OVERVIEW_WAITING_SINCE = (0, 5, 0)
+# queue_overview gives each queue's limit per concurrency key, its rate limit and
+# the starts within the rate limit's window from RATE_LIMITS_SINCE on, and counts
+# each queue's jobs waiting for dependencies (its column waiting) from
+# DEPENDENCIES_SINCE on.
 
 # Each queue now, with the database's clock as it read them (for ages): the
 # columns of queue_overview from 0.4.9 on, and {waiting}: o.waiting from 0.5.0
@@ -78,7 +76,7 @@ SELECT o.queue, o.queued, o.running, o.runnable, o.oldest_runnable_at, o.dead, o
        {waiting}, pg_catalog.clock_timestamp() AS read_at
   FROM taskboard.queue_overview(recent => %(recent)s) AS o
 """
-# The same rows from a schema before OVERVIEW_LIMITS_SINCE (0.4.0 on), whose
+# The same rows from a schema before RATE_LIMITS_SINCE (0.4.0 on), whose
 # queue_overview has no limits but max_running: theirs are NULL, not known.
 QUEUE_OVERVIEW_BEFORE_LIMITS = """
 SELECT o.queue, o.queued, o.running, o.runnable, o.oldest_runnable_at, o.dead, o.cancelled,
@@ -167,16 +165,16 @@ async def aqueue_overview(
 ) -> list[dict[str, Any]]:
     """queue_overview's rows by column name, each with `read_at`, the database's clock.
 
-    With `limits` true (for a schema of OVERVIEW_LIMITS_SINCE or later) the rows carry
+    With `limits` true (for a schema of RATE_LIMITS_SINCE or later) the rows carry
     each queue's max_running_per_key, rate_starts, rate_per, rate_by_key and
     window_starts as queue_overview gives them; with false, those five are None (an
     older schema's queue_overview has none of them). Likewise `waiting` (for a schema
-    of OVERVIEW_WAITING_SINCE or later) for the column waiting. None: as the schema's
+    of DEPENDENCIES_SINCE or later) for the column waiting. None: as the schema's
     release says, read first."""
     if limits is None or waiting is None:
         release = await aschema_release(conn)
-        limits = release >= OVERVIEW_LIMITS_SINCE if limits is None else limits
-        waiting = release >= OVERVIEW_WAITING_SINCE if waiting is None else waiting
+        limits = release >= RATE_LIMITS_SINCE if limits is None else limits
+        waiting = release >= DEPENDENCIES_SINCE if waiting is None else waiting
     query = QUEUE_OVERVIEW if limits else QUEUE_OVERVIEW_BEFORE_LIMITS
     return await _arows(
         conn, query.format(waiting=QUEUE_OVERVIEW_WAITING[waiting]), {"recent": recent}

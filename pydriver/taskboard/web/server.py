@@ -65,7 +65,7 @@ PAGE_HEADERS = {
 SCHEMA_SINCE = (0, 4, 0)  # queue_overview, job_activity, job_info's payload and fence
 # A form is a token, the page to return to and a queue name: far smaller than this.
 MAX_FORM_BYTES = 16 * 1024
-# The states a job may be in; waiting from schema 0.5.0 on (sql.OVERVIEW_WAITING_SINCE).
+# The states a job may be in; waiting from schema 0.5.0 on (sql.DEPENDENCIES_SINCE).
 STATES = ("waiting", "queued", "running", "succeeded", "dead", "cancelled")
 # The workers page lists at most this many held leases; a lease ending within
 # SOON is marked.
@@ -262,8 +262,8 @@ class Dashboard:
         # Read at every page: a schema migrated (or reverted) while the dashboard runs
         # is shown as it now is.
         release = await sql.aschema_release(conn)
-        limits = release >= sql.OVERVIEW_LIMITS_SINCE
-        waiting = release >= sql.OVERVIEW_WAITING_SINCE
+        limits = release >= sql.RATE_LIMITS_SINCE
+        waiting = release >= sql.DEPENDENCIES_SINCE
         queues = await sql.aqueue_overview(conn, RECENT, limits=limits, waiting=waiting)
         activity = await sql.ajob_activity(conn, RECENT)
         allowed = await sql.aallowed_actions(conn)
@@ -286,7 +286,7 @@ class Dashboard:
             limits=limits,
             waiting=waiting,
             release=".".join(map(str, release)),
-            limits_since=".".join(map(str, sql.OVERVIEW_LIMITS_SINCE)),
+            limits_since=".".join(map(str, sql.RATE_LIMITS_SINCE)),
         )
 
     async def jobs(self, request: Request, conn: psycopg.AsyncConnection[Any]) -> Response:
