@@ -14,7 +14,7 @@ import psycopg
 import pytest
 from psycopg import errors as pgerrors
 
-from tests.support.database import MakeDatabase
+from tests.support.database import MakeDatabase, stuck_waiting
 
 ISOLATION = [
     psycopg.IsolationLevel.READ_COMMITTED,
@@ -56,18 +56,6 @@ def claim_all(url: str, queue: str) -> dict[int, str]:
             "SELECT job_id, token::text FROM taskboard.claim(%s, 'w', 1000)", [queue]
         ).fetchall()
     return dict(rows)
-
-
-def stuck(url: str) -> list[tuple[int, int]]:
-    """Waiting jobs with no dependency left to wait for, and jobs whose count is off."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        return conn.execute(
-            "SELECT j.id, j.dependencies_left FROM taskboard.jobs AS j"
-            " WHERE j.state = 'waiting' AND j.dependencies_left <>"
-            "       (SELECT count(*) FROM taskboard.job_dependencies AS d"
-            "          JOIN taskboard.jobs AS p ON p.id = d.depends_on"
-            "         WHERE d.job_id = j.id AND p.state IN ('waiting', 'queued', 'running'))"
-        ).fetchall()
 
 
 def test_many_dependencies_completed_at_once_release_their_job_once(
@@ -114,7 +102,7 @@ def test_many_dependencies_completed_at_once_release_their_job_once(
             [deps, child[0]],
         ).fetchone()
     assert row == ("queued", 0, True)
-    assert stuck(url) == []
+    assert stuck_waiting(url) == []
 
 
 def test_batches_completing_shared_dependencies_in_opposite_orders_do_not_deadlock(
@@ -166,7 +154,7 @@ def test_batches_completing_shared_dependencies_in_opposite_orders_do_not_deadlo
         )
         edges = conn.execute("SELECT count(*) FROM taskboard.job_dependencies").fetchone()
     assert states == {"queued": 30} and edges == (0,)
-    assert stuck(url) == []
+    assert stuck_waiting(url) == []
 
 
 def one_round(url: str, ending: str, queue: str) -> dict[str, int]:
@@ -225,7 +213,7 @@ def test_dependents_enqueued_while_their_dependency_ends_are_never_left_waiting(
     for round_ in range(12):
         states = one_round(url, ending, f"r{round_}")
         assert states == {"queued" if ending == "complete" else "cancelled": 12}, (round_, states)
-    assert stuck(url) == []
+    assert stuck_waiting(url) == []
 
 
 def test_the_race_catches_an_enqueue_that_reads_its_dependency_unlocked(

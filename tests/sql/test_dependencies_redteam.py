@@ -21,7 +21,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.support.database import MakeDatabase, connect, value
+from tests.support.database import MakeDatabase, connect, stuck_waiting, value
 
 LOCK_WAIT_S = 10.0  # how long a session may take to reach the lock it is expected to wait on
 THREAD_JOIN_S = 60.0
@@ -67,20 +67,6 @@ def state(url: str, job_id: int) -> tuple[str, int | None, int]:
         ).fetchone()
     assert row is not None, job_id
     return str(row[0]), row[1], int(row[2])
-
-
-def stuck(url: str) -> list[tuple[int, int]]:
-    """Waiting jobs whose count of dependencies left differs from the dependencies that
-    have not ended: they wait for good (as tests/sql/test_dependencies_races.py asks)."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT j.id, j.dependencies_left FROM taskboard.jobs AS j"
-            " WHERE j.state = 'waiting' AND j.dependencies_left <>"
-            "       (SELECT count(*) FROM taskboard.job_dependencies AS d"
-            "          JOIN taskboard.jobs AS p ON p.id = d.depends_on"
-            "         WHERE d.job_id = j.id AND p.state IN ('waiting', 'queued', 'running'))"
-        ).fetchall()
-    return [(int(r[0]), int(r[1])) for r in rows]
 
 
 def wait_for_lock(url: str, waiter: Conn) -> None:
@@ -190,7 +176,7 @@ def test_a_retried_waiting_job_is_released_when_its_last_dependency_completes_me
         assert done.sqlstate is None and done.answer is True
         assert value(worker, "SELECT taskboard.complete(%s, %s)", [b, tokens[b]]) is True
         assert state(url, job) == ("queued", 0, 0), "its dependencies both succeeded"
-    assert stuck(url) == []
+    assert stuck_waiting(url) == []
 
 
 # -- claim burying a spent lease against an enqueue -----------------------------------------
@@ -235,7 +221,7 @@ def test_a_claim_burying_a_spent_lease_settles_a_dependent_enqueued_since_it_beg
         assert state(url, dependent)[0] == "cancelled", (
             "its dependency ended dead: the claim that buried it cancels it"
         )
-    assert stuck(url) == []
+    assert stuck_waiting(url) == []
 
 
 # -- deadlocks ---------------------------------------------------------------------------
@@ -273,7 +259,7 @@ def test_two_cancels_whose_cascades_cross_do_not_deadlock(make_database: MakeDat
             assert answered(cancel_a, lambda: value(again, "SELECT taskboard.cancel(%s)", [a]))
             assert answered(cancel_b, lambda: value(again, "SELECT taskboard.cancel(%s)", [b]))
         assert [state(url, j)[0] for j in (x, y, z, w)] == ["cancelled"] * 4
-    assert stuck(url) == []
+    assert stuck_waiting(url) == []
 
 
 def test_a_completion_and_a_cancel_cascade_do_not_deadlock(make_database: MakeDatabase) -> None:
@@ -373,7 +359,7 @@ def test_a_batch_completion_and_an_enqueue_do_not_deadlock(make_database: MakeDa
                 ).fetchall(),
             ) == [(True,), (True,)]
         assert state(url, x)[0] == "queued"
-    assert stuck(url) == []
+    assert stuck_waiting(url) == []
 
 
 # -- a wide fan-out ------------------------------------------------------------------------
@@ -407,7 +393,7 @@ def test_a_completion_releases_ten_thousand_dependents(
             " max_rows => 1000)",
         )
     assert released == 1000
-    assert stuck(url) == []
+    assert stuck_waiting(url) == []
 
 
 # -- found sound ---------------------------------------------------------------------------
@@ -448,7 +434,7 @@ def test_a_batch_mixing_accepted_and_refused_tokens_releases_the_accepted_jobs_d
     assert state(url, xa) == ("queued", 0, 0)
     assert state(url, xb) == ("waiting", 1, 1)
     assert state(url, xc)[0] == "cancelled"
-    assert stuck(url) == []
+    assert stuck_waiting(url) == []
 
 
 def test_release_and_a_failure_with_attempts_left_release_no_dependent(
@@ -488,4 +474,4 @@ def test_prune_of_a_cancelled_dependent_still_holding_edges_leaves_nothing_waiti
         assert value(worker, "SELECT taskboard.complete(%s, %s)", [a, tokens[a]]) is True
         with psycopg.connect(url, autocommit=True) as root:
             assert value(root, "SELECT count(*) FROM taskboard.job_dependencies") == 0
-    assert stuck(url) == []
+    assert stuck_waiting(url) == []

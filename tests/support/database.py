@@ -145,3 +145,17 @@ def can_use(url: str, login: str, role: str) -> bool:
         ).fetchone()
     assert row is not None
     return bool(row[0])
+
+
+def stuck_waiting(url: str) -> list[tuple[int, int]]:
+    """Waiting jobs whose count of dependencies left differs from their dependencies
+    that have not ended (ids and counts): such a job would wait for good."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT j.id, j.dependencies_left FROM taskboard.jobs AS j"
+            " WHERE j.state = 'waiting' AND j.dependencies_left <>"
+            "       (SELECT count(*) FROM taskboard.job_dependencies AS d"
+            "          JOIN taskboard.jobs AS p ON p.id = d.depends_on"
+            "         WHERE d.job_id = j.id AND p.state IN ('waiting', 'queued', 'running'))"
+        ).fetchall()
+    return [(int(r[0]), int(r[1])) for r in rows]

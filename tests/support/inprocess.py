@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import psycopg
@@ -63,3 +64,18 @@ def only_error(url: str, job_id: int) -> str:
     assert row["errors"][0]["attempt"] == 1
     assert row["errors"][0]["worker"] == "inproc"
     return str(row["errors"][0]["error"])
+
+
+@contextlib.asynccontextmanager
+async def worker_running(app: Taskboard, **overrides: Any) -> AsyncIterator[None]:
+    """A worker of `app` on this loop for the duration of the block, then stopped gracefully."""
+    stop = asyncio.Event()
+    task = asyncio.create_task(app.worker(stop=stop, **{**FAST, **overrides}))
+    try:
+        yield
+        if task.done():
+            task.result()
+            raise AssertionError("the worker ended by itself")
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, DEADLINE_SECONDS)

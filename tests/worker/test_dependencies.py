@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
@@ -22,18 +22,17 @@ from taskboard import (
     JobEvent,
     SchemaVersionError,
     SyncContext,
-    Taskboard,
     metrics,
 )
 from tests.support.cli import enqueue, error_line, run
 from tests.support.database import MakeDatabase, Sqitch
 from tests.support.inprocess import (
     DEADLINE_SECONDS,
-    FAST,
     finished,
     job,
     make_app,
     run_worker_until,
+    worker_running,
 )
 
 
@@ -293,21 +292,6 @@ def test_an_async_group_commits_together_and_rolls_back_on_an_exception(
 
 
 # -- fenced follow-ups ----------------------------------------------------------------------
-
-
-@contextlib.asynccontextmanager
-async def worker_running(app: Taskboard, **overrides: Any) -> AsyncIterator[None]:
-    """A worker of `app` on this loop for the duration of the block, then stopped."""
-    stop = asyncio.Event()
-    task = asyncio.create_task(app.worker(stop=stop, **{**FAST, **overrides}))
-    try:
-        yield
-        if task.done():
-            task.result()
-            raise AssertionError("the worker ended by itself")
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, DEADLINE_SECONDS)
 
 
 async def wait_for(condition: Callable[[], Any], what: str) -> None:

@@ -14,11 +14,10 @@ Queries subclass sends on the worker's own connection first.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
@@ -27,7 +26,14 @@ import pytest
 
 from taskboard import AsyncContext, JobEvent, SyncContext, Taskboard, sql
 from tests.support.database import MakeDatabase, connect, make_runnable, value
-from tests.support.inprocess import FAST, finished, job, make_app, only_error, run_worker_until
+from tests.support.inprocess import (
+    finished,
+    job,
+    make_app,
+    only_error,
+    run_worker_until,
+    worker_running,
+)
 
 ADMIN = "taskboard_admin"
 DEADLINE_SECONDS = 90.0
@@ -43,21 +49,6 @@ async def wait_for(condition: Callable[[], Any], what: str) -> Any:
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         await asyncio.sleep(0.05)
-
-
-@contextlib.asynccontextmanager
-async def worker_running(app: Taskboard, **overrides: Any) -> AsyncIterator[None]:
-    """A worker of `app` on this loop for the duration of the block, then stopped gracefully."""
-    stop = asyncio.Event()
-    task = asyncio.create_task(app.worker(stop=stop, **{**FAST, **overrides}))
-    try:
-        yield
-        if task.done():
-            task.result()
-            raise AssertionError("the worker ended by itself")
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, DEADLINE_SECONDS)
 
 
 def events_of(app: Taskboard) -> list[JobEvent]:
