@@ -631,7 +631,9 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
 
 def cmd_retry(args: argparse.Namespace) -> int:
-    return change_jobs(args, "queued again", "queued", lambda app, job_id: app.retry(job_id))
+    return change_jobs(
+        args, "queued again", "queued", lambda app, job_id: app.retry(job_id), read_state=True
+    )
 
 
 def change_jobs(
@@ -639,21 +641,25 @@ def change_jobs(
     done: str,
     changed_state: str,
     change: Callable[[Taskboard, int], bool],
+    *,
+    read_state: bool = False,
 ) -> int:
     """`change` each job of args.job_ids; one line each, or with --json one array of an
     object per job (its state after the call, null when it does not exist); 1 if any was
-    not changed."""
+    not changed. A changed job's state is `changed_state`, or with `read_state` the state
+    the job is in right after the call (a retried job with dependencies left is waiting)."""
 
     def each(app: Taskboard) -> list[dict[str, Any]]:
         answers = []
         for job_id in args.job_ids:
             changed = change(app, job_id)
-            job = None if changed else app.get_job(job_id)
+            job = app.get_job(job_id) if read_state or not changed else None
+            state = changed_state if changed and job is None else (job and job.state)
             answers.append(
                 {
                     "job_id": job_id,
                     "changed": changed,
-                    "state": changed_state if changed else (None if job is None else job.state),
+                    "state": state,
                     "exists": changed or job is not None,
                 }
             )
@@ -666,7 +672,9 @@ def change_jobs(
         job_id = answer["job_id"]
         if args.json:
             continue
-        if answer["changed"]:
+        if answer["changed"] and answer["state"] == "waiting":
+            print(f"job {job_id} waiting again for its dependencies")
+        elif answer["changed"]:
             print(f"job {job_id} {done}")
         elif not answer["exists"]:
             print(f"{PROG}: error: job {job_id} does not exist", file=sys.stderr)

@@ -436,6 +436,32 @@ def test_the_cli_enqueues_with_dependencies_and_lists_and_cancels_waiting_jobs(
     ]
 
 
+def test_the_cli_says_a_retried_job_waits_again_for_its_dependencies(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(deploy=True)
+    first = enqueue(url, "t")
+    waiting = enqueue(url, "t", f"--depends-on={first}")
+    assert run(url, "cancel", str(waiting)).returncode == 0
+    retried = run(url, "retry", str(waiting), "--json")
+    assert retried.returncode == 0, retried.stderr
+    assert json.loads(retried.stdout) == [
+        {"job_id": waiting, "changed": True, "state": "waiting", "exists": True}
+    ]
+    assert run(url, "cancel", str(waiting)).returncode == 0
+    said = run(url, "retry", str(waiting))
+    assert said.returncode == 0, said.stderr
+    assert said.stdout == f"job {waiting} waiting again for its dependencies\n"
+    assert run(url, "cancel", str(first)).returncode == 0
+    retried = run(url, "retry", str(first), "--json")
+    assert json.loads(retried.stdout) == [
+        {"job_id": first, "changed": True, "state": "queued", "exists": True}
+    ]
+    assert run(url, "retry", str(first)).stderr.strip() == (
+        f"taskboard: error: job {first} is queued: not queued again"
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [
