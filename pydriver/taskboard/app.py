@@ -1415,8 +1415,9 @@ def _fit_params(params: dict[str, Any], release: tuple[int, ...] | None) -> dict
     """`params` as the schema of `release` takes them: the trace context dropped before
     TRACE_CONTEXT_SINCE; SchemaVersionError naming the release needed for a concurrency
     key before KEYS_SINCE, for a rate limit before RATE_LIMITS_SINCE and for depends_on
-    before DEPENDENCIES_SINCE."""
-    if release is None:
+    before DEPENDENCIES_SINCE. Without the schema (release (0,)) `params` go as they are:
+    the call then fails as every call does there."""
+    if release is None or release == (0,):
         return params
     needs = _needs(params)
     if needs is not None and release < needs[1]:

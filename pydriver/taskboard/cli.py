@@ -1323,6 +1323,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail(refused(args.command, exc), EXIT_RUNTIME)
     except TaskboardError as exc:
         return fail(str(exc), EXIT_RUNTIME)
+    except psycopg.errors.InvalidSchemaName:
+        return fail(NO_SCHEMA, EXIT_RUNTIME)
     except psycopg.Error as exc:
         return fail(str(exc), EXIT_RUNTIME)
     except KeyboardInterrupt:

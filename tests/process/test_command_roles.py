@@ -177,3 +177,18 @@ def test_the_grant_named_is_of_the_prefix_the_schema_was_installed_with(domain: 
         "taskboard: error: permission denied for schema taskboard: this login holds no "
         f"Taskboard role; as the deploying login run: GRANT {domain.role('worker')} TO {nobody}"
     )
+
+
+# -- a database without the schema ------------------------------------------------------
+
+
+def test_every_command_on_a_database_without_the_schema_says_to_migrate(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database()
+    said = {command: error_line(run(url, *args)) for command, args in CALLS.items()}
+    assert said == {
+        command: "taskboard: error: the database has no taskboard schema: "
+        "run `taskboard migrate` first"
+        for command in CALLS
+    }
