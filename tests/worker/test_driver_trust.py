@@ -27,6 +27,7 @@ import pytest
 from taskboard import AsyncContext, JobEvent, SyncContext, Taskboard, sql
 from tests.support.database import MakeDatabase, connect, make_runnable, value
 from tests.support.inprocess import (
+    FAST,
     finished,
     job,
     make_app,
@@ -391,6 +392,52 @@ def test_a_statement_error_on_the_control_connection_is_logged_and_retried_not_f
         run_worker_until(app, finished(url, job_id), queries=queries)
     assert queries.failed
     assert any("injected before the completion" in r.getMessage() for r in caplog.records)
+    assert job(url, job_id)["state"] == "succeeded"
+    app.close()
+
+
+class ClaimAnsweredLate(sql.Queries):
+    """The first claim that finds jobs is made on the server at once, and its answer
+    reaches the worker only when `answer` is set: a claim still on its way."""
+
+    def __init__(self) -> None:
+        self.claimed = asyncio.Event()
+        self.answer = asyncio.Event()
+
+    async def claim(self, conn: Any, *args: Any) -> Any:
+        rows = await super().claim(conn, *args)
+        if rows and not self.claimed.is_set():
+            self.claimed.set()
+            await self.answer.wait()
+        return rows
+
+
+def test_a_claim_answered_after_the_stop_began_is_run_not_left_holding_a_lease(
+    make_database: MakeDatabase,
+) -> None:
+    """The database handed the job out; the worker, stopping with no handler running,
+    waits for the claim's answer and runs what it holds, instead of exiting with the
+    job running under a lease no one renews."""
+    url = make_database(deploy=True)
+    app = make_app(url)
+
+    @app.task("fine")
+    async def fine(ctx: AsyncContext, payload: Any) -> str:
+        return "ok"
+
+    job_id = app.enqueue("fine")
+    queries = ClaimAnsweredLate()
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        worker = asyncio.create_task(app.worker(stop=stop, queries=queries, **FAST))
+        await asyncio.wait_for(queries.claimed.wait(), DEADLINE_SECONDS)
+        stop.set()
+        await asyncio.sleep(0.5)  # the shutdown begins, the claim's answer still on its way
+        queries.answer.set()
+        await asyncio.wait_for(worker, DEADLINE_SECONDS)
+
+    asyncio.run(main())
     assert job(url, job_id)["state"] == "succeeded"
     app.close()
 

@@ -101,6 +101,16 @@ class Control:
         self._reserved = 0  # slots that claims in flight may fill
         self._next_queue = 0
 
+    @property
+    def claiming(self) -> bool:
+        """Whether a claim is on its way: the database may have handed out jobs whose
+        rows this worker has not read yet (shutdown waits for them)."""
+        return self._reserved > 0
+
+    def _claim_answered(self, batch: int) -> None:
+        self._reserved -= batch
+        self.ledger.changed.set()  # shutdown may be waiting for the answer
+
     # -- the loop ---------------------------------------------------------------------
 
     async def run(self) -> None:
@@ -210,7 +220,7 @@ class Control:
         try:
             rows = await self.queries.claim(conn, *args)
         finally:
-            self._reserved -= args[2]
+            self._claim_answered(args[2])
         self.executor.start_all(rows, sent, sent_at)
         self._more_may_wait(len(rows), args[2])
         if rows:
@@ -293,7 +303,7 @@ class Control:
                 claimed = await self._complete_batch(conn, batch, claim_args)
             finally:
                 if claim_args is not None:
-                    self._reserved -= claim_args[2]
+                    self._claim_answered(claim_args[2])
         for held in due:
             if not isinstance(held.outcome, Complete):
                 await self._send_one(conn, held)

@@ -186,7 +186,7 @@ class Worker:
                     raise RuntimeError(
                         f"{task.get_name()} stopped unexpectedly"
                     ) from task.exception()
-            await self._shutdown(side, executor)
+            await self._shutdown(side, executor, control)
         finally:
             stopper.cancel()
             self._finished.set()
@@ -211,8 +211,11 @@ class Worker:
             chores.append(Pruner(self.settings.retention, self.queries))
         return chores
 
-    async def _shutdown(self, side: list[asyncio.Task[None]], executor: Executor) -> None:
-        """Stop claiming, let handlers finish within the grace, release the rest."""
+    async def _shutdown(
+        self, side: list[asyncio.Task[None]], executor: Executor, control: Control
+    ) -> None:
+        """Stop claiming, let handlers finish within the grace (those of a claim still on
+        its way too: the database handed them out), release the rest."""
         self._stopping.set()
         self.ledger.wake.set()
         log.info(
@@ -222,7 +225,7 @@ class Worker:
             executor.running,
         )
         deadline = time.monotonic() + self.settings.shutdown_grace
-        while executor.running and time.monotonic() < deadline:
+        while (executor.running or control.claiming) and time.monotonic() < deadline:
             await self._sleep_until_change(deadline - time.monotonic(), side)
         for held in self.ledger:
             self.ledger.release_at_exit(held)
