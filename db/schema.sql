@@ -115,7 +115,12 @@ BEGIN
     -- here, so the UPDATE below changes the row this line describes).
     INSERT INTO taskboard.job_events
            (job_id, kind, actor, worker, attempt, fence, lease_expires_at, token_digest)
-    SELECT j.id, 'cancelled', pg_catalog.session_user(),
+    SELECT j.id, 'cancelled',
+           -- The role in force: the one SET ROLE chose, else the login.
+           CASE pg_catalog.current_setting('role')
+               WHEN 'none' THEN pg_catalog.session_user()::text
+               ELSE pg_catalog.current_setting('role')
+           END,
            CASE WHEN j.state = 'running' THEN j.claimed_by END,
            CASE WHEN j.state = 'running' THEN j.attempt END,
            CASE WHEN j.state = 'running' THEN j.fence END,
@@ -124,7 +129,9 @@ BEGIN
       FROM taskboard.jobs AS j
      WHERE j.id = cancel.job_id
        AND j.state IN ('waiting', 'queued', 'running')
-       FOR UPDATE;
+       -- The lock the UPDATE below takes anyway: a FOR KEY SHARE held by
+       -- an open enqueue that depends on the job does not hold it up.
+       FOR NO KEY UPDATE;
 
     UPDATE taskboard.jobs AS j
        SET state = 'cancelled',
@@ -136,11 +143,11 @@ BEGIN
                         END
      WHERE j.id = cancel.job_id
        AND j.state IN ('waiting', 'queued', 'running')
-    RETURNING j.has_dependents INTO v_dependents;
+    RETURNING EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id) INTO v_dependents;
     IF NOT FOUND THEN
         RETURN false;
     END IF;
-    IF v_dependents THEN
+    IF v_dependents OR pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
         PERFORM taskboard.settle_dependents(ARRAY[cancel.job_id]);
     END IF;
     RETURN true;
@@ -155,14 +162,18 @@ COMMENT ON FUNCTION taskboard.cancel(job_id bigint) IS 'cancel(job_id) -> boolea
 An administrator stops a job: waiting, queued or running becomes
 cancelled with finished_at. The jobs waiting on it are cancelled after it
 (with the error ''dependency N ended cancelled''), but for those enqueued
-with on_dependency_failure ''run'', which count it as ended. A holder''s token stops being current, so its later renew,
+with on_dependency_failure ''run'', which count it as ended and are due no
+sooner than its held_until (below); a job with very many dependents has
+1000 of them settled in this call and the rest soon after, by later
+claims. A holder''s token stops being current, so its later renew,
 complete, fail and release answer NULL/false. A running job whose lease
 has not ended keeps, until that lease''s deadline (held_until), its place
 under its queue''s limit and its dedupe key: the holder may believe it
 holds the job until then, so no other job takes its place, a job enqueued
 with its key meanwhile is due no sooner, and a retry of it neither.
 The cancel is a line of the job''s history (taskboard.job_history), naming
-the holder of a running job.
+the holder of a running job, and as its actor the role in force (the one
+SET ROLE chose, else the login).
 true:  cancelled now.
 false: the job is already finished (succeeded, dead, cancelled) or unknown.
 Raises 22023 when job_id is NULL.';
@@ -359,6 +370,13 @@ BEGIN
     END IF;
     PERFORM taskboard.check_interval('lease', claim.lease, interval '12 hours');
 
+    -- Dependency edges written while a dependency could end, and ends with
+    -- dependents left to settle, once their transactions have committed: a
+    -- few of them per claim, whatever its queue (most claims find none).
+    IF EXISTS (SELECT FROM taskboard.dependency_checks) THEN
+        PERFORM taskboard.recheck_dependencies();
+    END IF;
+
     -- A claim in flight is one a first limit must count: it holds its
     -- queue's advisory lock, shared with every other claim, until its
     -- transaction ends; set_queue_limit takes it exclusively before it
@@ -431,7 +449,7 @@ BEGIN
                AND j.run_at <= v_now
              ORDER BY j.priority DESC, j.run_at, j.id
              LIMIT claim.batch
-               FOR UPDATE SKIP LOCKED
+               FOR NO KEY UPDATE SKIP LOCKED
         ),
         claimed AS (
             -- By id through an array, and by id only: the rows `queued`
@@ -496,7 +514,7 @@ BEGIN
                AND x.state = 'running'
                AND x.lease_expires_at <= v_now
                AND x.attempt >= x.max_attempts
-               FOR UPDATE SKIP LOCKED
+               FOR NO KEY UPDATE SKIP LOCKED
         ),
         buried AS (
             -- Found by id among this queue's running jobs: a plan made while
@@ -513,9 +531,13 @@ BEGIN
              WHERE j.id = ANY (ARRAY(SELECT d.id FROM doomed AS d))
                AND j.queue = claim.queue
                AND j.state = 'running'
-            RETURNING j.id, j.has_dependents
+            RETURNING j.id,
+                      EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id) AS dependents
         )
-        SELECT ARRAY(SELECT b.id FROM buried AS b WHERE b.has_dependents) INTO v_buried;
+        SELECT ARRAY(SELECT b.id FROM buried AS b
+                      WHERE b.dependents
+                         OR pg_catalog.current_setting('transaction_isolation') <> 'read committed')
+          INTO v_buried;
         IF pg_catalog.cardinality(v_buried) > 0 THEN
             PERFORM taskboard.settle_dependents(v_buried);
         END IF;
@@ -634,7 +656,7 @@ BEGIN
                     OR j.concurrency_key NOT IN (SELECT f.key FROM pg_catalog.unnest(v_rate_full_keys) AS f(key)))
              ORDER BY j.priority DESC, j.run_at, j.id
              LIMIT v_cap
-               FOR UPDATE SKIP LOCKED
+               FOR NO KEY UPDATE SKIP LOCKED
         ),
         queued AS MATERIALIZED (
             -- Without a key limit or a rate per key: the queued head, locked.
@@ -646,7 +668,7 @@ BEGIN
                AND j.run_at <= v_now
              ORDER BY j.priority DESC, j.run_at, j.id
              LIMIT v_room
-               FOR UPDATE SKIP LOCKED
+               FOR NO KEY UPDATE SKIP LOCKED
         ),
         keyed AS MATERIALIZED (
             -- Per key (a key limit, a rate per key): the queued jobs of keys with room and those
@@ -723,7 +745,7 @@ BEGIN
             SELECT j.id, j.priority, j.run_at, j.run_at AS due_at, j.state
               FROM taskboard.jobs AS j
              WHERE j.id = ANY (ARRAY(SELECT p.id FROM picked AS p))
-               FOR UPDATE SKIP LOCKED
+               FOR NO KEY UPDATE SKIP LOCKED
         ),
         chosen AS (
             SELECT c.id, c.due_at
@@ -869,7 +891,11 @@ common path: a check of its running jobs, then a statement of two steps
 expired leases, limits and the history run only when there is one.
 Every claim holds a shared transaction-level advisory lock on its queue,
 keys (1952605797, hashtext(queue)), until its transaction ends; an
-application''s own advisory locks should not use 1952605797 as first key.';
+application''s own advisory locks should not use 1952605797 as first key.
+Before it claims, a claim in READ COMMITTED works through the rows of
+taskboard.dependency_checks when there are any (recheck_dependencies):
+the dependency edges of committed transactions that a dependency''s end
+may not have seen, and ends with dependents left to settle.';
 
 --
 -- Name: complete(bigint, uuid, jsonb); Type: FUNCTION; Schema: taskboard; Owner: -
@@ -896,9 +922,9 @@ BEGIN
      WHERE j.id = complete.job_id
        AND j.state = 'running'
        AND j.lease_token = complete.token
-    RETURNING j.has_dependents INTO v_dependents;
+    RETURNING EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id) INTO v_dependents;
     IF FOUND THEN
-        IF v_dependents THEN
+        IF v_dependents OR pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
             PERFORM taskboard.settle_dependents(ARRAY[complete.job_id]);
         END IF;
         RETURN true;
@@ -1015,9 +1041,9 @@ BEGIN
          WHERE j.id = complete_many.job_ids[pg_catalog.array_lower(complete_many.job_ids, 1)]
            AND j.state = 'running'
            AND j.lease_token = complete_many.tokens[pg_catalog.array_lower(complete_many.tokens, 1)]
-        RETURNING j.id, j.has_dependents INTO v_one, v_dependents;
+        RETURNING j.id, EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id) INTO v_one, v_dependents;
         IF FOUND THEN
-            IF v_dependents THEN
+            IF v_dependents OR pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
                 PERFORM taskboard.settle_dependents(ARRAY[v_one]);
             END IF;
             RETURN QUERY SELECT v_one, true;
@@ -1095,14 +1121,14 @@ BEGIN
      ORDER BY i.ord;
 
     -- The dependents of the jobs this call completed (finished now by it),
-    -- found through the jobs that have any: none, for most batches.
-    IF EXISTS (SELECT FROM taskboard.jobs AS j
-                WHERE j.id = ANY (complete_many.job_ids) AND j.has_dependents) THEN
+    -- found through the edges: none, for most batches.
+    IF EXISTS (SELECT FROM taskboard.job_dependencies AS d
+                WHERE d.depends_on = ANY (complete_many.job_ids))
+       OR pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
         PERFORM taskboard.settle_dependents(ARRAY(
             SELECT j.id
               FROM taskboard.jobs AS j
              WHERE j.id = ANY (complete_many.job_ids)
-               AND j.has_dependents
                AND j.state = 'succeeded'
                AND j.finished_at = v_now));
     END IF;
@@ -1830,31 +1856,24 @@ BEGIN
     END IF;
     v_deps := ARRAY(SELECT DISTINCT d.id FROM pg_catalog.unnest(enqueue_waiting.depends_on) AS d(id) ORDER BY d.id);
 
-    -- Each dependency locked, in id order, and written (has_dependents):
-    -- a call ending it waits for this transaction, and then sees its edge
-    -- (in REPEATABLE READ or SERIALIZABLE, a call whose snapshot is older
-    -- raises 40001 instead of missing it); the state read is the newest,
-    -- and a dependency ending meanwhile made this call wait, then raise
-    -- 40001 in those levels.
-    WITH locked AS MATERIALIZED (
+    -- Each dependency read and held, in id order, with FOR KEY SHARE: the
+    -- lock the edge's foreign key takes, which only a delete waits for, so
+    -- the holders' writes go on. A dependency may then end while this
+    -- transaction is open, its end unable to see the edge written here: the
+    -- check written below reads each again once this transaction has
+    -- committed (taskboard.recheck_dependencies). In REPEATABLE READ or
+    -- SERIALIZABLE, a dependency changed since the snapshot raises 40001.
+    WITH held AS MATERIALIZED (
         SELECT j.id, j.state
           FROM taskboard.jobs AS j
          WHERE j.id = ANY (v_deps)
          ORDER BY j.id
-           FOR NO KEY UPDATE
-    ),
-    marked AS (
-        UPDATE taskboard.jobs AS j
-           SET has_dependents = true
-          FROM locked AS l
-         WHERE j.id = l.id
-           AND l.state IN ('waiting', 'queued', 'running')
-        RETURNING j.id
+           FOR KEY SHARE
     )
     SELECT (SELECT pg_catalog.min(d.id) FROM pg_catalog.unnest(v_deps) AS d(id)
-             WHERE d.id NOT IN (SELECT l.id FROM locked AS l)),
-           ARRAY(SELECT m.id FROM marked AS m ORDER BY m.id),
-           (SELECT pg_catalog.min(l.id) FROM locked AS l WHERE l.state IN ('dead', 'cancelled'))
+             WHERE d.id NOT IN (SELECT h.id FROM held AS h)),
+           ARRAY(SELECT h.id FROM held AS h WHERE h.state IN ('waiting', 'queued', 'running') ORDER BY h.id),
+           (SELECT pg_catalog.min(h.id) FROM held AS h WHERE h.state IN ('dead', 'cancelled'))
       INTO v_missing, v_pending, v_failed;
     IF v_missing IS NOT NULL THEN
         RAISE EXCEPTION 'depends_on names job %, which does not exist', v_missing
@@ -1891,6 +1910,9 @@ BEGIN
     RETURNING j.id INTO v_id;
     INSERT INTO taskboard.job_dependencies (job_id, depends_on)
     SELECT v_id, p.id FROM pg_catalog.unnest(v_pending) AS p(id);
+    IF v_state = 'waiting' THEN
+        INSERT INTO taskboard.dependency_checks (job_id, side) VALUES (v_id, 'dependent');
+    END IF;
 
     IF v_state = 'queued' AND enqueue_waiting.run_at <= v_now THEN
         PERFORM taskboard.notify_runnable(enqueue_waiting.queue);
@@ -1909,7 +1931,10 @@ checked by enqueue. The job waits (state waiting) for those of depends_on
 that have not ended, and is queued at once when all succeeded; when one
 ended dead or cancelled, it is inserted cancelled with the error
 ''dependency N ended dead'' (or cancelled), unless on_dependency_failure is
-''run''. Never granted to an application role.
+''run''. The dependencies are held with FOR KEY SHARE only, which no write
+of their holders waits for; a job left waiting is checked again after
+this transaction (taskboard.dependency_checks), in case a dependency ended
+unseen meanwhile. Never granted to an application role.
 Raises 22023 when depends_on is not one-dimensional, holds NULL, names
 more than 100000 jobs or a job that does not exist, or dedupe_key is given.';
 
@@ -1981,9 +2006,9 @@ BEGIN
      WHERE j.id = fail.job_id
        AND j.state = 'running'
        AND j.lease_token = fail.token
-    RETURNING j.state, j.has_dependents INTO v_state, v_dependents;
+    RETURNING j.state, EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id) INTO v_state, v_dependents;
     IF v_state IS NOT NULL THEN
-        IF v_state = 'dead' AND v_dependents THEN
+        IF v_state = 'dead' AND (v_dependents OR pg_catalog.current_setting('transaction_isolation') <> 'read committed') THEN
             PERFORM taskboard.settle_dependents(ARRAY[fail.job_id]);
         END IF;
         RETURN v_state;
@@ -2474,8 +2499,8 @@ BEGIN
         RAISE EXCEPTION 'older_than must not be NULL or negative, got %', prune.older_than
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF v_far OR v_clock - prune.older_than < v_clock - interval '36500 days' THEN
-        RAISE EXCEPTION 'older_than must be at most 36500 days (100 years), got %', prune.older_than
+    IF v_far OR v_clock - prune.older_than < v_clock - interval '100 years' THEN
+        RAISE EXCEPTION 'older_than must be at most 100 years, got %', prune.older_than
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF prune.batch IS NULL OR prune.batch < 1 THEN
@@ -2494,6 +2519,9 @@ BEGIN
            -- A job cancelled under a live lease holds its place and key
            -- until that lease ends (held_until): deleting it would free them.
            AND (j.held_until IS NULL OR j.held_until <= pg_catalog.clock_timestamp())
+           -- Nor one whose dependents are not all settled yet: its edges
+           -- would go with it.
+           AND NOT EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id)
          ORDER BY j.finished_at
          LIMIT prune.batch
            FOR UPDATE SKIP LOCKED
@@ -2520,7 +2548,8 @@ finished_at is before clock - older_than, oldest first, and returns how
 many it deleted. Call again until it returns 0; small batches keep each
 transaction short; concurrent callers skip each other''s rows.
 Only finished jobs are ever deleted, and not a job cancelled under a lease
-that has not ended yet (held_until, see taskboard.cancel) before it ends.
+that has not ended yet (held_until, see taskboard.cancel) before it ends,
+nor one whose dependents are not settled yet (taskboard.dependency_checks).
 Executable by the admin role only:
 a worker login cannot delete jobs (claim, fail without retry, then prune
 would erase any due queued job); a worker''s retention setting prunes when
@@ -2528,10 +2557,10 @@ its login is granted the admin role.
 The cutoff is read from the clock once, so the scan of finished jobs
 stops at it: a call that finds nothing old enough reads next to nothing,
 however many recent finished jobs the table keeps.
-Raises 22023 when older_than is NULL, negative or longer than 36500 days
-(100 years), by the cutoff it gives: unless clock - 36500 days <= clock -
-older_than <= clock, months and days counted as the calendar makes them;
-or batch is NULL or < 1.';
+Raises 22023 when older_than is NULL, negative or longer than 100 years,
+by the cutoff it gives: unless clock - 100 years <= clock - older_than <=
+clock, months and days counted as the calendar makes them; or batch is
+NULL or < 1.';
 
 --
 -- Name: queue_overview(interval); Type: FUNCTION; Schema: taskboard; Owner: -
@@ -2697,6 +2726,122 @@ finished within `recent`, or settings. Ordered by queue.
 Raises 22023 when recent is NULL, not positive or longer than 31 days,
 by the time it gives: unless clock - 31 days <= clock - recent < clock,
 months and days counted as the calendar makes them.';
+
+--
+-- Name: recheck_dependencies(integer); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.recheck_dependencies(max_rows integer DEFAULT 1000) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_checks bigint[];
+    v_named bigint[];
+    v_read bigint[];
+    v_ended bigint[];
+    v_done integer;
+    v_ended_job bigint;
+BEGIN
+    -- Only a statement's own snapshot shows every edge committed before it.
+    IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+        RETURN 0;
+    END IF;
+
+    -- Jobs whose edges an enqueue or a retry wrote, oldest first; rows
+    -- another call is working on are left to it.
+    v_checks := ARRAY(SELECT c.job_id
+                        FROM taskboard.dependency_checks AS c
+                       WHERE c.side = 'dependent'
+                       ORDER BY c.added_at, c.job_id
+                       LIMIT recheck_dependencies.max_rows
+                         FOR UPDATE SKIP LOCKED);
+    v_done := pg_catalog.cardinality(v_checks);
+    IF v_done > 0 THEN
+        v_named := ARRAY(SELECT DISTINCT d.depends_on
+                           FROM taskboard.job_dependencies AS d
+                          WHERE d.job_id = ANY (v_checks)
+                          ORDER BY d.depends_on);
+        -- Each dependency they name, read with the lock that a write of its
+        -- row in flight holds against it (FOR SHARE), skipped while one is:
+        -- its latest committed state is then its state. The locks are given
+        -- back at once (the block is rolled back): no holder's write ever
+        -- waits for this call's transaction.
+        BEGIN
+            WITH r AS MATERIALIZED (
+                SELECT p.id, p.state
+                  FROM taskboard.jobs AS p
+                 WHERE p.id = ANY (v_named)
+                 ORDER BY p.id
+                   FOR SHARE SKIP LOCKED
+            )
+            SELECT ARRAY(SELECT r.id FROM r ORDER BY r.id),
+                   ARRAY(SELECT r.id FROM r
+                          WHERE r.state IN ('succeeded', 'dead', 'cancelled')
+                          ORDER BY r.id)
+              INTO v_read, v_ended;
+            RAISE EXCEPTION USING ERRCODE = 'TB000';
+        EXCEPTION
+            WHEN SQLSTATE 'TB000' THEN NULL;
+        END;
+        IF pg_catalog.cardinality(v_ended) > 0 THEN
+            PERFORM taskboard.settle_dependents(v_ended);
+        END IF;
+        -- A job each of whose dependencies was read (none with a write in
+        -- flight) is done: each one not ended is named by a committed edge,
+        -- which its end will see; each one ended was settled above.
+        DELETE FROM taskboard.dependency_checks AS c
+         WHERE c.side = 'dependent'
+           AND c.job_id = ANY (v_checks)
+           AND NOT EXISTS (SELECT
+                             FROM taskboard.job_dependencies AS d
+                            WHERE d.job_id = c.job_id
+                              AND d.depends_on <> ALL (v_read));
+    END IF;
+
+    -- One job that ended with dependents left: 1000 more of its edges.
+    SELECT c.job_id
+      INTO v_ended_job
+      FROM taskboard.dependency_checks AS c
+     WHERE c.side = 'dependency'
+     ORDER BY c.added_at, c.job_id
+     LIMIT 1
+       FOR UPDATE SKIP LOCKED;
+    IF FOUND THEN
+        PERFORM taskboard.settle_dependents(ARRAY[v_ended_job]);
+        -- Settled to the last edge, or the job is not ended (retried):
+        -- its next end settles the edges it has then.
+        IF NOT EXISTS (SELECT
+                         FROM taskboard.job_dependencies AS d
+                         JOIN taskboard.jobs AS p ON p.id = d.depends_on
+                        WHERE d.depends_on = v_ended_job
+                          AND p.state IN ('succeeded', 'dead', 'cancelled')) THEN
+            DELETE FROM taskboard.dependency_checks AS c
+             WHERE c.job_id = v_ended_job AND c.side = 'dependency';
+        END IF;
+        v_done := v_done + 1;
+    END IF;
+    RETURN v_done;
+END
+$$;
+
+--
+-- Name: FUNCTION recheck_dependencies(max_rows integer); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.recheck_dependencies(max_rows integer) IS 'recheck_dependencies(max_rows) -> integer
+Internal: works through taskboard.dependency_checks and returns how many
+of its rows it worked on. Up to `max_rows` jobs whose edges an enqueue or
+a retry wrote (side dependent), oldest first: each dependency they name
+that has ended by now is settled (settle_dependents), and a job''s row goes
+once every dependency it names was read with no write of it in flight.
+Then one job that ended with dependents left (side dependency): 1000 more
+of its edges are settled, and its row goes with its last edge. Rows
+another call is working on are skipped. Waits for no lock that a holder''s
+write takes, and keeps none: a dependency read while a write of it is in
+flight is read again by a later call. Does nothing in a transaction that
+is not READ COMMITTED. Called by claim; never granted to an application
+role. Raises nothing.';
 
 --
 -- Name: release(bigint, uuid, interval); Type: FUNCTION; Schema: taskboard; Owner: -
@@ -3043,41 +3188,22 @@ BEGIN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
-    -- The dependencies it still waits for, locked in id order and written
-    -- (has_dependents), as enqueue does: a call ending one of them waits
-    -- for this transaction and then settles this job, waiting again (in
-    -- REPEATABLE READ or SERIALIZABLE, one whose snapshot is older raises
-    -- 40001); one that ended before is not counted.
-    WITH locked AS MATERIALIZED (
-        SELECT p.id, p.state
-          FROM taskboard.jobs AS p
-         WHERE p.id = ANY (ARRAY(SELECT d.depends_on
-                                   FROM taskboard.job_dependencies AS d
-                                  WHERE d.job_id = retry.job_id))
-         ORDER BY p.id
-           FOR NO KEY UPDATE
-    ),
-    marked AS (
-        UPDATE taskboard.jobs AS p
-           SET has_dependents = true
-          FROM locked AS l
-         WHERE p.id = l.id
-           AND l.state IN ('waiting', 'queued', 'running')
-        RETURNING p.id
-    )
-    SELECT pg_catalog.count(*)::integer INTO v_left FROM marked;
-
     BEGIN
+        -- A job that waited for dependencies waits again for the edges it
+        -- still has: its count of them, kept by each settle that removed
+        -- one. A settle in flight that holds the row is waited for; one
+        -- that comes while this transaction holds it skips the row, and a
+        -- later claim settles it (recheck_dependencies).
         UPDATE taskboard.jobs AS j
-           SET state = CASE WHEN v_left > 0 THEN 'waiting' ELSE 'queued' END,
-               dependencies_left = CASE WHEN j.dependencies_left IS NULL THEN NULL ELSE v_left END,
+           SET state = CASE WHEN j.dependencies_left > 0 THEN 'waiting' ELSE 'queued' END,
                run_at = GREATEST(v_now, j.held_until),
                attempt = 0,
                result = NULL,
                finished_at = NULL
          WHERE j.id = retry.job_id
            AND j.state IN ('dead', 'cancelled')
-        RETURNING j.queue, j.run_at, j.task, j.dedupe_key INTO v_queue, v_run_at, v_task, v_key;
+        RETURNING j.queue, j.run_at, j.task, j.dedupe_key, coalesce(j.dependencies_left, 0)
+             INTO v_queue, v_run_at, v_task, v_key, v_left;
     EXCEPTION
         WHEN unique_violation THEN
             -- jobs_unfinished_dedupe_key: another unfinished job holds the key.
@@ -3104,7 +3230,12 @@ BEGIN
         END IF;
     END IF;
     INSERT INTO taskboard.job_events (job_id, kind, at, actor)
-    VALUES (retry.job_id, 'retried', v_now, pg_catalog.session_user());
+    VALUES (retry.job_id, 'retried', v_now,
+            -- The role in force: the one SET ROLE chose, else the login.
+            CASE pg_catalog.current_setting('role')
+                WHEN 'none' THEN pg_catalog.session_user()::text
+                ELSE pg_catalog.current_setting('role')
+            END);
 
     IF v_run_at <= v_now AND v_left = 0 THEN
         PERFORM taskboard.notify_runnable(v_queue);
@@ -3130,7 +3261,9 @@ start beside it. A job cancelled while queued (after a release too) has
 no holder to wait for. Likewise a job with a dedupe_key is runnable no
 sooner than the held_until of a cancelled job of its queue and task with
 that key. A job cancelled while it waited for dependencies (see
-taskboard.enqueue''s depends_on) waits again for those that have not ended.
+taskboard.enqueue''s depends_on) waits again for those that have not ended;
+it locks none of them. The history line names the role in force (the one
+SET ROLE chose, else the login).
 true:  queued again (or waiting again).
 false: the job is not dead or cancelled (or unknown), or its dedupe_key is
        now held by another unfinished job of the queue; nothing changes.
@@ -3492,86 +3625,141 @@ CREATE FUNCTION taskboard.settle_dependents(job_ids bigint[]) RETURNS void
     AS $$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
-    -- The jobs whose edges this round settles: those given, then the
-    -- dependents the round before cancelled.
+    -- The edges this call may still remove.
+    v_budget integer := 1000;
+    -- The ended jobs whose edges the next round settles: those given, then
+    -- those of them with edges left and the dependents a round cancelled.
     v_ended bigint[] := settle_dependents.job_ids;
+    v_removed integer;
+    v_cancelled bigint[];
     v_queues text[];
 BEGIN
-    WHILE pg_catalog.cardinality(v_ended) > 0 LOOP
-        WITH gone AS (
-            -- The ended jobs' edges, each removed once: a second settle of
-            -- the same job finds none (it waits for the first to commit,
-            -- then finds them gone).
-            DELETE FROM taskboard.job_dependencies AS d
+    -- A snapshot older than this statement may not show every edge
+    -- committed before the end: the jobs are read again after this
+    -- transaction, in a fresh one (taskboard.recheck_dependencies).
+    IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+        INSERT INTO taskboard.dependency_checks (job_id, side)
+        SELECT DISTINCT e.id, 'dependency' FROM pg_catalog.unnest(settle_dependents.job_ids) AS e(id)
+        ON CONFLICT ON CONSTRAINT dependency_checks_pkey DO NOTHING;
+    END IF;
+
+    WHILE pg_catalog.cardinality(v_ended) > 0 AND v_budget > 0 LOOP
+        WITH edges AS MATERIALIZED (
+            -- At most the budget's edges of the ended jobs; a job that is
+            -- not ended (retried since) has none settled.
+            SELECT d.job_id, d.depends_on
+              FROM taskboard.job_dependencies AS d
+              JOIN taskboard.jobs AS p ON p.id = d.depends_on
              WHERE d.depends_on = ANY (v_ended)
+               AND p.id = ANY (v_ended)
+               AND p.state IN ('succeeded', 'dead', 'cancelled')
+             LIMIT v_budget
+        ),
+        locked AS MATERIALIZED (
+            -- Their dependents, each locked before any of its edges is
+            -- removed, so that its count of dependencies left always equals
+            -- its edges. One another transaction has locked (a settle of
+            -- another of its dependencies, an admin's cancel or retry) is
+            -- skipped, its edges left for a later call: no end waits here.
+            SELECT c.id, c.state
+              FROM taskboard.jobs AS c
+             WHERE c.id = ANY (ARRAY(SELECT DISTINCT e.job_id FROM edges AS e))
+             ORDER BY c.id
+               FOR NO KEY UPDATE OF c SKIP LOCKED
+        ),
+        gone AS (
+            DELETE FROM taskboard.job_dependencies AS d
+             USING edges AS e, locked AS l
+             WHERE d.job_id = e.job_id
+               AND d.depends_on = e.depends_on
+               AND l.id = e.job_id
             RETURNING d.job_id, d.depends_on
         ),
         tally AS (
-            -- Per dependent: how many of its dependencies ended here, and
-            -- the first of them that did not succeed.
+            -- Per dependent: how many of its dependencies ended here, the
+            -- first of them that did not succeed, and how long a cancelled
+            -- one's holder may still act.
             SELECT g.job_id,
                    pg_catalog.count(*)::integer AS ended,
-                   pg_catalog.min(g.depends_on) FILTER (WHERE p.state <> 'succeeded') AS failed
+                   pg_catalog.min(g.depends_on) FILTER (WHERE p.state <> 'succeeded') AS failed,
+                   pg_catalog.max(p.held_until) FILTER (WHERE p.state = 'cancelled') AS held_until
               FROM gone AS g
               JOIN taskboard.jobs AS p ON p.id = g.depends_on
              WHERE p.id = ANY (v_ended)
              GROUP BY g.job_id
         ),
-        locked AS MATERIALIZED (
-            -- The dependents still waiting, with what ended for each, locked
-            -- in id order: two calls settling dependencies of the same jobs
-            -- take their locks in the same order.
-            SELECT c.id, t.ended, t.failed
-              FROM taskboard.jobs AS c
-              JOIN tally AS t ON t.job_id = c.id
-             WHERE c.id = ANY (ARRAY(SELECT u.job_id FROM tally AS u))
-               AND c.state = 'waiting'
-             ORDER BY c.id
-               FOR NO KEY UPDATE OF c
-        ),
         changed AS (
-            -- Joined by id to the locked rows: a plan that walked the tally
-            -- for each row made a wide fan-out quadratic.
+            -- Every dependent counts the edges it lost (a cancelled one too,
+            -- so that a retry of it waits for exactly the edges it has); a
+            -- waiting one moves on. Joined by id to the locked rows: a plan
+            -- that walked the tally for each row made a wide fan-out
+            -- quadratic.
             UPDATE taskboard.jobs AS c
-               SET dependencies_left = c.dependencies_left - l.ended,
+               SET dependencies_left = c.dependencies_left - t.ended,
                    state = CASE
-                       WHEN l.failed IS NOT NULL AND c.on_dependency_failure = 'cancel' THEN 'cancelled'
-                       WHEN c.dependencies_left - l.ended = 0 THEN 'queued'
+                       WHEN l.state <> 'waiting' THEN c.state
+                       WHEN t.failed IS NOT NULL AND c.on_dependency_failure = 'cancel' THEN 'cancelled'
+                       WHEN c.dependencies_left - t.ended = 0 THEN 'queued'
                        ELSE 'waiting'
                    END,
                    finished_at = CASE
-                       WHEN l.failed IS NOT NULL AND c.on_dependency_failure = 'cancel' THEN v_now
+                       WHEN l.state = 'waiting' AND t.failed IS NOT NULL AND c.on_dependency_failure = 'cancel'
+                       THEN v_now
+                       ELSE c.finished_at
                    END,
                    -- Runnable from its own run_at, or from now when that
-                   -- passed while it waited.
+                   -- passed while it waited; a dependent that runs anyway
+                   -- beside a cancelled dependency no sooner than the end
+                   -- of the lease that dependency's holder was given.
                    run_at = CASE
-                       WHEN (l.failed IS NULL OR c.on_dependency_failure = 'run')
-                            AND c.dependencies_left - l.ended = 0
-                       THEN GREATEST(c.run_at, v_now)
-                       ELSE c.run_at
+                       WHEN l.state <> 'waiting' THEN c.run_at
+                       WHEN t.failed IS NOT NULL AND c.on_dependency_failure = 'cancel' THEN c.run_at
+                       WHEN c.dependencies_left - t.ended = 0
+                       THEN GREATEST(c.run_at, v_now, t.held_until)
+                       ELSE GREATEST(c.run_at, t.held_until)
                    END,
                    errors = CASE
-                       WHEN l.failed IS NOT NULL AND c.on_dependency_failure = 'cancel'
+                       WHEN l.state = 'waiting' AND t.failed IS NOT NULL AND c.on_dependency_failure = 'cancel'
                        THEN c.errors || pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
-                           'error', pg_catalog.format('dependency %s ended %s', l.failed,
-                                                      (SELECT p.state FROM taskboard.jobs AS p WHERE p.id = l.failed)),
+                           'error', pg_catalog.format('dependency %s ended %s', t.failed,
+                                                      (SELECT p.state FROM taskboard.jobs AS p WHERE p.id = t.failed)),
                            'attempt', c.attempt,
                            'at', v_now))
                        ELSE c.errors
                    END
-              FROM locked AS l
-             WHERE c.id = l.id
+              FROM tally AS t, locked AS l
+             WHERE c.id = t.job_id
+               AND l.id = t.job_id
                AND c.id = ANY (ARRAY(SELECT k.id FROM locked AS k))
-               AND c.state = 'waiting'
-            RETURNING c.id, c.state, c.queue, c.run_at, c.has_dependents
+            RETURNING c.id, c.state, l.state AS was, c.queue, c.run_at
         )
-        SELECT pg_catalog.array_agg(x.id) FILTER (WHERE x.state = 'cancelled' AND x.has_dependents),
-               pg_catalog.array_agg(DISTINCT x.queue) FILTER (WHERE x.state = 'queued' AND x.run_at <= v_now)
-          INTO v_ended, v_queues
-          FROM changed AS x;
+        SELECT (SELECT pg_catalog.count(*)::integer FROM gone),
+               ARRAY(SELECT x.id FROM changed AS x WHERE x.state = 'cancelled' AND x.was = 'waiting'),
+               ARRAY(SELECT DISTINCT x.queue FROM changed AS x
+                      WHERE x.state = 'queued' AND x.was = 'waiting' AND x.run_at <= v_now)
+          INTO v_removed, v_cancelled, v_queues;
         PERFORM taskboard.notify_runnable(q.queue)
            FROM pg_catalog.unnest(v_queues) AS q(queue);
+        v_budget := v_budget - v_removed;
+        -- Nothing removed: what is left belongs to skipped dependents.
+        EXIT WHEN v_removed = 0;
+        -- Next round: the ended jobs with edges left, and the dependents
+        -- cancelled here that others wait for.
+        v_ended := ARRAY(SELECT e.id
+                           FROM pg_catalog.unnest(v_ended || v_cancelled) AS e(id)
+                          WHERE EXISTS (SELECT FROM taskboard.job_dependencies AS d
+                                         WHERE d.depends_on = e.id));
     END LOOP;
+
+    -- Ended jobs with edges left (the budget spent, or their dependents
+    -- locked by others): settled later by recheck_dependencies.
+    INSERT INTO taskboard.dependency_checks (job_id, side)
+    SELECT e.id, 'dependency'
+      FROM pg_catalog.unnest(v_ended) AS e(id)
+      JOIN taskboard.jobs AS p ON p.id = e.id
+     WHERE p.state IN ('succeeded', 'dead', 'cancelled')
+       AND EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = e.id)
+    ON CONFLICT ON CONSTRAINT dependency_checks_pkey DO NOTHING;
 END
 $$;
 
@@ -3588,10 +3776,17 @@ is later (NOTIFY taskboard, ''<queue>'' when runnable now); one whose
 dependency ended dead or cancelled becomes cancelled, with an error
 ''dependency N ended dead'' (or cancelled), and its own dependents after it,
 unless it was enqueued with on_dependency_failure ''run'': then the
-dependency counts as ended like a success. A job whose edges were settled
-already, or that has none, changes nothing. Called by complete,
-complete_many, fail, cancel and claim; never granted to an application
-role. Raises nothing.';
+dependency counts as ended like a success, and the dependent is runnable
+no sooner than the lease a cancelled dependency''s holder was given
+(held_until). A dependent that another transaction has locked is skipped,
+so an end never waits here; every dependent, a cancelled one too, counts
+the edges it loses. One call removes at most 1000 edges: the jobs whose
+edges are left (budget spent, or dependents skipped) are settled later,
+1000 edges at a time, by recheck_dependencies (claim calls it), and so are
+the jobs given in a transaction that is not READ COMMITTED. A job whose edges were settled
+already, that has none, or that has not ended changes nothing. Called by
+complete, complete_many, fail, cancel, claim and recheck_dependencies;
+never granted to an application role. Raises nothing.';
 
 --
 -- Name: version(); Type: FUNCTION; Schema: taskboard; Owner: -
@@ -3655,6 +3850,23 @@ Raises 22023 when max_rows is NULL or outside 1..1000.';
 SET default_tablespace = '';
 
 SET default_table_access_method = heap;
+
+--
+-- Name: dependency_checks; Type: TABLE; Schema: taskboard; Owner: -
+--
+
+CREATE TABLE taskboard.dependency_checks (
+    job_id bigint NOT NULL,
+    side text NOT NULL,
+    added_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT dependency_checks_side_known CHECK ((side = ANY (ARRAY['dependent'::text, 'dependency'::text])))
+);
+
+--
+-- Name: TABLE dependency_checks; Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON TABLE taskboard.dependency_checks IS 'Jobs whose dependency edges are read again after their transaction: side dependent, edges an enqueue or a retry wrote while a dependency could end; side dependency, a job that ended with dependents left to settle. Written by enqueue, retry and the calls that end a job; emptied by recheck_dependencies.';
 
 --
 -- Name: job_dependencies; Type: TABLE; Schema: taskboard; Owner: -
@@ -3933,6 +4145,13 @@ CREATE VIEW taskboard.schedules AS
     task,
     queue
    FROM taskboard.schedule_slots s;
+
+--
+-- Name: dependency_checks dependency_checks_pkey; Type: CONSTRAINT; Schema: taskboard; Owner: -
+--
+
+ALTER TABLE ONLY taskboard.dependency_checks
+    ADD CONSTRAINT dependency_checks_pkey PRIMARY KEY (job_id, side);
 
 --
 -- Name: job_dependencies job_dependencies_pkey; Type: CONSTRAINT; Schema: taskboard; Owner: -
@@ -4257,6 +4476,12 @@ REVOKE ALL ON FUNCTION taskboard.queue_overview(recent interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION taskboard.queue_overview(recent interval) TO taskboard_producer;
 GRANT ALL ON FUNCTION taskboard.queue_overview(recent interval) TO taskboard_worker;
 GRANT ALL ON FUNCTION taskboard.queue_overview(recent interval) TO taskboard_admin;
+
+--
+-- Name: FUNCTION recheck_dependencies(max_rows integer); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.recheck_dependencies(max_rows integer) FROM PUBLIC;
 
 --
 -- Name: FUNCTION release(job_id bigint, token uuid, delay interval); Type: ACL; Schema: taskboard; Owner: -

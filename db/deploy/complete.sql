@@ -1,10 +1,12 @@
 -- Deploy taskboard:complete to pg
--- requires: complete@v0.4.9
+-- requires: complete@v0.5.0
 -- requires: settle_dependents
+-- requires: dependency_checks
 --
--- An accepted completion settles the job's dependents in its transaction:
--- the jobs waiting on it are released (or, their last dependency done,
--- queued) by this call and no other.
+-- Whether the job has dependents is read from the edges (jobs.has_dependents
+-- is no longer written: an enqueue writes no row of its dependencies). In a
+-- transaction that is not READ COMMITTED every end is also checked again
+-- after it (settle_dependents).
 
 BEGIN;
 
@@ -62,9 +64,9 @@ BEGIN
      WHERE j.id = complete.job_id
        AND j.state = 'running'
        AND j.lease_token = complete.token
-    RETURNING j.has_dependents INTO v_dependents;
+    RETURNING EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id) INTO v_dependents;
     IF FOUND THEN
-        IF v_dependents THEN
+        IF v_dependents OR pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
             PERFORM taskboard.settle_dependents(ARRAY[complete.job_id]);
         END IF;
         RETURN true;

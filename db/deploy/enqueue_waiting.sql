@@ -1,8 +1,13 @@
 -- Deploy taskboard:enqueue_waiting to pg
--- requires: dependencies
--- requires: settle_dependents
--- requires: checks
--- requires: notify_runnable
+-- requires: enqueue_waiting@v0.5.0
+-- requires: dependency_checks
+--
+-- The edges are recorded without locking the dependencies against their
+-- holders: the enqueue's transaction, however long it stays open, keeps
+-- only a FOR KEY SHARE lock on each dependency it waits for, which no
+-- renew, complete, fail, cancel or claim waits for. A dependency that ends
+-- while that transaction is open cannot see its edge: the job is checked
+-- again once it has committed (dependency_checks).
 
 BEGIN;
 
@@ -12,7 +17,7 @@ BEGIN;
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
 
-CREATE FUNCTION taskboard.enqueue_waiting(
+CREATE OR REPLACE FUNCTION taskboard.enqueue_waiting(
     task          text,
     payload       jsonb,
     queue         text,
@@ -59,31 +64,24 @@ BEGIN
     END IF;
     v_deps := ARRAY(SELECT DISTINCT d.id FROM pg_catalog.unnest(enqueue_waiting.depends_on) AS d(id) ORDER BY d.id);
 
-    -- Each dependency locked, in id order, and written (has_dependents):
-    -- a call ending it waits for this transaction, and then sees its edge
-    -- (in REPEATABLE READ or SERIALIZABLE, a call whose snapshot is older
-    -- raises 40001 instead of missing it); the state read is the newest,
-    -- and a dependency ending meanwhile made this call wait, then raise
-    -- 40001 in those levels.
-    WITH locked AS MATERIALIZED (
+    -- Each dependency read and held, in id order, with FOR KEY SHARE: the
+    -- lock the edge's foreign key takes, which only a delete waits for, so
+    -- the holders' writes go on. A dependency may then end while this
+    -- transaction is open, its end unable to see the edge written here: the
+    -- check written below reads each again once this transaction has
+    -- committed (taskboard.recheck_dependencies). In REPEATABLE READ or
+    -- SERIALIZABLE, a dependency changed since the snapshot raises 40001.
+    WITH held AS MATERIALIZED (
         SELECT j.id, j.state
           FROM taskboard.jobs AS j
          WHERE j.id = ANY (v_deps)
          ORDER BY j.id
-           FOR NO KEY UPDATE
-    ),
-    marked AS (
-        UPDATE taskboard.jobs AS j
-           SET has_dependents = true
-          FROM locked AS l
-         WHERE j.id = l.id
-           AND l.state IN ('waiting', 'queued', 'running')
-        RETURNING j.id
+           FOR KEY SHARE
     )
     SELECT (SELECT pg_catalog.min(d.id) FROM pg_catalog.unnest(v_deps) AS d(id)
-             WHERE d.id NOT IN (SELECT l.id FROM locked AS l)),
-           ARRAY(SELECT m.id FROM marked AS m ORDER BY m.id),
-           (SELECT pg_catalog.min(l.id) FROM locked AS l WHERE l.state IN ('dead', 'cancelled'))
+             WHERE d.id NOT IN (SELECT h.id FROM held AS h)),
+           ARRAY(SELECT h.id FROM held AS h WHERE h.state IN ('waiting', 'queued', 'running') ORDER BY h.id),
+           (SELECT pg_catalog.min(h.id) FROM held AS h WHERE h.state IN ('dead', 'cancelled'))
       INTO v_missing, v_pending, v_failed;
     IF v_missing IS NOT NULL THEN
         RAISE EXCEPTION 'depends_on names job %, which does not exist', v_missing
@@ -120,6 +118,9 @@ BEGIN
     RETURNING j.id INTO v_id;
     INSERT INTO taskboard.job_dependencies (job_id, depends_on)
     SELECT v_id, p.id FROM pg_catalog.unnest(v_pending) AS p(id);
+    IF v_state = 'waiting' THEN
+        INSERT INTO taskboard.dependency_checks (job_id, side) VALUES (v_id, 'dependent');
+    END IF;
 
     IF v_state = 'queued' AND enqueue_waiting.run_at <= v_now THEN
         PERFORM taskboard.notify_runnable(enqueue_waiting.queue);
@@ -135,7 +136,10 @@ checked by enqueue. The job waits (state waiting) for those of depends_on
 that have not ended, and is queued at once when all succeeded; when one
 ended dead or cancelled, it is inserted cancelled with the error
 'dependency N ended dead' (or cancelled), unless on_dependency_failure is
-'run'. Never granted to an application role.
+'run'. The dependencies are held with FOR KEY SHARE only, which no write
+of their holders waits for; a job left waiting is checked again after
+this transaction (taskboard.dependency_checks), in case a dependency ended
+unseen meanwhile. Never granted to an application role.
 Raises 22023 when depends_on is not one-dimensional, holds NULL, names
 more than 100000 jobs or a job that does not exist, or dedupe_key is given.$comment$;
 

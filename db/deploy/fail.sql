@@ -1,10 +1,12 @@
 -- Deploy taskboard:fail to pg
--- requires: fail@v0.4.9
+-- requires: fail@v0.5.0
 -- requires: settle_dependents
+-- requires: dependency_checks
 --
--- A failure that makes the job dead settles its dependents in the same
--- transaction: those enqueued with on_dependency_failure 'cancel' are
--- cancelled, the others count it as ended.
+-- Whether the job has dependents is read from the edges (jobs.has_dependents
+-- is no longer written: an enqueue writes no row of its dependencies). In a
+-- transaction that is not READ COMMITTED every end is also checked again
+-- after it (settle_dependents).
 
 BEGIN;
 
@@ -90,9 +92,9 @@ BEGIN
      WHERE j.id = fail.job_id
        AND j.state = 'running'
        AND j.lease_token = fail.token
-    RETURNING j.state, j.has_dependents INTO v_state, v_dependents;
+    RETURNING j.state, EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id) INTO v_state, v_dependents;
     IF v_state IS NOT NULL THEN
-        IF v_state = 'dead' AND v_dependents THEN
+        IF v_state = 'dead' AND (v_dependents OR pg_catalog.current_setting('transaction_isolation') <> 'read committed') THEN
             PERFORM taskboard.settle_dependents(ARRAY[fail.job_id]);
         END IF;
         RETURN v_state;

@@ -1,14 +1,11 @@
 -- Deploy taskboard:prune to pg
--- requires: prune@v0.4.4
--- requires: held_until
+-- requires: prune@v0.5.0
+-- requires: dependency_checks
 --
--- prune is the admin role's only. A worker login could claim any due
--- queued job, fail it without retry and prune it at once: erase a job
--- another component enqueued. Retention is an admin's decision (taskboard
--- prune, or a worker whose login is also granted the admin role).
--- A job cancelled under a live lease is kept until that lease ends
--- (held_until): it still holds its place under its queue's limit and its
--- dedupe key.
+-- A finished job that a dependency edge still names (its end is not
+-- settled yet, see dependency_checks) is kept until it is: deleting it
+-- would take the edge with it and leave its dependent waiting. older_than
+-- may be anything up to 100 years, however the calendar counts them.
 
 BEGIN;
 
@@ -20,19 +17,6 @@ BEGIN;
 -- The deploying role holds the owner for this transaction only.
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
-
--- prune(older_than, batch) -> bigint
--- Deletes up to `batch` finished jobs (succeeded, cancelled, dead) whose
--- finished_at is before clock - older_than, oldest first, and returns how
--- many it deleted. Call again until it returns 0; small batches keep each
--- transaction short; concurrent callers skip each other's rows.
--- The admin role's only: a worker login cannot delete jobs (claim, fail
--- without retry and prune would erase any due queued job).
--- The cutoff is read from the clock once, so the scan of finished jobs
--- stops at it: a call that finds nothing old enough reads next to nothing,
--- however many recent finished jobs the table keeps.
--- Raises 22023 when older_than is NULL, negative or longer than 36500 days
--- (100 years), or batch is NULL or < 1.
 
 CREATE OR REPLACE FUNCTION taskboard.prune(
     older_than interval,
@@ -61,8 +45,8 @@ BEGIN
         RAISE EXCEPTION 'older_than must not be NULL or negative, got %', prune.older_than
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF v_far OR v_clock - prune.older_than < v_clock - interval '36500 days' THEN
-        RAISE EXCEPTION 'older_than must be at most 36500 days (100 years), got %', prune.older_than
+    IF v_far OR v_clock - prune.older_than < v_clock - interval '100 years' THEN
+        RAISE EXCEPTION 'older_than must be at most 100 years, got %', prune.older_than
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF prune.batch IS NULL OR prune.batch < 1 THEN
@@ -81,6 +65,9 @@ BEGIN
            -- A job cancelled under a live lease holds its place and key
            -- until that lease ends (held_until): deleting it would free them.
            AND (j.held_until IS NULL OR j.held_until <= pg_catalog.clock_timestamp())
+           -- Nor one whose dependents are not all settled yet: its edges
+           -- would go with it.
+           AND NOT EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id)
          ORDER BY j.finished_at
          LIMIT prune.batch
            FOR UPDATE SKIP LOCKED
@@ -109,7 +96,8 @@ finished_at is before clock - older_than, oldest first, and returns how
 many it deleted. Call again until it returns 0; small batches keep each
 transaction short; concurrent callers skip each other's rows.
 Only finished jobs are ever deleted, and not a job cancelled under a lease
-that has not ended yet (held_until, see taskboard.cancel) before it ends.
+that has not ended yet (held_until, see taskboard.cancel) before it ends,
+nor one whose dependents are not settled yet (taskboard.dependency_checks).
 Executable by the admin role only:
 a worker login cannot delete jobs (claim, fail without retry, then prune
 would erase any due queued job); a worker's retention setting prunes when
@@ -117,10 +105,10 @@ its login is granted the admin role.
 The cutoff is read from the clock once, so the scan of finished jobs
 stops at it: a call that finds nothing old enough reads next to nothing,
 however many recent finished jobs the table keeps.
-Raises 22023 when older_than is NULL, negative or longer than 36500 days
-(100 years), by the cutoff it gives: unless clock - 36500 days <= clock -
-older_than <= clock, months and days counted as the calendar makes them;
-or batch is NULL or < 1.$comment$;
+Raises 22023 when older_than is NULL, negative or longer than 100 years,
+by the cutoff it gives: unless clock - 100 years <= clock - older_than <=
+clock, months and days counted as the calendar makes them; or batch is
+NULL or < 1.$comment$;
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

@@ -1,9 +1,11 @@
 -- Deploy taskboard:retry to pg
--- requires: retry@v0.4.9
--- requires: dependencies
+-- requires: retry@v0.5.0
+-- requires: dependency_checks
 --
--- A retried job whose dependencies have not all ended (it was cancelled
--- while it waited) waits again for those left.
+-- A retried job that waits again waits for the edges it still has, by the
+-- count every settle keeps (a cancelled dependent's too): it reads and locks
+-- none of its dependencies. The history line's actor is the role in force
+-- (SET ROLE), not the login.
 
 BEGIN;
 
@@ -35,41 +37,22 @@ BEGIN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
-    -- The dependencies it still waits for, locked in id order and written
-    -- (has_dependents), as enqueue does: a call ending one of them waits
-    -- for this transaction and then settles this job, waiting again (in
-    -- REPEATABLE READ or SERIALIZABLE, one whose snapshot is older raises
-    -- 40001); one that ended before is not counted.
-    WITH locked AS MATERIALIZED (
-        SELECT p.id, p.state
-          FROM taskboard.jobs AS p
-         WHERE p.id = ANY (ARRAY(SELECT d.depends_on
-                                   FROM taskboard.job_dependencies AS d
-                                  WHERE d.job_id = retry.job_id))
-         ORDER BY p.id
-           FOR NO KEY UPDATE
-    ),
-    marked AS (
-        UPDATE taskboard.jobs AS p
-           SET has_dependents = true
-          FROM locked AS l
-         WHERE p.id = l.id
-           AND l.state IN ('waiting', 'queued', 'running')
-        RETURNING p.id
-    )
-    SELECT pg_catalog.count(*)::integer INTO v_left FROM marked;
-
     BEGIN
+        -- A job that waited for dependencies waits again for the edges it
+        -- still has: its count of them, kept by each settle that removed
+        -- one. A settle in flight that holds the row is waited for; one
+        -- that comes while this transaction holds it skips the row, and a
+        -- later claim settles it (recheck_dependencies).
         UPDATE taskboard.jobs AS j
-           SET state = CASE WHEN v_left > 0 THEN 'waiting' ELSE 'queued' END,
-               dependencies_left = CASE WHEN j.dependencies_left IS NULL THEN NULL ELSE v_left END,
+           SET state = CASE WHEN j.dependencies_left > 0 THEN 'waiting' ELSE 'queued' END,
                run_at = GREATEST(v_now, j.held_until),
                attempt = 0,
                result = NULL,
                finished_at = NULL
          WHERE j.id = retry.job_id
            AND j.state IN ('dead', 'cancelled')
-        RETURNING j.queue, j.run_at, j.task, j.dedupe_key INTO v_queue, v_run_at, v_task, v_key;
+        RETURNING j.queue, j.run_at, j.task, j.dedupe_key, coalesce(j.dependencies_left, 0)
+             INTO v_queue, v_run_at, v_task, v_key, v_left;
     EXCEPTION
         WHEN unique_violation THEN
             -- jobs_unfinished_dedupe_key: another unfinished job holds the key.
@@ -96,7 +79,12 @@ BEGIN
         END IF;
     END IF;
     INSERT INTO taskboard.job_events (job_id, kind, at, actor)
-    VALUES (retry.job_id, 'retried', v_now, pg_catalog.session_user());
+    VALUES (retry.job_id, 'retried', v_now,
+            -- The role in force: the one SET ROLE chose, else the login.
+            CASE pg_catalog.current_setting('role')
+                WHEN 'none' THEN pg_catalog.session_user()::text
+                ELSE pg_catalog.current_setting('role')
+            END);
 
     IF v_run_at <= v_now AND v_left = 0 THEN
         PERFORM taskboard.notify_runnable(v_queue);
@@ -119,7 +107,9 @@ start beside it. A job cancelled while queued (after a release too) has
 no holder to wait for. Likewise a job with a dedupe_key is runnable no
 sooner than the held_until of a cancelled job of its queue and task with
 that key. A job cancelled while it waited for dependencies (see
-taskboard.enqueue's depends_on) waits again for those that have not ended.
+taskboard.enqueue's depends_on) waits again for those that have not ended;
+it locks none of them. The history line names the role in force (the one
+SET ROLE chose, else the login).
 true:  queued again (or waiting again).
 false: the job is not dead or cancelled (or unknown), or its dedupe_key is
        now held by another unfinished job of the queue; nothing changes.

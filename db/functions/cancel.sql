@@ -2,14 +2,18 @@
 -- An administrator stops a job: waiting, queued or running becomes
 -- cancelled with finished_at. The jobs waiting on it are cancelled after it
 -- (with the error 'dependency N ended cancelled'), but for those enqueued
--- with on_dependency_failure 'run', which count it as ended. A holder's token stops being current, so its later renew,
+-- with on_dependency_failure 'run', which count it as ended and are due no
+-- sooner than its held_until (below); a job with very many dependents has
+-- 1000 of them settled in this call and the rest soon after, by later
+-- claims. A holder's token stops being current, so its later renew,
 -- complete, fail and release answer NULL/false. A running job whose lease
 -- has not ended keeps, until that lease's deadline (held_until), its place
 -- under its queue's limit and its dedupe key: the holder may believe it
 -- holds the job until then, so no other job takes its place, a job enqueued
 -- with its key meanwhile is due no sooner, and a retry of it neither.
 -- The cancel is a line of the job's history (taskboard.job_history), naming
--- the holder of a running job.
+-- the holder of a running job, and as its actor the role in force (the one
+-- SET ROLE chose, else the login).
 -- true:  cancelled now.
 -- false: the job is already finished (succeeded, dead, cancelled) or unknown.
 -- Raises 22023 when job_id is NULL.
@@ -34,7 +38,12 @@ BEGIN
     -- here, so the UPDATE below changes the row this line describes).
     INSERT INTO taskboard.job_events
            (job_id, kind, actor, worker, attempt, fence, lease_expires_at, token_digest)
-    SELECT j.id, 'cancelled', pg_catalog.session_user(),
+    SELECT j.id, 'cancelled',
+           -- The role in force: the one SET ROLE chose, else the login.
+           CASE pg_catalog.current_setting('role')
+               WHEN 'none' THEN pg_catalog.session_user()::text
+               ELSE pg_catalog.current_setting('role')
+           END,
            CASE WHEN j.state = 'running' THEN j.claimed_by END,
            CASE WHEN j.state = 'running' THEN j.attempt END,
            CASE WHEN j.state = 'running' THEN j.fence END,
@@ -43,7 +52,9 @@ BEGIN
       FROM taskboard.jobs AS j
      WHERE j.id = cancel.job_id
        AND j.state IN ('waiting', 'queued', 'running')
-       FOR UPDATE;
+       -- The lock the UPDATE below takes anyway: a FOR KEY SHARE held by
+       -- an open enqueue that depends on the job does not hold it up.
+       FOR NO KEY UPDATE;
 
     UPDATE taskboard.jobs AS j
        SET state = 'cancelled',
@@ -55,11 +66,11 @@ BEGIN
                         END
      WHERE j.id = cancel.job_id
        AND j.state IN ('waiting', 'queued', 'running')
-    RETURNING j.has_dependents INTO v_dependents;
+    RETURNING EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id) INTO v_dependents;
     IF NOT FOUND THEN
         RETURN false;
     END IF;
-    IF v_dependents THEN
+    IF v_dependents OR pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
         PERFORM taskboard.settle_dependents(ARRAY[cancel.job_id]);
     END IF;
     RETURN true;

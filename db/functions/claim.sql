@@ -73,6 +73,10 @@
 -- Every claim holds a shared transaction-level advisory lock on its queue,
 -- keys (1952605797, hashtext(queue)), until its transaction ends; an
 -- application's own advisory locks should not use 1952605797 as first key.
+-- Before it claims, a claim in READ COMMITTED works through the rows of
+-- taskboard.dependency_checks when there are any (recheck_dependencies):
+-- the dependency edges of committed transactions that a dependency's end
+-- may not have seen, and ends with dependents left to settle.
 
 -- Written by `make schema` from a fresh deploy (never by hand): the definition
 -- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
@@ -134,6 +138,13 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     PERFORM taskboard.check_interval('lease', claim.lease, interval '12 hours');
+
+    -- Dependency edges written while a dependency could end, and ends with
+    -- dependents left to settle, once their transactions have committed: a
+    -- few of them per claim, whatever its queue (most claims find none).
+    IF EXISTS (SELECT FROM taskboard.dependency_checks) THEN
+        PERFORM taskboard.recheck_dependencies();
+    END IF;
 
     -- A claim in flight is one a first limit must count: it holds its
     -- queue's advisory lock, shared with every other claim, until its
@@ -207,7 +218,7 @@ BEGIN
                AND j.run_at <= v_now
              ORDER BY j.priority DESC, j.run_at, j.id
              LIMIT claim.batch
-               FOR UPDATE SKIP LOCKED
+               FOR NO KEY UPDATE SKIP LOCKED
         ),
         claimed AS (
             -- By id through an array, and by id only: the rows `queued`
@@ -272,7 +283,7 @@ BEGIN
                AND x.state = 'running'
                AND x.lease_expires_at <= v_now
                AND x.attempt >= x.max_attempts
-               FOR UPDATE SKIP LOCKED
+               FOR NO KEY UPDATE SKIP LOCKED
         ),
         buried AS (
             -- Found by id among this queue's running jobs: a plan made while
@@ -289,9 +300,13 @@ BEGIN
              WHERE j.id = ANY (ARRAY(SELECT d.id FROM doomed AS d))
                AND j.queue = claim.queue
                AND j.state = 'running'
-            RETURNING j.id, j.has_dependents
+            RETURNING j.id,
+                      EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id) AS dependents
         )
-        SELECT ARRAY(SELECT b.id FROM buried AS b WHERE b.has_dependents) INTO v_buried;
+        SELECT ARRAY(SELECT b.id FROM buried AS b
+                      WHERE b.dependents
+                         OR pg_catalog.current_setting('transaction_isolation') <> 'read committed')
+          INTO v_buried;
         IF pg_catalog.cardinality(v_buried) > 0 THEN
             PERFORM taskboard.settle_dependents(v_buried);
         END IF;
@@ -410,7 +425,7 @@ BEGIN
                     OR j.concurrency_key NOT IN (SELECT f.key FROM pg_catalog.unnest(v_rate_full_keys) AS f(key)))
              ORDER BY j.priority DESC, j.run_at, j.id
              LIMIT v_cap
-               FOR UPDATE SKIP LOCKED
+               FOR NO KEY UPDATE SKIP LOCKED
         ),
         queued AS MATERIALIZED (
             -- Without a key limit or a rate per key: the queued head, locked.
@@ -422,7 +437,7 @@ BEGIN
                AND j.run_at <= v_now
              ORDER BY j.priority DESC, j.run_at, j.id
              LIMIT v_room
-               FOR UPDATE SKIP LOCKED
+               FOR NO KEY UPDATE SKIP LOCKED
         ),
         keyed AS MATERIALIZED (
             -- Per key (a key limit, a rate per key): the queued jobs of keys with room and those
@@ -499,7 +514,7 @@ BEGIN
             SELECT j.id, j.priority, j.run_at, j.run_at AS due_at, j.state
               FROM taskboard.jobs AS j
              WHERE j.id = ANY (ARRAY(SELECT p.id FROM picked AS p))
-               FOR UPDATE SKIP LOCKED
+               FOR NO KEY UPDATE SKIP LOCKED
         ),
         chosen AS (
             SELECT c.id, c.due_at

@@ -41,9 +41,9 @@ BEGIN
      WHERE j.id = complete.job_id
        AND j.state = 'running'
        AND j.lease_token = complete.token
-    RETURNING j.has_dependents INTO v_dependents;
+    RETURNING EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id) INTO v_dependents;
     IF FOUND THEN
-        IF v_dependents THEN
+        IF v_dependents OR pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
             PERFORM taskboard.settle_dependents(ARRAY[complete.job_id]);
         END IF;
         RETURN true;

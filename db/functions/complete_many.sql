@@ -80,9 +80,9 @@ BEGIN
          WHERE j.id = complete_many.job_ids[pg_catalog.array_lower(complete_many.job_ids, 1)]
            AND j.state = 'running'
            AND j.lease_token = complete_many.tokens[pg_catalog.array_lower(complete_many.tokens, 1)]
-        RETURNING j.id, j.has_dependents INTO v_one, v_dependents;
+        RETURNING j.id, EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id) INTO v_one, v_dependents;
         IF FOUND THEN
-            IF v_dependents THEN
+            IF v_dependents OR pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
                 PERFORM taskboard.settle_dependents(ARRAY[v_one]);
             END IF;
             RETURN QUERY SELECT v_one, true;
@@ -160,14 +160,14 @@ BEGIN
      ORDER BY i.ord;
 
     -- The dependents of the jobs this call completed (finished now by it),
-    -- found through the jobs that have any: none, for most batches.
-    IF EXISTS (SELECT FROM taskboard.jobs AS j
-                WHERE j.id = ANY (complete_many.job_ids) AND j.has_dependents) THEN
+    -- found through the edges: none, for most batches.
+    IF EXISTS (SELECT FROM taskboard.job_dependencies AS d
+                WHERE d.depends_on = ANY (complete_many.job_ids))
+       OR pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
         PERFORM taskboard.settle_dependents(ARRAY(
             SELECT j.id
               FROM taskboard.jobs AS j
              WHERE j.id = ANY (complete_many.job_ids)
-               AND j.has_dependents
                AND j.state = 'succeeded'
                AND j.finished_at = v_now));
     END IF;

@@ -91,9 +91,9 @@ BEGIN
      WHERE j.id = fail.job_id
        AND j.state = 'running'
        AND j.lease_token = fail.token
-    RETURNING j.state, j.has_dependents INTO v_state, v_dependents;
+    RETURNING j.state, EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id) INTO v_state, v_dependents;
     IF v_state IS NOT NULL THEN
-        IF v_state = 'dead' AND v_dependents THEN
+        IF v_state = 'dead' AND (v_dependents OR pg_catalog.current_setting('transaction_isolation') <> 'read committed') THEN
             PERFORM taskboard.settle_dependents(ARRAY[fail.job_id]);
         END IF;
         RETURN v_state;

@@ -4,7 +4,8 @@
 -- many it deleted. Call again until it returns 0; small batches keep each
 -- transaction short; concurrent callers skip each other's rows.
 -- Only finished jobs are ever deleted, and not a job cancelled under a lease
--- that has not ended yet (held_until, see taskboard.cancel) before it ends.
+-- that has not ended yet (held_until, see taskboard.cancel) before it ends,
+-- nor one whose dependents are not settled yet (taskboard.dependency_checks).
 -- Executable by the admin role only:
 -- a worker login cannot delete jobs (claim, fail without retry, then prune
 -- would erase any due queued job); a worker's retention setting prunes when
@@ -12,10 +13,10 @@
 -- The cutoff is read from the clock once, so the scan of finished jobs
 -- stops at it: a call that finds nothing old enough reads next to nothing,
 -- however many recent finished jobs the table keeps.
--- Raises 22023 when older_than is NULL, negative or longer than 36500 days
--- (100 years), by the cutoff it gives: unless clock - 36500 days <= clock -
--- older_than <= clock, months and days counted as the calendar makes them;
--- or batch is NULL or < 1.
+-- Raises 22023 when older_than is NULL, negative or longer than 100 years,
+-- by the cutoff it gives: unless clock - 100 years <= clock - older_than <=
+-- clock, months and days counted as the calendar makes them; or batch is
+-- NULL or < 1.
 
 -- Written by `make schema` from a fresh deploy (never by hand): the definition
 -- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
@@ -43,8 +44,8 @@ BEGIN
         RAISE EXCEPTION 'older_than must not be NULL or negative, got %', prune.older_than
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF v_far OR v_clock - prune.older_than < v_clock - interval '36500 days' THEN
-        RAISE EXCEPTION 'older_than must be at most 36500 days (100 years), got %', prune.older_than
+    IF v_far OR v_clock - prune.older_than < v_clock - interval '100 years' THEN
+        RAISE EXCEPTION 'older_than must be at most 100 years, got %', prune.older_than
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF prune.batch IS NULL OR prune.batch < 1 THEN
@@ -63,6 +64,9 @@ BEGIN
            -- A job cancelled under a live lease holds its place and key
            -- until that lease ends (held_until): deleting it would free them.
            AND (j.held_until IS NULL OR j.held_until <= pg_catalog.clock_timestamp())
+           -- Nor one whose dependents are not all settled yet: its edges
+           -- would go with it.
+           AND NOT EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id)
          ORDER BY j.finished_at
          LIMIT prune.batch
            FOR UPDATE SKIP LOCKED

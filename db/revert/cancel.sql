@@ -1,6 +1,6 @@
--- Revert taskboard:cancel to its v0.4.9 definition
+-- Revert taskboard:cancel to its v0.5.0 definition
 --
--- Puts back the definition and comment of release 0.4.9 (no dependencies).
+-- Puts back the definition and comment of release 0.5.0.
 
 BEGIN;
 
@@ -21,6 +21,7 @@ SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
+    v_dependents boolean;
 BEGIN
     IF cancel.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -38,7 +39,7 @@ BEGIN
            CASE WHEN j.state = 'running' THEN pg_catalog.sha256(pg_catalog.uuid_send(j.lease_token)) END
       FROM taskboard.jobs AS j
      WHERE j.id = cancel.job_id
-       AND j.state IN ('queued', 'running')
+       AND j.state IN ('waiting', 'queued', 'running')
        FOR UPDATE;
 
     UPDATE taskboard.jobs AS j
@@ -50,16 +51,24 @@ BEGIN
                              ELSE j.held_until
                         END
      WHERE j.id = cancel.job_id
-       AND j.state IN ('queued', 'running');
-
-    RETURN FOUND;
+       AND j.state IN ('waiting', 'queued', 'running')
+    RETURNING j.has_dependents INTO v_dependents;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    IF v_dependents THEN
+        PERFORM taskboard.settle_dependents(ARRAY[cancel.job_id]);
+    END IF;
+    RETURN true;
 END
 $function$;
 
 COMMENT ON FUNCTION taskboard.cancel(bigint) IS
 $comment$cancel(job_id) -> boolean
-An administrator stops a job: queued or running becomes cancelled with
-finished_at. A holder's token stops being current, so its later renew,
+An administrator stops a job: waiting, queued or running becomes
+cancelled with finished_at. The jobs waiting on it are cancelled after it
+(with the error 'dependency N ended cancelled'), but for those enqueued
+with on_dependency_failure 'run', which count it as ended. A holder's token stops being current, so its later renew,
 complete, fail and release answer NULL/false. A running job whose lease
 has not ended keeps, until that lease's deadline (held_until), its place
 under its queue's limit and its dedupe key: the holder may believe it

@@ -1,6 +1,6 @@
--- Revert taskboard:complete to its v0.4.9 definition
+-- Revert taskboard:complete to its v0.5.0 definition
 --
--- Puts back the definition and comment of release 0.4.9 (no dependencies).
+-- Puts back the definition and comment of release 0.5.0.
 
 BEGIN;
 
@@ -26,6 +26,9 @@ SET LOCAL ROLE :"owner_role";
 -- line of the job's history (taskboard.job_history), once per token and
 -- kind; a token the history does not know is not recorded. The line is
 -- written in the caller's transaction: a caller that rolls back keeps none.
+-- An accepted completion settles, in the same transaction, the jobs waiting
+-- on this one (taskboard.enqueue's depends_on): the last dependency of one
+-- done makes it queued. A refused completion settles nothing.
 -- Raises 22023 when job_id or token is NULL.
 
 CREATE OR REPLACE FUNCTION taskboard.complete(
@@ -38,6 +41,8 @@ LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
+DECLARE
+    v_dependents boolean;
 BEGIN
     IF complete.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -52,8 +57,12 @@ BEGIN
            finished_at = pg_catalog.clock_timestamp()
      WHERE j.id = complete.job_id
        AND j.state = 'running'
-       AND j.lease_token = complete.token;
+       AND j.lease_token = complete.token
+    RETURNING j.has_dependents INTO v_dependents;
     IF FOUND THEN
+        IF v_dependents THEN
+            PERFORM taskboard.settle_dependents(ARRAY[complete.job_id]);
+        END IF;
         RETURN true;
     END IF;
 
@@ -106,6 +115,9 @@ A refused write by a holder whose lease was reclaimed or cancelled is a
 line of the job's history (taskboard.job_history), once per token and
 kind; a token the history does not know is not recorded. The line is
 written in the caller's transaction: a caller that rolls back keeps none.
+An accepted completion settles, in the same transaction, the jobs waiting
+on this one (taskboard.enqueue's depends_on): the last dependency of one
+done makes it queued. A refused completion settles nothing.
 Raises 22023 when job_id or token is NULL.$comment$;
 
 RESET ROLE;

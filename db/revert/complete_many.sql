@@ -1,6 +1,6 @@
--- Revert taskboard:complete_many to its v0.4.9 definition
+-- Revert taskboard:complete_many to its v0.5.0 definition
 --
--- Puts back the definition and comment of release 0.4.9 (no dependencies).
+-- Puts back the definition and comment of release 0.5.0.
 
 BEGIN;
 
@@ -21,6 +21,8 @@ SET LOCAL ROLE :"owner_role";
 -- earlier call), false when the token is not current; a refused job changes
 -- nothing. The rows holding their given tokens are locked in job_id order,
 -- as renew_many locks them.
+-- Each accepted completion settles the jobs waiting on its job in the same
+-- transaction, as complete does.
 -- A refused write by a holder whose lease was reclaimed or cancelled is a
 -- line of the job's history (taskboard.job_history), once per token and
 -- kind; a token the history does not know is not recorded. The line is
@@ -45,6 +47,7 @@ DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
     -- The job a completion of one job completed.
     v_one bigint;
+    v_dependents boolean;
 BEGIN
     IF complete_many.job_ids IS NULL THEN
         RAISE EXCEPTION 'job_ids must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -88,8 +91,11 @@ BEGIN
          WHERE j.id = complete_many.job_ids[pg_catalog.array_lower(complete_many.job_ids, 1)]
            AND j.state = 'running'
            AND j.lease_token = complete_many.tokens[pg_catalog.array_lower(complete_many.tokens, 1)]
-        RETURNING j.id INTO v_one;
+        RETURNING j.id, j.has_dependents INTO v_one, v_dependents;
         IF FOUND THEN
+            IF v_dependents THEN
+                PERFORM taskboard.settle_dependents(ARRAY[v_one]);
+            END IF;
             RETURN QUERY SELECT v_one, true;
             RETURN;
         END IF;
@@ -163,6 +169,19 @@ BEGIN
                   AND l.state = 'succeeded')
       FROM input AS i
      ORDER BY i.ord;
+
+    -- The dependents of the jobs this call completed (finished now by it),
+    -- found through the jobs that have any: none, for most batches.
+    IF EXISTS (SELECT FROM taskboard.jobs AS j
+                WHERE j.id = ANY (complete_many.job_ids) AND j.has_dependents) THEN
+        PERFORM taskboard.settle_dependents(ARRAY(
+            SELECT j.id
+              FROM taskboard.jobs AS j
+             WHERE j.id = ANY (complete_many.job_ids)
+               AND j.has_dependents
+               AND j.state = 'succeeded'
+               AND j.finished_at = v_now));
+    END IF;
 END
 $function$;
 
@@ -179,6 +198,8 @@ completed is true when that job is succeeded by that token (now or by an
 earlier call), false when the token is not current; a refused job changes
 nothing. The rows holding their given tokens are locked in job_id order,
 as renew_many locks them.
+Each accepted completion settles the jobs waiting on its job in the same
+transaction, as complete does.
 A refused write by a holder whose lease was reclaimed or cancelled is a
 line of the job's history (taskboard.job_history), once per token and
 kind; a token the history does not know is not recorded. The line is

@@ -1,6 +1,6 @@
--- Revert taskboard:fail to its v0.4.9 definition
+-- Revert taskboard:fail to its v0.5.0 definition
 --
--- Puts back the definition and comment of release 0.4.9 (no dependencies).
+-- Puts back the definition and comment of release 0.5.0.
 
 BEGIN;
 
@@ -33,6 +33,7 @@ DECLARE
     v_now       timestamptz := pg_catalog.clock_timestamp();
     v_traceback text := fail.traceback;
     v_state     text;
+    v_dependents boolean;
 BEGIN
     IF fail.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -85,8 +86,11 @@ BEGIN
      WHERE j.id = fail.job_id
        AND j.state = 'running'
        AND j.lease_token = fail.token
-    RETURNING j.state INTO v_state;
+    RETURNING j.state, j.has_dependents INTO v_state, v_dependents;
     IF v_state IS NOT NULL THEN
+        IF v_state = 'dead' AND v_dependents THEN
+            PERFORM taskboard.settle_dependents(ARRAY[fail.job_id]);
+        END IF;
         RETURN v_state;
     END IF;
 
@@ -118,8 +122,11 @@ given (key `traceback`, absent otherwise). With `retry` true and attempts
 left the job is queued again at clock + retry_in (NULL: 2^attempt seconds
 with +/-25 % jitter, capped at one hour); with none left, or with `retry`
 false (a non-retryable error, whatever attempts are left and whatever
-retry_in says), it becomes dead at once, with finished_at. Returns the
-new state, 'queued' or 'dead'.
+retry_in says), it becomes dead at once, with finished_at, and the jobs
+waiting on it (taskboard.enqueue's depends_on) are cancelled in the same
+transaction, with the error 'dependency N ended dead', but for those
+enqueued with on_dependency_failure 'run', which count it as ended.
+Returns the new state, 'queued' or 'dead'.
 The traceback is bounded: one longer than 16384 characters keeps its
 last 16000 (where the exception is), after a first line saying how many
 characters were cut, so at most 16 KiB of characters is stored.

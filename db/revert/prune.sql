@@ -1,4 +1,6 @@
--- Revert taskboard:prune to its v0.4.4 definition (workers may prune again)
+-- Revert taskboard:prune to its v0.5.0 definition
+--
+-- Puts back the definition and comment of release 0.5.0.
 
 BEGIN;
 
@@ -16,8 +18,8 @@ SET LOCAL ROLE :"owner_role";
 -- finished_at is before clock - older_than, oldest first, and returns how
 -- many it deleted. Call again until it returns 0; small batches keep each
 -- transaction short; concurrent callers skip each other's rows.
--- Workers call it too, for their retention setting; only finished jobs are
--- ever deleted.
+-- The admin role's only: a worker login cannot delete jobs (claim, fail
+-- without retry and prune would erase any due queued job).
 -- The cutoff is read from the clock once, so the scan of finished jobs
 -- stops at it: a call that finds nothing old enough reads next to nothing,
 -- however many recent finished jobs the table keeps.
@@ -68,6 +70,9 @@ BEGIN
           FROM taskboard.jobs AS j
          WHERE j.finished_at < v_cutoff
            AND j.state IN ('succeeded', 'cancelled', 'dead')
+           -- A job cancelled under a live lease holds its place and key
+           -- until that lease ends (held_until): deleting it would free them.
+           AND (j.held_until IS NULL OR j.held_until <= pg_catalog.clock_timestamp())
          ORDER BY j.finished_at
          LIMIT prune.batch
            FOR UPDATE SKIP LOCKED
@@ -85,8 +90,9 @@ END
 $function$;
 
 REVOKE ALL ON FUNCTION taskboard.prune(interval, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION taskboard.prune(interval, integer) FROM :"worker_role";
 GRANT EXECUTE ON FUNCTION taskboard.prune(interval, integer)
-    TO :"worker_role", :"admin_role";
+    TO :"admin_role";
 
 COMMENT ON FUNCTION taskboard.prune(interval,integer) IS
 $comment$prune(older_than, batch) -> bigint
@@ -94,8 +100,12 @@ Deletes up to `batch` finished jobs (succeeded, cancelled, dead) whose
 finished_at is before clock - older_than, oldest first, and returns how
 many it deleted. Call again until it returns 0; small batches keep each
 transaction short; concurrent callers skip each other's rows.
-Workers call it too, for their retention setting; only finished jobs are
-ever deleted.
+Only finished jobs are ever deleted, and not a job cancelled under a lease
+that has not ended yet (held_until, see taskboard.cancel) before it ends.
+Executable by the admin role only:
+a worker login cannot delete jobs (claim, fail without retry, then prune
+would erase any due queued job); a worker's retention setting prunes when
+its login is granted the admin role.
 The cutoff is read from the clock once, so the scan of finished jobs
 stops at it: a call that finds nothing old enough reads next to nothing,
 however many recent finished jobs the table keeps.

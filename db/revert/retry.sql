@@ -1,6 +1,6 @@
--- Revert taskboard:retry to its v0.4.9 definition
+-- Revert taskboard:retry to its v0.5.0 definition
 --
--- Puts back the definition and comment of release 0.4.9 (no dependencies).
+-- Puts back the definition and comment of release 0.5.0.
 
 BEGIN;
 
@@ -26,14 +26,40 @@ DECLARE
     v_task text;
     v_key text;
     v_held_until timestamptz;
+    v_left integer;
 BEGIN
     IF retry.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
+    -- The dependencies it still waits for, locked in id order and written
+    -- (has_dependents), as enqueue does: a call ending one of them waits
+    -- for this transaction and then settles this job, waiting again (in
+    -- REPEATABLE READ or SERIALIZABLE, one whose snapshot is older raises
+    -- 40001); one that ended before is not counted.
+    WITH locked AS MATERIALIZED (
+        SELECT p.id, p.state
+          FROM taskboard.jobs AS p
+         WHERE p.id = ANY (ARRAY(SELECT d.depends_on
+                                   FROM taskboard.job_dependencies AS d
+                                  WHERE d.job_id = retry.job_id))
+         ORDER BY p.id
+           FOR NO KEY UPDATE
+    ),
+    marked AS (
+        UPDATE taskboard.jobs AS p
+           SET has_dependents = true
+          FROM locked AS l
+         WHERE p.id = l.id
+           AND l.state IN ('waiting', 'queued', 'running')
+        RETURNING p.id
+    )
+    SELECT pg_catalog.count(*)::integer INTO v_left FROM marked;
+
     BEGIN
         UPDATE taskboard.jobs AS j
-           SET state = 'queued',
+           SET state = CASE WHEN v_left > 0 THEN 'waiting' ELSE 'queued' END,
+               dependencies_left = CASE WHEN j.dependencies_left IS NULL THEN NULL ELSE v_left END,
                run_at = GREATEST(v_now, j.held_until),
                attempt = 0,
                result = NULL,
@@ -69,7 +95,7 @@ BEGIN
     INSERT INTO taskboard.job_events (job_id, kind, at, actor)
     VALUES (retry.job_id, 'retried', v_now, pg_catalog.session_user());
 
-    IF v_run_at <= v_now THEN
+    IF v_run_at <= v_now AND v_left = 0 THEN
         PERFORM taskboard.notify_runnable(v_queue);
     END IF;
     RETURN true;
@@ -89,8 +115,9 @@ but an effect outside the database is not, and a second holder must not
 start beside it. A job cancelled while queued (after a release too) has
 no holder to wait for. Likewise a job with a dedupe_key is runnable no
 sooner than the held_until of a cancelled job of its queue and task with
-that key.
-true:  queued again.
+that key. A job cancelled while it waited for dependencies (see
+taskboard.enqueue's depends_on) waits again for those that have not ended.
+true:  queued again (or waiting again).
 false: the job is not dead or cancelled (or unknown), or its dedupe_key is
        now held by another unfinished job of the queue; nothing changes.
 Raises 22023 when job_id is NULL.$comment$;

@@ -14,8 +14,8 @@ SELECT plan(124);
 SELECT has_schema('taskboard', 'the taskboard schema exists');
 
 SELECT tables_are('taskboard', ARRAY['jobs', 'queues', 'schedule_slots', 'job_events', 'queue_starts',
-                                     'job_dependencies'],
-    'jobs, queues, schedule_slots, job_events, queue_starts and job_dependencies are the only tables in the schema');
+                                     'job_dependencies', 'dependency_checks'],
+    'jobs, queues, schedule_slots, job_events, queue_starts, job_dependencies and dependency_checks are the only tables in the schema');
 
 SELECT views_are('taskboard', ARRAY['queue_stats', 'schedules'], 'queue_stats and schedules are the only views in the schema');
 
@@ -318,7 +318,7 @@ SELECT functions_are('taskboard', ARRAY[
     'notify_runnable', 'pause', 'resume', 'set_queue_limit', 'find_jobs', 'enqueue_periodic',
     'queue_overview', 'job_activity', 'check_name', 'check_interval', 'check_time',
     'find_jobs_summary', 'last_failure_at', 'remove_schedule', 'job_history', 'worker_leases', 'revert_losses',
-    'set_key_limit', 'set_rate_limit', 'settle_dependents', 'enqueue_waiting'
+    'set_key_limit', 'set_rate_limit', 'settle_dependents', 'enqueue_waiting', 'recheck_dependencies'
 ], 'the schema has exactly the documented functions');
 
 SELECT is_empty(

@@ -11,7 +11,7 @@
 -- read queue_stats and schedules.
 
 BEGIN;
-SELECT plan(359);
+SELECT plan(367);
 
 -- Who may execute what: one row per function of the schema.
 CREATE TEMP TABLE api (
@@ -58,6 +58,7 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
     ('notify_runnable', ARRAY['text'],                                  false, false, false),
     ('check_name',      ARRAY['text', 'text'],                          false, false, false),
     ('settle_dependents', ARRAY['bigint[]'],                            false, false, false),
+    ('recheck_dependencies', ARRAY['integer'],                          false, false, false),
     ('enqueue_waiting', ARRAY['text', 'jsonb', 'text', 'timestamp with time zone', 'integer', 'integer', 'text', 'jsonb', 'text', 'bigint[]', 'text'],
                                                                         false, false, false),
     ('check_interval',  ARRAY['text', 'interval', 'interval'],          false, false, false),

@@ -23,8 +23,8 @@ SELECT results_eq(format($$SELECT state, dependencies_left, on_dependency_failur
     $$VALUES ('waiting', 2, 'cancel')$$, 'a job with two dependencies (one named twice) waits for two');
 SELECT results_eq(format($$SELECT depends_on FROM taskboard.job_dependencies WHERE job_id = %s ORDER BY 1$$, :c),
     format($$VALUES (%s::bigint), (%s::bigint)$$, :a, :b), 'an edge to each');
-SELECT results_eq(format($$SELECT bool_and(has_dependents) FROM taskboard.jobs WHERE id IN (%s, %s)$$, :a, :b),
-    $$VALUES (true)$$, 'its dependencies know they have dependents');
+SELECT results_eq(format($$SELECT side FROM taskboard.dependency_checks WHERE job_id = %s$$, :c),
+    $$VALUES ('dependent'::text)$$, 'its edges are to be checked again once its transaction has committed');
 SELECT results_eq($$SELECT state, count(*) FROM taskboard.find_jobs(queue => 'dq', state => 'waiting') GROUP BY 1$$,
     $$VALUES ('waiting', 1::bigint)$$, 'find_jobs finds it by the state waiting');
 

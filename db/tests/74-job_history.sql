@@ -101,8 +101,8 @@ SELECT results_eq(
              ('refused_renew', 'worker-c', false, $$ || :fc || $$),
              ('retried', NULL, true, NULL)$$,
     'job_history reads the cancel under a live lease, the holder''s refused writes once each, and the retry, oldest first');
-SELECT is((SELECT actor FROM taskboard.job_history(:c) WHERE kind = 'retried'), session_user::text,
-    'a retry names the login role that asked');
+SELECT is((SELECT actor FROM taskboard.job_history(:c) WHERE kind = 'retried'), 'taskboard_admin',
+    'a retry names the role in force that asked (SET ROLE), not the login');
 SELECT throws_ok($$SELECT * FROM taskboard.job_history(NULL)$$, '22023', NULL,
     'job_history rejects a NULL job_id');
 SELECT is_empty($$SELECT * FROM taskboard.job_history(-1)$$, 'an unknown job has no history');

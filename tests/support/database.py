@@ -147,9 +147,27 @@ def can_use(url: str, login: str, role: str) -> bool:
     return bool(row[0])
 
 
+def settle_checks(url: str) -> None:
+    """Claim (from a queue of no job) until taskboard.dependency_checks is empty, as the
+    claims of running workers work through it: the edges a dependency's end could not
+    see, and ends with dependents left to settle."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        for _ in range(200):
+            row = conn.execute(
+                "SELECT NOT EXISTS (SELECT FROM taskboard.dependency_checks)"
+            ).fetchone()
+            if row == (True,):
+                return
+            conn.execute("SELECT count(*) FROM taskboard.claim('settle-checks', 'checker')")
+    raise AssertionError("taskboard.dependency_checks did not empty in 200 claims")
+
+
 def stuck_waiting(url: str) -> list[tuple[int, int]]:
     """Waiting jobs whose count of dependencies left differs from their dependencies
-    that have not ended (ids and counts): such a job would wait for good."""
+    that have not ended (ids and counts): such a job would wait for good. The edges an
+    end could not see (taskboard.dependency_checks) are settled first, as later claims
+    settle them."""
+    settle_checks(url)
     with psycopg.connect(url, autocommit=True) as conn:
         rows = conn.execute(
             "SELECT j.id, j.dependencies_left FROM taskboard.jobs AS j"

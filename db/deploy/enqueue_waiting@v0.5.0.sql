@@ -1,0 +1,147 @@
+-- Deploy taskboard:enqueue_waiting to pg
+-- requires: dependencies
+-- requires: settle_dependents
+-- requires: checks
+-- requires: notify_runnable
+
+BEGIN;
+
+\set owner_role :prefix _owner
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
+
+CREATE FUNCTION taskboard.enqueue_waiting(
+    task          text,
+    payload       jsonb,
+    queue         text,
+    run_at        timestamptz,
+    priority      integer,
+    max_attempts  integer,
+    dedupe_key    text,
+    trace_context jsonb,
+    concurrency_key text,
+    depends_on    bigint[],
+    on_dependency_failure text
+)
+RETURNS bigint
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $function$
+#variable_conflict use_column
+DECLARE
+    v_now     timestamptz := pg_catalog.clock_timestamp();
+    v_deps    bigint[];
+    v_missing bigint;
+    v_pending bigint[];
+    v_failed  bigint;
+    v_failed_state text;
+    v_state   text;
+    v_id      bigint;
+BEGIN
+    IF pg_catalog.array_ndims(enqueue_waiting.depends_on) > 1 THEN
+        RAISE EXCEPTION 'depends_on must be a one-dimensional array of job ids'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.array_position(enqueue_waiting.depends_on, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'depends_on must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.cardinality(enqueue_waiting.depends_on) > 100000 THEN
+        RAISE EXCEPTION 'depends_on must name at most 100000 jobs, got %',
+            pg_catalog.cardinality(enqueue_waiting.depends_on)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue_waiting.dedupe_key IS NOT NULL THEN
+        RAISE EXCEPTION 'a job with depends_on cannot have a dedupe_key'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    v_deps := ARRAY(SELECT DISTINCT d.id FROM pg_catalog.unnest(enqueue_waiting.depends_on) AS d(id) ORDER BY d.id);
+
+    -- Each dependency locked, in id order, and written (has_dependents):
+    -- a call ending it waits for this transaction, and then sees its edge
+    -- (in REPEATABLE READ or SERIALIZABLE, a call whose snapshot is older
+    -- raises 40001 instead of missing it); the state read is the newest,
+    -- and a dependency ending meanwhile made this call wait, then raise
+    -- 40001 in those levels.
+    WITH locked AS MATERIALIZED (
+        SELECT j.id, j.state
+          FROM taskboard.jobs AS j
+         WHERE j.id = ANY (v_deps)
+         ORDER BY j.id
+           FOR NO KEY UPDATE
+    ),
+    marked AS (
+        UPDATE taskboard.jobs AS j
+           SET has_dependents = true
+          FROM locked AS l
+         WHERE j.id = l.id
+           AND l.state IN ('waiting', 'queued', 'running')
+        RETURNING j.id
+    )
+    SELECT (SELECT pg_catalog.min(d.id) FROM pg_catalog.unnest(v_deps) AS d(id)
+             WHERE d.id NOT IN (SELECT l.id FROM locked AS l)),
+           ARRAY(SELECT m.id FROM marked AS m ORDER BY m.id),
+           (SELECT pg_catalog.min(l.id) FROM locked AS l WHERE l.state IN ('dead', 'cancelled'))
+      INTO v_missing, v_pending, v_failed;
+    IF v_missing IS NOT NULL THEN
+        RAISE EXCEPTION 'depends_on names job %, which does not exist', v_missing
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    IF v_failed IS NOT NULL AND enqueue_waiting.on_dependency_failure = 'cancel' THEN
+        -- A dependency already ended dead or cancelled: the job is cancelled
+        -- from the start, with the reason, and waits for nothing.
+        SELECT j.state INTO v_failed_state FROM taskboard.jobs AS j WHERE j.id = v_failed;
+        INSERT INTO taskboard.jobs AS j (queue, task, payload, priority, run_at, max_attempts,
+                                         trace_context, concurrency_key, state, finished_at, errors,
+                                         dependencies_left, on_dependency_failure)
+        VALUES (enqueue_waiting.queue, enqueue_waiting.task, enqueue_waiting.payload,
+                enqueue_waiting.priority, enqueue_waiting.run_at, enqueue_waiting.max_attempts,
+                enqueue_waiting.trace_context, enqueue_waiting.concurrency_key, 'cancelled', v_now,
+                pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
+                    'error', pg_catalog.format('dependency %s ended %s', v_failed, v_failed_state),
+                    'attempt', 0,
+                    'at', v_now)),
+                0, enqueue_waiting.on_dependency_failure)
+        RETURNING j.id INTO v_id;
+        RETURN v_id;
+    END IF;
+
+    v_state := CASE WHEN pg_catalog.cardinality(v_pending) > 0 THEN 'waiting' ELSE 'queued' END;
+    INSERT INTO taskboard.jobs AS j (queue, task, payload, priority, run_at, max_attempts,
+                                     trace_context, concurrency_key, state,
+                                     dependencies_left, on_dependency_failure)
+    VALUES (enqueue_waiting.queue, enqueue_waiting.task, enqueue_waiting.payload,
+            enqueue_waiting.priority, enqueue_waiting.run_at, enqueue_waiting.max_attempts,
+            enqueue_waiting.trace_context, enqueue_waiting.concurrency_key, v_state,
+            pg_catalog.cardinality(v_pending), enqueue_waiting.on_dependency_failure)
+    RETURNING j.id INTO v_id;
+    INSERT INTO taskboard.job_dependencies (job_id, depends_on)
+    SELECT v_id, p.id FROM pg_catalog.unnest(v_pending) AS p(id);
+
+    IF v_state = 'queued' AND enqueue_waiting.run_at <= v_now THEN
+        PERFORM taskboard.notify_runnable(enqueue_waiting.queue);
+    END IF;
+    RETURN v_id;
+END
+$function$;
+
+COMMENT ON FUNCTION taskboard.enqueue_waiting(text,jsonb,text,timestamptz,integer,integer,text,jsonb,text,bigint[],text) IS
+$comment$enqueue_waiting(task, payload, queue, run_at, priority, max_attempts, dedupe_key, trace_context, concurrency_key, depends_on, on_dependency_failure) -> bigint
+Internal: enqueue's insert of a job with depends_on, its other arguments
+checked by enqueue. The job waits (state waiting) for those of depends_on
+that have not ended, and is queued at once when all succeeded; when one
+ended dead or cancelled, it is inserted cancelled with the error
+'dependency N ended dead' (or cancelled), unless on_dependency_failure is
+'run'. Never granted to an application role.
+Raises 22023 when depends_on is not one-dimensional, holds NULL, names
+more than 100000 jobs or a job that does not exist, or dedupe_key is given.$comment$;
+
+REVOKE ALL ON FUNCTION taskboard.enqueue_waiting(text,jsonb,text,timestamptz,integer,integer,text,jsonb,text,bigint[],text) FROM PUBLIC;
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
+
+COMMIT;

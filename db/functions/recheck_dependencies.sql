@@ -1,0 +1,113 @@
+-- recheck_dependencies(max_rows) -> integer
+-- Internal: works through taskboard.dependency_checks and returns how many
+-- of its rows it worked on. Up to `max_rows` jobs whose edges an enqueue or
+-- a retry wrote (side dependent), oldest first: each dependency they name
+-- that has ended by now is settled (settle_dependents), and a job's row goes
+-- once every dependency it names was read with no write of it in flight.
+-- Then one job that ended with dependents left (side dependency): 1000 more
+-- of its edges are settled, and its row goes with its last edge. Rows
+-- another call is working on are skipped. Waits for no lock that a holder's
+-- write takes, and keeps none: a dependency read while a write of it is in
+-- flight is read again by a later call. Does nothing in a transaction that
+-- is not READ COMMITTED. Called by claim; never granted to an application
+-- role. Raises nothing.
+
+-- Written by `make schema` from a fresh deploy (never by hand): the definition
+-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+CREATE OR REPLACE FUNCTION taskboard.recheck_dependencies(max_rows integer DEFAULT 1000)
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    v_checks bigint[];
+    v_named bigint[];
+    v_read bigint[];
+    v_ended bigint[];
+    v_done integer;
+    v_ended_job bigint;
+BEGIN
+    -- Only a statement's own snapshot shows every edge committed before it.
+    IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+        RETURN 0;
+    END IF;
+
+    -- Jobs whose edges an enqueue or a retry wrote, oldest first; rows
+    -- another call is working on are left to it.
+    v_checks := ARRAY(SELECT c.job_id
+                        FROM taskboard.dependency_checks AS c
+                       WHERE c.side = 'dependent'
+                       ORDER BY c.added_at, c.job_id
+                       LIMIT recheck_dependencies.max_rows
+                         FOR UPDATE SKIP LOCKED);
+    v_done := pg_catalog.cardinality(v_checks);
+    IF v_done > 0 THEN
+        v_named := ARRAY(SELECT DISTINCT d.depends_on
+                           FROM taskboard.job_dependencies AS d
+                          WHERE d.job_id = ANY (v_checks)
+                          ORDER BY d.depends_on);
+        -- Each dependency they name, read with the lock that a write of its
+        -- row in flight holds against it (FOR SHARE), skipped while one is:
+        -- its latest committed state is then its state. The locks are given
+        -- back at once (the block is rolled back): no holder's write ever
+        -- waits for this call's transaction.
+        BEGIN
+            WITH r AS MATERIALIZED (
+                SELECT p.id, p.state
+                  FROM taskboard.jobs AS p
+                 WHERE p.id = ANY (v_named)
+                 ORDER BY p.id
+                   FOR SHARE SKIP LOCKED
+            )
+            SELECT ARRAY(SELECT r.id FROM r ORDER BY r.id),
+                   ARRAY(SELECT r.id FROM r
+                          WHERE r.state IN ('succeeded', 'dead', 'cancelled')
+                          ORDER BY r.id)
+              INTO v_read, v_ended;
+            RAISE EXCEPTION USING ERRCODE = 'TB000';
+        EXCEPTION
+            WHEN SQLSTATE 'TB000' THEN NULL;
+        END;
+        IF pg_catalog.cardinality(v_ended) > 0 THEN
+            PERFORM taskboard.settle_dependents(v_ended);
+        END IF;
+        -- A job each of whose dependencies was read (none with a write in
+        -- flight) is done: each one not ended is named by a committed edge,
+        -- which its end will see; each one ended was settled above.
+        DELETE FROM taskboard.dependency_checks AS c
+         WHERE c.side = 'dependent'
+           AND c.job_id = ANY (v_checks)
+           AND NOT EXISTS (SELECT
+                             FROM taskboard.job_dependencies AS d
+                            WHERE d.job_id = c.job_id
+                              AND d.depends_on <> ALL (v_read));
+    END IF;
+
+    -- One job that ended with dependents left: 1000 more of its edges.
+    SELECT c.job_id
+      INTO v_ended_job
+      FROM taskboard.dependency_checks AS c
+     WHERE c.side = 'dependency'
+     ORDER BY c.added_at, c.job_id
+     LIMIT 1
+       FOR UPDATE SKIP LOCKED;
+    IF FOUND THEN
+        PERFORM taskboard.settle_dependents(ARRAY[v_ended_job]);
+        -- Settled to the last edge, or the job is not ended (retried):
+        -- its next end settles the edges it has then.
+        IF NOT EXISTS (SELECT
+                         FROM taskboard.job_dependencies AS d
+                         JOIN taskboard.jobs AS p ON p.id = d.depends_on
+                        WHERE d.depends_on = v_ended_job
+                          AND p.state IN ('succeeded', 'dead', 'cancelled')) THEN
+            DELETE FROM taskboard.dependency_checks AS c
+             WHERE c.job_id = v_ended_job AND c.side = 'dependency';
+        END IF;
+        v_done := v_done + 1;
+    END IF;
+    RETURN v_done;
+END
+$function$;
+
+REVOKE ALL ON FUNCTION taskboard.recheck_dependencies(integer) FROM PUBLIC;

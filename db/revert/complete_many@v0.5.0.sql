@@ -1,0 +1,199 @@
+-- Revert taskboard:complete_many to its v0.4.9 definition
+--
+-- Puts back the definition and comment of release 0.4.9 (no dependencies).
+
+BEGIN;
+
+\set owner_role :prefix _owner
+\set producer_role :prefix _producer
+\set worker_role :prefix _worker
+\set admin_role :prefix _admin
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
+
+-- complete_many(job_ids, tokens, results) -> setof (job_id, completed)
+-- complete for many jobs in one statement: job_ids[i] is completed with
+-- tokens[i] and results[i] (results NULL: every result is NULL). Each row is
+-- fenced on its own token and answered on its own, in input order:
+-- completed is true when that job is succeeded by that token (now or by an
+-- earlier call), false when the token is not current; a refused job changes
+-- nothing. The rows holding their given tokens are locked in job_id order,
+-- as renew_many locks them.
+-- A refused write by a holder whose lease was reclaimed or cancelled is a
+-- line of the job's history (taskboard.job_history), once per token and
+-- kind; a token the history does not know is not recorded. The line is
+-- written in the caller's transaction: a caller that rolls back keeps none.
+-- Raises 22023 when job_ids or tokens is NULL or holds a NULL, an array is
+-- multidimensional, or the lengths of job_ids, tokens and (when given)
+-- results differ. A NULL element of results means no result for that job.
+
+CREATE OR REPLACE FUNCTION taskboard.complete_many(
+    job_ids bigint[],
+    tokens  uuid[],
+    results jsonb[] DEFAULT NULL
+)
+RETURNS TABLE (job_id bigint, completed boolean)
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+AS $function$
+DECLARE
+    v_now timestamptz := pg_catalog.clock_timestamp();
+    -- The job a completion of one job completed.
+    v_one bigint;
+BEGIN
+    IF complete_many.job_ids IS NULL THEN
+        RAISE EXCEPTION 'job_ids must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF complete_many.tokens IS NULL THEN
+        RAISE EXCEPTION 'tokens must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.array_ndims(complete_many.job_ids) > 1
+       OR pg_catalog.array_ndims(complete_many.tokens) > 1
+       OR pg_catalog.array_ndims(complete_many.results) > 1 THEN
+        RAISE EXCEPTION 'job_ids, tokens and results must be one-dimensional arrays'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.array_position(complete_many.job_ids, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'job_ids must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.array_position(complete_many.tokens, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'tokens must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.cardinality(complete_many.job_ids) <> pg_catalog.cardinality(complete_many.tokens) THEN
+        RAISE EXCEPTION 'job_ids has % elements but tokens has %',
+            pg_catalog.cardinality(complete_many.job_ids), pg_catalog.cardinality(complete_many.tokens)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.cardinality(complete_many.results) <> pg_catalog.cardinality(complete_many.job_ids) THEN
+        RAISE EXCEPTION 'results has % elements but job_ids has %',
+            pg_catalog.cardinality(complete_many.results), pg_catalog.cardinality(complete_many.job_ids)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    -- One job, accepted: one update through the primary key (one row, one
+    -- lock, no order to keep). Anything else, a refusal included, takes the
+    -- statement below, which answers and records it.
+    -- Each array's one element is read at its own lower bound, as unnest
+    -- below reads it.
+    IF pg_catalog.cardinality(complete_many.job_ids) = 1 THEN
+        UPDATE taskboard.jobs AS j
+           SET state = 'succeeded',
+               result = complete_many.results[pg_catalog.array_lower(complete_many.results, 1)],
+               finished_at = v_now
+         WHERE j.id = complete_many.job_ids[pg_catalog.array_lower(complete_many.job_ids, 1)]
+           AND j.state = 'running'
+           AND j.lease_token = complete_many.tokens[pg_catalog.array_lower(complete_many.tokens, 1)]
+        RETURNING j.id INTO v_one;
+        IF FOUND THEN
+            RETURN QUERY SELECT v_one, true;
+            RETURN;
+        END IF;
+    END IF;
+
+    RETURN QUERY
+    WITH input AS (
+        SELECT u.id, u.token, u.result, u.ord
+          FROM unnest(complete_many.job_ids, complete_many.tokens, complete_many.results)
+               WITH ORDINALITY AS u(id, token, result, ord)
+    ),
+    locked AS MATERIALIZED (
+        -- Every row holding its input token, locked in job_id order: found
+        -- through the primary key, the state read from the locked row
+        -- rather than asked of the index (with it, the kept plan walked the
+        -- running index and compared every running job with every input row).
+        -- FOR NO KEY UPDATE, the lock the update takes anyway: a refusal's
+        -- FOR KEY SHARE below, in this worker's renew_many, does not wait for
+        -- it (FOR UPDATE made the two calls deadlock when a reclaim landed
+        -- while they waited).
+        SELECT j.id, j.state, i.token, i.result
+          FROM taskboard.jobs AS j
+          JOIN input AS i ON i.id = j.id AND i.token = j.lease_token
+         WHERE j.id = ANY (complete_many.job_ids)
+         ORDER BY j.id
+           FOR NO KEY UPDATE OF j
+    ),
+    succeeded AS (
+        UPDATE taskboard.jobs AS j
+           SET state = 'succeeded',
+               result = l.result,
+               finished_at = v_now
+          FROM locked AS l
+         WHERE j.id = l.id
+           AND l.state = 'running'
+           AND j.lease_token = l.token
+        RETURNING j.id, j.lease_token
+    ),
+    refused AS (
+        -- The refused rows whose token the history knows (its lease was
+        -- reclaimed or cancelled), once per token; any other is not
+        -- recorded, and an accepted row is not looked up: when every row
+        -- is accepted, nothing is read.
+        INSERT INTO taskboard.job_events
+               (job_id, kind, worker, attempt, fence, lease_expires_at, token_digest)
+        SELECT DISTINCT ON (e.job_id, e.token_digest)
+               e.job_id, 'refused_complete', e.worker, e.attempt, e.fence, e.lease_expires_at, e.token_digest
+          FROM input AS i
+          JOIN taskboard.job_events AS e
+            ON e.job_id = i.id
+           AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(i.token))
+           AND e.kind IN ('reclaimed', 'cancelled')
+         WHERE NOT EXISTS (SELECT FROM succeeded AS a WHERE a.id = i.id AND a.lease_token = i.token)
+           -- Its job still there, and kept there until this statement ends:
+           -- an admin's prune of the job commits first, and the line goes
+           -- with it, rather than failing the refusal with 23503.
+           AND EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
+         ORDER BY e.job_id, e.token_digest
+        ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING
+    )
+    SELECT i.id,
+           EXISTS (SELECT FROM succeeded AS s WHERE s.id = i.id AND s.lease_token = i.token)
+           OR EXISTS (
+               -- The same holder asking again after its own success: read
+               -- from the locked row, the newest (a first call that committed
+               -- while this one waited for the row included).
+               SELECT
+                 FROM locked AS l
+                WHERE l.id = i.id
+                  AND l.token = i.token
+                  AND l.state = 'succeeded')
+      FROM input AS i
+     ORDER BY i.ord;
+END
+$function$;
+
+REVOKE ALL ON FUNCTION taskboard.complete_many(bigint[], uuid[], jsonb[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.complete_many(bigint[], uuid[], jsonb[])
+    TO :"worker_role", :"admin_role";
+
+COMMENT ON FUNCTION taskboard.complete_many(bigint[],uuid[],jsonb[]) IS
+$comment$complete_many(job_ids, tokens, results) -> setof (job_id, completed)
+complete for many jobs in one statement: job_ids[i] is completed with
+tokens[i] and results[i] (results NULL: every result is NULL). Each row is
+fenced on its own token and answered on its own, in input order:
+completed is true when that job is succeeded by that token (now or by an
+earlier call), false when the token is not current; a refused job changes
+nothing. The rows holding their given tokens are locked in job_id order,
+as renew_many locks them.
+A refused write by a holder whose lease was reclaimed or cancelled is a
+line of the job's history (taskboard.job_history), once per token and
+kind; a token the history does not know is not recorded. The line is
+written in the caller's transaction: a caller that rolls back keeps none.
+Raises 22023 when job_ids or tokens is NULL or holds a NULL, an array is
+multidimensional, or the lengths of job_ids, tokens and (when given)
+results differ. A NULL element of results means no result for that job.
+
+plan_cache_mode = force_generic_plan with enable_seqscan = off: one plan
+per session, made at the first call and kept until PostgreSQL invalidates
+it; planned on every call, planning cost about three times running the
+statement for one job. Every step finds its rows by primary key, whatever
+the table held when the plan was made.$comment$;
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
+
+COMMIT;

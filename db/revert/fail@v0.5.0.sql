@@ -1,0 +1,143 @@
+-- Revert taskboard:fail to its v0.4.9 definition
+--
+-- Puts back the definition and comment of release 0.4.9 (no dependencies).
+
+BEGIN;
+
+\set owner_role :prefix _owner
+\set producer_role :prefix _producer
+\set worker_role :prefix _worker
+\set admin_role :prefix _admin
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
+
+CREATE OR REPLACE FUNCTION taskboard.fail(
+    job_id    bigint,
+    token     uuid,
+    error     text,
+    retry_in  interval DEFAULT NULL,
+    retry     boolean DEFAULT true,
+    traceback text DEFAULT NULL
+)
+RETURNS text
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    -- A longer traceback keeps its last c_traceback_kept characters.
+    c_traceback_max  constant integer := 16384;
+    c_traceback_kept constant integer := 16000;
+    v_now       timestamptz := pg_catalog.clock_timestamp();
+    v_traceback text := fail.traceback;
+    v_state     text;
+BEGIN
+    IF fail.job_id IS NULL THEN
+        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF fail.token IS NULL THEN
+        RAISE EXCEPTION 'token must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF fail.retry IS NULL THEN
+        RAISE EXCEPTION 'retry must not be NULL (true: retry while attempts are left; false: dead at once)'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF fail.retry_in IS NOT NULL THEN
+        PERFORM taskboard.check_interval('retry_in', fail.retry_in, interval '12 hours');
+    END IF;
+
+    IF pg_catalog.length(v_traceback) > c_traceback_max THEN
+        v_traceback := pg_catalog.format(
+                '[traceback cut: its first %s characters are not stored]',
+                pg_catalog.length(v_traceback) - c_traceback_kept)
+            || E'\n' || pg_catalog.right(v_traceback, c_traceback_kept);
+    END IF;
+
+    UPDATE taskboard.jobs AS j
+       SET state = CASE
+               WHEN NOT fail.retry OR j.attempt >= j.max_attempts THEN 'dead'
+               ELSE 'queued'
+           END,
+           run_at = CASE
+               WHEN NOT fail.retry OR j.attempt >= j.max_attempts THEN j.run_at
+               ELSE v_now + coalesce(
+                   fail.retry_in,
+                   -- Past attempt 13 even 75 % of 2^attempt s exceeds the
+                   -- one-hour cap; the exponent is bounded only so that
+                   -- power() cannot overflow.
+                   pg_catalog.make_interval(secs => least(
+                       3600,
+                       pg_catalog.power(2, least(j.attempt, 16)) * (0.75 + 0.5 * pg_catalog.random()))))
+           END,
+           finished_at = CASE WHEN NOT fail.retry OR j.attempt >= j.max_attempts THEN v_now END,
+           errors = j.errors || pg_catalog.jsonb_build_array(
+               pg_catalog.jsonb_build_object(
+                   'error', fail.error,
+                   'attempt', j.attempt,
+                   'worker', j.claimed_by,
+                   'at', v_now)
+               || CASE
+                      WHEN v_traceback IS NULL THEN '{}'::jsonb
+                      ELSE pg_catalog.jsonb_build_object('traceback', v_traceback)
+                  END)
+     WHERE j.id = fail.job_id
+       AND j.state = 'running'
+       AND j.lease_token = fail.token
+    RETURNING j.state INTO v_state;
+    IF v_state IS NOT NULL THEN
+        RETURN v_state;
+    END IF;
+
+    -- Refused. A token the history knows (its lease was reclaimed or
+    -- cancelled) is recorded once per token; any other token is not.
+    INSERT INTO taskboard.job_events
+           (job_id, kind, worker, attempt, fence, lease_expires_at, token_digest)
+    SELECT e.job_id, 'refused_fail', e.worker, e.attempt, e.fence, e.lease_expires_at, e.token_digest
+      FROM taskboard.job_events AS e
+     WHERE e.job_id = fail.job_id
+       AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(fail.token))
+       AND e.kind IN ('reclaimed', 'cancelled')
+       -- Its job still there, and kept there until this statement ends: an
+       -- admin's prune of the job commits first, and the line goes with it,
+       -- rather than failing the refusal with 23503.
+       AND EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
+     LIMIT 1
+    ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING;
+
+    RETURN NULL;
+END
+$function$;
+
+COMMENT ON FUNCTION taskboard.fail(bigint,uuid,text,interval,boolean,text) IS
+$comment$fail(job_id, token, error, retry_in, retry, traceback) -> text
+The holder reports a failed attempt. The error is recorded with the
+attempt, the worker and the time, and with the traceback when one is
+given (key `traceback`, absent otherwise). With `retry` true and attempts
+left the job is queued again at clock + retry_in (NULL: 2^attempt seconds
+with +/-25 % jitter, capped at one hour); with none left, or with `retry`
+false (a non-retryable error, whatever attempts are left and whatever
+retry_in says), it becomes dead at once, with finished_at. Returns the
+new state, 'queued' or 'dead'.
+The traceback is bounded: one longer than 16384 characters keeps its
+last 16000 (where the exception is), after a first line saying how many
+characters were cut, so at most 16 KiB of characters is stored.
+NULL: the token is not current; the job does not change.
+A refused write by a holder whose lease was reclaimed or cancelled is a
+line of the job's history (taskboard.job_history), once per token and
+kind; a token the history does not know is not recorded. The line is
+written in the caller's transaction: a caller that rolls back keeps none.
+Raises 22023 when job_id, token or retry is NULL, or retry_in is not
+positive or longer than 12 hours ('infinity' included).
+Calls by name of the four-argument form of 0.1.0 and 0.2.0 resolve to
+this one: the two arguments it gained come last, with defaults.$comment$;
+
+REVOKE ALL ON FUNCTION taskboard.fail(bigint, uuid, text, interval, boolean, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.fail(bigint, uuid, text, interval, boolean, text)
+    TO :"worker_role", :"admin_role";
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
+
+COMMIT;
