@@ -163,7 +163,7 @@ inline settle_all(d) {
 #endif
 
 /* The producer of X: enqueue (one statement: it reads each D's latest
- * committed state under a KEY SHARE lock, which waits for nothing, and
+ * committed state under a KEY SHARE lock, which waits for no end, and
  * inserts X, its edges and its X-side check row), then commit or roll back,
  * any time later. */
 proctype producer(byte x) {
@@ -231,7 +231,7 @@ proctype producer(byte x) {
  * committed now; REPEATABLE READ: those of its snapshot) and settles them,
  * then commit. It may roll back before its commit and run again. */
 proctype ender(byte d) {
-    byte k, view, n;
+    byte k, view;
 again:
     atomic {                                    /* begin */
         if
