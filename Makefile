@@ -254,14 +254,16 @@ $(OBAN_VENV)/.installed: bench/obanpy/requirements.txt
 # -- model -----------------------------------------------------------------------
 # The lease protocol as a Promela model (model/taskboard.pml), checked by Spin:
 # safety and liveness for 2 and 3 workers, one job, two under a queue limit,
-# or two or three under a limit per concurrency key, and mutants that must
-# each give a counterexample (model/README.md), two configurations at once
+# or two or three under a limit per concurrency key; the dependency-edge
+# protocol (model/dependencies.pml) for one or two dependencies and
+# dependents; and mutants that must each give a counterexample
+# (model/README.md), two configurations at once
 # (MODEL_JOBS). Spin, bc and gcc come from apt-get when missing, as the
 # other tools do.
 MODEL_PACKAGES := spin bc gcc
 
 .PHONY: model
-model: ## Check the lease protocol's model with Spin: the model passes, each mutant fails (about five minutes)
+model: ## Check the lease and dependency protocols' models with Spin: the model passes, each mutant fails (about five minutes)
 	@if ! command -v spin >/dev/null || ! command -v bc >/dev/null || ! command -v gcc >/dev/null; then \
 	  if [ "$$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then \
 	    echo "make model needs spin, bc and gcc (on Debian: apt-get install $(MODEL_PACKAGES))" >&2; \

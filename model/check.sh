@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# make model: check model/taskboard.pml with Spin and report each configuration.
+# make model: check model/taskboard.pml and model/dependencies.pml with Spin
+# and report each configuration.
 #
 #   expect=pass  the model (safety: every assertion in every reachable state;
-#                liveness: the LTL claim `finishes` under weak fairness)
+#                liveness: the LTL claim, `finishes` or `no_orphan`, under
+#                weak fairness)
 #   expect=fail  a mutant: Spin must find a counterexample that violates the
 #                property named (its trail is kept in model/trails/). Mutants
 #                are built with -DNO_STEP_ASSERTS: only the properties, not the
@@ -17,13 +19,14 @@ mkdir -p trails
 rm -f trails/*.trail
 jobs=${MODEL_JOBS:-2}
 names=()
+model=taskboard.pml     # the model the next checks run: set again before each block
 
 run() {  # run NAME EXPECT VIOLATION MODE DEFINES...: one configuration, one line
     local name=$1 expect=$2 violation=$3 mode=$4
     shift 4
     local dir="$work/$name" flags got verdict what errors states depth incomplete start took out
     mkdir "$dir"
-    cp taskboard.pml "$dir/model.pml"
+    cp "$model" "$dir/model.pml"
     if ! (cd "$dir" && spin -a "$@" model.pml >/dev/null); then
         echo "$name: spin -a failed"; return 1
     fi
@@ -57,6 +60,7 @@ run() {  # run NAME EXPECT VIOLATION MODE DEFINES...: one configuration, one lin
     case "$what" in
         "$INV"*) what="the invariant (see model/README.md)" ;;
         "$KINV"*) what="the key limit's invariant (see model/README.md)" ;;
+        "$DINV"*) what="the dependencies' invariant (see model/README.md)" ;;
     esac
     printf '%-32s %-8s %-5s expected %-5s %-16s states %-9s depth %-5s %6.1fs %s\n' \
         "$name" "$mode" "$got" "$expect" "$verdict" "$states" "$depth" "$took" "$what"
@@ -74,6 +78,7 @@ echo "Spin $(spin -V | sed -n 's/Spin Version \([^ ]*\).*/\1/p'): N workers, lea
      "or two or three with max_attempts 2 and a limit of 1 per key"
 INV="assertion violated ((((attempt"   # the invariant monitored in every state
 KINV="assertion violated ((((( (((( ((0==2))"   # the key limit's, monitored in every state
+DINV="assertion violated (((((xstate[0]!="      # dependencies.pml's, one dependent
 # Two jobs: a queue limit of 1 the operator may lift, smaller budgets.
 J2="-DNJ=2 -DLIMIT=1 -DCONTROL=1 -DADMIN=0 -DMAXATT=2 -DCRASHES=1 -DRENEWS=1"
 # Two jobs under a limit of 1 with one cancel (or retry) by the operator.
@@ -123,6 +128,33 @@ check mutant-key-counts-running-cancel fail "$KINV" safety $M $K2C0 -DMUTANT_KEY
 check mutant-key-no-turns        fail "$KINV" safety $M $K20 -DMUTANT_KEY_NO_TURNS
 check mutant-key-blocks-queue    fail "(pick<3)||" safety $M $K30 -DMUTANT_KEY_BLOCKS_QUEUE
 check mutant-never-buries        fail "acceptance cycle" liveness -DNW=2 -DADMIN=0 $L -DMUTANT_NEVER_BURIES
+
+# The dependency-edge protocol (model/dependencies.pml): D dependencies, X
+# dependents (X 0 waits for every D, X 1 for D 0), one enqueue per X that
+# may roll back, each D ended once (succeeded or dead; one end in a run
+# rolls back and runs again), 2 fix-ups (1 in the last pair).
+model=dependencies.pml
+echo "dependencies.pml: 1 or 2 dependencies and dependents, ends in READ COMMITTED or" \
+     "REPEATABLE READ, 1 edge settled inline (bound), on_dependency_failure 'cancel' or 'run'"
+DFI="-DND=2 -DNX=1 -DRR=1 -DRUN=1"                   # fan-in: one dependent of two
+DFO="-DND=1 -DNX=2 -DRR=1 -DRUN=1 -DBOUND=1"         # fan-out: two dependents of one
+D22="-DND=2 -DNX=2 -DBOUND=1"                        # two and two, READ COMMITTED
+D22R="-DND=2 -DNX=2 -DRR=1 -DRUN=1 -DBOUND=1 -DNF=1" # two and two, every option, 1 fix-up
+check deps-safety-fan-in         pass "" safety   $DFI
+check deps-liveness-fan-in       pass "" liveness $DFI $L
+check deps-safety-fan-out        pass "" safety   $DFO
+check deps-liveness-fan-out      pass "" liveness $DFO $L
+check deps-safety-2x2            pass "" safety   $D22
+check deps-liveness-2x2          pass "" liveness $D22 $L
+check deps-safety-2x2-all        pass "" safety   $D22R
+check deps-liveness-2x2-all      pass "" liveness $D22R $L
+M="-DNO_STEP_ASSERTS"
+check deps-mutant-no-xcheck      fail "acceptance cycle" liveness $M $L -DMUTANT_NO_XCHECK
+check deps-mutant-no-skip        fail "acceptance cycle" liveness $M $L -DMUTANT_NO_SKIP
+check deps-mutant-rr-no-dcheck   fail "acceptance cycle" liveness $M $L -DRR=1 -DMUTANT_RR_NO_DCHECK
+check deps-mutant-bound-no-dcheck fail "acceptance cycle" liveness $M $L -DNX=2 -DBOUND=1 -DMUTANT_BOUND_NO_DCHECK
+check deps-mutant-dcheck-one-batch fail "acceptance cycle" liveness $M $L -DNX=2 -DRR=1 -DMUTANT_DCHECK_ONE_BATCH
+check deps-mutant-dirty-read     fail "$DINV" safety $M -DMUTANT_DIRTY_READ
 wait
 
 status=0
