@@ -2758,10 +2758,13 @@ BEGIN
                          FOR UPDATE SKIP LOCKED);
     v_done := pg_catalog.cardinality(v_checks);
     IF v_done > 0 THEN
-        v_named := ARRAY(SELECT DISTINCT d.depends_on
-                           FROM taskboard.job_dependencies AS d
-                          WHERE d.job_id = ANY (v_checks)
-                          ORDER BY d.depends_on);
+        -- (Read through the primary key, then made distinct: a DISTINCT
+        -- over the edges was planned as a walk of every edge in order.)
+        v_named := ARRAY(SELECT DISTINCT n.id
+                           FROM pg_catalog.unnest(ARRAY(SELECT d.depends_on
+                                                          FROM taskboard.job_dependencies AS d
+                                                         WHERE d.job_id = ANY (v_checks))) AS n(id)
+                          ORDER BY n.id);
         -- Each dependency they name, read with the lock that a write of its
         -- row in flight holds against it (FOR SHARE), skipped while one is:
         -- its latest committed state is then its state. The locks are given
@@ -3649,10 +3652,10 @@ BEGIN
             -- not ended (retried since) has none settled.
             SELECT d.job_id, d.depends_on
               FROM taskboard.job_dependencies AS d
-              JOIN taskboard.jobs AS p ON p.id = d.depends_on
-             WHERE d.depends_on = ANY (v_ended)
-               AND p.id = ANY (v_ended)
-               AND p.state IN ('succeeded', 'dead', 'cancelled')
+             WHERE d.depends_on = ANY (ARRAY(SELECT p.id
+                                               FROM taskboard.jobs AS p
+                                              WHERE p.id = ANY (v_ended)
+                                                AND p.state IN ('succeeded', 'dead', 'cancelled')))
              LIMIT v_budget
         ),
         locked AS MATERIALIZED (
@@ -3668,11 +3671,12 @@ BEGIN
                FOR NO KEY UPDATE OF c SKIP LOCKED
         ),
         gone AS (
+            -- The locked dependents' edges to the ended jobs, found through
+            -- the primary key (a join here was planned as a scan of every
+            -- edge): those picked, and any other such edge of theirs.
             DELETE FROM taskboard.job_dependencies AS d
-             USING edges AS e, locked AS l
-             WHERE d.job_id = e.job_id
-               AND d.depends_on = e.depends_on
-               AND l.id = e.job_id
+             WHERE d.job_id = ANY (ARRAY(SELECT l.id FROM locked AS l))
+               AND d.depends_on = ANY (ARRAY(SELECT DISTINCT e.depends_on FROM edges AS e))
             RETURNING d.job_id, d.depends_on
         ),
         tally AS (
@@ -3745,10 +3749,12 @@ BEGIN
         EXIT WHEN v_removed = 0;
         -- Next round: the ended jobs with edges left, and the dependents
         -- cancelled here that others wait for.
+        -- (Each probed on its own: as a join, without nested loops, it read
+        -- every edge.)
         v_ended := ARRAY(SELECT e.id
                            FROM pg_catalog.unnest(v_ended || v_cancelled) AS e(id)
-                          WHERE EXISTS (SELECT FROM taskboard.job_dependencies AS d
-                                         WHERE d.depends_on = e.id));
+                          WHERE (SELECT true FROM taskboard.job_dependencies AS d
+                                  WHERE d.depends_on = e.id LIMIT 1));
     END LOOP;
 
     -- Ended jobs with edges left (the budget spent, or their dependents
@@ -3756,9 +3762,8 @@ BEGIN
     INSERT INTO taskboard.dependency_checks (job_id, side)
     SELECT e.id, 'dependency'
       FROM pg_catalog.unnest(v_ended) AS e(id)
-      JOIN taskboard.jobs AS p ON p.id = e.id
-     WHERE p.state IN ('succeeded', 'dead', 'cancelled')
-       AND EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = e.id)
+     WHERE (SELECT p.state FROM taskboard.jobs AS p WHERE p.id = e.id) IN ('succeeded', 'dead', 'cancelled')
+       AND (SELECT true FROM taskboard.job_dependencies AS d WHERE d.depends_on = e.id LIMIT 1)
     ON CONFLICT ON CONSTRAINT dependency_checks_pkey DO NOTHING;
 END
 $$;

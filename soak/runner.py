@@ -85,21 +85,21 @@ SELECT application_name, count(*)
  WHERE datname = current_database() AND application_name LIKE 'taskboard %'
  GROUP BY application_name
 """
-# Jobs others wait for (has_dependents): those running under a live lease, with their
-# holder, for an aimed kill or stop; the newest unfinished ones, for an aimed cancel.
+# Jobs others wait for (an edge names them): those running under a live lease, with
+# their holder, for an aimed kill or stop; the newest unfinished ones, for an aimed cancel.
 DEPENDENCY_HOLDERS_SQL = """
-SELECT id, claimed_by
-  FROM taskboard.jobs
- WHERE state = 'running'
-   AND has_dependents
-   AND lease_expires_at > clock_timestamp()
+SELECT j.id, j.claimed_by
+  FROM taskboard.jobs AS j
+ WHERE j.state = 'running'
+   AND EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id)
+   AND j.lease_expires_at > clock_timestamp()
 """
 DEPENDENCIES_SQL = """
-SELECT id, state
-  FROM taskboard.jobs
- WHERE state IN ('queued', 'running')
-   AND has_dependents
- ORDER BY id DESC
+SELECT j.id, j.state
+  FROM taskboard.jobs AS j
+ WHERE j.state IN ('queued', 'running')
+   AND EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id)
+ ORDER BY j.id DESC
  LIMIT %s
 """
 Conn = psycopg.Connection[Any]
@@ -829,7 +829,10 @@ class Soak:
         )
 
     def drain(self) -> None:
-        """Wait, with no faults, until no job is queued or running (or the timeout)."""
+        """Wait, with no faults, until no job is queued, running or waiting (or the
+        timeout): once every dependency has ended, a waiting job is one whose end the
+        workers' claims have still to settle (an edge its dependency's end could not
+        see)."""
         deadline = time.time() + self.config.drain_timeout
         next_progress = time.time() + PROGRESS_EVERY_S
         while True:
@@ -839,7 +842,7 @@ class Soak:
                 c = self.counts()
             except psycopg.OperationalError:
                 c = {"queued": -1}
-            unfinished = c.get("queued", 0) + c.get("running", 0)
+            unfinished = c.get("queued", 0) + c.get("running", 0) + c.get("waiting", 0)
             if unfinished == 0:
                 self.drained_at = time.time()
                 print(

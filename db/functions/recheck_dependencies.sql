@@ -43,10 +43,13 @@ BEGIN
                          FOR UPDATE SKIP LOCKED);
     v_done := pg_catalog.cardinality(v_checks);
     IF v_done > 0 THEN
-        v_named := ARRAY(SELECT DISTINCT d.depends_on
-                           FROM taskboard.job_dependencies AS d
-                          WHERE d.job_id = ANY (v_checks)
-                          ORDER BY d.depends_on);
+        -- (Read through the primary key, then made distinct: a DISTINCT
+        -- over the edges was planned as a walk of every edge in order.)
+        v_named := ARRAY(SELECT DISTINCT n.id
+                           FROM pg_catalog.unnest(ARRAY(SELECT d.depends_on
+                                                          FROM taskboard.job_dependencies AS d
+                                                         WHERE d.job_id = ANY (v_checks))) AS n(id)
+                          ORDER BY n.id);
         -- Each dependency they name, read with the lock that a write of its
         -- row in flight holds against it (FOR SHARE), skipped while one is:
         -- its latest committed state is then its state. The locks are given

@@ -54,10 +54,10 @@ BEGIN
             -- not ended (retried since) has none settled.
             SELECT d.job_id, d.depends_on
               FROM taskboard.job_dependencies AS d
-              JOIN taskboard.jobs AS p ON p.id = d.depends_on
-             WHERE d.depends_on = ANY (v_ended)
-               AND p.id = ANY (v_ended)
-               AND p.state IN ('succeeded', 'dead', 'cancelled')
+             WHERE d.depends_on = ANY (ARRAY(SELECT p.id
+                                               FROM taskboard.jobs AS p
+                                              WHERE p.id = ANY (v_ended)
+                                                AND p.state IN ('succeeded', 'dead', 'cancelled')))
              LIMIT v_budget
         ),
         locked AS MATERIALIZED (
@@ -73,11 +73,12 @@ BEGIN
                FOR NO KEY UPDATE OF c SKIP LOCKED
         ),
         gone AS (
+            -- The locked dependents' edges to the ended jobs, found through
+            -- the primary key (a join here was planned as a scan of every
+            -- edge): those picked, and any other such edge of theirs.
             DELETE FROM taskboard.job_dependencies AS d
-             USING edges AS e, locked AS l
-             WHERE d.job_id = e.job_id
-               AND d.depends_on = e.depends_on
-               AND l.id = e.job_id
+             WHERE d.job_id = ANY (ARRAY(SELECT l.id FROM locked AS l))
+               AND d.depends_on = ANY (ARRAY(SELECT DISTINCT e.depends_on FROM edges AS e))
             RETURNING d.job_id, d.depends_on
         ),
         tally AS (
@@ -150,10 +151,12 @@ BEGIN
         EXIT WHEN v_removed = 0;
         -- Next round: the ended jobs with edges left, and the dependents
         -- cancelled here that others wait for.
+        -- (Each probed on its own: as a join, without nested loops, it read
+        -- every edge.)
         v_ended := ARRAY(SELECT e.id
                            FROM pg_catalog.unnest(v_ended || v_cancelled) AS e(id)
-                          WHERE EXISTS (SELECT FROM taskboard.job_dependencies AS d
-                                         WHERE d.depends_on = e.id));
+                          WHERE (SELECT true FROM taskboard.job_dependencies AS d
+                                  WHERE d.depends_on = e.id LIMIT 1));
     END LOOP;
 
     -- Ended jobs with edges left (the budget spent, or their dependents
@@ -161,9 +164,8 @@ BEGIN
     INSERT INTO taskboard.dependency_checks (job_id, side)
     SELECT e.id, 'dependency'
       FROM pg_catalog.unnest(v_ended) AS e(id)
-      JOIN taskboard.jobs AS p ON p.id = e.id
-     WHERE p.state IN ('succeeded', 'dead', 'cancelled')
-       AND EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = e.id)
+     WHERE (SELECT p.state FROM taskboard.jobs AS p WHERE p.id = e.id) IN ('succeeded', 'dead', 'cancelled')
+       AND (SELECT true FROM taskboard.job_dependencies AS d WHERE d.depends_on = e.id LIMIT 1)
     ON CONFLICT ON CONSTRAINT dependency_checks_pkey DO NOTHING;
 END
 $function$;
