@@ -1,6 +1,8 @@
--- Revert taskboard:claim to its v0.4.9 definition
+-- Revert taskboard:claim to its v0.5.0 definition
 --
--- Puts back the definition and comment of release 0.4.9 (no dependencies).
+-- Puts back the definition and comment of release 0.5.0 (the rate per key
+-- that goes round from the first queued job for every sixteen times its
+-- room, and FOR UPDATE on the jobs it locks).
 
 BEGIN;
 
@@ -28,7 +30,8 @@ SET LOCAL ROLE :"owner_role";
 -- (taskboard.job_history). Concurrent claimers
 -- never receive the same job (FOR UPDATE SKIP LOCKED). An expired job that has used up its attempts
 -- becomes dead (error 'lease expired') in the same call, is not returned and
--- does not count against `batch`. Fewer rows than `batch` means nothing else
+-- does not count against `batch`; the jobs waiting on it are settled as
+-- fail settles them. Fewer rows than `batch` means nothing else
 -- is runnable for this caller now. Up to `batch` rows it looked at but did
 -- not take stay locked, and
 -- skipped by other claimers, until the caller's transaction ends: claim in
@@ -122,6 +125,7 @@ DECLARE
     v_new_full text[];
     -- Whether claim picks per key: under a key limit or a rate per key.
     v_keyed boolean;
+    v_buried bigint[];
 BEGIN
     IF claim.queue IS NULL OR claim.queue = '' THEN
         RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
@@ -260,6 +264,50 @@ BEGIN
     -- left to reclaim but those of keys whose window filled (the first
     -- reclaimed the others, or filled the batch).
     v_keyed := v_key_limit IS NOT NULL OR v_rate_by_key;
+    -- Expired leases with no attempt left are buried first: dead, never
+    -- handed out, counted by no limit below; the jobs waiting on them are
+    -- settled in this transaction, found from the buried rows themselves
+    -- (a dependent enqueued while this claim ran is among them).
+    IF EXISTS (
+        SELECT
+          FROM taskboard.jobs AS x
+         WHERE x.queue = claim.queue
+           AND x.state = 'running'
+           AND x.lease_expires_at <= v_now
+           AND x.attempt >= x.max_attempts) THEN
+        WITH doomed AS MATERIALIZED (
+            -- Locked once per call: an IN (subquery ... FOR UPDATE) was
+            -- planned to rerun per running row.
+            SELECT x.id
+              FROM taskboard.jobs AS x
+             WHERE x.queue = claim.queue
+               AND x.state = 'running'
+               AND x.lease_expires_at <= v_now
+               AND x.attempt >= x.max_attempts
+               FOR UPDATE SKIP LOCKED
+        ),
+        buried AS (
+            -- Found by id among this queue's running jobs: a plan made while
+            -- the table was empty walks the running jobs' index, and without
+            -- the queue it would walk every queue's.
+            UPDATE taskboard.jobs AS j
+               SET state = 'dead',
+                   finished_at = v_now,
+                   errors = j.errors || pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
+                       'error', 'lease expired',
+                       'attempt', j.attempt,
+                       'worker', j.claimed_by,
+                       'at', v_now))
+             WHERE j.id = ANY (ARRAY(SELECT d.id FROM doomed AS d))
+               AND j.queue = claim.queue
+               AND j.state = 'running'
+            RETURNING j.id, j.has_dependents
+        )
+        SELECT ARRAY(SELECT b.id FROM buried AS b WHERE b.has_dependents) INTO v_buried;
+        IF pg_catalog.cardinality(v_buried) > 0 THEN
+            PERFORM taskboard.settle_dependents(v_buried);
+        END IF;
+    END IF;
     IF v_keyed THEN
         v_frees := EXISTS (
             SELECT
@@ -361,35 +409,7 @@ BEGIN
             v_full_keys := pg_catalog.array_cat(v_full_keys, v_rate_full_keys);
         END IF;
         RETURN QUERY
-        WITH doomed AS MATERIALIZED (
-            -- Expired leases with no attempt left, locked once per call: an
-            -- IN (subquery ... FOR UPDATE) was planned to rerun per running row.
-            SELECT x.id
-              FROM taskboard.jobs AS x
-             WHERE x.queue = claim.queue
-               AND x.state = 'running'
-               AND x.lease_expires_at <= v_now
-               AND x.attempt >= x.max_attempts
-               FOR UPDATE SKIP LOCKED
-        ),
-        buried AS (
-            -- They are dead now, never handed out. Found by id among this
-            -- queue's running jobs: a plan made while the table was empty walks
-            -- the running jobs' index, and without the queue it would walk every
-            -- queue's.
-            UPDATE taskboard.jobs AS j
-               SET state = 'dead',
-                   finished_at = v_now,
-                   errors = j.errors || pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
-                       'error', 'lease expired',
-                       'attempt', j.attempt,
-                       'worker', j.claimed_by,
-                       'at', v_now))
-             WHERE j.id = ANY (ARRAY(SELECT d.id FROM doomed AS d))
-               AND j.queue = claim.queue
-               AND j.state = 'running'
-        ),
-        expired AS MATERIALIZED (
+        WITH expired AS MATERIALIZED (
             -- Reclaimable: the few running jobs of the queue whose lease ran out.
             -- Under a rate per key, not those of keys whose window is full.
             SELECT j.id, j.priority, j.run_at, j.lease_expires_at AS due_at, j.concurrency_key AS ck
@@ -555,6 +575,7 @@ BEGIN
         EXIT WHEN NOT v_keyed OR v_want = 0 OR (v_rows = 0 AND NOT v_frees);
         v_frees := false;
     END LOOP;
+
 END
 $function$;
 
@@ -578,7 +599,8 @@ over (holder, attempt, fence, deadline) in the job's history
 (taskboard.job_history). Concurrent claimers
 never receive the same job (FOR UPDATE SKIP LOCKED). An expired job that has used up its attempts
 becomes dead (error 'lease expired') in the same call, is not returned and
-does not count against `batch`. Fewer rows than `batch` means nothing else
+does not count against `batch`; the jobs waiting on it are settled as
+fail settles them. Fewer rows than `batch` means nothing else
 is runnable for this caller now. Up to `batch` rows it looked at but did
 not take stay locked, and
 skipped by other claimers, until the caller's transaction ends: claim in
