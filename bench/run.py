@@ -561,8 +561,7 @@ def targets(samples: Samples, plan: Plan) -> list[str]:
     behind = {
         batch: ms
         for batch in w10_rate.CLAIM_BATCHES
-        if (ms := rated.get(f"claim of {w10_rate.FULL_QUEUE} at batch {batch}, {full}"))
-        is not None
+        if (ms := rated.get(f"claim of {w10_rate.FULL_QUEUE} at batch {batch}, {full}")) is not None
     }
     fast = [
         next((v for c, v in rated.items() if c.startswith("drain ") and c.endswith(x)), None)

@@ -9,7 +9,7 @@ so that a transaction left open by any caller that named it hid the job (and, na
 every queued id, the whole queue) from every claimer, each claim answering as if the
 queue were empty. Each path of claim that locks jobs is taken here with the lock held:
 the common path, a queue limit, a key limit, a rate per key, a reclaim, and a spent lease
-to bury. A worker whose statement would wait for the lock fails at once (lock_timeout),
+to bury. A worker statement that would wait for the lock fails (lock_timeout),
 and a claim that skips the job answers without it."""
 
 from __future__ import annotations
@@ -66,8 +66,17 @@ def row_locked_by_key_share(watcher: psycopg.Connection[Any], job_id: int) -> bo
             pass
         else:
             return False
-        watcher.execute("SELECT FROM taskboard.jobs WHERE id = %s FOR NO KEY UPDATE NOWAIT", [job_id])
+        watcher.execute(
+            "SELECT FROM taskboard.jobs WHERE id = %s FOR NO KEY UPDATE NOWAIT", [job_id]
+        )
         return True
+
+
+def configure(owner: psycopg.Connection[Any], setup: str) -> None:
+    """Give QUEUE the limit of `setup`, as the owner."""
+    statement = SETUPS[setup]
+    if statement is not None:
+        owner.execute(statement, [QUEUE])
 
 
 def worker_session(url: str) -> psycopg.Connection[Any]:
@@ -83,8 +92,7 @@ def test_a_job_under_key_share_is_claimed_renewed_and_completed(
 ) -> None:
     url = make_database(deploy=True)
     with psycopg.connect(url, autocommit=True) as owner, worker_session(url) as worker:
-        if SETUPS[setup] is not None:
-            owner.execute(SETUPS[setup], [QUEUE])
+        configure(owner, setup)
         job_id = value(
             owner, "SELECT taskboard.enqueue('t', '{}', %s, concurrency_key => 'k')", [QUEUE]
         )
@@ -111,8 +119,7 @@ def test_an_expired_lease_under_key_share_is_reclaimed(
 ) -> None:
     url = make_database(deploy=True)
     with psycopg.connect(url, autocommit=True) as owner, worker_session(url) as worker:
-        if SETUPS[setup] is not None:
-            owner.execute(SETUPS[setup], [QUEUE])
+        configure(owner, setup)
         job_id = value(
             owner, "SELECT taskboard.enqueue('t', '{}', %s, concurrency_key => 'k')", [QUEUE]
         )
@@ -137,8 +144,7 @@ def test_an_expired_lease_under_key_share_is_reclaimed(
 def test_a_spent_lease_under_key_share_is_buried(make_database: MakeDatabase, setup: str) -> None:
     url = make_database(deploy=True)
     with psycopg.connect(url, autocommit=True) as owner, worker_session(url) as worker:
-        if SETUPS[setup] is not None:
-            owner.execute(SETUPS[setup], [QUEUE])
+        configure(owner, setup)
         job_id = value(
             owner,
             "SELECT taskboard.enqueue('t', '{}', %s, max_attempts => 1, concurrency_key => 'k')",

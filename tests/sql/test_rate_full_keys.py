@@ -103,9 +103,12 @@ def work_of_a_claim(url: str, full_keys: int, batch: int) -> tuple[int, int]:
             [QUEUE, RATE_STARTS],
         )
         for _ in range(8):  # the worker starts before any work arrives
-            assert worker.execute(
-                "SELECT * FROM taskboard.claim(%s, 'w', %s)", [QUEUE, batch]
-            ).fetchall() == []
+            assert (
+                worker.execute(
+                    "SELECT * FROM taskboard.claim(%s, 'w', %s)", [QUEUE, batch]
+                ).fetchall()
+                == []
+            )
         fill(owner, full_keys)
         want = expected(owner, batch)
         with worker.transaction():
