@@ -43,6 +43,9 @@ W10 rate (Taskboard only): 5,000 jobs drained at c=32 on a queue with a rate lim
   500 starts a second and on one without (the control); starts/s against the limit,
   server CPU, claim's mean time a call (pg_stat_user_functions), and the most starts
   the jobs' stamps put in any 1 s window, which must be 500 or fewer.
+  Then a queue under a rate per key with 16,000 full keys ahead (and, as the control,
+  none): a claim of it at batch 1 and 32, and a fast queue's 2,000 jobs drained beside
+  it by the same worker.
 W11 fan-in (Taskboard only): 10,000 jobs and one that depends on all of them, drained at
   c=32, and the same 10,001 jobs without the dependency (the control); jobs/s, server CPU,
   claim's and complete_many's mean time a call (pg_stat_user_functions), the dependent's
@@ -553,6 +556,26 @@ def targets(samples: Samples, plan: Plan) -> list[str]:
             f"limit; most in one window {peak:,.0f} (target {w10_rate.RATE_STARTS} or fewer: "
             f"{verdict(peak <= w10_rate.RATE_STARTS)}); claim {call:.3f} against "
             f"{control_call:.3f} ms a call"
+        )
+    full, empty = w10_rate.FULL_CASES[0][0], w10_rate.FULL_CASES[1][0]
+    behind = {
+        batch: ms
+        for batch in w10_rate.CLAIM_BATCHES
+        if (ms := rated.get(f"claim of {w10_rate.FULL_QUEUE} at batch {batch}, {full}")) is not None
+    }
+    fast = [
+        next((v for c, v in rated.items() if c.startswith("drain ") and c.endswith(x)), None)
+        for x in (full, empty)
+    ]
+    if len(behind) == len(w10_rate.CLAIM_BATCHES) and fast[0] and fast[1]:
+        out.append(
+            f"W10: a claim behind {full}: "
+            + ", ".join(
+                f"{ms:,.1f} ms at batch {b} (0.5.0's {w10_rate.RED_TEAM_CLAIM_MS[b]:,.0f}: "
+                f"{verdict(ms < w10_rate.RED_TEAM_CLAIM_MS[b])})"
+                for b, ms in behind.items()
+            )
+            + f"; the fast queue beside it x{fast[0] / fast[1]:.2f} the control's jobs/s"
         )
     fanned = {
         line.config: v

@@ -78,6 +78,13 @@ class Taskboard:
         "SELECT count(*) FROM (SELECT 1 FROM taskboard.jobs WHERE state = 'queued'"
         " UNION ALL SELECT 1 FROM taskboard.jobs WHERE state = 'running' LIMIT 1) AS left_over"
     )
+    # The same for the queue 'default' alone: a drain beside another queue whose jobs
+    # cannot start (W10's full keys).
+    REMAINING_DEFAULT = (
+        "SELECT count(*) FROM (SELECT 1 FROM taskboard.jobs WHERE queue = 'default'"
+        " AND state = 'queued' UNION ALL SELECT 1 FROM taskboard.jobs WHERE queue = 'default'"
+        " AND state = 'running' LIMIT 1) AS left_over"
+    )
 
     @staticmethod
     def version() -> str:
@@ -128,9 +135,11 @@ class Taskboard:
         stop: asyncio.Event,
         work_s: float = 0.0,
         connections: int | None = None,
+        queues: list[str] | None = None,
     ) -> None:
+        settings: dict[str, Any] = {} if queues is None else {"queues": queues}
         await Taskboard.run_app(
-            url, concurrency, on_job, stop, work_s=work_s, connections=connections
+            url, concurrency, on_job, stop, work_s=work_s, connections=connections, **settings
         )
 
     @staticmethod

@@ -4,6 +4,8 @@
     python bench/worker.py SYSTEM URL --concurrency C --mode latency --jobs N --out FILE
     python bench/worker.py SYSTEM URL --concurrency C --mode drain --jobs N --out FILE \
         --work-ms MS --connections K   (W6: each handler awaits MS; K connections in all)
+    python bench/worker.py taskboard URL --concurrency C --mode drain --jobs N --out FILE \
+        --queues Q1,default   (W10: the worker claims from each; the drain is of 'default')
 
 drain: the N jobs are already queued. Runs the worker; once N handlers have
 started, polls the system's own table (every POLL_S) until no job is left
@@ -40,8 +42,14 @@ POLL_S = 0.005  # how often the end of a drain is checked, once every handler ha
 STARTED = time.time()
 
 
-async def drain(system: Any, url: str, concurrency: int, jobs: int, **work: Any) -> dict[str, Any]:
+async def drain(
+    system: Any, url: str, concurrency: int, jobs: int, remaining: str | None = None, **work: Any
+) -> dict[str, Any]:
+    """Run the worker until its N handlers have started and `remaining` (the system's
+    REMAINING unless given) says nothing is left unfinished."""
     import psycopg
+
+    remaining = system.REMAINING if remaining is None else remaining
 
     stop = asyncio.Event()
     all_started = asyncio.Event()
@@ -64,7 +72,7 @@ async def drain(system: Any, url: str, concurrency: int, jobs: int, **work: Any)
             worker.result()
             raise RuntimeError("the worker stopped before running every job")
         while True:
-            row = await (await watcher.execute(system.REMAINING)).fetchone()
+            row = await (await watcher.execute(remaining)).fetchone()
             if row[0] == 0:
                 stamps["done"] = time.time()
                 break
@@ -140,6 +148,11 @@ def main() -> int:
     parser.add_argument(
         "--connections", type=int, help="drain: connections in all (default: concurrency + 2)"
     )
+    parser.add_argument(
+        "--queues",
+        help="drain, taskboard only: comma-separated queues the worker claims from; the "
+        "drain is of the queue 'default' (the others may hold jobs that cannot start)",
+    )
     args = parser.parse_args()
     system = SYSTEMS[args.system]
     external = getattr(system, "worker_argv", None)
@@ -154,6 +167,9 @@ def main() -> int:
             work["work_s"] = args.work_ms / 1000
         if args.connections is not None:
             work["connections"] = args.connections
+        if args.queues:
+            work["queues"] = args.queues.split(",")
+            work["remaining"] = system.REMAINING_DEFAULT
         result = asyncio.run(drain(system, args.url, args.concurrency, args.jobs, **work))
     else:
         result = asyncio.run(latency(system, args.url, args.concurrency, args.jobs))

@@ -9,12 +9,24 @@ the database from pg_stat_user_functions as W9 reads it (mean ms a call), and th
 starts the jobs' own stamps (started_at, the claim's clock) put in any window of
 RATE_PER. After each drain every job must have succeeded at its first attempt and, under
 the limit, no window of RATE_PER may hold more than RATE_STARTS starts; RuntimeError
+otherwise.
+
+Full keys: a queue FULL_QUEUE under a rate per key of FULL_RATE_STARTS a FULL_RATE_PER,
+with FULL_KEYS keys each holding a queued job and a window already full (their starts
+logged as an hour of claims would have: nothing of that queue may start), and, as the
+control, the same queue with no job; each beside FAST_JOBS no-op jobs of 'default'.
+Reported for each: a claim of the full keys' queue at each of CLAIM_BATCHES (the median
+of CLAIM_SAMPLES calls on one connection, timed around the call, each answering no row),
+and the fast queue drained by one worker process at RATE_CONCURRENCY claiming from both
+queues (jobs/s, and claim's mean time a call in the database over the drain). Every fast
+job must succeed at its first attempt and no full key's job start; RuntimeError
 otherwise."""
 
 from __future__ import annotations
 
 import bisect
 import datetime as dt
+import statistics
 import time
 from typing import Any
 
@@ -34,6 +46,20 @@ CASES = (
     (f"rate limit {RATE_STARTS}/s", True),
     ("no rate limit (control)", False),
 )
+# Full keys: issue 38's red team measured one claim of such a queue at 6.8 s at batch 1
+# and 572 ms at batch 32 on schema 0.5.0 (the bar run.py prints).
+FULL_KEYS = 16_000
+FULL_QUEUE = "metered"
+FULL_RATE_STARTS = 1  # a key's starts in FULL_RATE_PER
+FULL_RATE_PER = dt.timedelta(hours=1)
+FAST_JOBS = 2_000
+CLAIM_BATCHES = (1, 32)
+CLAIM_SAMPLES = 5  # timed claims of each batch, after one untimed
+RED_TEAM_CLAIM_MS = {1: 6_800.0, 32: 572.0}
+FULL_CASES = (
+    (f"{FULL_KEYS:,} full keys", True),
+    ("no full keys (control)", False),
+)
 MICROSECOND = dt.timedelta(microseconds=1)
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
@@ -48,6 +74,15 @@ async def rate(bench: Bench, run: int) -> None:
         f"({ours['rate'] / RATE_STARTS:.0%} of the limit), most in one window "
         f"{ours['peak']:,}; the control {control['rate']:,.0f} jobs/s; claim "
         f"x{ours['claim_ms'] / control['claim_ms']:.2f} the control's a call"
+    )
+    cases_full = FULL_CASES if run % 2 == 0 else FULL_CASES[::-1]
+    beside = {label: await beside_full_keys(bench, label, full, run) for label, full in cases_full}
+    (full, ours), (_, control) = ((label, beside[label]) for label, _ in FULL_CASES)
+    log(
+        f"W10 run {run + 1}: {full}: a claim of {FULL_QUEUE} "
+        + ", ".join(f"{ours[f'claim_{b}_ms']:,.1f} ms at batch {b}" for b in CLAIM_BATCHES)
+        + f"; the fast queue beside it {ours['fast_rate']:,.0f} jobs/s, "
+        f"x{ours['fast_rate'] / control['fast_rate']:.2f} the control's"
     )
 
 
@@ -160,3 +195,139 @@ async def drain(bench: Bench, label: str, limited: bool, run: int) -> dict[str, 
         f"one window of {RATE_PER.total_seconds():g} s: {held['most_in_a_window']:,}"
     )
     return {"rate": starts_s, "claim_ms": claim_ms, "peak": held["most_in_a_window"]}
+
+
+async def fill_full_keys(url: str) -> None:
+    """FULL_KEYS keys of FULL_QUEUE, each with a queued job and FULL_RATE_STARTS starts a
+    minute old in the log: every key's window is full for the next FULL_RATE_PER."""
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        await conn.execute(
+            "INSERT INTO taskboard.queue_starts (queue, concurrency_key, started_at)"
+            " SELECT %s, 'key-' || g, clock_timestamp() - interval '1 minute'"
+            "   FROM generate_series(1, %s) AS g, generate_series(1, %s) AS s",
+            (FULL_QUEUE, FULL_KEYS, FULL_RATE_STARTS),
+        )
+        await conn.execute(
+            "SELECT count(*) FROM taskboard.enqueue_many(task => 'noop',"
+            " payloads => array_fill('{}'::jsonb, ARRAY[%s]), queue => %s,"
+            " concurrency_keys => (SELECT array_agg('key-' || g ORDER BY g)"
+            "                        FROM generate_series(1, %s) AS g))",
+            (FULL_KEYS, FULL_QUEUE, FULL_KEYS),
+        )
+
+
+async def claim_times(url: str) -> dict[int, float]:
+    """The median ms of CLAIM_SAMPLES claims of FULL_QUEUE at each of CLAIM_BATCHES, as
+    the worker role on one connection, after one untimed call; each must answer no row."""
+    import psycopg
+
+    out: dict[int, float] = {}
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        await conn.execute("SET ROLE taskboard_worker")
+        for batch in CLAIM_BATCHES:
+            times = []
+            for sample in range(CLAIM_SAMPLES + 1):
+                started = time.perf_counter()
+                rows = await (
+                    await conn.execute(
+                        "SELECT job_id FROM taskboard.claim(%s, 'w10-claims', %s)",
+                        (FULL_QUEUE, batch),
+                    )
+                ).fetchall()
+                took = time.perf_counter() - started
+                if rows:
+                    raise RuntimeError(f"W10: a claim of {FULL_QUEUE} started a full key's job")
+                if sample:
+                    times.append(took * 1000)
+            out[batch] = statistics.median(times)
+    return out
+
+
+async def beside_full_keys(bench: Bench, label: str, full: bool, run: int) -> dict[str, float]:
+    import psycopg
+    from psycopg import sql
+
+    url = bench.fresh(OURS, "w10")  # the database w10_taskboard
+    with psycopg.connect(bench.server.url(), autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("ALTER DATABASE {} SET track_functions = 'pl'").format(
+                sql.Identifier(f"w10_{OURS}")
+            )
+        )
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        await conn.execute(
+            "SELECT taskboard.set_rate_limit(%s, %s, %s, by_key => true)",
+            (FULL_QUEUE, FULL_RATE_STARTS, FULL_RATE_PER),
+        )
+    if full:
+        await fill_full_keys(url)
+    await SYSTEMS[OURS].enqueue_batches(url, chunks(FAST_JOBS, ENQUEUE_CHUNK))
+    if bench.analyze:
+        analyze(url)
+    checkpoint(bench.server)
+    claims = await claim_times(url)
+    before = await function_stats(url, time.monotonic() + STATS_TIMEOUT_S)
+    out = bench.work / f"rate-{'full' if full else 'empty'}-{run}.json"
+    stamps, drain_s, server_cpu = await bench.timed_drain(
+        OURS, url, RATE_CONCURRENCY, FAST_JOBS, out, extra=(f"--queues={FULL_QUEUE},{QUEUE}",)
+    )
+    after = await function_stats(url, time.monotonic() + STATS_TIMEOUT_S)
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        row = await (
+            await conn.execute(
+                "SELECT count(*) FILTER (WHERE queue = %s AND state = 'succeeded' AND attempt = 1),"
+                "       count(*) FILTER (WHERE queue = %s AND state <> 'queued')"
+                "  FROM taskboard.jobs",
+                (QUEUE, FULL_QUEUE),
+            )
+        ).fetchone()
+    assert row is not None
+    succeeded, started = row
+    if succeeded != FAST_JOBS:
+        raise RuntimeError(
+            f"W10 {label}: {succeeded:,} of {FAST_JOBS:,} fast jobs succeeded at their first attempt"
+        )
+    if started:
+        raise RuntimeError(f"W10 {label}: THE RATE LIMIT DID NOT HOLD: {started:,} full keys' jobs")
+    calls = after["claim"]["calls"] - before.get("claim", {"calls": 0})["calls"]
+    if not calls:
+        raise RuntimeError(f"W10 {label}: no claim in pg_stat_user_functions")
+    total_ms = after["claim"]["total_ms"] - before.get("claim", {"total_ms": 0.0})["total_ms"]
+    fast_rate = FAST_JOBS / drain_s
+    for batch, ms in claims.items():
+        bench.samples.add(
+            Line("W10", f"claim of {FULL_QUEUE} at batch {batch}, {label}", "ms", False), OURS, ms
+        )
+    what = f"c={RATE_CONCURRENCY}, {FAST_JOBS:,} jobs beside {FULL_QUEUE}, {label}"
+    bench.samples.add(Line("W10", f"drain {what}", "jobs/s", True), OURS, fast_rate)
+    bench.samples.add(
+        Line("W10", f"claim a call in that drain, {label}", "ms", False), OURS, total_ms / calls
+    )
+    bench.record(
+        {
+            "workload": "W10",
+            "case": label,
+            "full_keys": FULL_KEYS if full else 0,
+            "rate_starts_per_key": FULL_RATE_STARTS,
+            "rate_per_s": FULL_RATE_PER.total_seconds(),
+            "claim_ms": {str(b): ms for b, ms in claims.items()},
+            "concurrency": RATE_CONCURRENCY,
+            "run": run,
+            "fast_jobs": FAST_JOBS,
+            "drain_s": drain_s,
+            "startup_s": stamps["first_start"] - stamps["process_start"],
+            "server_cpu": server_cpu,
+            "drain_claims": {"calls": calls, "total_ms": total_ms},
+        }
+    )
+    log(
+        f"W10 {label}: a claim of {FULL_QUEUE} "
+        + ", ".join(f"{ms:,.1f} ms at batch {b}" for b, ms in claims.items())
+        + f"; the fast queue beside it {fast_rate:,.0f} jobs/s, claim {total_ms / calls:.3f} ms "
+        f"a call ({calls:,} calls)"
+    )
+    out_figures = {f"claim_{b}_ms": ms for b, ms in claims.items()}
+    out_figures["fast_rate"] = fast_rate
+    return out_figures

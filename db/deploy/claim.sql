@@ -3,12 +3,14 @@
 -- requires: settle_dependents
 -- requires: recheck_dependencies
 --
--- The rows claim takes are locked FOR NO KEY UPDATE, the lock its UPDATE
--- takes anyway: a FOR KEY SHARE that an open enqueue holds on a job it
--- depends on does not make claim pass that job by. A buried lease's
--- dependents are found through the edges. Each claim first works through
--- a few dependency checks of committed transactions, when there are any
--- (recheck_dependencies).
+-- Under a rate per key, a round finds the keys whose window is full in
+-- looks that each read twice as far as the last, each key's window counted
+-- once: linear in the full keys ahead of the jobs it takes. The jobs it
+-- locks are locked FOR NO KEY UPDATE, the lock its update takes, so that a
+-- FOR KEY SHARE lock on a job (an open enqueue's on a job it depends on)
+-- does not hide it. A buried lease's dependents are found through the
+-- edges. Each claim first works through the dependency checks of
+-- committed transactions, when there are any (recheck_dependencies).
 
 BEGIN;
 
@@ -34,7 +36,10 @@ SET LOCAL ROLE :"owner_role";
 -- lease's deadline for a reclaim). A reclaim records the lease it took
 -- over (holder, attempt, fence, deadline) in the job's history
 -- (taskboard.job_history). Concurrent claimers
--- never receive the same job (FOR UPDATE SKIP LOCKED). An expired job that has used up its attempts
+-- never receive the same job (FOR NO KEY UPDATE SKIP LOCKED, the lock its
+-- update takes: a job on which another transaction holds FOR KEY SHARE, as
+-- a foreign key's check does, is claimed without waiting for it, and then
+-- renewed and completed as any other). An expired job that has used up its attempts
 -- becomes dead (error 'lease expired') in the same call, is not returned and
 -- does not count against `batch`; the jobs waiting on it are settled as
 -- fail settles them. Fewer rows than `batch` means nothing else
@@ -71,7 +76,13 @@ SET LOCAL ROLE :"owner_role";
 -- starts are counted apart (and only those are logged), jobs without a key
 -- are not limited, a key whose window is full is left out as a full key is
 -- under a key limit (its expired leases too), found among the keys a round
--- reaches, and a key's reclaims take its room before its queued jobs.
+-- reaches, and a key's reclaims take its room before its queued jobs. A
+-- round finds the full keys ahead of the jobs it takes by reading the
+-- queued jobs in claim order, those of keys found full left out, and
+-- counting each key's window once; it reads twice as far again while
+-- fewer than sixteen times its room of the jobs read are of keys with room.
+-- Its work is linear in the full keys ahead: fewer than eight reads of
+-- their queued jobs and one count of each one's window.
 -- Raises 22023 when queue or worker is NULL, empty or longer than 200
 -- characters, batch is outside 1..1000, or lease is NULL, not positive or
 -- longer than 12 hours ('infinity' included).
@@ -128,7 +139,13 @@ DECLARE
     v_rate_by_key boolean := false;
     v_cap integer;
     v_rate_full_keys text[] := '{}';
+    -- Under a rate per key, a look for full keys: how many queued jobs it
+    -- reads, the keys it found full, the jobs it read and those of them
+    -- of keys with room or without a key.
+    v_reach bigint;
     v_new_full text[];
+    v_read bigint;
+    v_open bigint;
     -- Whether claim picks per key: under a key limit or a rate per key.
     v_keyed boolean;
     v_buried bigint[];
@@ -289,7 +306,7 @@ BEGIN
            AND x.lease_expires_at <= v_now
            AND x.attempt >= x.max_attempts) THEN
         WITH doomed AS MATERIALIZED (
-            -- Locked once per call: an IN (subquery ... FOR UPDATE) was
+            -- Locked once per call: an IN (subquery ... FOR NO KEY UPDATE) was
             -- planned to rerun per running row.
             SELECT x.id
               FROM taskboard.jobs AS x
@@ -383,26 +400,39 @@ BEGIN
             -- expired lease of theirs is not reclaimed), among those this
             -- round would look at: the keys of the first queued jobs it
             -- reads, as `keyed` reads them, and of the expired leases it may
-            -- reclaim, each key's window counted through its index. Keys
-            -- found full are left out and the look goes again, until the
-            -- keys it finds have room: the jobs of keys with room behind
-            -- full ones are still reached, and no key's window is counted
-            -- that this claim does not reach.
+            -- reclaim, each key's window counted through its index (at most
+            -- rate_starts of its starts). A look reads the first v_reach
+            -- queued jobs in claim order, those of the keys found full so far
+            -- left out (a hashed set: read past, not counted again), and
+            -- counts the windows of their keys once each. While fewer than
+            -- sixteen times the room of the jobs it read are of keys with room
+            -- (or of none), and the queue has more, it looks again twice as
+            -- far: the jobs of keys with room behind full ones are still
+            -- reached, no key's window is counted that this claim does not
+            -- reach, and however many full keys are ahead, the looks together
+            -- read fewer than eight times the queued jobs up to the last one
+            -- `keyed` takes (each look at most twice as many as it reaches,
+            -- the last less than twice as far as needed).
+            v_reach := 16 * v_room;
             LOOP
-                v_new_full := ARRAY(
+                WITH reached AS MATERIALIZED (
+                    SELECT j.concurrency_key AS ck
+                      FROM taskboard.jobs AS j
+                     WHERE j.queue = claim.queue
+                       AND j.state = 'queued'
+                       AND j.run_at <= v_now
+                       AND (j.concurrency_key IS NULL
+                            OR j.concurrency_key NOT IN (
+                                SELECT f.key
+                                  FROM pg_catalog.unnest(pg_catalog.array_cat(v_full_keys, v_rate_full_keys)) AS f(key)))
+                     ORDER BY j.priority DESC, j.run_at, j.id
+                     LIMIT v_reach
+                ),
+                filled AS MATERIALIZED (
                     SELECT c.ck
-                      FROM (SELECT q.ck
-                              FROM (SELECT j.concurrency_key AS ck
-                                      FROM taskboard.jobs AS j
-                                     WHERE j.queue = claim.queue
-                                       AND j.state = 'queued'
-                                       AND j.run_at <= v_now
-                                       AND j.concurrency_key IS NOT NULL
-                                       AND j.concurrency_key NOT IN (
-                                           SELECT f.key
-                                             FROM pg_catalog.unnest(pg_catalog.array_cat(v_full_keys, v_rate_full_keys)) AS f(key))
-                                     ORDER BY j.priority DESC, j.run_at, j.id
-                                     LIMIT 16 * v_room) AS q
+                      FROM (SELECT r.ck
+                              FROM reached AS r
+                             WHERE r.ck IS NOT NULL
                             UNION
                             SELECT x.concurrency_key
                               FROM taskboard.jobs AS x
@@ -419,9 +449,18 @@ BEGIN
                                      WHERE s.queue = claim.queue
                                        AND s.concurrency_key = c.ck
                                        AND s.started_at > v_now - v_rate_per
-                                     LIMIT v_rate_starts) AS w) >= v_rate_starts);
-                EXIT WHEN pg_catalog.cardinality(v_new_full) = 0;
+                                     LIMIT v_rate_starts) AS w) >= v_rate_starts
+                )
+                SELECT ARRAY(SELECT f.ck FROM filled AS f),
+                       (SELECT pg_catalog.count(*) FROM reached AS r),
+                       (SELECT pg_catalog.count(*)
+                          FROM reached AS r
+                         WHERE r.ck IS NULL
+                            OR r.ck NOT IN (SELECT f.ck FROM filled AS f))
+                  INTO v_new_full, v_read, v_open;
                 v_rate_full_keys := pg_catalog.array_cat(v_rate_full_keys, v_new_full);
+                EXIT WHEN v_open >= 16 * v_room OR v_read < v_reach;
+                v_reach := 2 * v_reach;
             END LOOP;
             v_full_keys := pg_catalog.array_cat(v_full_keys, v_rate_full_keys);
         END IF;
@@ -614,7 +653,10 @@ the job had been runnable (clock minus its run_at, or minus the expired
 lease's deadline for a reclaim). A reclaim records the lease it took
 over (holder, attempt, fence, deadline) in the job's history
 (taskboard.job_history). Concurrent claimers
-never receive the same job (FOR UPDATE SKIP LOCKED). An expired job that has used up its attempts
+never receive the same job (FOR NO KEY UPDATE SKIP LOCKED, the lock its
+update takes: a job on which another transaction holds FOR KEY SHARE, as
+a foreign key's check does, is claimed without waiting for it, and then
+renewed and completed as any other). An expired job that has used up its attempts
 becomes dead (error 'lease expired') in the same call, is not returned and
 does not count against `batch`; the jobs waiting on it are settled as
 fail settles them. Fewer rows than `batch` means nothing else
@@ -653,7 +695,13 @@ rows it deletes) and logs those it makes. With rate_by_key, each key's
 starts are counted apart (and only those are logged), jobs without a key
 are not limited, a key whose window is full is left out as a full key is
 under a key limit (its expired leases too), found among the keys a round
-reaches, and a key's reclaims take its room before its queued jobs.
+reaches, and a key's reclaims take its room before its queued jobs. A
+round finds the full keys ahead of the jobs it takes by reading the
+queued jobs in claim order, those of keys found full left out, and
+counting each key's window once; it reads twice as far again while
+fewer than sixteen times its room of the jobs read are of keys with room.
+Its work is linear in the full keys ahead: fewer than eight reads of
+their queued jobs and one count of each one's window.
 Raises 22023 when queue or worker is NULL, empty or longer than 200
 characters, batch is outside 1..1000, or lease is NULL, not positive or
 longer than 12 hours ('infinity' included), by the deadline it gives:

@@ -1,9 +1,8 @@
--- Deploy taskboard:claim to pg
--- requires: claim@v0.4.9
--- requires: settle_dependents
+-- Revert taskboard:claim to its v0.5.0 definition
 --
--- A spent lease that claim buries (dead, 'lease expired') settles its
--- job's dependents, in the claim's transaction, as fail does.
+-- Puts back the definition and comment of release 0.5.0 (the rate per key
+-- that goes round from the first queued job for every sixteen times its
+-- room, and FOR UPDATE on the jobs it locks).
 
 BEGIN;
 

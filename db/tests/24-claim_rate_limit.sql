@@ -5,7 +5,7 @@
 -- Time is moved by moving the logged starts back (the window is an hour).
 
 BEGIN;
-SELECT plan(27);
+SELECT plan(31);
 
 -- What a worker's claims took, read back with the jobs' keys as the owner.
 CREATE TEMP TABLE got (job_id bigint, attempt integer);
@@ -180,6 +180,36 @@ SELECT is((SELECT count(*) FROM taskboard.claim('free', 'w1', 10)), 1::bigint, '
 RESET ROLE;
 SELECT is_empty($$SELECT * FROM taskboard.queue_starts WHERE queue IN ('rm', 'free')$$,
     'logs nothing, nor does one whose limit was removed');
+
+-- Full keys far ahead: a claim of one reads past 100 of them (looks of 16,
+-- 32, 64 and 128 jobs) to the keys with room behind, in claim order.
+SET LOCAL ROLE taskboard_admin;
+SELECT taskboard.set_rate_limit('far', 1, '1 hour', true);
+RESET ROLE;
+SET LOCAL ROLE taskboard_producer;
+SELECT pg_catalog.count(taskboard.enqueue('t', pg_catalog.jsonb_build_object('n', g), 'far', concurrency_key => 'full' || g))
+  FROM generate_series(1, 100) AS g;
+RESET ROLE;
+INSERT INTO taskboard.queue_starts (queue, concurrency_key, started_at)
+SELECT 'far', 'full' || g, clock_timestamp() - interval '10 minutes' FROM generate_series(1, 100) AS g;
+SET LOCAL ROLE taskboard_worker;
+SELECT is_empty($$SELECT * FROM taskboard.claim('far', 'w1', 5)$$,
+    'behind 100 full keys and nothing else, a claim starts nothing');
+RESET ROLE;
+SET LOCAL ROLE taskboard_producer;
+SELECT pg_catalog.count(taskboard.enqueue('t', pg_catalog.jsonb_build_object('n', 100 + g), 'far',
+                                          concurrency_key => 'room' || (g % 3)))
+  FROM generate_series(1, 6) AS g;
+RESET ROLE;
+SET LOCAL ROLE taskboard_worker;
+SELECT results_eq($$SELECT c.payload->>'n' FROM taskboard.claim('far', 'w1') AS c$$,
+    $$VALUES ('101')$$, 'a claim of one takes the first job of a key with room behind them');
+SELECT results_eq($$SELECT c.payload->>'n' FROM taskboard.claim('far', 'w1', 10) AS c$$,
+    $$VALUES ('102'), ('103')$$,
+    'a claim of ten takes the first job of each other key with room, in claim order, and nothing more');
+SELECT is_empty($$SELECT * FROM taskboard.claim('far', 'w1', 10)$$,
+    'then every key''s window is full: nothing starts');
+RESET ROLE;
 
 SELECT * FROM finish();
 ROLLBACK;
