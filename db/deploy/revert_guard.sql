@@ -1,13 +1,11 @@
 -- Deploy taskboard:revert_guard to pg
--- requires: revert_guard@v0.4.9
--- requires: version
+-- requires: revert_guard@v0.5.0
+-- requires: claim
 --
--- Release 0.5.0 adds dependencies (jobs.dependencies_left,
--- on_dependency_failure, has_dependents, taskboard.job_dependencies) and
--- the state waiting: revert_losses counts the jobs enqueued with
--- dependencies and the waiting jobs (a revert cancels them), and the guard
--- is again the release's last change, so that a refused revert has
--- changed nothing.
+-- The next release adds the dependency checks (taskboard.dependency_checks),
+-- which a revert settles before it drops them: nothing of them is lost, and
+-- revert_losses counts what it counted. The guard is again the release's
+-- last change, so that a refused revert has changed nothing.
 --
 -- What a revert would drop, and a guard against dropping it unasked. The
 -- released revert scripts drop the columns and tables their change added,
