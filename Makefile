@@ -16,8 +16,13 @@ DEVDB := $(PY) -m taskboard_dev.devdb
 DEVDB_STDLIB := PYTHONPATH=dev $(PYTHON) -m taskboard_dev.devdb
 PG15_POSTGRES := /usr/lib/postgresql/15/bin/postgres
 TEST_DB := taskboard_test
-# What pytest runs, e.g. make test-pg18 PYTEST_ARGS='-x tests/release/test_devdb.py'
-PYTEST_ARGS ?= tests/
+# What pytest runs, e.g. make test-pg18 PYTEST_ARGS='-x tests/release/test_devdb.py'.
+# Unset, test-pg18 runs every test and test-pg15 the tests marked pg15: the SQL
+# suites (tests/sql, tests/release) and the tests about a difference between
+# server versions; the driver, worker, web and process suites run on 18 only.
+PYTEST_ARGS ?=
+PYTEST_DEFAULT_18 := tests/
+PYTEST_DEFAULT_15 := -m pg15 tests/
 DEMO_DB := taskboard_demo
 # chromium: the dashboard's browser tests drive it with Playwright (no browser download).
 TOOL_PACKAGES := sqitch libdbd-pg-perl libtap-parser-sourcehandler-pgtap-perl postgresql-client pgbouncer chromium fonts-liberation
@@ -58,7 +63,7 @@ db-stop: ## Stop the dev PostgreSQL servers
 	@$(DEVDB_STDLIB) stop --pg 18
 	@$(DEVDB_STDLIB) stop --pg 15
 
-test: test-pg18 ## Run all tests on PostgreSQL 18, the docs site, what users install, then on 15 when Debian's PostgreSQL 15 is installed, then make model
+test: test-pg18 ## Run all tests on PostgreSQL 18, the docs site, what users install, then the SQL suites on 15 when Debian's PostgreSQL 15 is installed, then make model
 	@echo "== make schema-check"
 	@$(MAKE) --no-print-directory schema-check
 	@echo "== make docs"
@@ -76,9 +81,10 @@ test: test-pg18 ## Run all tests on PostgreSQL 18, the docs site, what users ins
 	@$(MAKE) --no-print-directory model
 
 test-pg18: ## Recreate taskboard_test, deploy it as a non-superuser, pg_prove and pytest on the dev PostgreSQL 18 (or TASKBOARD_DATABASE_URL)
-test-pg15: ## The same on Debian's PostgreSQL 15 (.taskboard/pg15, run as user postgres)
+test-pg15: ## The same on Debian's PostgreSQL 15 (.taskboard/pg15, run as user postgres), pytest of the SQL suites only (marker pg15)
 test-pg18: PG := 18
 test-pg15: PG := 15
+test-pg18 test-pg15: PYTEST_SELECTED = $(or $(PYTEST_ARGS),$(PYTEST_DEFAULT_$(PG)))
 test-pg18 test-pg15: venv tools
 	@if [ $(PG) = 15 ] && [ -n "$${TASKBOARD_DATABASE_URL:-}" ]; then \
 	  echo "test-pg15 runs on the dev PostgreSQL 15 only: unset TASKBOARD_DATABASE_URL." >&2; \
@@ -102,9 +108,9 @@ test-pg18 test-pg15: venv tools
 	else \
 	  echo "== no db/tests/*.sql: pg_prove skipped"; \
 	fi; \
-	echo "== pytest $(PYTEST_ARGS)"; \
+	echo "== pytest $(PYTEST_SELECTED)"; \
 	TASKBOARD_DATABASE_URL="$$server" TASKBOARD_TEST_DATABASE_URL="$$db_url" \
-	  $(PY) -m pytest $(PYTEST_ARGS)
+	  $(PY) -m pytest $(PYTEST_SELECTED)
 
 test-installed: venv tools ## Build the wheel and the sdist, install each into a fresh venv without dev extras, and use it as a user does
 	@$(PY) -m taskboard_dev.installed

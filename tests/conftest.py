@@ -67,6 +67,20 @@ def make_database(server_url: str) -> MakeDatabase:
 _CREATED: dict[str, list[str]] = {}  # server URL -> the databases make_database created
 
 
+# The SQL suites: each of their tests runs on PostgreSQL 15 too (marker pg15).
+SQL_SUITES = ("sql", "release")
+TESTS_DIR = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark pg15 every test of the SQL suites: `make test-pg15` runs `-m pg15`."""
+    for item in items:
+        if item.path.is_relative_to(TESTS_DIR):
+            parts = item.path.relative_to(TESTS_DIR).parts
+            if len(parts) > 1 and parts[0] in SQL_SUITES:
+                item.add_marker(pytest.mark.pg15)
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Drop the databases make_database created, outside every test's time limit."""
     for server_url, names in _CREATED.items():
