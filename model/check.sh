@@ -63,10 +63,30 @@ run() {  # run NAME EXPECT VIOLATION MODE DEFINES...: one configuration, one lin
     [ "$verdict" = ok ]
 }
 
-check() {  # check NAME ...: run in the background, at most $jobs at once
-    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+configs=()   # the arguments of each check, quoted, in the order the report lists them
+check() {  # check NAME ...: one configuration to run (start_all starts them)
     names+=("$1")
+    configs+=("$(printf '%q ' "$@")")
+}
+
+start() {  # start NAME ...: run in the background, at most $jobs at once
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
     (run "$@" > "$work/$1.line" 2>&1; echo $? > "$work/$1.status") &
+}
+
+# The longest configurations (minutes each, the others seconds to a minute or
+# two) start first, so that no slot is left running one alone at the end.
+LONGEST=" liveness-n2-operator safety-n3-operator liveness-n2-two-jobs safety-n3-two-jobs "
+start_all() {
+    local config
+    for config in "${configs[@]}"; do
+        eval "set -- $config"
+        case "$LONGEST" in *" $1 "*) start "$@" ;; esac
+    done
+    for config in "${configs[@]}"; do
+        eval "set -- $config"
+        case "$LONGEST" in *" $1 "*) ;; *) start "$@" ;; esac
+    done
 }
 
 echo "Spin $(spin -V | sed -n 's/Spin Version \([^ ]*\).*/\1/p'): N workers, lease 2 ticks; one job with max_attempts 3," \
@@ -123,6 +143,7 @@ check mutant-key-counts-running-cancel fail "$KINV" safety $M $K2C0 -DMUTANT_KEY
 check mutant-key-no-turns        fail "$KINV" safety $M $K20 -DMUTANT_KEY_NO_TURNS
 check mutant-key-blocks-queue    fail "(pick<3)||" safety $M $K30 -DMUTANT_KEY_BLOCKS_QUEUE
 check mutant-never-buries        fail "acceptance cycle" liveness -DNW=2 -DADMIN=0 $L -DMUTANT_NEVER_BURIES
+start_all
 wait
 
 status=0
