@@ -16,8 +16,13 @@ DEVDB := $(PY) -m taskboard_dev.devdb
 DEVDB_STDLIB := PYTHONPATH=dev $(PYTHON) -m taskboard_dev.devdb
 PG15_POSTGRES := /usr/lib/postgresql/15/bin/postgres
 TEST_DB := taskboard_test
-# What pytest runs, e.g. make test-pg18 PYTEST_ARGS='-x tests/release/test_devdb.py'
-PYTEST_ARGS ?= tests/
+# What pytest runs, e.g. make test-pg18 PYTEST_ARGS='-x tests/release/test_devdb.py'.
+# Unset, test-pg18 runs every test and test-pg15 the tests marked pg15: the SQL
+# suites (tests/sql, tests/release) and the tests about a difference between
+# server versions; the driver, worker, web and process suites run on 18 only.
+PYTEST_ARGS ?=
+PYTEST_DEFAULT_18 := tests/
+PYTEST_DEFAULT_15 := -m pg15 tests/
 DEMO_DB := taskboard_demo
 # chromium: the dashboard's browser tests drive it with Playwright (no browser download).
 TOOL_PACKAGES := sqitch libdbd-pg-perl libtap-parser-sourcehandler-pgtap-perl postgresql-client pgbouncer chromium fonts-liberation
@@ -58,27 +63,40 @@ db-stop: ## Stop the dev PostgreSQL servers
 	@$(DEVDB_STDLIB) stop --pg 18
 	@$(DEVDB_STDLIB) stop --pg 15
 
-test: test-pg18 ## Run all tests on PostgreSQL 18, the docs site, what users install, then on 15 when Debian's PostgreSQL 15 is installed, then make model
-	@echo "== make schema-check"
-	@$(MAKE) --no-print-directory schema-check
-	@echo "== make docs"
-	@$(MAKE) --no-print-directory docs
-	@echo "== make test-installed"
-	@$(MAKE) --no-print-directory test-installed
-	@if [ -n "$${TASKBOARD_DATABASE_URL:-}" ]; then \
+# make test starts make model first, in the background at the lowest CPU priority
+# (nice 19): the model is CPU-bound and the tests often wait, so it takes only
+# the time they leave idle. Its report comes, and counts, at the end.
+MODEL_LOG := .taskboard/model.log
+
+test: venv tools model-tools ## Run all tests on PostgreSQL 18, the docs site, what users install, the SQL suites on 15 when Debian's PostgreSQL 15 is installed, and make model
+	@mkdir -p $(dir $(MODEL_LOG)); \
+	echo "== make model, in the background (nice 19) until the end"; \
+	setsid nice -n 19 $(MAKE) --no-print-directory model-check >$(MODEL_LOG) 2>&1 & model=$$!; \
+	trap 'kill -TERM -- -'$$model' 2>/dev/null || true' EXIT; \
+	$(MAKE) --no-print-directory test-pg18; \
+	echo "== make schema-check"; \
+	$(MAKE) --no-print-directory schema-check; \
+	echo "== make docs, its SQL reference read from the deploy schema-check checked"; \
+	$(MAKE) --no-print-directory docs DOCS_DEPLOYED=$(SCHEMA_DB); \
+	echo "== make test-installed"; \
+	$(MAKE) --no-print-directory test-installed; \
+	if [ -n "$${TASKBOARD_DATABASE_URL:-}" ]; then \
 	  echo "== TASKBOARD_DATABASE_URL is set: the PostgreSQL 15 run is skipped"; \
 	elif [ -x $(PG15_POSTGRES) ]; then \
 	  $(MAKE) --no-print-directory test-pg15; \
 	else \
 	  echo "== $(PG15_POSTGRES) not found: the PostgreSQL 15 run is skipped"; \
-	fi
-	@echo "== make model"
-	@$(MAKE) --no-print-directory model
+	fi; \
+	echo "== make model (started at the beginning)"; \
+	status=0; wait $$model || status=$$?; trap - EXIT; \
+	cat $(MODEL_LOG); \
+	exit $$status
 
 test-pg18: ## Recreate taskboard_test, deploy it as a non-superuser, pg_prove and pytest on the dev PostgreSQL 18 (or TASKBOARD_DATABASE_URL)
-test-pg15: ## The same on Debian's PostgreSQL 15 (.taskboard/pg15, run as user postgres)
+test-pg15: ## The same on Debian's PostgreSQL 15 (.taskboard/pg15, run as user postgres), pytest of the SQL suites only (marker pg15)
 test-pg18: PG := 18
 test-pg15: PG := 15
+test-pg18 test-pg15: PYTEST_SELECTED = $(or $(PYTEST_ARGS),$(PYTEST_DEFAULT_$(PG)))
 test-pg18 test-pg15: venv tools
 	@if [ $(PG) = 15 ] && [ -n "$${TASKBOARD_DATABASE_URL:-}" ]; then \
 	  echo "test-pg15 runs on the dev PostgreSQL 15 only: unset TASKBOARD_DATABASE_URL." >&2; \
@@ -102,20 +120,27 @@ test-pg18 test-pg15: venv tools
 	else \
 	  echo "== no db/tests/*.sql: pg_prove skipped"; \
 	fi; \
-	echo "== pytest $(PYTEST_ARGS)"; \
+	echo "== pytest $(PYTEST_SELECTED)"; \
 	TASKBOARD_DATABASE_URL="$$server" TASKBOARD_TEST_DATABASE_URL="$$db_url" \
-	  $(PY) -m pytest $(PYTEST_ARGS)
+	  $(PY) -m pytest $(PYTEST_SELECTED)
 
 test-installed: venv tools ## Build the wheel and the sdist, install each into a fresh venv without dev extras, and use it as a user does
 	@$(PY) -m taskboard_dev.installed
 
 DOCS_DB := taskboard_docs
+# A database holding a fresh deploy to read the SQL reference from instead of
+# deploying taskboard_docs: make test passes the one schema-check just checked.
+DOCS_DEPLOYED ?=
 
 docs: venv tools ## Build the docs site strictly into .taskboard/site, its SQL reference read from a fresh deploy (database taskboard_docs)
-	@db_url=$$($(DEVDB) recreate-db $(DOCS_DB) --pg 18 --no-pgtap); \
-	deploy_url=$$db_url; \
-	if [ -z "$${TASKBOARD_DATABASE_URL:-}" ]; then deploy_url=$$($(DEVDB) deployer "$$db_url"); fi; \
-	TASKBOARD_DATABASE_URL="$$deploy_url" $(VENV)/bin/taskboard migrate >/dev/null; \
+	@if [ -n "$(DOCS_DEPLOYED)" ]; then \
+	  db_url=$$($(DEVDB) db-url $(DOCS_DEPLOYED) --pg 18); \
+	else \
+	  db_url=$$($(DEVDB) recreate-db $(DOCS_DB) --pg 18 --no-pgtap); \
+	  deploy_url=$$db_url; \
+	  if [ -z "$${TASKBOARD_DATABASE_URL:-}" ]; then deploy_url=$$($(DEVDB) deployer "$$db_url"); fi; \
+	  TASKBOARD_DATABASE_URL="$$deploy_url" $(VENV)/bin/taskboard migrate >/dev/null; \
+	fi; \
 	NO_MKDOCS_2_WARNING=1 TASKBOARD_DOCS_DATABASE_URL="$$db_url" $(VENV)/bin/mkdocs build --strict 2>&1 \
 	  | { grep -v "^INFO " || true; }
 	@echo "== the site is in .taskboard/site (open .taskboard/site/index.html)"
@@ -263,7 +288,10 @@ $(OBAN_VENV)/.installed: bench/obanpy/requirements.txt
 MODEL_PACKAGES := spin bc gcc
 
 .PHONY: model
-model: ## Check the lease and dependency protocols' models with Spin: the model passes, each mutant fails (about five minutes)
+model: model-tools model-check ## Check the lease and dependency protocols' models with Spin: the model passes, each mutant fails (about five minutes)
+
+.PHONY: model-tools model-check
+model-tools:
 	@if ! command -v spin >/dev/null || ! command -v bc >/dev/null || ! command -v gcc >/dev/null; then \
 	  if [ "$$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then \
 	    echo "make model needs spin, bc and gcc (on Debian: apt-get install $(MODEL_PACKAGES))" >&2; \
@@ -273,6 +301,8 @@ model: ## Check the lease and dependency protocols' models with Spin: the model 
 	  apt-get update -qq; \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(MODEL_PACKAGES) >/dev/null; \
 	fi
+
+model-check: model-tools
 	@model/check.sh
 
 # -- soak ------------------------------------------------------------------------

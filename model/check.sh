@@ -19,7 +19,6 @@ mkdir -p trails
 rm -f trails/*.trail
 jobs=${MODEL_JOBS:-2}
 names=()
-model=taskboard.pml     # the model the next checks run: set again before each block
 
 run() {  # run NAME EXPECT VIOLATION MODE DEFINES...: one configuration, one line
     local name=$1 expect=$2 violation=$3 mode=$4
@@ -67,10 +66,33 @@ run() {  # run NAME EXPECT VIOLATION MODE DEFINES...: one configuration, one lin
     [ "$verdict" = ok ]
 }
 
-check() {  # check NAME ...: run in the background, at most $jobs at once
-    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+model=taskboard.pml     # the model the next checks run: set again before each block
+configs=()   # the model and arguments of each check, quoted, in the order the report lists them
+check() {  # check NAME ...: one configuration of $model to run (start_all starts them)
     names+=("$1")
-    (run "$@" > "$work/$1.line" 2>&1; echo $? > "$work/$1.status") &
+    configs+=("$(printf '%q ' "$model" "$@")")
+}
+
+start() {  # start MODEL NAME ...: run in the background, at most $jobs at once
+    local m=$1
+    shift
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+    (model=$m; run "$@" > "$work/$1.line" 2>&1; echo $? > "$work/$1.status") &
+}
+
+# The longest configurations (minutes each, the others seconds to a minute or
+# two) start first, so that no slot is left running one alone at the end.
+LONGEST=" liveness-n2-operator safety-n3-operator liveness-n2-two-jobs safety-n3-two-jobs "
+start_all() {
+    local config
+    for config in "${configs[@]}"; do
+        eval "set -- $config"
+        case "$LONGEST" in *" $2 "*) start "$@" ;; esac
+    done
+    for config in "${configs[@]}"; do
+        eval "set -- $config"
+        case "$LONGEST" in *" $2 "*) ;; *) start "$@" ;; esac
+    done
 }
 
 echo "Spin $(spin -V | sed -n 's/Spin Version \([^ ]*\).*/\1/p'): N workers, lease 2 ticks; one job with max_attempts 3," \
@@ -128,7 +150,6 @@ check mutant-key-counts-running-cancel fail "$KINV" safety $M $K2C0 -DMUTANT_KEY
 check mutant-key-no-turns        fail "$KINV" safety $M $K20 -DMUTANT_KEY_NO_TURNS
 check mutant-key-blocks-queue    fail "(pick<3)||" safety $M $K30 -DMUTANT_KEY_BLOCKS_QUEUE
 check mutant-never-buries        fail "acceptance cycle" liveness -DNW=2 -DADMIN=0 $L -DMUTANT_NEVER_BURIES
-
 # The dependency-edge protocol (model/dependencies.pml): D dependencies, X
 # dependents (X 0 waits for every D, X 1 for D 0), one enqueue per X that
 # may roll back, each D ended once (succeeded or dead; one end in a run
@@ -155,6 +176,7 @@ check deps-mutant-rr-no-dcheck   fail "acceptance cycle" liveness $M $L -DRR=1 -
 check deps-mutant-bound-no-dcheck fail "acceptance cycle" liveness $M $L -DNX=2 -DBOUND=1 -DMUTANT_BOUND_NO_DCHECK
 check deps-mutant-dcheck-one-batch fail "acceptance cycle" liveness $M $L -DNX=2 -DRR=1 -DMUTANT_DCHECK_ONE_BATCH
 check deps-mutant-dirty-read     fail "$DINV" safety $M -DMUTANT_DIRTY_READ
+start_all
 wait
 
 status=0

@@ -14,6 +14,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from taskboard import install
 from taskboard_dev import devdb
 from tests.support.database import DB_DIR, TEST_DATABASE_PREFIX, MakeDatabase, Sqitch, run_sqitch
 from tests.support.processes import Workers
@@ -29,11 +30,17 @@ def server_url() -> str:
 def make_database(server_url: str) -> MakeDatabase:
     """Factory: `make_database(deploy=False) -> url` creates a fresh,
     uniquely named database; with deploy=True it holds a fresh
-    `sqitch deploy --verify` of db/. All are dropped when the session
-    finishes (pytest_sessionfinish): a teardown here would count against the
-    time limit of whichever test ran last."""
+    `sqitch deploy --verify` of db/, with release="0.4.7" what
+    `sqitch deploy --verify --to @v0.4.7` leaves. All are dropped when the
+    session finishes (pytest_sessionfinish): a teardown here would count
+    against the time limit of whichever test ran last."""
     created = _CREATED.setdefault(server_url, [])
     template: list[str] = []  # the deployed database copied for deploy=True
+    # The database deployed release by release for release=: its name, the releases it
+    # has passed, and the copy made of it at each (copied again for each test).
+    chain: list[str] = []
+    passed: list[str] = []
+    at_release: dict[str, str] = {}
 
     def create(name: str, *, copy_of: str | None = None) -> str:
         query = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
@@ -57,14 +64,50 @@ def make_database(server_url: str) -> MakeDatabase:
             template.append(name)
         return template[0]
 
-    def make(*, deploy: bool = False) -> str:
+    def release_template(release: str) -> str:
+        # One `sqitch deploy --verify --to @vX` per release and session, each from the
+        # release before it on one database (the same changes in the same order as a
+        # deploy from nothing), copied as it stands at each release.
+        releases = install.releases(DB_DIR)
+        if release not in releases:
+            pytest.fail(f"no release {release} in {DB_DIR}/sqitch.plan")
+        if not chain:
+            chain.append(TEST_DATABASE_PREFIX + "chain_" + uuid.uuid4().hex[:12])
+            create(chain[0])
+        for step in releases[len(passed) : releases.index(release) + 1]:
+            url = devdb.database_url(server_url, chain[0])
+            result = run_sqitch(url, "deploy", "--verify", "--to", f"@v{step}")
+            if result.returncode != 0:
+                pytest.fail(f"sqitch deploy --to @v{step} failed:\n{result.stdout}{result.stderr}")
+            passed.append(step)
+            at_release[step] = TEST_DATABASE_PREFIX + "release_" + uuid.uuid4().hex[:12]
+            create(at_release[step], copy_of=chain[0])
+        return at_release[release]
+
+    def make(*, deploy: bool = False, release: str | None = None) -> str:
         name = TEST_DATABASE_PREFIX + uuid.uuid4().hex[:12]
+        if release is not None:
+            return create(name, copy_of=release_template(release))
         return create(name, copy_of=deployed_template() if deploy else None)
 
     return make
 
 
 _CREATED: dict[str, list[str]] = {}  # server URL -> the databases make_database created
+
+
+# The SQL suites: each of their tests runs on PostgreSQL 15 too (marker pg15).
+SQL_SUITES = ("sql", "release")
+TESTS_DIR = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark pg15 every test of the SQL suites: `make test-pg15` runs `-m pg15`."""
+    for item in items:
+        if item.path.is_relative_to(TESTS_DIR):
+            parts = item.path.relative_to(TESTS_DIR).parts
+            if len(parts) > 1 and parts[0] in SQL_SUITES:
+                item.add_marker(pytest.mark.pg15)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

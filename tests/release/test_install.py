@@ -20,7 +20,7 @@ from taskboard import install
 from taskboard.migrate import sqitch_target
 from taskboard_dev import server
 from tests.support.cli import error_line, run
-from tests.support.database import DB_DIR, MakeDatabase, can_use, run_sqitch
+from tests.support.database import DB_DIR, MakeDatabase, can_use
 from tests.support.install import Domain, catalog, execute, psql
 
 KINDS = ("owner", "producer", "worker", "admin")
@@ -288,12 +288,10 @@ def test_sql_without_transaction_runs_inside_a_migration_tools_transaction(
 
 @pytest.mark.parametrize("since", install.releases(DB_DIR)[:-1])
 def test_sql_from_a_release_upgrades_to_the_same_catalog(
-    make_database: MakeDatabase, domain: Domain, since: str
+    make_database: MakeDatabase, since: str
 ) -> None:
     by_sqitch = make_database(deploy=True)
-    url = domain.database()
-    deployed = run_sqitch(url, "deploy", "--to", f"@v{since}")
-    assert deployed.returncode == 0, deployed.stderr
+    url = make_database(release=since)
 
     script = run(None, "sql", "--from", since)
     assert script.returncode == 0, script.stderr

@@ -24,8 +24,7 @@ def one(conn: psycopg.Connection, query: str, params: list[object] | None = None
 def test_a_0_4_7_database_with_jobs_in_flight_upgrades_and_claims(
     make_database: MakeDatabase, sqitch: Sqitch
 ) -> None:
-    url = make_database()
-    assert sqitch(url, "deploy", "--to", "@v0.4.7").returncode == 0
+    url = make_database(release="0.4.7")
     with psycopg.connect(url, autocommit=True) as conn:
         for _ in range(6):
             conn.execute("SELECT taskboard.enqueue('t', '{}', 'up')")

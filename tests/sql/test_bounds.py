@@ -49,9 +49,7 @@ def test_an_infinite_duration_is_refused_naming_the_argument(
 def test_a_v0_1_0_database_upgrades_with_its_tokens_valid_and_reverts(
     make_database: MakeDatabase, sqitch: Sqitch
 ) -> None:
-    url = make_database(deploy=False)
-    deployed = sqitch(url, "deploy", "--verify", "--to", "@v0.1.0")
-    assert deployed.returncode == 0, deployed.stdout + deployed.stderr
+    url = make_database(release="0.1.0")
     with connect(url, "taskboard_producer") as producer:
         queued, running, finished = (
             value(producer, "SELECT taskboard.enqueue(task => 't', queue => %s)", [q])

@@ -788,8 +788,7 @@ def test_a_0_4_8_database_with_jobs_in_flight_upgrades_and_a_rate_counts_from_th
     """Jobs queued, running and expired under 0.4.8 (with a key limit); after the upgrade a
     rate limit per key counts the starts from its setting on: a reclaim is one, the key
     limit still holds, and queue_stats shows the window."""
-    url = make_database()
-    assert sqitch(url, "deploy", "--to", "@v0.4.8").returncode == 0
+    url = make_database(release="0.4.8")
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SELECT taskboard.set_key_limit('up', 2)")
         for key in ["a", "a", "a", "b", "b", None]:

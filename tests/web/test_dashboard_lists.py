@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from taskboard import sql
-from tests.support.database import MakeDatabase, Sqitch, connect, login_role
+from tests.support.database import MakeDatabase, connect, login_role
 from tests.support.web import client
 
 LINE_COLUMNS = {
@@ -90,12 +90,8 @@ def test_the_lists_call_returns_a_line_without_payload_result_or_errors(
     assert BIG not in repr(line)
 
 
-def test_before_find_jobs_summary_the_list_gets_the_same_line(
-    make_database: MakeDatabase, sqitch: Sqitch
-) -> None:
-    url = make_database(deploy=False)
-    deployed = sqitch(url, "deploy", "--to", "@v0.4.4")
-    assert deployed.returncode == 0, deployed.stdout + deployed.stderr
+def test_before_find_jobs_summary_the_list_gets_the_same_line(make_database: MakeDatabase) -> None:
+    url = make_database(release="0.4.4")
     job_id = big_failed_job(url)
     with login_role(url, "taskboard_admin") as admin:
         (line,) = summary_lines(admin)

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from taskboard.web import server
-from tests.support.database import MakeDatabase, Sqitch, connect, login_role
+from tests.support.database import MakeDatabase, connect, login_role
 from tests.support.web import client
 
 
@@ -89,12 +89,8 @@ def test_a_waiting_job_is_cancelled_from_its_page_and_in_bulk(
 
 
 @pytest.mark.parametrize("release", ["0.4.9"])
-def test_an_older_schema_has_no_waiting_column(
-    make_database: MakeDatabase, sqitch: Sqitch, release: str
-) -> None:
-    url = make_database(deploy=False)
-    deployed = sqitch(url, "deploy", "--to", f"@v{release}")
-    assert deployed.returncode == 0, deployed.stdout + deployed.stderr
+def test_an_older_schema_has_no_waiting_column(make_database: MakeDatabase, release: str) -> None:
+    url = make_database(release=release)
     with connect(url, "taskboard_producer") as conn:
         conn.execute("SELECT taskboard.enqueue('send', '{}', 'old')")
     with login_role(url, "taskboard_admin") as login, client(login) as tb:

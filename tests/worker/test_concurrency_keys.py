@@ -133,9 +133,7 @@ def test_a_bad_key_is_refused_naming_it_and_enqueues_nothing(
 def test_a_key_on_a_schema_without_keys_is_refused_naming_the_release(
     make_database: MakeDatabase, sqitch: Sqitch
 ) -> None:
-    url = make_database()
-    deployed = sqitch(url, "deploy", "--to", "@v0.4.7")
-    assert deployed.returncode == 0, deployed.stderr
+    url = make_database(release="0.4.7")
     app = make_app(url)
     try:
         assert app.enqueue("t") > 0  # without a key, as before

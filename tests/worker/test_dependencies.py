@@ -187,9 +187,7 @@ def test_a_bad_dependency_argument_is_refused_naming_it_and_enqueues_nothing(
 def test_dependencies_on_a_schema_before_0_5_0_are_refused_naming_the_release(
     make_database: MakeDatabase, sqitch: Sqitch
 ) -> None:
-    url = make_database()
-    deployed = sqitch(url, "deploy", "--to", "@v0.4.9")
-    assert deployed.returncode == 0, deployed.stderr
+    url = make_database(release="0.4.9")
     app = make_app(url)
     try:
         first = app.enqueue("t")  # without dependencies, as before
@@ -381,13 +379,9 @@ def job_gauges(url: str) -> dict[tuple[str, str], float]:
     }
 
 
-def test_the_exporter_counts_waiting_jobs_from_0_5_0_on(
-    make_database: MakeDatabase, sqitch: Sqitch
-) -> None:
+def test_the_exporter_counts_waiting_jobs_from_0_5_0_on(make_database: MakeDatabase) -> None:
     url = make_database(deploy=True)
-    older = make_database()
-    deployed = sqitch(older, "deploy", "--to", "@v0.4.9")
-    assert deployed.returncode == 0, deployed.stderr
+    older = make_database(release="0.4.9")
     for database in (url, older):
         app = make_app(database)
         try:

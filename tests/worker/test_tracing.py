@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from taskboard import AsyncContext, SyncContext, Taskboard, load_settings
-from tests.support.database import MakeDatabase, Sqitch
+from tests.support.database import MakeDatabase
 
 DEADLINE_SECONDS = 60.0
 FAST: dict[str, Any] = {"pool_size": 3, "lease": 3, "renew_every": 1, "poll_interval": 0.2}
@@ -232,11 +232,9 @@ def test_every_form_of_enqueue_stores_the_callers_trace_context(
 
 
 def test_enqueue_inside_a_span_works_on_a_schema_without_the_trace_context(
-    make_database: MakeDatabase, sqitch: Sqitch, spans: InMemorySpanExporter
+    make_database: MakeDatabase, spans: InMemorySpanExporter
 ) -> None:
-    url = make_database(deploy=False)
-    deployed = sqitch(url, "deploy", "--verify", "--to", "@v0.3.0")
-    assert deployed.returncode == 0, deployed.stdout + deployed.stderr
+    url = make_database(release="0.3.0")
     app = make_app(url)
 
     @app.task("old", queue=QUEUE)
