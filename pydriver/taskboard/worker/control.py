@@ -36,6 +36,7 @@ from typing import Any, Protocol
 import psycopg
 
 from taskboard import sql
+from taskboard.connections import Deadline
 from taskboard.settings import Settings
 from taskboard.sql import Queries
 from taskboard.worker.executor import Executor
@@ -141,6 +142,7 @@ class Control:
                 until=self.finished,
                 prepare=prepare,
                 back="control connection back: claiming at once",
+                deadline=self.settings.deadline,
             )
         ]
         if self.cycles > 1:
@@ -151,6 +153,7 @@ class Control:
                     second,
                     until=self.finished,
                     prepare=lambda conn: sql.set_lock_timeout(conn, CONTROL_LOCK_TIMEOUT_SECONDS),
+                    deadline=self.settings.deadline,
                 )
             )
         try:
@@ -167,14 +170,17 @@ class Control:
         while not self.finished.is_set():
             self.ledger.wake.clear()
             try:
-                order = [] if self.stopping.is_set() else self._claim_order()
-                # The first queue's claim rides with the completions when there are any.
-                claimed = await self.flush(conn, order[0] if order else None)
-                for queue in order[1:] if claimed else order:
-                    await self._claim(conn, queue)
+                # A server that stops answering is left at the deadline: reconnect.
+                async with Deadline(conn, self.settings.deadline):
+                    order = [] if self.stopping.is_set() else self._claim_order()
+                    # The first queue's claim rides with the completions when there are any.
+                    claimed = await self.flush(conn, order[0] if order else None)
+                    for queue in order[1:] if claimed else order:
+                        await self._claim(conn, queue)
                 for chore in [] if self.stopping.is_set() else chores:
                     if chore.due():
-                        await chore.run(conn)
+                        async with Deadline(conn, self.settings.deadline):
+                            await chore.run(conn)
                 errors.reset()
             except psycopg.Error as exc:
                 if needs_new_connection(exc, conn):
