@@ -47,6 +47,8 @@ JOBS_BEFORE = 30  # acknowledged before the primary goes
 JOBS_AFTER = 20  # acknowledged after the promotion, before the producer stops
 SETTLE_SECONDS = 60.0  # for every acknowledged job to succeed once the producer stopped
 SYNC_SECONDS = 30.0  # for the standby to become synchronous
+# A stopped worker's bound: the grace, then ten seconds to settle what it holds.
+EXIT_WITHIN_SECONDS = 30.0
 
 
 def free_port() -> int:
@@ -359,3 +361,66 @@ def test_a_url_naming_only_a_standby_says_so_and_keeps_trying(pair: Pair, tmp_pa
     finally:
         worker.kill()
         print(worker.log())
+
+
+def test_a_worker_stopped_while_its_server_hangs_exits_1_in_bounded_time(
+    tmp_path: Path,
+) -> None:
+    """SIGTERM while every process of the server is stopped and the worker holds a job:
+    its release is never answered, and the worker exits 1 saying so, instead of hanging."""
+    server = Server(tcp_port=free_port(), prefix="taskboard-hung-")
+    try:
+        server.start()
+        with psycopg.connect(server.url(), autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {DATABASE}")
+        url = f"postgresql://postgres@{server.tcp_address()}/{DATABASE}"
+        done = run(url, "migrate", path=str(Path(sys.executable).parent))
+        assert done.returncode == 0, done.stdout + done.stderr
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("SELECT taskboard.enqueue('work', '{\"sleep\": 30}')")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TASKBOARD_")}
+        env.update(
+            {
+                "PYTHONUNBUFFERED": "1",
+                "TASKBOARD_DATABASE_URL": url,
+                "TASKBOARD_LEASE": str(LEASE_SECONDS),
+                "TASKBOARD_RENEW_EVERY": str(RENEW_EVERY_SECONDS),
+                "TASKBOARD_SHUTDOWN_GRACE": "1",
+                "WORKER_APP_JOURNAL": str(tmp_path / "journal.jsonl"),
+            }
+        )
+        worker = WorkerProcess.start(
+            "stopped",
+            [str(TASKBOARD), "worker", "apps.worker_app:app"],
+            log_path=tmp_path / "worker.log",
+            env=env,
+            cwd=TESTS_DIR,
+        )
+        try:
+            wait_until(
+                lambda: (
+                    any(e["event"] == "start" for e in read_records(tmp_path / "journal.jsonl"))
+                    if (tmp_path / "journal.jsonl").exists()
+                    else None
+                ),
+                "the job to start",
+            )
+            for pid in server.processes():
+                os.kill(pid, signal.SIGSTOP)
+            began = time.monotonic()
+            worker.send(signal.SIGTERM)
+            status = worker.wait_exit(EXIT_WITHIN_SECONDS)
+            took = time.monotonic() - began
+            log = worker.log()
+            assert status == 1, log
+            assert "stopped holding 1 job(s) it could not settle" in log, log
+            assert "no answer from" in log, log
+            assert took < EXIT_WITHIN_SECONDS
+        finally:
+            worker.kill()
+            print(worker.log())
+    finally:
+        for pid in server.processes():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(server.datadir, ignore_errors=True)

@@ -274,7 +274,13 @@ class Control:
         async def session(conn: psycopg.AsyncConnection[Any]) -> None:
             self.ledger.wake.set()  # claim at once after (re)connecting
             while True:
-                await self._notified(conn)
+                try:
+                    await asyncio.wait_for(self._notified(conn), self.settings.renew_interval)
+                except TimeoutError:
+                    # Quiet for a while: make sure the server still answers, or reconnect.
+                    async with Deadline(conn, self.settings.deadline):
+                        await self.queries.version(conn)
+                    continue
                 self.ledger.wake.set()
 
         await reconnecting(
@@ -283,6 +289,7 @@ class Control:
             session,
             until=self.finished,
             prepare=self.queries.listen,
+            deadline=self.settings.deadline,
         )
 
     # -- settling ---------------------------------------------------------------------
