@@ -40,6 +40,9 @@ MIN_CONNECT_TIMEOUT_SECONDS = 2  # libpq's floor
 # half of it idle, KEEPALIVE_PROBES probes a sixth of it apart, or when sent
 # data goes unacknowledged for all of it (tcp_user_timeout).
 KEEPALIVE_PROBES = 3
+# The shortest default statement deadline: a claim or an enqueue on a busy server may
+# take a second without anything being wrong.
+MIN_STATEMENT_DEADLINE_SECONDS = 2.0
 # What libpq reads from the environment instead of the URL (PGCONNECT_TIMEOUT, ...).
 LIBPQ_ENVIRONMENT = {"connect_timeout": "PGCONNECT_TIMEOUT"}
 NO_LISTEN = "none"
@@ -161,7 +164,8 @@ class Settings(BaseSettings):
         description="Seconds the server has to answer each statement the driver sends on its "
         "own connections (a worker's, and enqueue's without `conn`); past it the connection "
         "is dropped, without a cancel request, and made again, through the URL's other hosts "
-        "when it names several. Unset: `renew_every`.",
+        "when it names several. Unset: `renew_every`, at least 2 seconds (renewal's own "
+        "statements: `renew_every` at most).",
     )
     stats_interval: float = Field(
         DEFAULT_STATS_INTERVAL_SECONDS,
@@ -280,7 +284,9 @@ class Settings(BaseSettings):
     @property
     def deadline(self) -> float:
         """Seconds the server has to answer a statement on the driver's own connections."""
-        return self.statement_deadline or self.renew_interval
+        if self.statement_deadline is not None:
+            return self.statement_deadline
+        return max(self.renew_interval, MIN_STATEMENT_DEADLINE_SECONDS)
 
     @property
     def connect_timeout(self) -> int:

@@ -89,8 +89,9 @@ def test_the_url_s_own_network_options_win(monkeypatch: pytest.MonkeyPatch) -> N
     assert "connect_timeout" not in settings.connection_options(url=listen)
 
 
-def test_statement_deadline_defaults_to_renew_every() -> None:
+def test_statement_deadline_defaults_to_renew_every_at_least_2_seconds() -> None:
     assert load_settings(database_url="postgresql://app@db/jobs", lease=30).deadline == 10
+    assert load_settings(database_url="postgresql://app@db/jobs", lease=3).deadline == 2
     given = load_settings(database_url="postgresql://app@db/jobs", statement_deadline=4)
     assert given.deadline == 4
 

@@ -120,21 +120,22 @@ class Transactional:
         result = await bounded(coro, task.timeout, task.name)
         outcome = Complete(self.endings.result_json(held, result))
         # From here the database's answer decides: the watchdog leaves the claim alone.
-        async with Deadline(conn, self.deadline):
-            if not self.ledger.settle_in_transaction(held, outcome):
-                await conn.rollback()
-                return False
-            if await self._transaction_changed(conn, xid):
-                raise FenceEscaped(
-                    f"transactional task {task.name!r} committed or rolled back ctx.conn "
-                    "itself: its writes were not fenced by the job's completion"
-                )
-            self.ledger.note_sent(held)
-            if not await self.queries.complete(conn, held.job_id, held.token, outcome.result):
-                await conn.rollback()
-                self.ledger.resolve(held, State.LOST, False)
-                return False
-            await conn.commit()
+        if not self.ledger.settle_in_transaction(held, outcome):
+            await conn.rollback()
+            return False
+        if await self._transaction_changed(conn, xid):
+            raise FenceEscaped(
+                f"transactional task {task.name!r} committed or rolled back ctx.conn itself: "
+                "its writes were not fenced by the job's completion"
+            )
+        self.ledger.note_sent(held)
+        # No deadline on complete and COMMIT: a row lock may hold them past the lease, and
+        # the database's answer decides (TCP keepalives notice a host gone away).
+        if not await self.queries.complete(conn, held.job_id, held.token, outcome.result):
+            await conn.rollback()
+            self.ledger.resolve(held, State.LOST, False)
+            return False
+        await conn.commit()
         return True
 
     @staticmethod
