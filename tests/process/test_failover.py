@@ -219,7 +219,7 @@ def succeeded_after(url: str, ids: list[int]) -> bool:
 
 def fail_over(pair: Pair, run_: Run, new_primary: str, go: Callable[[], object]) -> None:
     """Run the workload through `go` (the primary dies or hangs) and the promotion, then
-    check what the issue asks of a failover."""
+    check what a failover must keep (see the module docstring)."""
     wait_until(lambda: len(run_.acks) >= JOBS_BEFORE, f"{JOBS_BEFORE} acknowledged jobs")
     acked_before = len(run_.acks)
     go()
