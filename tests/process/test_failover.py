@@ -22,7 +22,7 @@ import socket
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +47,8 @@ JOBS_BEFORE = 30  # acknowledged before the primary goes
 JOBS_AFTER = 20  # acknowledged after the promotion, before the producer stops
 SETTLE_SECONDS = 60.0  # for every acknowledged job to succeed once the producer stopped
 SYNC_SECONDS = 30.0  # for the standby to become synchronous
+# A job that runs across the hang: longer than the hang takes to outlast its lease.
+LONG_JOB_SECONDS = 8
 # A stopped worker's bound: the grace, then ten seconds to settle what it holds.
 EXIT_WITHIN_SECONDS = 30.0
 
@@ -217,9 +219,16 @@ def succeeded_after(url: str, ids: list[int]) -> bool:
     return row is not None and row[0] > 0
 
 
-def fail_over(pair: Pair, run_: Run, new_primary: str, go: Callable[[], object]) -> None:
+def fail_over(
+    pair: Pair,
+    run_: Run,
+    new_primary: str,
+    go: Callable[[], object],
+    started_again: Sequence[int] = (),
+) -> None:
     """Run the workload through `go` (the primary dies or hangs) and the promotion, then
-    check what a failover must keep (see the module docstring)."""
+    check what a failover must keep (see the module docstring); the jobs of
+    `started_again` must have started twice."""
     wait_until(lambda: len(run_.acks) >= JOBS_BEFORE, f"{JOBS_BEFORE} acknowledged jobs")
     acked_before = len(run_.acks)
     go()
@@ -246,7 +255,8 @@ def fail_over(pair: Pair, run_: Run, new_primary: str, go: Callable[[], object])
 
     def all_settled() -> bool:
         found = jobs(new_primary)
-        return all(a["id"] in found and found[a["id"]]["state"] == "succeeded" for a in acks)
+        ids = [a["id"] for a in acks] + list(started_again)
+        return all(i in found and found[i]["state"] == "succeeded" for i in ids)
 
     wait_until(all_settled, "every acknowledged job to succeed", SETTLE_SECONDS)
     assert run_.worker.terminate() is not None  # exits 0: it holds nothing
@@ -280,6 +290,8 @@ def fail_over(pair: Pair, run_: Run, new_primary: str, go: Callable[[], object])
                 if r["attempt"] == start["attempt"] and r["lease_expires_at"] <= r["at"]
             ]
             assert expired, f"job {job_id} attempt {start['attempt']} started again unexplained"
+    for job_id in started_again:
+        assert len(starts[job_id]) >= 2, f"job {job_id} started {len(starts[job_id])} time(s)"
     again = sum(1 for begun in starts.values() if len(begun) > 1)
     print(
         f"back {back_after:.1f}s after the promotion; {len(acks)} jobs acknowledged, "
@@ -310,7 +322,24 @@ def test_worker_and_producer_survive_a_hung_primary(
     acknowledged. Deadlines drop the connections and the driver moves to the new primary."""
     deploy(pair)
     run_ = run_in(pair.url())
-    fail_over(pair, run_, pair.standby.url(DATABASE), pair.hang)
+    with psycopg.connect(pair.primary.url(DATABASE), autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT taskboard.enqueue('work', %s::jsonb)", [f'{{"sleep": {LONG_JOB_SECONDS}}}']
+        ).fetchone()
+    assert row is not None
+    long_job = int(row[0])
+
+    def hang_past_the_lease() -> None:
+        """The long job runs when the primary hangs, and the hang outlasts its lease: the
+        worker gives it up, and the new primary hands it out again."""
+        wait_until(
+            lambda: any(e["event"] == "start" and e["job"] == long_job for e in run_.journal),
+            "the long job to start",
+        )
+        pair.hang()
+        time.sleep(LEASE_SECONDS + 1)  # how long the primary stays hung before the promotion
+
+    fail_over(pair, run_, pair.standby.url(DATABASE), hang_past_the_lease, [long_job])
     pair.kill_primary()
     worker_log = run_.worker.log()
     assert "no answer from" in worker_log, worker_log
