@@ -52,6 +52,7 @@ ASYNC_NAMES = {
     "AsyncCursor": "Cursor",
     "AsyncConnectionPool": "ConnectionPool",
     "AsyncIterator": "Iterator",
+    "checked_within": "sync_checked_within",
 }
 # Phrases of docstrings and comments whose article changes with the name.
 PHRASES = {"an AsyncConnection": "a Connection", "an asyncio": "a sync"}

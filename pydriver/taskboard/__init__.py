@@ -33,6 +33,7 @@ _EXPORTS = {
     "ConfigError": "taskboard.errors",
     "SchemaVersionError": "taskboard.errors",
     "TaskError": "taskboard.errors",
+    "UnsettledJobs": "taskboard.errors",
     "Settings": "taskboard.settings",
     "load_settings": "taskboard.settings",
     "Retry": "taskboard.retries",
@@ -66,6 +67,7 @@ __all__ = [
     "TaskHandle",
     "Taskboard",
     "TaskboardError",
+    "UnsettledJobs",
     "load_settings",
 ]
 
@@ -83,6 +85,7 @@ if TYPE_CHECKING:
         StartupError,
         TaskboardError,
         TaskError,
+        UnsettledJobs,
     )
     from taskboard.events import JobEvent
     from taskboard.retries import Abort, ExponentialBackoff, Retry, Snooze

@@ -18,6 +18,7 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
 from taskboard import metrics, runner, sql, tracing
+from taskboard.connections import Deadline, checked_within, sync_checked_within
 from taskboard.errors import (
     InvalidArgument,
     JobCancelled,
@@ -556,7 +557,9 @@ class Taskboard:
             with translate(role_needed=role):
                 return call(conn, params)
         pool = self._pools.pool()
-        with pool.connection() as own, translate(role_needed=role):
+        # A server that stops answering drops the connection at the deadline.
+        limit = self.settings.deadline
+        with pool.connection() as own, Deadline(own, limit), translate(role_needed=role):
             return call(own, params)
 
     # -- end of the generated sync calls
@@ -844,7 +847,9 @@ class Taskboard:
             with translate(role_needed=role):
                 return await call(conn, params)
         pool = await self._pools.apool()
-        async with pool.connection() as own:
+        # A server that stops answering drops the connection at the deadline.
+        limit = self.settings.deadline
+        async with pool.connection() as own, Deadline(own, limit):
             with translate(role_needed=role):
                 return await call(own, params)
 
@@ -1292,7 +1297,9 @@ class _EnqueuePools:
         options = self._options()
         with self._lock:
             if self._sync is None:
-                pool = ConnectionPool(check=ConnectionPool.check_connection, **options)
+                pool = ConnectionPool(
+                    check=sync_checked_within(self._app.settings.deadline), **options
+                )
                 try:
                     pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
                 except PoolTimeout as exc:  # the pool has closed itself
@@ -1320,7 +1327,7 @@ class _EnqueuePools:
 
     async def _open_async(self, options: dict[str, Any]) -> AsyncConnectionPool[Any]:
         pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
-            check=AsyncConnectionPool.check_connection, **options
+            check=checked_within(self._app.settings.deadline), **options
         )
         try:
             await pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)

@@ -241,6 +241,12 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
     settings = load_settings()
+    # A URL naming a primary and its standbys: the primary's host alone, on both paths.
+    url = migrate.one_host(
+        settings.database_url, settings.connection_options(application_name=f"{PROG} migrate")
+    )
+    if url != settings.database_url:
+        settings = with_overrides(settings, database_url=url)
     if args.status:
         if not migrate.sqitch_on_path():
             options = settings.connection_options(application_name=f"{PROG} migrate")

@@ -24,6 +24,18 @@ class ConfigError(TaskboardError):
     """Settings are missing or inconsistent; the message is one line naming the setting."""
 
 
+class UnsettledJobs(TaskboardError):
+    """A worker stopped holding jobs whose outcome it could not tell the database (it did
+    not answer): their leases expire and another worker runs them again."""
+
+    def __init__(self, worker: str, held: int) -> None:
+        super().__init__(
+            f"worker {worker} stopped holding {held} job(s) it could not settle; "
+            "their leases will expire and they will run again"
+        )
+        self.held = held
+
+
 class TaskError(TaskboardError):
     """A task is registered or used wrongly (unknown name, bad options)."""
 

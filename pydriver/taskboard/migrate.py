@@ -14,6 +14,10 @@ Without Sqitch, the same SQL `taskboard sql` prints installs the schema, or
 upgrades it from the release it is at, in one transaction that also
 records every change in Sqitch's registry (taskboard.registry), so that a
 later `sqitch deploy` adopts the database and carries on from there.
+
+A URL that names several hosts (a primary and its standbys) is narrowed
+first to the one host that takes writes (`one_host`), on both paths:
+Sqitch's targets name one host, and a deploy needs the primary.
 """
 
 from __future__ import annotations
@@ -31,8 +35,10 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 import psycopg
+from psycopg import conninfo
 
 from taskboard import install, registry
+from taskboard.connections import connect_failure
 from taskboard.errors import ConfigError, TaskboardError
 
 SQITCH_HINT = (
@@ -80,6 +86,54 @@ def sqitch_target(database_url: str) -> tuple[str, dict[str, str]]:
     if query:
         target += "?" + urlencode(query, safe="/")
     return target, env
+
+
+def one_host(database_url: str, connect_options: Mapping[str, Any]) -> str:
+    """`database_url` narrowed to the host of its list that takes writes, when it names
+    several; unchanged otherwise.
+
+    The hosts are tried as libpq tries them, with the URL's
+    `target_session_attrs` (`read-write` when it sets none). Raises
+    MigrateError, naming each host's failure, when none will do.
+    """
+    try:
+        params = conninfo.conninfo_to_dict(database_url)
+    except psycopg.ProgrammingError as exc:
+        raise ConfigError(f"TASKBOARD_DATABASE_URL: {exc}") from None
+    if "," not in str(params.get("host", "")) + str(params.get("hostaddr", "")):
+        return database_url
+    attrs = params.get("target_session_attrs") or "read-write"
+    options = {**connect_options, "target_session_attrs": attrs}
+    try:
+        with psycopg.connect(database_url, **options) as conn:
+            host, port = conn.info.host, conn.info.port
+    except psycopg.OperationalError as exc:
+        raise MigrateError(
+            f"no host of TASKBOARD_DATABASE_URL would take the deploy: {connect_failure(exc)}"
+        ) from None
+    return with_host(database_url, host, port)
+
+
+def with_host(database_url: str, host: str, port: int) -> str:
+    """`database_url` (a postgresql:// URI) naming `host` and `port` alone."""
+    parts = urlsplit(database_url)
+    if parts.scheme not in ("postgresql", "postgres"):
+        raise ConfigError("TASKBOARD_DATABASE_URL must be a postgresql://... URI for migrate")
+    userinfo, at, _ = parts.netloc.rpartition("@")
+    query = [
+        (key, value)
+        for key, value in parse_qsl(parts.query, keep_blank_values=True)
+        if key not in ("host", "hostaddr", "port")
+    ]
+    if host.startswith("/"):  # a Unix socket's directory goes in the query
+        hostport = ""
+        query += [("host", host), ("port", str(port))]
+    else:
+        hostport = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    url = f"{parts.scheme}://{userinfo}{at}{hostport}{parts.path}"
+    if query:
+        url += "?" + urlencode(query, safe="/")
+    return url
 
 
 def sqitch(

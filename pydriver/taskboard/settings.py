@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 from typing import Annotated, Any
 
+from psycopg import conninfo
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -32,7 +34,17 @@ DEFAULT_RETENTION_SECONDS = 7 * 86400.0
 # prune's own bound on older_than: clock - retention must be a time PostgreSQL holds.
 MAX_RETENTION_SECONDS = 36500 * 86400.0  # 100 years
 MAX_LEASE_SECONDS = 12 * 3600.0  # the longest lease the SQL functions will accept
-CONNECT_TIMEOUT_SECONDS = 10
+CONNECT_TIMEOUT_SECONDS = 10  # at most; renew_every when shorter (libpq: at least 2)
+MIN_CONNECT_TIMEOUT_SECONDS = 2  # libpq's floor
+# A connection whose peer went away is noticed within renew_every: after
+# half of it idle, KEEPALIVE_PROBES probes a sixth of it apart, or when sent
+# data goes unacknowledged for all of it (tcp_user_timeout).
+KEEPALIVE_PROBES = 3
+# The shortest default statement deadline: a claim or an enqueue on a busy server may
+# take a second without anything being wrong.
+MIN_STATEMENT_DEADLINE_SECONDS = 2.0
+# What libpq reads from the environment instead of the URL (PGCONNECT_TIMEOUT, ...).
+LIBPQ_ENVIRONMENT = {"connect_timeout": "PGCONNECT_TIMEOUT"}
 NO_LISTEN = "none"
 MAX_NAME_CHARS = 200  # the SQL functions' bound on queue and task names
 DEFAULT_METRICS_HOST = "127.0.0.1"  # /metrics is served on loopback unless told otherwise
@@ -144,6 +156,16 @@ class Settings(BaseSettings):
         DEFAULT_PREPARE_THRESHOLD,
         description="psycopg's `prepare_threshold`; `none` (no prepared statements) behind "
         "PgBouncer in transaction mode.",
+    )
+    statement_deadline: float | None = Field(
+        None,
+        gt=0,
+        le=MAX_LEASE_SECONDS,
+        description="Seconds the server has to answer each statement the driver sends on its "
+        "own connections (a worker's, and enqueue's without `conn`); past it the connection "
+        "is dropped, without a cancel request, and made again, through the URL's other hosts "
+        "when it names several. Unset: `renew_every`, at least 2 seconds (renewal's own "
+        "statements: `renew_every` at most).",
     )
     stats_interval: float = Field(
         DEFAULT_STATS_INTERVAL_SECONDS,
@@ -260,6 +282,38 @@ class Settings(BaseSettings):
         return self.renew_every
 
     @property
+    def deadline(self) -> float:
+        """Seconds the server has to answer a statement on the driver's own connections."""
+        if self.statement_deadline is not None:
+            return self.statement_deadline
+        return max(self.renew_interval, MIN_STATEMENT_DEADLINE_SECONDS)
+
+    @property
+    def connect_timeout(self) -> int:
+        """libpq's connect_timeout, per host: renew_every, between 2 and 10 seconds."""
+        seconds = math.ceil(self.renew_interval)
+        return max(MIN_CONNECT_TIMEOUT_SECONDS, min(CONNECT_TIMEOUT_SECONDS, seconds))
+
+    def keepalive_options(self) -> dict[str, int]:
+        """libpq's TCP options that notice a peer gone quiet within about renew_every."""
+        every = self.renew_interval
+        return {
+            "keepalives": 1,
+            "keepalives_idle": max(1, int(every / 2)),
+            "keepalives_interval": max(1, int(every / (2 * KEEPALIVE_PROBES))),
+            "keepalives_count": KEEPALIVE_PROBES,
+            "tcp_user_timeout": max(1000, int(every * 1000)),  # milliseconds
+        }
+
+    @property
+    def detection_bound(self) -> float:
+        """Seconds within which a connection to a server that stopped answering is given up:
+        the statement deadline, and the keepalives' bound for one that sends nothing."""
+        keep = self.keepalive_options()
+        probing = keep["keepalives_idle"] + keep["keepalives_interval"] * keep["keepalives_count"]
+        return float(max(self.deadline, probing, keep["tcp_user_timeout"] / 1000))
+
+    @property
     def handler_slots(self) -> int:
         """Connections for handlers: the pool minus renewal's and control's.
 
@@ -274,16 +328,33 @@ class Settings(BaseSettings):
         return self.handler_slots if self.concurrency is None else self.concurrency
 
     def connection_options(
-        self, *, autocommit: bool = True, application_name: str | None = None
+        self,
+        *,
+        autocommit: bool = True,
+        application_name: str | None = None,
+        url: str | None = None,
     ) -> dict[str, Any]:
-        """psycopg connection options for every connection the driver opens."""
+        """psycopg connection options for every connection the driver opens, to `url`
+        (default `database_url`).
+
+        `connect_timeout`, TCP keepalives and `tcp_user_timeout` (see
+        keepalive_options) are added where `url` and the environment do not set
+        them: the URL's own values win.
+        """
         options: dict[str, Any] = {
             "autocommit": autocommit,
             "prepare_threshold": self.prepare_threshold,
-            "connect_timeout": CONNECT_TIMEOUT_SECONDS,
             # Text goes as UTF-8 whatever the server's encoding: payloads, results, errors.
             "client_encoding": "utf8",
         }
+        try:
+            given = conninfo.conninfo_to_dict(self.database_url if url is None else url)
+        except Exception:  # noqa: BLE001 - psycopg says what is wrong with it when connecting
+            given = {}
+        network = {"connect_timeout": self.connect_timeout, **self.keepalive_options()}
+        for name, value in network.items():
+            if name not in given and LIBPQ_ENVIRONMENT.get(name, "") not in os.environ:
+                options[name] = value
         if application_name is not None:
             options["application_name"] = application_name[:63]
         return options

@@ -36,11 +36,12 @@ from typing import Any, Protocol
 import psycopg
 
 from taskboard import sql
+from taskboard.connections import Deadline
 from taskboard.settings import Settings
 from taskboard.sql import Queries
 from taskboard.worker.executor import Executor
 from taskboard.worker.held import Held, Ledger, State, unique_jobs, wall_clock
-from taskboard.worker.outcomes import Complete, Fail, Release, describe, not_stored
+from taskboard.worker.outcomes import Complete, Fail, Outcome, Release, describe, not_stored
 from taskboard.worker.retry import (
     Backoff,
     ReconnectNeeded,
@@ -100,6 +101,9 @@ class Control:
         self._share = -(-executor.max_handlers // cycles)
         self._reserved = 0  # slots that claims in flight may fill
         self._next_queue = 0
+        # A statement waits up to CONTROL_LOCK_TIMEOUT_SECONDS for a row lock: that is
+        # an answer (LockNotAvailable), not a server gone quiet.
+        self.deadline = max(settings.deadline, 2 * CONTROL_LOCK_TIMEOUT_SECONDS)
 
     @property
     def claiming(self) -> bool:
@@ -141,6 +145,7 @@ class Control:
                 until=self.finished,
                 prepare=prepare,
                 back="control connection back: claiming at once",
+                deadline=self.deadline,
             )
         ]
         if self.cycles > 1:
@@ -151,6 +156,7 @@ class Control:
                     second,
                     until=self.finished,
                     prepare=lambda conn: sql.set_lock_timeout(conn, CONTROL_LOCK_TIMEOUT_SECONDS),
+                    deadline=self.deadline,
                 )
             )
         try:
@@ -174,7 +180,8 @@ class Control:
                     await self._claim(conn, queue)
                 for chore in [] if self.stopping.is_set() else chores:
                     if chore.due():
-                        await chore.run(conn)
+                        async with Deadline(conn, self.deadline):
+                            await chore.run(conn)
                 errors.reset()
             except psycopg.Error as exc:
                 if needs_new_connection(exc, conn):
@@ -218,7 +225,8 @@ class Control:
             return
         sent, sent_at = time.monotonic(), wall_clock()
         try:
-            rows = await self.queries.claim(conn, *args)
+            async with Deadline(conn, self.deadline):
+                rows = await self.queries.claim(conn, *args)
         finally:
             self._claim_answered(args[2])
         self.executor.start_all(rows, sent, sent_at)
@@ -268,7 +276,13 @@ class Control:
         async def session(conn: psycopg.AsyncConnection[Any]) -> None:
             self.ledger.wake.set()  # claim at once after (re)connecting
             while True:
-                await self._notified(conn)
+                try:
+                    await asyncio.wait_for(self._notified(conn), self.settings.renew_interval)
+                except TimeoutError:
+                    # Quiet for a while: make sure the server still answers, or reconnect.
+                    async with Deadline(conn, self.deadline):
+                        await self.queries.version(conn)
+                    continue
                 self.ledger.wake.set()
 
         await reconnecting(
@@ -277,6 +291,7 @@ class Control:
             session,
             until=self.finished,
             prepare=self.queries.listen,
+            deadline=self.deadline,
         )
 
     # -- settling ---------------------------------------------------------------------
@@ -320,7 +335,8 @@ class Control:
         Returns whether the claim was made.
         """
         try:
-            return await self._complete(conn, batch, claim_args)
+            async with Deadline(conn, self.deadline):
+                return await self._complete(conn, batch, claim_args)
         except psycopg.Error as exc:
             if needs_new_connection(exc, conn):
                 for held in batch:
@@ -377,29 +393,36 @@ class Control:
         """Send one claim's outcome; on a statement error keep it for a later try."""
         outcome = held.outcome
         try:
-            match outcome:
-                case Complete():
-                    await self._complete(conn, [held], None)
-                case Fail(error=error, retry_in=retry_in, retry=retry, traceback=traceback):
-                    if not self.ledger.sending(held):
-                        return
-                    state = await self.queries.fail(
-                        conn, held.job_id, held.token, error, retry_in, retry, traceback
-                    )
-                    self.ledger.resolve(held, State.FAILED if state else State.LOST, state)
-                case Release(delay=delay):
-                    if not self.ledger.sending(held):
-                        return
-                    released = await self.queries.release(conn, held.job_id, held.token, delay)
-                    self.ledger.resolve(held, State.RELEASED, released)
-                case None:
-                    return
+            async with Deadline(conn, self.deadline):
+                await self._send(conn, held, outcome)
         except psycopg.Error as exc:
             self.ledger.send_failed(held, exc)
             if needs_new_connection(exc, conn):
                 raise
             if isinstance(exc, psycopg.errors.DataError):
                 self._result_refused(held, exc)
+
+    async def _send(
+        self, conn: psycopg.AsyncConnection[Any], held: Held, outcome: Outcome | None
+    ) -> None:
+        """The one statement that tells the database `outcome` of `held`."""
+        match outcome:
+            case Complete():
+                await self._complete(conn, [held], None)
+            case Fail(error=error, retry_in=retry_in, retry=retry, traceback=traceback):
+                if not self.ledger.sending(held):
+                    return
+                state = await self.queries.fail(
+                    conn, held.job_id, held.token, error, retry_in, retry, traceback
+                )
+                self.ledger.resolve(held, State.FAILED if state else State.LOST, state)
+            case Release(delay=delay):
+                if not self.ledger.sending(held):
+                    return
+                released = await self.queries.release(conn, held.job_id, held.token, delay)
+                self.ledger.resolve(held, State.RELEASED, released)
+            case None:
+                return
 
     def _result_refused(self, held: Held, exc: psycopg.Error) -> None:
         """The database refused the outcome's data: send a version it stores next."""

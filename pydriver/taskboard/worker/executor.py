@@ -32,6 +32,7 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from taskboard import sql, tracing
+from taskboard.connections import Deadline
 from taskboard.context import AsyncContext, BaseContext, SyncContext
 from taskboard.settings import Settings
 from taskboard.sql import Queries
@@ -72,7 +73,11 @@ class Executor:
         self.pool = pool
         self.endings = Endings(queries)
         self.transactional = Transactional(
-            queries=queries, ledger=ledger, pool=pool, endings=self.endings
+            queries=queries,
+            ledger=ledger,
+            pool=pool,
+            endings=self.endings,
+            deadline=settings.deadline,
         )
         self.running = 0  # handlers occupying a slot
         self._unknown_warned: set[str] = set()
@@ -275,9 +280,14 @@ class Executor:
             return False
         try:
             if held.ctx.conn is not None:
-                state = await self.queries.lease_state(held.ctx.conn, held.job_id, held.token)
+                async with Deadline(held.ctx.conn, self.settings.deadline):
+                    state = await self.queries.lease_state(held.ctx.conn, held.job_id, held.token)
             else:
-                async with self.pool.connection() as conn, conn.transaction():
+                async with (
+                    self.pool.connection() as conn,
+                    Deadline(conn, self.settings.deadline),
+                    conn.transaction(),
+                ):
                     state = await self.queries.lease_state(conn, held.job_id, held.token)
         except (psycopg.OperationalError, PoolTimeout):
             return False

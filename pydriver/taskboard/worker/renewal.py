@@ -27,6 +27,7 @@ from typing import Any
 import psycopg
 
 from taskboard import sql
+from taskboard.connections import Deadline
 from taskboard.settings import Settings
 from taskboard.sql import Queries
 from taskboard.worker.held import Held, Ledger, State, unique_jobs, wall_clock
@@ -68,7 +69,12 @@ class Renewal:
 
         async def session(conn: psycopg.AsyncConnection[Any]) -> None:
             while not self.finished.is_set():
-                await asyncio.wait_for(self.renew_all(conn), self.settings.renew_interval)
+                # A server that stops answering is left at the deadline, without a cancel
+                # request (it would wait on the same server): reconnect, then renew.
+                async with Deadline(
+                    conn, min(self.settings.deadline, self.settings.renew_interval)
+                ):
+                    await self.renew_all(conn)
                 await sleep_unless_set(self.finished, self.settings.renew_interval)
 
         await reconnecting(
@@ -78,6 +84,7 @@ class Renewal:
             until=self.finished,
             prepare=prepare,
             max_delay=self.settings.renew_interval,
+            deadline=self.settings.deadline,
         )
 
     async def renew_all(self, conn: psycopg.AsyncConnection[Any]) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 import psycopg
 
+from taskboard.connections import Deadline, connect_failure
 from taskboard.worker.outcomes import describe
 
 log = logging.getLogger("taskboard.worker")
@@ -57,7 +58,13 @@ def needs_new_connection(exc: BaseException, conn: psycopg.AsyncConnection[Any])
     connection): psycopg would keep using the names it prepared.
     """
     return connection_lost(exc, conn) or isinstance(
-        exc, (psycopg.errors.InvalidSqlStatementName, psycopg.errors.DuplicatePreparedStatement)
+        exc,
+        (
+            psycopg.errors.InvalidSqlStatementName,
+            psycopg.errors.DuplicatePreparedStatement,
+            # A server demoted to a standby since: another host of the URL may be the primary.
+            psycopg.errors.ReadOnlySqlTransaction,
+        ),
     )
 
 
@@ -74,13 +81,16 @@ async def reconnecting(
     prepare: Callable[[Connection], Awaitable[None]] | None = None,
     back: str | None = None,
     max_delay: float = RECONNECT_MAX_SECONDS,
+    deadline: float | None = None,
 ) -> None:
     """Run `session` on a connection of its own until `until` is set, reconnecting whenever
     the connection fails.
 
-    Each connection comes from `connect` and is readied by `prepare`. A
-    database error, an OSError or ReconnectNeeded there or in `session` is
-    logged ("`what` failed (why); retrying in Ns"), the connection closed,
+    Each connection comes from `connect` and is readied by `prepare`, which
+    the server must answer within `deadline` seconds. A database error, an
+    OSError or ReconnectNeeded there or in `session` is logged ("`what`
+    failed (why); retrying in Ns", naming each host's failure when a
+    connection could not be made), the connection closed,
     and the next one made after a capped exponential backoff, at most
     `max_delay` seconds. `back` is logged when a connection is ready again
     after a failure. `session` returns once `until` is set.
@@ -89,10 +99,14 @@ async def reconnecting(
     failing = False
     while not until.is_set():
         try:
-            conn = await connect()
+            try:
+                conn = await connect()
+            except psycopg.OperationalError as exc:
+                raise ReconnectNeeded(connect_failure(exc)) from exc
             try:
                 if prepare is not None:
-                    await prepare(conn)
+                    async with Deadline(conn, deadline):
+                        await prepare(conn)
                 if failing and back is not None:
                     log.info(back)
                 failing = False
@@ -103,5 +117,6 @@ async def reconnecting(
         except (psycopg.Error, OSError, ReconnectNeeded) as exc:
             failing = True
             delay = min(backoff.next(), max_delay)
-            log.warning("%s failed (%s); retrying in %.1fs", what, describe(exc), delay)
+            why = str(exc) if isinstance(exc, ReconnectNeeded) else describe(exc)
+            log.warning("%s failed (%s); retrying in %.1fs", what, why, delay)
             await sleep_unless_set(until, delay)

@@ -19,6 +19,7 @@ import psycopg
 from psycopg import errors as pgerrors
 
 from taskboard import sql
+from taskboard.connections import Deadline, connect_failure
 from taskboard.errors import SchemaVersionError, StartupError, missing_role
 from taskboard.settings import Settings
 from taskboard.worker.outcomes import describe
@@ -72,9 +73,13 @@ async def _connect(settings: Settings, stop: asyncio.Event) -> psycopg.AsyncConn
             )
         except psycopg.OperationalError as exc:
             if not _waiting_is_right(exc):
-                raise StartupError(f"cannot connect to the database: {describe(exc)}") from None
+                raise StartupError(
+                    f"cannot connect to the database: {connect_failure(exc)}"
+                ) from None
             delay = backoff.next()
-            log.warning("database not reachable (%s); trying again in %.1fs", describe(exc), delay)
+            log.warning(
+                "database not reachable (%s); trying again in %.1fs", connect_failure(exc), delay
+            )
             await sleep_unless_set(stop, delay)
     return None
 
@@ -91,7 +96,7 @@ async def check_database(settings: Settings, queries: sql.Queries, stop: asyncio
         if conn is None:
             return
         try:
-            async with conn:
+            async with conn, Deadline(conn, settings.deadline):
                 version = await _check(settings, queries, conn)
             queries.use_schema(release_key(version))
             return

@@ -24,6 +24,7 @@ from psycopg import pq
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from taskboard import sql
+from taskboard.connections import Deadline
 from taskboard.errors import TaskError
 from taskboard.sql import Queries
 from taskboard.tasks import Task
@@ -51,8 +52,10 @@ class Transactional:
         ledger: Ledger,
         pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]],
         endings: Endings,
+        deadline: float | None = None,
     ) -> None:
         self.queries = queries
+        self.deadline = deadline  # seconds the server has to answer the driver's statements
         self.ledger = ledger
         self.pool = pool
         self.endings = endings
@@ -105,12 +108,14 @@ class Transactional:
         self, held: Held, task: Task, conn: psycopg.AsyncConnection[Any]
     ) -> bool:
         """Run the handler and call complete on its connection; True once it committed."""
-        isolation = await sql.transaction_isolation(conn)
+        async with Deadline(conn, self.deadline):
+            isolation = await sql.transaction_isolation(conn)
         if isolation != READ_COMMITTED:
             raise TaskError(
                 f"transactional task {task.name!r} must run in READ COMMITTED, not {isolation}"
             )
-        xid = await sql.transaction_id(conn)
+        async with Deadline(conn, self.deadline):
+            xid = await sql.transaction_id(conn)
         coro = task.handler(held.ctx, held.ctx.payload)
         result = await bounded(coro, task.timeout, task.name)
         outcome = Complete(self.endings.result_json(held, result))
@@ -124,6 +129,8 @@ class Transactional:
                 "its writes were not fenced by the job's completion"
             )
         self.ledger.note_sent(held)
+        # No deadline on complete and COMMIT: a row lock may hold them past the lease, and
+        # the database's answer decides (TCP keepalives notice a host gone away).
         if not await self.queries.complete(conn, held.job_id, held.token, outcome.result):
             await conn.rollback()
             self.ledger.resolve(held, State.LOST, False)
@@ -149,7 +156,11 @@ class Transactional:
         backoff = Backoff()
         while True:
             try:
-                async with self.pool.connection() as other, other.transaction():
+                async with (
+                    self.pool.connection() as other,
+                    Deadline(other, self.deadline),
+                    other.transaction(),
+                ):
                     state = await self.queries.lease_state(other, held.job_id, held.token)
                 break
             except (psycopg.Error, PoolTimeout):

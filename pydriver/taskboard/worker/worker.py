@@ -30,6 +30,8 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from taskboard import sql
+from taskboard.connections import checked_within
+from taskboard.errors import UnsettledJobs
 from taskboard.events import EventHook
 from taskboard.periodic import Schedule
 from taskboard.settings import Settings
@@ -74,6 +76,7 @@ class Worker:
         self._stopping = asyncio.Event()  # stop claiming
         self._finished = asyncio.Event()  # everything settled: side tasks end
         self._executor: Executor | None = None
+        self._unsettled = 0  # jobs still held when shutdown gave up settling them
 
     @property
     def counts(self) -> Counters:
@@ -98,8 +101,9 @@ class Worker:
 
         Waits for the database while it is down. Raises StartupError when
         it cannot work there (no schema, an unsupported version, a login
-        without the worker role, ...), and re-raises the error of a side
-        task that died.
+        without the worker role, ...), UnsettledJobs when it stopped
+        holding jobs whose outcome the database did not take in time, and
+        re-raises the error of a side task that died.
         """
         stop = stop or asyncio.Event()
         await check_database(self.settings, self.queries, stop)
@@ -115,7 +119,7 @@ class Worker:
             configure=_configure_handler_connection,
             # After a restart or failover, idle connections are dead: test each
             # before handing it to a handler rather than failing its attempt.
-            check=AsyncConnectionPool.check_connection,
+            check=checked_within(self.settings.deadline),
             open=False,
             name="taskboard-handlers",
         )
@@ -195,10 +199,15 @@ class Worker:
             await asyncio.gather(*side, return_exceptions=True)
             await pool.close()
             log.info("worker %s stopped: %s", self.settings.worker_name, self.counts.line())
+        if self._unsettled:
+            raise UnsettledJobs(self.settings.worker_name, self._unsettled)
 
     async def _connect(self, url: str) -> psycopg.AsyncConnection[Any]:
         return await psycopg.AsyncConnection.connect(
-            url, **self.settings.connection_options(application_name=self.settings.application_name)
+            url,
+            **self.settings.connection_options(
+                application_name=self.settings.application_name, url=url
+            ),
         )
 
     def _chores(self) -> list[Chore]:
@@ -233,7 +242,8 @@ class Worker:
         while len(self.ledger) and time.monotonic() < deadline:
             self.ledger.wake.set()
             await self._sleep_until_change(deadline - time.monotonic(), side)
-        if len(self.ledger):
+        self._unsettled = len(self.ledger)
+        if self._unsettled:
             log.warning(
                 "worker %s exits holding %d job(s) it could not settle; their leases will expire",
                 self.settings.worker_name,
