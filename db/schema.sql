@@ -105,7 +105,6 @@ CREATE FUNCTION taskboard.cancel(job_id bigint) RETURNS boolean
     AS $$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
-    v_dependents boolean;
 BEGIN
     IF cancel.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -142,12 +141,15 @@ BEGIN
                              ELSE j.held_until
                         END
      WHERE j.id = cancel.job_id
-       AND j.state IN ('waiting', 'queued', 'running')
-    RETURNING EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id) INTO v_dependents;
+       AND j.state IN ('waiting', 'queued', 'running');
     IF NOT FOUND THEN
         RETURN false;
     END IF;
-    IF v_dependents OR pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+    -- Its dependents, read in a statement of their own with the row locked:
+    -- this snapshot shows every edge committed before the lock (the
+    -- UPDATE's may predate a wait for it).
+    IF EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = cancel.job_id)
+       OR pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
         PERFORM taskboard.settle_dependents(ARRAY[cancel.job_id]);
     END IF;
     RETURN true;
@@ -537,13 +539,14 @@ BEGIN
              WHERE j.id = ANY (ARRAY(SELECT d.id FROM doomed AS d))
                AND j.queue = claim.queue
                AND j.state = 'running'
-            RETURNING j.id,
-                      EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id) AS dependents
+            RETURNING j.id
         )
-        SELECT ARRAY(SELECT b.id FROM buried AS b
-                      WHERE b.dependents
-                         OR pg_catalog.current_setting('transaction_isolation') <> 'read committed')
-          INTO v_buried;
+        SELECT ARRAY(SELECT b.id FROM buried AS b) INTO v_buried;
+        -- Their dependents, read in a statement of its own with the rows
+        -- locked: this snapshot shows every edge committed before the locks.
+        v_buried := ARRAY(SELECT b.id FROM pg_catalog.unnest(v_buried) AS b(id)
+                           WHERE EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = b.id)
+                              OR pg_catalog.current_setting('transaction_isolation') <> 'read committed');
         IF pg_catalog.cardinality(v_buried) > 0 THEN
             PERFORM taskboard.settle_dependents(v_buried);
         END IF;
@@ -942,8 +945,6 @@ CREATE FUNCTION taskboard.complete(job_id bigint, token uuid, result jsonb DEFAU
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-DECLARE
-    v_dependents boolean;
 BEGIN
     IF complete.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -958,10 +959,13 @@ BEGIN
            finished_at = pg_catalog.clock_timestamp()
      WHERE j.id = complete.job_id
        AND j.state = 'running'
-       AND j.lease_token = complete.token
-    RETURNING EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id) INTO v_dependents;
+       AND j.lease_token = complete.token;
     IF FOUND THEN
-        IF v_dependents OR pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+        -- Its dependents, read in a statement of their own with the row
+        -- locked: this snapshot shows every edge committed before the lock
+        -- (the UPDATE's may predate a wait for it).
+        IF EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = complete.job_id)
+           OR pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
             PERFORM taskboard.settle_dependents(ARRAY[complete.job_id]);
         END IF;
         RETURN true;
@@ -1034,7 +1038,6 @@ DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
     -- The job a completion of one job completed.
     v_one bigint;
-    v_dependents boolean;
 BEGIN
     IF complete_many.job_ids IS NULL THEN
         RAISE EXCEPTION 'job_ids must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -1078,9 +1081,12 @@ BEGIN
          WHERE j.id = complete_many.job_ids[pg_catalog.array_lower(complete_many.job_ids, 1)]
            AND j.state = 'running'
            AND j.lease_token = complete_many.tokens[pg_catalog.array_lower(complete_many.tokens, 1)]
-        RETURNING j.id, EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id) INTO v_one, v_dependents;
+        RETURNING j.id INTO v_one;
         IF FOUND THEN
-            IF v_dependents OR pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+            -- Its dependents, read in a statement of their own with the row
+            -- locked (the UPDATE's snapshot may predate a wait for it).
+            IF EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = v_one)
+               OR pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
                 PERFORM taskboard.settle_dependents(ARRAY[v_one]);
             END IF;
             RETURN QUERY SELECT v_one, true;
@@ -1882,8 +1888,8 @@ BEGIN
     IF pg_catalog.array_position(enqueue_waiting.depends_on, NULL) IS NOT NULL THEN
         RAISE EXCEPTION 'depends_on must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF pg_catalog.cardinality(enqueue_waiting.depends_on) > 100000 THEN
-        RAISE EXCEPTION 'depends_on must name at most 100000 jobs, got %',
+    IF pg_catalog.cardinality(enqueue_waiting.depends_on) > 10000 THEN
+        RAISE EXCEPTION 'depends_on must name at most 10000 jobs, got %',
             pg_catalog.cardinality(enqueue_waiting.depends_on)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -1973,7 +1979,7 @@ of their holders waits for; a job left waiting is checked again after
 this transaction (taskboard.dependency_checks), in case a dependency ended
 unseen meanwhile. Never granted to an application role.
 Raises 22023 when depends_on is not one-dimensional, holds NULL, names
-more than 100000 jobs or a job that does not exist, or dedupe_key is given.';
+more than 10000 jobs or a job that does not exist, or dedupe_key is given.';
 
 --
 -- Name: fail(bigint, uuid, text, interval, boolean, text); Type: FUNCTION; Schema: taskboard; Owner: -
@@ -1990,7 +1996,6 @@ DECLARE
     v_now       timestamptz := pg_catalog.clock_timestamp();
     v_traceback text := fail.traceback;
     v_state     text;
-    v_dependents boolean;
 BEGIN
     IF fail.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -2043,9 +2048,13 @@ BEGIN
      WHERE j.id = fail.job_id
        AND j.state = 'running'
        AND j.lease_token = fail.token
-    RETURNING j.state, EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id) INTO v_state, v_dependents;
+    RETURNING j.state INTO v_state;
     IF v_state IS NOT NULL THEN
-        IF v_state = 'dead' AND (v_dependents OR pg_catalog.current_setting('transaction_isolation') <> 'read committed') THEN
+        -- Its dependents, read in a statement of their own with the row
+        -- locked (the UPDATE's snapshot may predate a wait for it).
+        IF v_state = 'dead'
+           AND (EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = fail.job_id)
+                OR pg_catalog.current_setting('transaction_isolation') <> 'read committed') THEN
             PERFORM taskboard.settle_dependents(ARRAY[fail.job_id]);
         END IF;
         RETURN v_state;
@@ -2521,6 +2530,7 @@ CREATE FUNCTION taskboard.prune(older_than interval, batch integer DEFAULT 10000
 DECLARE
     v_cutoff  timestamptz;
     v_deleted bigint;
+    v_doomed  bigint[];
     v_clock   timestamptz := pg_catalog.clock_timestamp();
     v_far     boolean;
 BEGIN
@@ -2548,7 +2558,9 @@ BEGIN
     -- A value, not clock_timestamp() in the query: an index scan can stop at it.
     v_cutoff := pg_catalog.clock_timestamp() - prune.older_than;
 
-    WITH doomed AS (
+    -- The candidates, locked: no edge to one of them can be written now (an
+    -- edge's foreign key waits for this lock).
+    v_doomed := ARRAY(
         SELECT j.id
           FROM taskboard.jobs AS j
          WHERE j.finished_at < v_cutoff
@@ -2556,17 +2568,17 @@ BEGIN
            -- A job cancelled under a live lease holds its place and key
            -- until that lease ends (held_until): deleting it would free them.
            AND (j.held_until IS NULL OR j.held_until <= pg_catalog.clock_timestamp())
-           -- Nor one whose dependents are not all settled yet: its edges
-           -- would go with it.
-           AND NOT EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id)
          ORDER BY j.finished_at
          LIMIT prune.batch
-           FOR UPDATE SKIP LOCKED
-    ),
-    deleted AS (
+           FOR UPDATE SKIP LOCKED);
+
+    -- Nor one whose dependents are not all settled yet: its edges would go
+    -- with it. Read in a statement of its own, with the rows locked: its
+    -- snapshot shows every edge committed before the locks.
+    WITH deleted AS (
         DELETE FROM taskboard.jobs AS j
-         USING doomed AS d
-         WHERE j.id = d.id
+         WHERE j.id = ANY (v_doomed)
+           AND NOT EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id)
         RETURNING j.id
     )
     SELECT pg_catalog.count(*) INTO v_deleted FROM deleted;
@@ -2773,11 +2785,16 @@ CREATE FUNCTION taskboard.recheck_dependencies(max_rows integer DEFAULT 1000) RE
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 DECLARE
+    -- The dependencies one call reads for the jobs whose edges were written
+    -- (at least those of one job), and the ended jobs it settles further.
+    c_named_budget constant integer := 10000;
+    c_ended_rows constant integer := 5;
     v_checks bigint[];
     v_named bigint[];
     v_read bigint[];
     v_ended bigint[];
-    v_done integer;
+    v_skipped bigint[];
+    v_done integer := 0;
     v_ended_job bigint;
 BEGIN
     -- Only a statement's own snapshot shows every edge committed before it.
@@ -2785,16 +2802,25 @@ BEGIN
         RETURN 0;
     END IF;
 
-    -- Jobs whose edges an enqueue or a retry wrote, oldest first; rows
-    -- another call is working on are left to it.
+    -- Jobs whose edges an enqueue wrote, oldest first, as many as name
+    -- c_named_budget dependencies in all (a job's count of dependencies
+    -- left is its count of edges); rows another call works on are left to it.
     v_checks := ARRAY(SELECT c.job_id
                         FROM taskboard.dependency_checks AS c
                        WHERE c.side = 'dependent'
                        ORDER BY c.added_at, c.job_id
                        LIMIT recheck_dependencies.max_rows
                          FOR UPDATE SKIP LOCKED);
-    v_done := pg_catalog.cardinality(v_checks);
-    IF v_done > 0 THEN
+    v_checks := ARRAY(SELECT k.id
+                        FROM (SELECT k.id, k.ord,
+                                     pg_catalog.sum(coalesce((SELECT j.dependencies_left
+                                                                FROM taskboard.jobs AS j
+                                                               WHERE j.id = k.id), 0))
+                                         OVER (ORDER BY k.ord) AS named
+                                FROM pg_catalog.unnest(v_checks) WITH ORDINALITY AS k(id, ord)) AS k
+                       WHERE k.named <= c_named_budget OR k.ord = 1
+                       ORDER BY k.ord);
+    IF pg_catalog.cardinality(v_checks) > 0 THEN
         -- (Read through the primary key, then made distinct: a DISTINCT
         -- over the edges was planned as a walk of every edge in order.)
         v_named := ARRAY(SELECT DISTINCT n.id
@@ -2804,9 +2830,10 @@ BEGIN
                           ORDER BY n.id);
         -- Each dependency they name, read with the lock that a write of its
         -- row in flight holds against it (FOR SHARE), skipped while one is:
-        -- its latest committed state is then its state. The locks are given
-        -- back at once (the block is rolled back): no holder's write ever
-        -- waits for this call's transaction.
+        -- its latest committed state is then its state, and an end still to
+        -- come reads its edges in a statement after its own lock, so it sees
+        -- the committed edge. The locks are given back at once (the block is
+        -- rolled back): no holder's write waits past this statement.
         BEGIN
             WITH r AS MATERIALIZED (
                 SELECT p.id, p.state
@@ -2815,7 +2842,7 @@ BEGIN
                  ORDER BY p.id
                    FOR SHARE SKIP LOCKED
             )
-            SELECT ARRAY(SELECT r.id FROM r ORDER BY r.id),
+            SELECT ARRAY(SELECT r.id FROM r),
                    ARRAY(SELECT r.id FROM r
                           WHERE r.state IN ('succeeded', 'dead', 'cancelled')
                           ORDER BY r.id)
@@ -2827,40 +2854,57 @@ BEGIN
         IF pg_catalog.cardinality(v_ended) > 0 THEN
             PERFORM taskboard.settle_dependents(v_ended);
         END IF;
-        -- A job each of whose dependencies was read (none with a write in
-        -- flight) is done: each one not ended is named by a committed edge,
-        -- which its end will see; each one ended was settled above.
+        -- The dependencies skipped (a write in flight), as a set difference.
+        v_skipped := ARRAY(SELECT pg_catalog.unnest(v_named)
+                           EXCEPT
+                           SELECT pg_catalog.unnest(v_read));
+        -- A job none of whose dependencies was skipped is done: each one not
+        -- ended is named by a committed edge, which its end will see; each
+        -- one ended was settled above. The others go to the back of the
+        -- line, to be read again.
         DELETE FROM taskboard.dependency_checks AS c
          WHERE c.side = 'dependent'
            AND c.job_id = ANY (v_checks)
-           AND NOT EXISTS (SELECT
-                             FROM taskboard.job_dependencies AS d
-                            WHERE d.job_id = c.job_id
-                              AND d.depends_on <> ALL (v_read));
+           AND (pg_catalog.cardinality(v_skipped) = 0
+                OR NOT EXISTS (SELECT
+                                 FROM taskboard.job_dependencies AS d
+                                WHERE d.job_id = c.job_id
+                                  AND d.depends_on = ANY (v_skipped)));
+        UPDATE taskboard.dependency_checks AS c
+           SET added_at = pg_catalog.clock_timestamp()
+         WHERE c.side = 'dependent'
+           AND c.job_id = ANY (v_checks);
+        v_done := pg_catalog.cardinality(v_checks);
     END IF;
 
-    -- One job that ended with dependents left: 1000 more of its edges.
-    SELECT c.job_id
-      INTO v_ended_job
-      FROM taskboard.dependency_checks AS c
-     WHERE c.side = 'dependency'
-     ORDER BY c.added_at, c.job_id
-     LIMIT 1
-       FOR UPDATE SKIP LOCKED;
-    IF FOUND THEN
+    -- A few jobs that ended with dependents left: 1000 more edges of each.
+    -- One whose edges are not all settled (the budget spent, or dependents
+    -- another transaction holds) goes to the back of the line: it holds up
+    -- no other.
+    FOR v_ended_job IN
+        SELECT c.job_id
+          FROM taskboard.dependency_checks AS c
+         WHERE c.side = 'dependency'
+         ORDER BY c.added_at, c.job_id
+         LIMIT c_ended_rows
+           FOR UPDATE SKIP LOCKED
+    LOOP
         PERFORM taskboard.settle_dependents(ARRAY[v_ended_job]);
-        -- Settled to the last edge, or the job is not ended (retried):
-        -- its next end settles the edges it has then.
-        IF NOT EXISTS (SELECT
-                         FROM taskboard.job_dependencies AS d
-                         JOIN taskboard.jobs AS p ON p.id = d.depends_on
-                        WHERE d.depends_on = v_ended_job
-                          AND p.state IN ('succeeded', 'dead', 'cancelled')) THEN
+        -- Settled to the last edge, or the job is not ended (retried): its
+        -- next end settles the edges it has then.
+        IF (SELECT p.state FROM taskboard.jobs AS p WHERE p.id = v_ended_job)
+               IN ('succeeded', 'dead', 'cancelled')
+           AND (SELECT true FROM taskboard.job_dependencies AS d
+                 WHERE d.depends_on = v_ended_job LIMIT 1) THEN
+            UPDATE taskboard.dependency_checks AS c
+               SET added_at = pg_catalog.clock_timestamp()
+             WHERE c.job_id = v_ended_job AND c.side = 'dependency';
+        ELSE
             DELETE FROM taskboard.dependency_checks AS c
              WHERE c.job_id = v_ended_job AND c.side = 'dependency';
         END IF;
         v_done := v_done + 1;
-    END IF;
+    END LOOP;
     RETURN v_done;
 END
 $$;
@@ -2871,17 +2915,20 @@ $$;
 
 COMMENT ON FUNCTION taskboard.recheck_dependencies(max_rows integer) IS 'recheck_dependencies(max_rows) -> integer
 Internal: works through taskboard.dependency_checks and returns how many
-of its rows it worked on. Up to `max_rows` jobs whose edges an enqueue or
-a retry wrote (side dependent), oldest first: each dependency they name
-that has ended by now is settled (settle_dependents), and a job''s row goes
-once every dependency it names was read with no write of it in flight.
-Then one job that ended with dependents left (side dependency): 1000 more
-of its edges are settled, and its row goes with its last edge. Rows
-another call is working on are skipped. Waits for no lock that a holder''s
-write takes, and keeps none: a dependency read while a write of it is in
-flight is read again by a later call. Does nothing in a transaction that
-is not READ COMMITTED. Called by claim; never granted to an application
-role. Raises nothing.';
+of its rows it worked on. Up to `max_rows` jobs whose edges an enqueue
+wrote (side dependent), oldest first, as many as name 10000 dependencies
+in all (at least one job): each dependency they name that has ended by
+now is settled (settle_dependents), and a job''s row goes once every
+dependency it names was read with no write of it in flight; the others
+go to the back of the line. Then up to 5 jobs that ended with dependents
+left (side dependency): 1000 more edges of each are settled, a row goes
+with its last edge, and one with edges left goes to the back of the line.
+Rows another call is working on are skipped. Waits for no lock that a
+holder''s write takes, and keeps none past its statement: a dependency
+read while a write of it is in flight is read again by a later call.
+Does nothing in a transaction that is not READ COMMITTED (a claim there
+leaves the rows to claims in READ COMMITTED, as the driver''s are). Called
+by claim; never granted to an application role. Raises nothing.';
 
 --
 -- Name: release(bigint, uuid, interval); Type: FUNCTION; Schema: taskboard; Owner: -
@@ -3908,7 +3955,7 @@ CREATE TABLE taskboard.dependency_checks (
 -- Name: TABLE dependency_checks; Type: COMMENT; Schema: taskboard; Owner: -
 --
 
-COMMENT ON TABLE taskboard.dependency_checks IS 'Jobs whose dependency edges are read again after their transaction: side dependent, edges an enqueue or a retry wrote while a dependency could end; side dependency, a job that ended with dependents left to settle. Written by enqueue, retry and the calls that end a job; emptied by recheck_dependencies.';
+COMMENT ON TABLE taskboard.dependency_checks IS 'Jobs whose dependency edges are read again after their transaction: side dependent, edges an enqueue wrote while a dependency could end; side dependency, a job that ended with dependents left to settle. Written by enqueue and the calls that end a job; emptied by recheck_dependencies.';
 
 --
 -- Name: job_dependencies; Type: TABLE; Schema: taskboard; Owner: -

@@ -331,13 +331,14 @@ BEGIN
              WHERE j.id = ANY (ARRAY(SELECT d.id FROM doomed AS d))
                AND j.queue = claim.queue
                AND j.state = 'running'
-            RETURNING j.id,
-                      EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id) AS dependents
+            RETURNING j.id
         )
-        SELECT ARRAY(SELECT b.id FROM buried AS b
-                      WHERE b.dependents
-                         OR pg_catalog.current_setting('transaction_isolation') <> 'read committed')
-          INTO v_buried;
+        SELECT ARRAY(SELECT b.id FROM buried AS b) INTO v_buried;
+        -- Their dependents, read in a statement of its own with the rows
+        -- locked: this snapshot shows every edge committed before the locks.
+        v_buried := ARRAY(SELECT b.id FROM pg_catalog.unnest(v_buried) AS b(id)
+                           WHERE EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = b.id)
+                              OR pg_catalog.current_setting('transaction_isolation') <> 'read committed');
         IF pg_catalog.cardinality(v_buried) > 0 THEN
             PERFORM taskboard.settle_dependents(v_buried);
         END IF;

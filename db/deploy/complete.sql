@@ -47,8 +47,6 @@ LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
-DECLARE
-    v_dependents boolean;
 BEGIN
     IF complete.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -63,10 +61,13 @@ BEGIN
            finished_at = pg_catalog.clock_timestamp()
      WHERE j.id = complete.job_id
        AND j.state = 'running'
-       AND j.lease_token = complete.token
-    RETURNING EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id) INTO v_dependents;
+       AND j.lease_token = complete.token;
     IF FOUND THEN
-        IF v_dependents OR pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+        -- Its dependents, read in a statement of their own with the row
+        -- locked: this snapshot shows every edge committed before the lock
+        -- (the UPDATE's may predate a wait for it).
+        IF EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = complete.job_id)
+           OR pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
             PERFORM taskboard.settle_dependents(ARRAY[complete.job_id]);
         END IF;
         RETURN true;

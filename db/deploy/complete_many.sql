@@ -53,7 +53,6 @@ DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
     -- The job a completion of one job completed.
     v_one bigint;
-    v_dependents boolean;
 BEGIN
     IF complete_many.job_ids IS NULL THEN
         RAISE EXCEPTION 'job_ids must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -97,9 +96,12 @@ BEGIN
          WHERE j.id = complete_many.job_ids[pg_catalog.array_lower(complete_many.job_ids, 1)]
            AND j.state = 'running'
            AND j.lease_token = complete_many.tokens[pg_catalog.array_lower(complete_many.tokens, 1)]
-        RETURNING j.id, EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id) INTO v_one, v_dependents;
+        RETURNING j.id INTO v_one;
         IF FOUND THEN
-            IF v_dependents OR pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+            -- Its dependents, read in a statement of their own with the row
+            -- locked (the UPDATE's snapshot may predate a wait for it).
+            IF EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = v_one)
+               OR pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
                 PERFORM taskboard.settle_dependents(ARRAY[v_one]);
             END IF;
             RETURN QUERY SELECT v_one, true;

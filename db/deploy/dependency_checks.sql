@@ -10,7 +10,7 @@
 -- Each row here is one such job, read again by
 -- taskboard.recheck_dependencies (claim calls it) once the transaction
 -- that wrote the row has committed:
---   side 'dependent':  a job whose edges an enqueue (or a retry) wrote;
+--   side 'dependent':  a job whose edges an enqueue wrote;
 --                      each dependency it names that has ended by then is
 --                      settled, and the row goes once every dependency it
 --                      still names was read with no end in flight.
@@ -39,7 +39,7 @@ CREATE TABLE taskboard.dependency_checks (
 );
 
 COMMENT ON TABLE taskboard.dependency_checks IS
-    'Jobs whose dependency edges are read again after their transaction: side dependent, edges an enqueue or a retry wrote while a dependency could end; side dependency, a job that ended with dependents left to settle. Written by enqueue, retry and the calls that end a job; emptied by recheck_dependencies.';
+    'Jobs whose dependency edges are read again after their transaction: side dependent, edges an enqueue wrote while a dependency could end; side dependency, a job that ended with dependents left to settle. Written by enqueue and the calls that end a job; emptied by recheck_dependencies.';
 
 -- Since this release every settle counts a cancelled dependent's lost edges
 -- too (a retry waits for the edges it has, by that count): the cancelled

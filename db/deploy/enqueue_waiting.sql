@@ -7,7 +7,8 @@
 -- only a FOR KEY SHARE lock on each dependency it waits for, which no
 -- renew, complete, fail, cancel or claim waits for. A dependency that ends
 -- while that transaction is open cannot see its edge: the job is checked
--- again once it has committed (dependency_checks).
+-- again once it has committed (dependency_checks). depends_on names at most
+-- 10000 jobs (100000 before): the check reads each of them in one claim.
 
 BEGIN;
 
@@ -53,8 +54,8 @@ BEGIN
     IF pg_catalog.array_position(enqueue_waiting.depends_on, NULL) IS NOT NULL THEN
         RAISE EXCEPTION 'depends_on must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF pg_catalog.cardinality(enqueue_waiting.depends_on) > 100000 THEN
-        RAISE EXCEPTION 'depends_on must name at most 100000 jobs, got %',
+    IF pg_catalog.cardinality(enqueue_waiting.depends_on) > 10000 THEN
+        RAISE EXCEPTION 'depends_on must name at most 10000 jobs, got %',
             pg_catalog.cardinality(enqueue_waiting.depends_on)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -141,7 +142,7 @@ of their holders waits for; a job left waiting is checked again after
 this transaction (taskboard.dependency_checks), in case a dependency ended
 unseen meanwhile. Never granted to an application role.
 Raises 22023 when depends_on is not one-dimensional, holds NULL, names
-more than 100000 jobs or a job that does not exist, or dedupe_key is given.$comment$;
+more than 10000 jobs or a job that does not exist, or dedupe_key is given.$comment$;
 
 REVOKE ALL ON FUNCTION taskboard.enqueue_waiting(text,jsonb,text,timestamptz,integer,integer,text,jsonb,text,bigint[],text) FROM PUBLIC;
 

@@ -30,6 +30,7 @@ AS $function$
 DECLARE
     v_cutoff  timestamptz;
     v_deleted bigint;
+    v_doomed  bigint[];
     v_clock   timestamptz := pg_catalog.clock_timestamp();
     v_far     boolean;
 BEGIN
@@ -57,7 +58,9 @@ BEGIN
     -- A value, not clock_timestamp() in the query: an index scan can stop at it.
     v_cutoff := pg_catalog.clock_timestamp() - prune.older_than;
 
-    WITH doomed AS (
+    -- The candidates, locked: no edge to one of them can be written now (an
+    -- edge's foreign key waits for this lock).
+    v_doomed := ARRAY(
         SELECT j.id
           FROM taskboard.jobs AS j
          WHERE j.finished_at < v_cutoff
@@ -65,17 +68,17 @@ BEGIN
            -- A job cancelled under a live lease holds its place and key
            -- until that lease ends (held_until): deleting it would free them.
            AND (j.held_until IS NULL OR j.held_until <= pg_catalog.clock_timestamp())
-           -- Nor one whose dependents are not all settled yet: its edges
-           -- would go with it.
-           AND NOT EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id)
          ORDER BY j.finished_at
          LIMIT prune.batch
-           FOR UPDATE SKIP LOCKED
-    ),
-    deleted AS (
+           FOR UPDATE SKIP LOCKED);
+
+    -- Nor one whose dependents are not all settled yet: its edges would go
+    -- with it. Read in a statement of its own, with the rows locked: its
+    -- snapshot shows every edge committed before the locks.
+    WITH deleted AS (
         DELETE FROM taskboard.jobs AS j
-         USING doomed AS d
-         WHERE j.id = d.id
+         WHERE j.id = ANY (v_doomed)
+           AND NOT EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id)
         RETURNING j.id
     )
     SELECT pg_catalog.count(*) INTO v_deleted FROM deleted;

@@ -28,7 +28,6 @@ CREATE OR REPLACE FUNCTION taskboard.cancel(job_id bigint)
 AS $function$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
-    v_dependents boolean;
 BEGIN
     IF cancel.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -65,12 +64,15 @@ BEGIN
                              ELSE j.held_until
                         END
      WHERE j.id = cancel.job_id
-       AND j.state IN ('waiting', 'queued', 'running')
-    RETURNING EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id) INTO v_dependents;
+       AND j.state IN ('waiting', 'queued', 'running');
     IF NOT FOUND THEN
         RETURN false;
     END IF;
-    IF v_dependents OR pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+    -- Its dependents, read in a statement of their own with the row locked:
+    -- this snapshot shows every edge committed before the lock (the
+    -- UPDATE's may predate a wait for it).
+    IF EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = cancel.job_id)
+       OR pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
         PERFORM taskboard.settle_dependents(ARRAY[cancel.job_id]);
     END IF;
     RETURN true;

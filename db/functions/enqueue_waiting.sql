@@ -9,7 +9,7 @@
 -- this transaction (taskboard.dependency_checks), in case a dependency ended
 -- unseen meanwhile. Never granted to an application role.
 -- Raises 22023 when depends_on is not one-dimensional, holds NULL, names
--- more than 100000 jobs or a job that does not exist, or dedupe_key is given.
+-- more than 10000 jobs or a job that does not exist, or dedupe_key is given.
 
 -- Written by `make schema` from a fresh deploy (never by hand): the definition
 -- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
@@ -37,8 +37,8 @@ BEGIN
     IF pg_catalog.array_position(enqueue_waiting.depends_on, NULL) IS NOT NULL THEN
         RAISE EXCEPTION 'depends_on must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF pg_catalog.cardinality(enqueue_waiting.depends_on) > 100000 THEN
-        RAISE EXCEPTION 'depends_on must name at most 100000 jobs, got %',
+    IF pg_catalog.cardinality(enqueue_waiting.depends_on) > 10000 THEN
+        RAISE EXCEPTION 'depends_on must name at most 10000 jobs, got %',
             pg_catalog.cardinality(enqueue_waiting.depends_on)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;

@@ -38,7 +38,6 @@ DECLARE
     v_now       timestamptz := pg_catalog.clock_timestamp();
     v_traceback text := fail.traceback;
     v_state     text;
-    v_dependents boolean;
 BEGIN
     IF fail.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -91,9 +90,13 @@ BEGIN
      WHERE j.id = fail.job_id
        AND j.state = 'running'
        AND j.lease_token = fail.token
-    RETURNING j.state, EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id) INTO v_state, v_dependents;
+    RETURNING j.state INTO v_state;
     IF v_state IS NOT NULL THEN
-        IF v_state = 'dead' AND (v_dependents OR pg_catalog.current_setting('transaction_isolation') <> 'read committed') THEN
+        -- Its dependents, read in a statement of their own with the row
+        -- locked (the UPDATE's snapshot may predate a wait for it).
+        IF v_state = 'dead'
+           AND (EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = fail.job_id)
+                OR pg_catalog.current_setting('transaction_isolation') <> 'read committed') THEN
             PERFORM taskboard.settle_dependents(ARRAY[fail.job_id]);
         END IF;
         RETURN v_state;

@@ -323,7 +323,7 @@ class Taskboard:
         of a new one. With `concurrency_key`, the job counts against its
         queue's key limit (`set_key_limit`): no more than that many jobs of
         one key hold a lease at once (schema 0.4.8 on; SchemaVersionError
-        before). With `depends_on` (ids of jobs of any queue, at most 100000),
+        before). With `depends_on` (ids of jobs of any queue, at most 10000),
         the job waits (state waiting) until each of them has ended: it is
         queued by the accepted completion of the last, and cancelled when one
         ends dead or cancelled, unless `on_dependency_failure` is "run" (then
@@ -595,7 +595,7 @@ class Taskboard:
         of a new one. With `concurrency_key`, the job counts against its
         queue's key limit (`aset_key_limit`): no more than that many jobs of
         one key hold a lease at once (schema 0.4.8 on; SchemaVersionError
-        before). With `depends_on` (ids of jobs of any queue, at most 100000),
+        before). With `depends_on` (ids of jobs of any queue, at most 10000),
         the job waits (state waiting) until each of them has ended: it is
         queued by the accepted completion of the last, and cancelled when one
         ends dead or cancelled, unless `on_dependency_failure` is "run" (then

@@ -168,7 +168,7 @@ def key_list(keys: Any) -> list[str | None] | None:
     return listed if any(k is not None for k in listed) else None
 
 
-MAX_DEPENDENCIES = 100_000  # enqueue's bound on the jobs of depends_on
+MAX_DEPENDENCIES = 10_000  # enqueue's bound on the jobs of depends_on
 DEPENDENCY_FAILURES = ("cancel", "run")  # what on_dependency_failure may say
 
 
