@@ -39,8 +39,10 @@
  * leaves the rest to nobody), MUTANT_DCHECK_ONE_BATCH (a fix-up deletes a
  * D-side check row after one batch), MUTANT_SKIP_NO_DCHECK (a settle that
  * skips a locked dependent writes no D-side check row), all caught by
- * liveness (`no_orphan`); MUTANT_DIRTY_READ (enqueue counts an uncommitted success as done), caught
- * by the safety invariant.
+ * liveness (`no_orphan`); MUTANT_DIRTY_READ (enqueue counts an uncommitted
+ * success as done) and MUTANT_CANCELLED_UNCOUNTED (a settle counts a
+ * waiting dependent's lost edge only, not a cancelled one's), caught by the
+ * safety invariant.
  */
 
 #ifndef ND
@@ -138,9 +140,14 @@ inline settle(x, d) {
         edges[x] = edges[x] & ~bit(d);
         settled[x * ND + d]++;
         assert(settled[x * ND + d] <= 1);       /* each edge settled at most once */
+#ifndef MUTANT_CANCELLED_UNCOUNTED
         left[x]--;
+#endif
         if
         :: xstate[x] == WAITING ->
+#ifdef MUTANT_CANCELLED_UNCOUNTED
+            left[x]--;
+#endif
             if
             :: dstate[d] == BAD && !runs[x] -> xstate[x] = CANCELLED
             :: else ->
