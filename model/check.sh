@@ -9,8 +9,9 @@
 #                property named (its trail is kept in model/trails/). Mutants
 #                are built with -DNO_STEP_ASSERTS: only the properties, not the
 #                asserts that restate a step's own guard, may catch them.
-# Runs MODEL_JOBS configurations at once (default 2). Exit 1 when any
-# configuration ends otherwise than expected.
+# Runs MODEL_JOBS configurations at once (default 2), only those whose name
+# MODEL_ONLY matches when it is set (MODEL_ONLY=^deps- for dependencies.pml's).
+# Exit 1 when any configuration ends otherwise than expected.
 set -u
 cd "$(dirname "$0")"
 work=$(mktemp -d)
@@ -69,6 +70,8 @@ run() {  # run NAME EXPECT VIOLATION MODE DEFINES...: one configuration, one lin
 model=taskboard.pml     # the model the next checks run: set again before each block
 configs=()   # the model and arguments of each check, quoted, in the order the report lists them
 check() {  # check NAME ...: one configuration of $model to run (start_all starts them)
+    # MODEL_ONLY (an extended regular expression): only the names it matches
+    if [ -n "${MODEL_ONLY:-}" ] && ! [[ $1 =~ $MODEL_ONLY ]]; then return 0; fi
     names+=("$1")
     configs+=("$(printf '%q ' "$model" "$@")")
 }
@@ -100,7 +103,7 @@ echo "Spin $(spin -V | sed -n 's/Spin Version \([^ ]*\).*/\1/p'): N workers, lea
      "or two or three with max_attempts 2 and a limit of 1 per key"
 INV="assertion violated ((((attempt"   # the invariant monitored in every state
 KINV="assertion violated ((((( (((( ((0==2))"   # the key limit's, monitored in every state
-DINV="assertion violated (((((xstate[0]!="      # dependencies.pml's, one dependent
+DINV="assertion violated ((((((xstate[0]!="      # dependencies.pml's, one dependent
 # Two jobs: a queue limit of 1 the operator may lift, smaller budgets.
 J2="-DNJ=2 -DLIMIT=1 -DCONTROL=1 -DADMIN=0 -DMAXATT=2 -DCRASHES=1 -DRENEWS=1"
 # Two jobs under a limit of 1 with one cancel (or retry) by the operator.
@@ -153,14 +156,18 @@ check mutant-never-buries        fail "acceptance cycle" liveness -DNW=2 -DADMIN
 # The dependency-edge protocol (model/dependencies.pml): D dependencies, X
 # dependents (X 0 waits for every D, X 1 for D 0), one enqueue per X that
 # may roll back, each D ended once (succeeded or dead; one end in a run
-# rolls back and runs again), 2 fix-ups (1 in the last pair).
+# rolls back and runs again), 2 fix-ups (1 in the 2x2-all pair). A settle
+# skips a dependent another transaction holds (an end in flight, an admin's
+# cancel or retry) and leaves a D-side check row.
 model=dependencies.pml
 echo "dependencies.pml: 1 or 2 dependencies and dependents, ends in READ COMMITTED or" \
-     "REPEATABLE READ, 1 edge settled inline (bound), on_dependency_failure 'cancel' or 'run'"
+     "REPEATABLE READ, 1 edge settled inline (bound), on_dependency_failure 'cancel' or 'run'," \
+     "an admin's cancel and retry of a dependent"
 DFI="-DND=2 -DNX=1 -DRR=1 -DRUN=1"                   # fan-in: one dependent of two
 DFO="-DND=1 -DNX=2 -DRR=1 -DRUN=1 -DBOUND=1"         # fan-out: two dependents of one
 D22="-DND=2 -DNX=2 -DBOUND=1"                        # two and two, READ COMMITTED
 D22R="-DND=2 -DNX=2 -DRR=1 -DRUN=1 -DBOUND=1 -DNF=1" # two and two, every option, 1 fix-up
+DFA="-DND=2 -DNX=1 -DRUN=1 -DADMIN=1"                # fan-in, an admin's cancel and retry of X 0
 check deps-safety-fan-in         pass "" safety   $DFI
 check deps-liveness-fan-in       pass "" liveness $DFI $L
 check deps-safety-fan-out        pass "" safety   $DFO
@@ -169,6 +176,8 @@ check deps-safety-2x2            pass "" safety   $D22
 check deps-liveness-2x2          pass "" liveness $D22 $L
 check deps-safety-2x2-all        pass "" safety   $D22R
 check deps-liveness-2x2-all      pass "" liveness $D22R $L
+check deps-safety-admin          pass "" safety   $DFA
+check deps-liveness-admin        pass "" liveness $DFA $L
 M="-DNO_STEP_ASSERTS"
 check deps-mutant-no-xcheck      fail "acceptance cycle" liveness $M $L -DMUTANT_NO_XCHECK
 check deps-mutant-no-skip        fail "acceptance cycle" liveness $M $L -DMUTANT_NO_SKIP
@@ -176,6 +185,9 @@ check deps-mutant-rr-no-dcheck   fail "acceptance cycle" liveness $M $L -DRR=1 -
 check deps-mutant-bound-no-dcheck fail "acceptance cycle" liveness $M $L -DNX=2 -DBOUND=1 -DMUTANT_BOUND_NO_DCHECK
 check deps-mutant-dcheck-one-batch fail "acceptance cycle" liveness $M $L -DNX=2 -DRR=1 -DMUTANT_DCHECK_ONE_BATCH
 check deps-mutant-dirty-read     fail "$DINV" safety $M -DMUTANT_DIRTY_READ
+check deps-mutant-cancelled-uncounted fail "$DINV" safety $M -DADMIN=1 -DMUTANT_CANCELLED_UNCOUNTED
+check deps-mutant-skip-no-dcheck fail "acceptance cycle" liveness $M $L -DND=2 -DMUTANT_SKIP_NO_DCHECK
+check deps-mutant-skip-no-dcheck-admin fail "acceptance cycle" liveness $M $L -DADMIN=1 -DMUTANT_SKIP_NO_DCHECK
 start_all
 wait
 

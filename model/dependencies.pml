@@ -9,22 +9,27 @@
  * Each SQL statement is one atomic step, and a commit is one atomic switch
  * of what the others see: the committed state is what the globals below
  * hold; a transaction's own writes stay in its variables (e_*, s_*) until
- * it commits. Row locks are modelled where a statement waits on one: the
- * end of D holds D's row (`inflight`, from its UPDATE to its commit: a
- * fix-up's SKIP LOCKED read skips it, enqueue's KEY SHARE read does not
- * wait for it) and the rows of the dependents it settled (`xlock`, until
- * its commit: another settle of the same dependent waits). A fix-up's
- * settle is one step, its commit included: a second settle of the same
- * edge waits on the edge's row, then finds it gone. model/README.md maps
- * each step to its SQL.
+ * it commits. Row locks are modelled where a statement waits on one or
+ * skips it: the end of D holds D's row (`inflight`, from its UPDATE to its
+ * commit: a fix-up's SKIP LOCKED read skips it, enqueue's KEY SHARE read
+ * does not wait for it) and the rows of the dependents it locked (`xlock`,
+ * FOR NO KEY UPDATE SKIP LOCKED, until its commit). A settle never waits:
+ * a dependent whose row another transaction holds (another end in flight,
+ * an admin's cancel or retry of it) is skipped, its edges left and its
+ * count untouched, and the ended D gets a D-side check row. An admin's
+ * cancel or retry waits for the dependent's row. A fix-up's settle is one
+ * step, its commit included: a second settle of the same edge waits on the
+ * edge's row, then finds it gone. model/README.md maps each step to its
+ * SQL.
  *
  * Options: RR (each end of D may run in REPEATABLE READ: its settle reads
  * the edges of its snapshot, taken at its start, and it inserts a D-side
  * check row), BOUND (an end settles at most BOUND edges inline and leaves
  * the rest to a D-side check row; 0: no bound), RUN (a dependent may be
  * enqueued with on_dependency_failure 'run'), SABORTS (ends of D that roll
- * back, then run again), NF (fix-ups), DIRTY_OK (a safety mutant's setting,
- * below).
+ * back, then run again), NF (fix-ups), ADMIN (1: an admin may cancel X 0
+ * while it waits, commit or roll back, and retry it once it is cancelled,
+ * each holding X 0's row from its statement to its end).
  *
  * Mutants (check.sh builds each with -DNO_STEP_ASSERTS): MUTANT_NO_XCHECK
  * (enqueue inserts no X-side check row), MUTANT_NO_SKIP (a fix-up reads D's
@@ -32,9 +37,12 @@
  * MUTANT_RR_NO_DCHECK (an end in REPEATABLE READ inserts no D-side check
  * row), MUTANT_BOUND_NO_DCHECK (an end that settled BOUND edges inline
  * leaves the rest to nobody), MUTANT_DCHECK_ONE_BATCH (a fix-up deletes a
- * D-side check row after one batch), all caught by liveness (`no_orphan`);
- * MUTANT_DIRTY_READ (enqueue counts an uncommitted success as done), caught
- * by the safety invariant.
+ * D-side check row after one batch), MUTANT_SKIP_NO_DCHECK (a settle that
+ * skips a locked dependent writes no D-side check row), all caught by
+ * liveness (`no_orphan`); MUTANT_DIRTY_READ (enqueue counts an uncommitted
+ * success as done) and MUTANT_CANCELLED_UNCOUNTED (a settle counts a
+ * waiting dependent's lost edge only, not a cancelled one's), caught by the
+ * safety invariant.
  */
 
 #ifndef ND
@@ -58,6 +66,9 @@
 #ifndef SABORTS
 #define SABORTS 1       /* ends of D that roll back (then run again) in a run */
 #endif
+#ifndef ADMIN
+#define ADMIN 0         /* 1: an admin's cancel (maybe rolled back) and retry of X 0 */
+#endif
 
 /* X 0 depends on every D; X 1 on D 0. */
 #define dep(x, d) ((x) == 0 || (d) == 0)
@@ -72,14 +83,16 @@ mtype = { UNF, OK, BAD, NONE, WAITING, QUEUED, CANCELLED };
 mtype dstate[ND] = UNF;
 bool dcheck[ND];        /* D-side check row */
 mtype xstate[NX] = NONE;
-short left[NX];         /* X's dependencies_left */
+short left[NX];         /* X's dependencies_left (kept equal to its edges, cancelled or not) */
 bool runs[NX];           /* X's on_dependency_failure is 'run' */
 byte edges[NX];         /* X's edges, bit d: X -> D d */
 bool xcheck[NX];        /* X-side check row */
 
 /* Row locks. */
 bool inflight[ND];      /* an end of D has updated D's row and not committed */
-byte xlock[NX];         /* d + 1: the end of D d settled X and has not committed */
+byte xlock[NX];         /* d + 1: the end of D d locked X (to settle it) and has not
+                         * committed; ALOCK: an admin's cancel or retry of X holds it */
+#define ALOCK (ND + 1)
 
 /* Each enqueue's transaction: 0 not run, 1 run (open), 2 committed, 3 rolled back. */
 byte e_phase[NX];
@@ -99,6 +112,9 @@ byte s_aborts = 0;
 
 /* Ghosts. */
 byte settled[NX * ND];  /* how many times each edge X -> D was settled */
+byte xdeps[NX];         /* the edges X was enqueued with, bit d */
+bool a_cancelled;       /* the admin's cancel of X 0 committed */
+bool a_retried;         /* the admin's retry of X 0 committed */
 
 #ifdef NO_STEP_ASSERTS
 #define step_assert(e) skip
@@ -114,19 +130,24 @@ byte settled[NX * ND];  /* how many times each edge X -> D was settled */
 #endif
 #define ended(d) (dstate[d] != UNF)
 
-/* Settle one edge X -> D (D's end committed, or committing): the DELETE of
- * the edge is a compare-and-set, and only a waiting X changes: one off
- * dependencies_left; cancelled when D ended dead or cancelled (unless
- * 'run'); queued when it was the last. */
+/* Settle one edge X -> D (D's end committed, or committing; X's row locked
+ * by the settle): the DELETE of the edge is a compare-and-set; one off
+ * dependencies_left, a cancelled X's too; a waiting X is cancelled when D
+ * ended dead or cancelled (unless 'run'), queued when it was the last. */
 inline settle(x, d) {
     if
     :: has_edge(x, d) ->
         edges[x] = edges[x] & ~bit(d);
         settled[x * ND + d]++;
         assert(settled[x * ND + d] <= 1);       /* each edge settled at most once */
+#ifndef MUTANT_CANCELLED_UNCOUNTED
+        left[x]--;
+#endif
         if
         :: xstate[x] == WAITING ->
+#ifdef MUTANT_CANCELLED_UNCOUNTED
             left[x]--;
+#endif
             if
             :: dstate[d] == BAD && !runs[x] -> xstate[x] = CANCELLED
             :: else ->
@@ -141,17 +162,25 @@ inline settle(x, d) {
     fi
 }
 
-/* Some dependent with an edge to D has its row locked by an end in flight
- * (a settle of D's edges waits for it). */
-#if NX == 1
-#define busy(d) (has_edge(0, d) && xlock[0] != 0)
+/* A settle that skipped a locked dependent: a D-side check row for D, so
+ * that a later fix-up settles the edges left. */
+#ifdef MUTANT_SKIP_NO_DCHECK
+#define on_skip(row) skip
 #else
-#define busy(d) ((has_edge(0, d) && xlock[0] != 0) || (has_edge(1, d) && xlock[1] != 0))
+#define on_skip(row) row = true
 #endif
 
-/* Settle every remaining edge of an ended D, as its end does. */
-inline settle_all(d) {
-    for (k : 0 .. NX - 1) { settle(k, d) }
+/* A fix-up's settle_dependents of an ended D: every remaining edge whose
+ * dependent's row is free settled; one whose row another transaction holds
+ * skipped, its edge left, and a D-side check row for D. */
+inline settle_free(d) {
+    for (k : 0 .. NX - 1) {
+        if
+        :: has_edge(k, d) && xlock[k] == 0 -> settle(k, d)
+        :: has_edge(k, d) && xlock[k] != 0 -> on_skip(dcheck[d])
+        :: else -> skip
+        fi
+    }
     k = 0
 }
 
@@ -200,31 +229,16 @@ proctype producer(byte x) {
     if
     :: atomic {                                 /* commit: all of it visible at once */
         xstate[x] = e_state[x]; left[x] = e_left[x]; runs[x] = e_run[x];
-        edges[x] = e_edges[x]; xcheck[x] = e_check[x];
+        edges[x] = e_edges[x]; xcheck[x] = e_check[x]; xdeps[x] = e_edges[x];
         e_phase[x] = 2 }
     :: atomic { e_phase[x] = 3 }                /* roll back: none of it, ever */
     fi
 }
 
 /* What the settle statement of D's end reads: the committed edges to D
- * (in REPEATABLE READ, only those of its snapshot). It waits while a
- * dependent's row it must lock is held by another end in flight: with a
- * bound, it waits only when every edge it could take is locked. */
+ * (in REPEATABLE READ, only those of its snapshot). It waits for no lock:
+ * a dependent whose row another transaction holds is skipped. */
 #define sees(d, k) (has_edge(k, d) && (!s_rr[d] || (s_snap[d] & bit(k))))
-#if BOUND > 0
-#if NX == 1
-#define settle_ready(d) (!sees(d, 0) || xlock[0] == 0)
-#else
-#define settle_ready(d) ((!sees(d, 0) && !sees(d, 1)) || (sees(d, 0) && xlock[0] == 0) \
-                         || (sees(d, 1) && xlock[1] == 0))
-#endif
-#else
-#if NX == 1
-#define settle_ready(d) (!sees(d, 0) || xlock[0] == 0)
-#else
-#define settle_ready(d) ((!sees(d, 0) || xlock[0] == 0) && (!sees(d, 1) || xlock[1] == 0))
-#endif
-#endif
 
 /* The end of D: begin (the snapshot of REPEATABLE READ), UPDATE D's row,
  * then a later statement reads D's committed edges (READ COMMITTED: those
@@ -232,6 +246,7 @@ proctype producer(byte x) {
  * then commit. It may roll back before its commit and run again. */
 proctype ender(byte d) {
     byte k, view;
+    bool skipped;
 again:
     atomic {                                    /* begin */
         if
@@ -262,9 +277,10 @@ again:
     :: true
     fi;
     /* settle_dependents: the edges it reads, each dependent's row locked
-     * (it waits while another end in flight holds one) */
+     * FOR NO KEY UPDATE SKIP LOCKED before any of its edges is deleted: one
+     * another transaction holds is skipped (its edges and count left), and
+     * D gets a D-side check row; the rows it locked are held to its end */
     atomic {
-        settle_ready(d) ->
         view = 0;
         for (k : 0 .. NX - 1) {
             if
@@ -273,13 +289,18 @@ again:
             fi
         }
         k = 0;
+        skipped = false;
 #if BOUND > 0
-        /* at most BOUND (1) inline, which one left open; a D-side check row for the rest */
+        /* at most BOUND (1) edge inline, which one left open: taken when its
+         * dependent's row is free, else skipped; a D-side check row for the
+         * rest */
         if
         :: view == 0 -> skip
         :: (view & 1) && xlock[0] == 0 -> s_took[d] = 1
+        :: (view & 1) && xlock[0] != 0 -> skipped = true; view = view & ~1
 #if NX == 2
         :: (view & 2) && xlock[1] == 0 -> s_took[d] = 2
+        :: (view & 2) && xlock[1] != 0 -> skipped = true; view = view & ~2
 #endif
         fi;
 #ifndef MUTANT_BOUND_NO_DCHECK
@@ -289,8 +310,19 @@ again:
         fi;
 #endif
 #else
-        s_took[d] = view;
+        for (k : 0 .. NX - 1) {
+            if
+            :: (view & bit(k)) && xlock[k] == 0 -> s_took[d] = s_took[d] | bit(k)
+            :: (view & bit(k)) && xlock[k] != 0 -> skipped = true
+            :: else -> skip
+            fi
+        }
 #endif
+        if
+        :: skipped -> on_skip(s_dcheck[d])
+        :: else -> skip
+        fi;
+        skipped = false;
         for (k : 0 .. NX - 1) {
             if
             :: s_took[d] & bit(k) -> xlock[k] = d + 1
@@ -341,27 +373,28 @@ done:
 
 /* A fix-up step for edge X -> D of an X-side check row: D read with SKIP
  * LOCKED. Skipped when an end of D is in flight (the row stays); D ended:
- * its remaining edges settled (waiting while a dependent's row is locked);
- * D unfinished with no end in flight: the edge is safe (a later end sees
- * it). */
+ * its remaining edges settled, a locked dependent skipped (a D-side check
+ * row for D); D unfinished with no end in flight: the edge is safe (a later
+ * end sees it). */
 #ifdef MUTANT_NO_SKIP
 #define skips(d) false
 #else
 #define skips(d) (inflight[d])
 #endif
-#define may_check(x, d) (!has_edge(x, d) || skips(d) || !ended(d) || !busy(d))
 
 inline check_edge(x, d) {
     if
     :: !has_edge(x, d) -> skip
     :: has_edge(x, d) && skips(d) -> skipped = true
-    :: has_edge(x, d) && !skips(d) && ended(d) -> settle_all(d)
+    :: has_edge(x, d) && !skips(d) && ended(d) -> settle_free(d)
     :: has_edge(x, d) && !skips(d) && !ended(d) -> skip        /* safe */
     fi
 }
 
-/* A D-side check row's step: one edge settled (a batch of 1), or, when none
- * remains, the row deleted. */
+/* A D-side check row's step: one edge whose dependent's row is free settled
+ * (a batch of 1; a locked one is skipped, the row kept), or, when none
+ * remains, the row deleted. A step that would skip every edge changes
+ * nothing and is left out. */
 #if NX == 1
 #define dbatch(d) (dcheck[d] && (!has_edge(0, d) || xlock[0] == 0))
 #else
@@ -405,7 +438,7 @@ end_idle:
     od;
 pass:
     do
-    :: atomic { d < ND && may_check(x, d) -> check_edge(x, d); d++ }
+    :: atomic { d < ND -> check_edge(x, d); d++ }
     :: atomic { d == ND ->                      /* the pass's end: the row deleted when nothing was skipped */
                 if
                 :: !skipped -> xcheck[x] = false
@@ -416,24 +449,57 @@ pass:
     od
 }
 
+/* The admin's process: X 0 cancelled while it waits (cancel.sql: its row
+ * locked FOR NO KEY UPDATE, which waits for a settle's lock, and updated),
+ * then committed or rolled back; then, once X 0 is cancelled (by the admin
+ * or by a dependency), retried (retry.sql: its UPDATE waits for a settle's
+ * lock; waiting again when dependencies_left > 0, else queued; no
+ * recount, no lock on its dependencies). Each holds X 0's row from its
+ * statement to its commit: a settle meanwhile skips X 0. */
+proctype admin() {
+    mtype to = NONE;
+    if
+    :: atomic { xlock[0] == 0 && xstate[0] == WAITING -> xlock[0] = ALOCK }
+       if
+       :: atomic { xstate[0] = CANCELLED; a_cancelled = true; xlock[0] = 0 }   /* commit */
+       :: atomic { xlock[0] = 0 }                                              /* roll back */
+       fi
+    :: true -> skip
+    fi;
+    if
+    :: atomic { xlock[0] == 0 && xstate[0] == CANCELLED ->
+           xlock[0] = ALOCK;
+           if
+           :: left[0] > 0 -> to = WAITING
+           :: else -> to = QUEUED
+           fi }
+       atomic { xstate[0] = to; a_retried = true; xlock[0] = 0; to = NONE }
+    :: true -> skip
+    fi
+}
+
 /* The invariant, over committed rows. A queued X: every dependency ended
- * in a way that lets it run (succeeded, or any end under 'run'). A
- * cancelled X: a dependency ended dead or cancelled and X is not 'run'.
- * A waiting X: dependencies_left is its number of edges, above 0. Never
- * below 0. */
+ * in a way that lets it run (succeeded, or any end under 'run'), or, X 0
+ * retried, every dependency it was enqueued with an edge to ended. A
+ * cancelled X: a dependency ended dead or cancelled and X is not 'run', or
+ * the admin cancelled it. dependencies_left is X's number of edges, above
+ * 0 while X waits. */
 #define lets_run(x, d) (!dep(x, d) || dstate[d] == OK || (dstate[d] == BAD && runs[x]))
 #define kills(x, d) (dep(x, d) && dstate[d] == BAD && !runs[x])
+#define gone_by(x, d) ((xdeps[x] & bit(d)) == 0 || ended(d))
 #if ND == 1
 #define all_let(x) (lets_run(x, 0))
 #define some_kills(x) (kills(x, 0))
+#define all_gone(x) (gone_by(x, 0))
 #else
 #define all_let(x) (lets_run(x, 0) && lets_run(x, 1))
 #define some_kills(x) (kills(x, 0) || kills(x, 1))
+#define all_gone(x) (gone_by(x, 0) && gone_by(x, 1))
 #endif
-#define x_ok(x) ((xstate[x] != QUEUED || all_let(x)) \
-                 && (xstate[x] != CANCELLED || some_kills(x)) \
-                 && (xstate[x] != WAITING || (left[x] == nedges(x) && left[x] > 0)) \
-                 && left[x] >= 0)
+#define x_ok(x) ((xstate[x] != QUEUED || all_let(x) || (x == 0 && a_retried && all_gone(x))) \
+                 && (xstate[x] != CANCELLED || some_kills(x) || (x == 0 && a_cancelled)) \
+                 && left[x] == nedges(x) \
+                 && (xstate[x] != WAITING || left[x] > 0))
 #if NX == 1
 #define invariant (x_ok(0))
 #else
@@ -468,6 +534,10 @@ init {
         for (i : 0 .. NX - 1) { run producer(i) }
         for (i : 0 .. ND - 1) { run ender(i) }
         for (i : 1 .. NF) { run fixup() }
+        if
+        :: ADMIN -> run admin()
+        :: else -> skip
+        fi;
 #ifndef LIVENESS
         run monitor();
 #endif
