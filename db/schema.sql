@@ -3885,7 +3885,7 @@ CREATE FUNCTION taskboard.version() RETURNS text
     LANGUAGE sql IMMUTABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-SELECT '0.5.0'::text
+SELECT '0.6.0'::text
 $$;
 
 --

@@ -1,8 +1,8 @@
 -- Deploy taskboard:revert_guard to pg
 -- requires: revert_guard@v0.5.0
--- requires: claim
+-- requires: version
 --
--- The next release adds the dependency checks (taskboard.dependency_checks),
+-- Release 0.6.0 adds the dependency checks (taskboard.dependency_checks),
 -- which a revert settles before it drops them: nothing of them is lost, and
 -- revert_losses counts what it counted. The guard is again the release's
 -- last change, so that a refused revert has changed nothing.

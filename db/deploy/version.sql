@@ -1,9 +1,8 @@
 -- Deploy taskboard:version to pg
--- requires: version@v0.4.9
--- requires: queue_overview
--- requires: enqueue
+-- requires: version@v0.5.0
+-- requires: claim
 --
--- Release 0.5.0: the schema answers 0.5.0.
+-- Release 0.6.0: the schema answers 0.6.0.
 
 BEGIN;
 
@@ -23,7 +22,7 @@ IMMUTABLE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
-SELECT '0.5.0'::text
+SELECT '0.6.0'::text
 $function$;
 
 COMMENT ON FUNCTION taskboard.version() IS

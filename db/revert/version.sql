@@ -1,6 +1,6 @@
--- Revert taskboard:version to its v0.4.9 definition
+-- Revert taskboard:version to its v0.5.0 definition
 --
--- Puts back the answer of release 0.4.9.
+-- The schema answers 0.5.0 again.
 
 BEGIN;
 
@@ -20,7 +20,7 @@ IMMUTABLE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
-SELECT '0.4.9'::text
+SELECT '0.5.0'::text
 $function$;
 
 COMMENT ON FUNCTION taskboard.version() IS

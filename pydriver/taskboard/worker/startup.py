@@ -30,7 +30,7 @@ log = logging.getLogger("taskboard.worker")
 # The schema releases this driver works with: from the oldest, up to but
 # not including the first it cannot know. Schema changes within the range are
 # additive, so a driver of either end works on the other's schema.
-SUPPORTED_SCHEMA_VERSIONS = ("0.1.0", "0.6.0")
+SUPPORTED_SCHEMA_VERSIONS = ("0.1.0", "0.7.0")
 WORKER_ROLE_KIND = "worker"  # the role a worker's login needs (errors.ROLE_KINDS)
 # Enough executions of one statement for psycopg to prepare it and reuse it
 # across transactions: behind a transaction pooler that loses it, one fails.
