@@ -102,6 +102,7 @@ COMMENT ON TYPE taskboard.job_summary IS 'One line of a list of jobs (find_jobs_
 CREATE FUNCTION taskboard.cancel(job_id bigint) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET enable_seqscan TO 'off'
     AS $$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
@@ -944,6 +945,7 @@ may not have seen, and ends with dependents left to settle.';
 CREATE FUNCTION taskboard.complete(job_id bigint, token uuid, result jsonb DEFAULT NULL::jsonb) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET enable_seqscan TO 'off'
     AS $$
 BEGIN
     IF complete.job_id IS NULL THEN
@@ -1988,6 +1990,7 @@ more than 10000 jobs or a job that does not exist, or dedupe_key is given.';
 CREATE FUNCTION taskboard.fail(job_id bigint, token uuid, error text, retry_in interval DEFAULT NULL::interval, retry boolean DEFAULT true, traceback text DEFAULT NULL::text) RETURNS text
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET enable_seqscan TO 'off'
     AS $$
 DECLARE
     -- A longer traceback keeps its last c_traceback_kept characters.
@@ -3709,6 +3712,7 @@ CREATE FUNCTION taskboard.settle_dependents(job_ids bigint[]) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET enable_nestloop TO 'off'
+    SET enable_seqscan TO 'off'
     AS $$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();

@@ -24,6 +24,9 @@ RETURNS boolean
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+-- The edges probed by index: when most edges name one job, a kept plan
+-- probing for another's scanned them all.
+SET enable_seqscan = off
 AS $function$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();

@@ -31,6 +31,9 @@ RETURNS text
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+-- The edges probed by index: when most edges name one job, a kept plan
+-- probing for another's scanned them all.
+SET enable_seqscan = off
 AS $function$
 DECLARE
     -- A longer traceback keeps its last c_traceback_kept characters.

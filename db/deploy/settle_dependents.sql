@@ -26,8 +26,11 @@ LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 -- Joins by hash, each side found through the primary key: a nested loop
--- planned for a few waiting jobs made a wide fan-out quadratic.
+-- planned for a few waiting jobs made a wide fan-out quadratic. And by
+-- index: when most edges name one job, a probe for the edges of another
+-- was planned as a scan of them all.
 SET enable_nestloop = off
+SET enable_seqscan = off
 AS $function$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();

@@ -25,6 +25,7 @@ CREATE OR REPLACE FUNCTION taskboard.cancel(job_id bigint)
  LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
+ SET enable_seqscan TO 'off'
 AS $function$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();

@@ -23,6 +23,7 @@ CREATE OR REPLACE FUNCTION taskboard.complete(job_id bigint, token uuid, result 
  LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
+ SET enable_seqscan TO 'off'
 AS $function$
 BEGIN
     IF complete.job_id IS NULL THEN

@@ -30,6 +30,7 @@ CREATE OR REPLACE FUNCTION taskboard.fail(job_id bigint, token uuid, error text,
  LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
+ SET enable_seqscan TO 'off'
 AS $function$
 DECLARE
     -- A longer traceback keeps its last c_traceback_kept characters.

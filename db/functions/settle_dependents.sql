@@ -27,6 +27,7 @@ CREATE OR REPLACE FUNCTION taskboard.settle_dependents(job_ids bigint[])
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
  SET enable_nestloop TO 'off'
+ SET enable_seqscan TO 'off'
 AS $function$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();

@@ -133,8 +133,12 @@ SELECT is(
         WHEN 'renew_many' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_generic_plan', 'enable_seqscan=off']
         WHEN 'find_jobs' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_custom_plan']
         WHEN 'find_jobs_summary' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_custom_plan']
+        -- complete, fail and cancel probe the edges by index.
+        WHEN 'complete' THEN ARRAY['search_path=pg_catalog, pg_temp', 'enable_seqscan=off']
+        WHEN 'fail' THEN ARRAY['search_path=pg_catalog, pg_temp', 'enable_seqscan=off']
+        WHEN 'cancel' THEN ARRAY['search_path=pg_catalog, pg_temp', 'enable_seqscan=off']
         -- settle_dependents joins by hash (see its header).
-        WHEN 'settle_dependents' THEN ARRAY['search_path=pg_catalog, pg_temp', 'enable_nestloop=off']
+        WHEN 'settle_dependents' THEN ARRAY['search_path=pg_catalog, pg_temp', 'enable_nestloop=off', 'enable_seqscan=off']
         -- The checks run with their caller's settings.
         WHEN 'check_name' THEN NULL
         WHEN 'check_interval' THEN NULL
@@ -151,7 +155,10 @@ SELECT is(
                    WHEN 'complete_many' THEN ' but plan_cache_mode = force_generic_plan and enable_seqscan = off'
                    WHEN 'renew_many' THEN ' but plan_cache_mode = force_generic_plan and enable_seqscan = off'
                    WHEN 'find_jobs' THEN ' but plan_cache_mode = force_custom_plan'
-                   WHEN 'settle_dependents' THEN ' but enable_nestloop = off'
+                   WHEN 'settle_dependents' THEN ' but enable_nestloop = off and enable_seqscan = off'
+                   WHEN 'complete' THEN ' but enable_seqscan = off'
+                   WHEN 'fail' THEN ' but enable_seqscan = off'
+                   WHEN 'cancel' THEN ' but enable_seqscan = off'
                    WHEN 'find_jobs_summary' THEN ' but plan_cache_mode = force_custom_plan'
                    ELSE ''
                END

@@ -22,7 +22,7 @@ BEGIN
             v_fn, pg_catalog.pg_get_function_arguments(v_fn);
     END IF;
     IF NOT (SELECT p.prosecdef
-                   AND p.proconfig = ARRAY['search_path=pg_catalog, pg_temp']
+                   AND p.proconfig = ARRAY['search_path=pg_catalog, pg_temp', 'enable_seqscan=off']
                    AND p.proowner = pg_catalog.to_regrole(v_prefix || '_owner')
               FROM pg_catalog.pg_proc AS p
              WHERE p.oid = v_fn) THEN

@@ -13,7 +13,7 @@ DECLARE
     v_fn pg_catalog.regprocedure := 'taskboard.settle_dependents(bigint[])';
 BEGIN
     IF NOT (SELECT p.prosecdef
-                   AND p.proconfig = ARRAY['search_path=pg_catalog, pg_temp', 'enable_nestloop=off']
+                   AND p.proconfig = ARRAY['search_path=pg_catalog, pg_temp', 'enable_nestloop=off', 'enable_seqscan=off']
                    AND p.proowner = pg_catalog.to_regrole(v_prefix || '_owner')
               FROM pg_catalog.pg_proc AS p
              WHERE p.oid = v_fn) THEN
