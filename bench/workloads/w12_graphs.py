@@ -31,7 +31,7 @@ import statistics
 import time
 from typing import Any
 
-from measure import OURS, Bench, checkpoint, log
+from measure import OURS, Bench, log
 from report import Line
 from systems import TASK
 
@@ -234,7 +234,9 @@ def add(
             OURS,
             backlog["seconds"],
         )
-        bench.samples.add(Line("W12", f"{what}: claims to settle the rest", "claims", False), OURS, len(claims))
+        bench.samples.add(
+            Line("W12", f"{what}: claims to settle the rest", "claims", False), OURS, len(claims)
+        )
         bench.samples.add(
             Line("W12", f"{what}: a claim p50 while the rest lasts", "ms", False),
             OURS,
