@@ -44,6 +44,7 @@ CHAIN = 10_000  # links of the chain whose head is cancelled
 SETTLE_BATCH = 1_000  # edges one settle_dependents call removes (db/deploy/settle_dependents.sql)
 BAR_S = 5.0  # the dashboard's statement_timeout: no operator action or completion takes longer
 BACKLOG_TIMEOUT_S = 1_800.0
+TIMED_OUT = "timed out (statement_timeout, rolled back)"
 HEAD_QUEUE, DEPS_QUEUE, EMPTY_QUEUE = "w12-head", "w12-deps", "w12-empty"
 # The red team's figures on 0.5.0 (issue 38), in seconds; None: answered 503 (timed out).
 RED_TEAM = {
@@ -200,7 +201,7 @@ async def fan_out(bench: Bench, n: int, action: str, chain: bool = False) -> Non
             f"W12 {what}: after the backlog the dependents are {states}, {edges} edges left; "
             f"expected all {n:,} {expected} and none left"
         )
-    add(bench, what, None if timed_out else seconds, built_s, backlog)
+    add(bench, what, None if timed_out else seconds, built_s, backlog, timed_out_s=seconds)
 
 
 def drain_backlog(conn: Any) -> dict[str, Any]:
@@ -222,12 +223,19 @@ def drain_backlog(conn: Any) -> dict[str, Any]:
 
 
 def add(
-    bench: Bench, what: str, seconds: float | None, built_s: float, backlog: dict[str, Any]
+    bench: Bench,
+    what: str,
+    seconds: float | None,
+    built_s: float,
+    backlog: dict[str, Any],
+    timed_out_s: float = 0.0,
 ) -> None:
-    """The lines of one case: the call (absent when it timed out), then its backlog."""
+    """The lines of one case: the call (`seconds` None: it timed out after `timed_out_s`),
+    then its backlog."""
     claims = backlog["claims_ms"]
-    if seconds is not None:
-        bench.samples.add(Line("W12", what, "ms", False), OURS, seconds * 1000)
+    bench.samples.add(Line("W12", what, "ms", False), OURS, (seconds or timed_out_s) * 1000)
+    if seconds is None:  # rolled back: nothing was settled, and nothing is left
+        bench.samples.add(Line("W12", f"{what}: {TIMED_OUT}", "calls", False), OURS, 1)
     if claims:
         bench.samples.add(
             Line("W12", f"{what}: the rest, by later claims", "s", False),
@@ -253,6 +261,7 @@ def add(
             "case": what,
             "seconds": seconds,
             "timed_out": seconds is None,
+            "timed_out_s": timed_out_s if seconds is None else None,
             "built_s": built_s,
             "backlog_s": backlog["seconds"],
             "backlog_claims": len(claims),
@@ -296,8 +305,13 @@ def verdicts(medians: dict[str, float]) -> list[str]:
             if red is None
             else f"; 0.5.0: {red:g} s"
         )
+        if ms is not None and f"{case}: {TIMED_OUT}" in medians:
+            out.append(
+                f"W12: {case}: TIMED OUT after {ms:,.0f} ms, rolled back (bar {BAR_S:g} s: "
+                f"NOT met){before}"
+            )
+            continue
         if ms is None:
-            out.append(f"W12: {case}: TIMED OUT (bar {BAR_S:g} s: NOT met){before}")
             continue
         extra = ""
         if rest is not None:
