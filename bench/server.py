@@ -60,6 +60,8 @@ def bench_server(*, stat_statements: bool = False, tcp: bool = False) -> Server:
     settings = {"shared_preload_libraries": "pg_stat_statements"} if stat_statements else {}
     if tcp:
         with socket.socket() as probe:
+            # As PostgreSQL binds: a connection of a run before in TIME-WAIT is no owner.
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 probe.bind(("127.0.0.1", PORT))
             except OSError as exc:
