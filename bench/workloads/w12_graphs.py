@@ -10,9 +10,12 @@ application connects; the bench's server listens there only when W12 runs), agai
   SETTLE_BATCH edges each through taskboard.recheck_dependencies. One connection claims an
   empty queue in a loop until `NOT EXISTS (SELECT FROM taskboard.dependency_checks)`: how
   long that took, how many claims, and their latency p50 and max while the backlog lasted;
-- cancel of such a running job, by the superuser (an admin) under the dashboard's 5 s
-  statement_timeout, then its backlog the same way;
+- cancel of such a running job, by the superuser (an admin), then its backlog the same way;
 - cancel of the head of a CHAIN-link chain (each job waiting on the one before), the same.
+
+Each complete and cancel runs under the dashboard's statement_timeout (BAR_S): a call it
+cuts is rolled back, reported as timed out and, below MILLION dependents, made again
+without the timeout (timed too) before its backlog is settled and checked.
 
 The graphs are built by the superuser with INSERT ... SELECT generate_series, not the API
 (as W3 grows its table): the dependents `waiting` with one dependency left and their edges
