@@ -10,7 +10,7 @@ within each run, in an order that rotates from run to run.
 
 Each workload is a module of bench/workloads/ (w1_drain, w2_latency, w3_scale,
 w4_renewal, w5_fanout, w6_io, w7_cpu, w8_backlog, w9_keys, w10_rate, w11_fanin,
-pgbench_floor);
+w12_graphs, pgbench_floor);
 bench/measure.py holds what they share (the plan, the Bench: server, fresh databases, worker command lines, samples).
 
 W1 drain: N no-op jobs enqueued up front with the system's batch API
@@ -50,6 +50,10 @@ W11 fan-in (Taskboard only): 10,000 jobs and one that depends on all of them, dr
   c=32, and the same 10,001 jobs without the dependency (the control); jobs/s, server CPU,
   claim's and complete_many's mean time a call (pg_stat_user_functions), the dependent's
   enqueue, and its start after its last dependency's finish, which must not be negative.
+W12 big graphs (Taskboard only, once a bench, after the runs; over TCP loopback): an
+  enqueue naming 1,000 / 10,000 / 100,000 dependencies; complete and cancel of a job with
+  10,000 / 100,000 (and with --w12-million 1,000,000) dependents, then the claims that
+  settle the rest; cancel of the head of a 10,000-link chain; each against the 5 s bar.
 W3 scale (Taskboard only, once a bench, after the runs): claim+complete
   latency with the table grown to each of w3_sizes finished jobs, then a
   churn run of w3_churn jobs through the API with default autovacuum
@@ -95,6 +99,7 @@ from workloads import (
     w9_keys,
     w10_rate,
     w11_fanin,
+    w12_graphs,
 )
 
 from taskboard_dev.server import Server
@@ -123,6 +128,7 @@ WORKLOADS = (
     "w9",
     "w10",
     "w11",
+    "w12",
     "floor",
     "w3",
 )  # --only's choices, all on by default
@@ -205,6 +211,8 @@ async def run_workloads(bench: Bench, workloads: set[str]) -> None:
                 pgbench_floor.run_floor(bench, floor_url, batch, clients)
     if "w8" in workloads and OURS in systems:
         await w8_backlog.backlog(bench)  # once a bench: its table takes a while to build
+    if "w12" in workloads and OURS in systems:
+        await w12_graphs.graphs(bench, bench.plan.w12_million)  # once a bench, as W8
     if "w3" in workloads and OURS in systems:
         await w3_scale.scale(bench)  # big: once a bench, after every run of the others
 
@@ -263,6 +271,11 @@ def main() -> int:
         help="jobs through W3's churn run, e.g. 200k; 0 skips it (full: 1M; quick: 20k)",
     )
     parser.add_argument(
+        "--w12-million",
+        action="store_true",
+        help="W12 also completes and cancels a job with 1,000,000 dependents (a few minutes more)",
+    )
+    parser.add_argument(
         "--stat-statements",
         action="store_true",
         help="load pg_stat_statements and print the top statements per database",
@@ -297,6 +310,8 @@ def main() -> int:
         import w3
 
         plan.w3_sizes = sorted({w3.parse_count(x) for x in args.w3_rows.split(",") if x})
+    if args.w12_million:
+        plan.w12_million = True
     if args.w3_churn:
         import w3
 
@@ -324,7 +339,8 @@ def main() -> int:
     commit = git_commit()  # what the run measures: read before the code can change under it
     load_before = os.getloadavg()
     wall = time.perf_counter()
-    server = bench_server(stat_statements=args.stat_statements)
+    # W12 connects over TCP loopback, as applications do: only then does the server listen.
+    server = bench_server(stat_statements=args.stat_statements, tcp="w12" in workloads)
     statements: dict[str, Any] = {}
     try:
         log(f"starting a throwaway PostgreSQL 18 ({plan.mode} mode)")
@@ -600,6 +616,13 @@ def targets(samples: Samples, plan: Plan) -> list[str]:
             f"enqueue {enqueue_ms:,.1f} ms, its start {delay_ms:.2f} ms after its last "
             "dependency's finish (no target)"
         )
+    out += w12_graphs.verdicts(
+        {
+            line.config: v
+            for line in samples.lines
+            if line.workload == "W12" and (v := samples.median(line, OURS)) is not None
+        }
+    )
     import backlog
 
     for line in samples.lines:

@@ -1,7 +1,8 @@
 """The bench's PostgreSQL 18: a throwaway `taskboard_dev.server.Server`, and what it reports.
 
 One run gets a fresh cluster under /tmp (the same disk as the project here,
-not a tmpfs, so fsync means fsync), Unix socket only, removed at the end.
+not a tmpfs, so fsync means fsync), Unix socket only (and 127.0.0.1 when W12
+runs), removed at the end.
 Durability is spelled out on the command line by taskboard_dev.server even
 though it is the default (fsync, synchronous_commit and full_page_writes
 on); everything else stays at PostgreSQL's defaults, pg_stat_statements
@@ -23,13 +24,14 @@ import asyncio
 import contextlib
 import itertools
 import os
+import socket
 import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 import psycopg
 
-from taskboard_dev.server import Server, postmaster
+from taskboard_dev.server import PORT, Server, ServerError, postmaster
 
 VERSION = "18"
 PREFIX = "taskboard-bench-"
@@ -51,9 +53,22 @@ REPORTED = (
 )
 
 
-def bench_server(*, stat_statements: bool = False) -> Server:
-    """The run's server, not started yet: `start()` it, `remove()` it at the end."""
+def bench_server(*, stat_statements: bool = False, tcp: bool = False) -> Server:
+    """The run's server, not started yet: `start()` it, `remove()` it at the end. With
+    `tcp` it also listens on 127.0.0.1 at the socket's port (W12 connects there, as an
+    application does); ServerError when that port is taken."""
     settings = {"shared_preload_libraries": "pg_stat_statements"} if stat_statements else {}
+    if tcp:
+        with socket.socket() as probe:
+            # As PostgreSQL binds: a connection of a run before in TIME-WAIT is no owner.
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(("127.0.0.1", PORT))
+            except OSError as exc:
+                raise ServerError(
+                    f"W12 needs 127.0.0.1:{PORT} for the bench's server, and it is taken: {exc}"
+                ) from exc
+        settings["listen_addresses"] = "127.0.0.1"
     return Server(version=VERSION, settings=settings, prefix=PREFIX)
 
 

@@ -1,0 +1,13 @@
+-- CANDIDATE (bench/run.py --taskboard-sql), not deployed by Sqitch: measured
+-- with W12 (bench/README.md, "Big graphs"), for whoever changes db/.
+-- Why a cancel of a job with 100,000 dependents outran the 5 s statement
+-- timeout while its complete took 35 ms: after settling 1,000 edges, a
+-- cancel's settle_dependents probes each dependent it cancelled for edges of
+-- its own ("(SELECT true FROM taskboard.job_dependencies AS d WHERE
+-- d.depends_on = e.id LIMIT 1)"). With every edge naming one job,
+-- depends_on has one distinct value, so the planner expects any id to match
+-- every row and picks a sequential scan that stops at the first: for an id
+-- that has no edge (each cancelled dependent) it reads the whole table,
+-- 1,000 times a call. With sequential scans off the probes walk
+-- job_dependencies_by_dependency.
+ALTER FUNCTION taskboard.settle_dependents(bigint[]) SET enable_seqscan = off;
