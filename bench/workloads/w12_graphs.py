@@ -40,7 +40,7 @@ from systems import TASK
 
 from taskboard_dev.server import PORT, SUPERUSER
 
-FAN_IN = (1_000, 10_000)  # dependencies of one enqueued job; 10,000 is the cap (100,000 before 0.6.0)
+FAN_IN = (1_000, 10_000)  # dependencies of one enqueued job; 10,000 is the cap
 FAN_OUT = (10_000, 100_000)  # dependents of a completed or cancelled job
 MILLION = 1_000_000  # one more FAN_OUT size, with --w12-million
 CHAIN = 10_000  # links of the chain whose head is cancelled
