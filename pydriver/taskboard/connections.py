@@ -40,6 +40,8 @@ LIBPQ_PREFIX = re.compile(
 )
 READ_ONLY = "session is read-only"
 MULTIPLE_ATTEMPTS = "Multiple connection attempts failed. All failures were:"
+# How often a deadline that found no statement on its way looks again.
+IDLE_RECHECK_SECONDS = 0.1
 
 
 class NoAnswer(psycopg.OperationalError):
@@ -87,13 +89,39 @@ class Deadline:
         self._done = False
         self._handle: asyncio.TimerHandle | None = None
         self._entry: list[Any] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._waited_idle = False  # whether the deadline found no statement on its way
+        self._seen_in_flight: float | None = None  # when one was first seen after that
 
     def _fire(self) -> None:
         with self._lock:
             if self._done:
                 return
+            if not _in_flight(self.conn):
+                # No statement sent yet (the block is busy before it: a handler's
+                # code, a process stopped and resumed): the deadline counts from
+                # the moment one is seen on its way.
+                self._rearm(IDLE_RECHECK_SECONDS)
+                self._seen_in_flight = None
+                return
+            now = time.monotonic()
+            if self._seen_in_flight is None and self._waited_idle:
+                self._seen_in_flight = now
+            if self._seen_in_flight is not None and now - self._seen_in_flight < (
+                self.seconds or 0
+            ):
+                self._rearm(self._seen_in_flight + (self.seconds or 0) - now)
+                return
             self.fired_at = where(self.conn)
             drop(self.conn)
+
+    def _rearm(self, seconds: float) -> None:
+        """Look again in `seconds` (called with the lock held, the block not ended)."""
+        self._waited_idle = True
+        if self._loop is not None:
+            self._handle = self._loop.call_later(seconds, self._fire)
+        else:
+            self._entry = _WATCH.add(time.monotonic() + seconds, self._fire)
 
     def _end(self, exc: BaseException | None) -> None:
         with self._lock:
@@ -114,13 +142,15 @@ class Deadline:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self._entry is not None:
-            _WATCH.remove(self._entry)
+        with self._lock:
+            if self._entry is not None:
+                _WATCH.remove(self._entry)
         self._end(exc)
 
     async def __aenter__(self) -> Deadline:
         if self.seconds is not None:
-            self._handle = asyncio.get_running_loop().call_later(self.seconds, self._fire)
+            self._loop = asyncio.get_running_loop()
+            self._handle = self._loop.call_later(self.seconds, self._fire)
         return self
 
     async def __aexit__(
@@ -129,9 +159,18 @@ class Deadline:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self._handle is not None:
-            self._handle.cancel()
+        with self._lock:
+            if self._handle is not None:
+                self._handle.cancel()
         self._end(exc)
+
+
+def _in_flight(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> bool:
+    """Whether a statement of `conn` is on its way to the server or awaits its answer."""
+    try:
+        return conn.pgconn.transaction_status == psycopg.pq.TransactionStatus.ACTIVE
+    except psycopg.Error:
+        return True  # closed or broken: nothing to wait for, drop it
 
 
 class _Watch:
