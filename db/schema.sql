@@ -66,7 +66,9 @@ CREATE TYPE taskboard.job_info AS (
 	errors jsonb,
 	started_at timestamp with time zone,
 	payload jsonb,
-	fence bigint
+	fence bigint,
+	concurrency_key text,
+	waiting_for bigint[]
 );
 
 --
@@ -818,13 +820,21 @@ BEGIN
                AND (NOT v_rate_by_key OR c.ck IS NOT NULL)
         ),
         reclaimed AS (
-            -- The lease each reclaim took over, as a line of the job's history.
+            -- The lease each reclaim took over, as a line of the job's history:
+            -- its actor is the role in force (the one SET ROLE chose, else the
+            -- login), and actor_worker the worker name this claim stated.
             -- The statement's snapshot still shows the row as it was before
             -- `claimed`. A claim that reclaims nothing finds no id and writes
             -- nothing.
             INSERT INTO taskboard.job_events
-                   (job_id, kind, at, worker, actor, attempt, fence, lease_expires_at, token_digest)
-            SELECT o.id, 'reclaimed', v_now, o.claimed_by, claim.worker, o.attempt, o.fence,
+                   (job_id, kind, at, worker, actor, actor_worker, attempt, fence, lease_expires_at,
+                    token_digest)
+            SELECT o.id, 'reclaimed', v_now, o.claimed_by,
+                   CASE pg_catalog.current_setting('role')
+                       WHEN 'none' THEN pg_catalog.session_user()::text
+                       ELSE pg_catalog.current_setting('role')
+                   END,
+                   claim.worker, o.attempt, o.fence,
                    o.lease_expires_at, pg_catalog.sha256(pg_catalog.uuid_send(o.lease_token))
               FROM taskboard.jobs AS o
              WHERE o.id = ANY (ARRAY(SELECT e.id FROM expired AS e JOIN claimed AS c ON c.id = e.id))
@@ -861,7 +871,8 @@ context its enqueuer stored, NULL when none), and, last, waited: how long
 the job had been runnable (clock minus its run_at, or minus the expired
 lease''s deadline for a reclaim). A reclaim records the lease it took
 over (holder, attempt, fence, deadline) in the job''s history
-(taskboard.job_history). Concurrent claimers
+(taskboard.job_history), its actor the role in force (the one SET ROLE
+chose, else the login) and worker beside it. Concurrent claimers
 never receive the same job (FOR NO KEY UPDATE SKIP LOCKED, the lock its
 update takes: a job on which another transaction holds FOR KEY SHARE, as
 a foreign key''s check does, is claimed without waiting for it, and then
@@ -1275,8 +1286,14 @@ BEGIN
             coalesce(pg_catalog.quote_literal(enqueue.on_dependency_failure), 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF enqueue.on_dependency_failure = 'run' AND enqueue.depends_on IS NULL THEN
+        RAISE EXCEPTION 'on_dependency_failure ''run'' needs depends_on: a job without dependencies has none to fail (pass depends_on, or leave on_dependency_failure out)'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
 
-    IF enqueue.depends_on IS NOT NULL THEN
+    -- An empty depends_on names no dependency: the job is enqueued as
+    -- without one (a dedupe_key allowed).
+    IF pg_catalog.cardinality(enqueue.depends_on) > 0 THEN
         RETURN taskboard.enqueue_waiting(enqueue.task, enqueue.payload, enqueue.queue, v_run_at,
                                          enqueue.priority, enqueue.max_attempts, enqueue.dedupe_key,
                                          enqueue.trace_context, enqueue.concurrency_key,
@@ -1369,7 +1386,8 @@ waiting on it after it; with on_dependency_failure ''run'' that dependency
 counts as ended and the job still runs. Dependencies that succeeded
 already count as ended; one already dead or cancelled cancels the job at
 once (or, with ''run'', counts as ended). A job cannot depend on a later
-one, so dependencies never form a cycle.
+one, so dependencies never form a cycle. An empty depends_on names no
+dependency: the job is enqueued as without it, and may have a dedupe_key.
 With dedupe_key: when an unfinished (queued or running) job of the same
 queue and the same task holds that key, returns that job''s id and inserts
 nothing. A key is scoped to (queue, task, key): an unfinished job of
@@ -1388,8 +1406,9 @@ dedupe_key is empty or longer than 400 characters, or run_at is
 0001-01-01 or from 10000-01-01 on, UTC), or trace_context is not a JSON object of
 strings or is longer than 8192 bytes as text, or concurrency_key is empty
 or longer than 200 characters, or on_dependency_failure is not cancel or
-run, or depends_on is not one-dimensional, holds NULL, names more than
-100000 jobs or a job that does not exist, or comes with a dedupe_key.
+run, or is ''run'' without depends_on (NULL), or depends_on is not
+one-dimensional, holds NULL, names more than 100000 jobs or a job that
+does not exist, or names a job and comes with a dedupe_key.
 Raises 23505 when an unfinished job of the queue and task holds a
 different key with the same SHA-256 as dedupe_key (no such pair is known):
 the index cannot tell the two apart, and the other job is not the answer.
@@ -2144,7 +2163,13 @@ BEGIN
     RETURN QUERY
     SELECT j.id, j.queue, j.task, j.state, j.attempt, j.max_attempts, j.priority,
            j.run_at, j.created_at, j.finished_at, j.result, j.errors, j.started_at,
-           j.payload, j.fence
+           j.payload, j.fence, j.concurrency_key,
+           CASE WHEN j.state = 'waiting' THEN
+               ARRAY(SELECT d.depends_on
+                       FROM taskboard.job_dependencies AS d
+                      WHERE d.job_id = j.id
+                      ORDER BY d.depends_on)
+           END
       FROM taskboard.jobs AS j
      WHERE (find_jobs.queue IS NULL OR j.queue = find_jobs.queue)
        AND (find_jobs.state IS NULL OR j.state = find_jobs.state)
@@ -2163,6 +2188,8 @@ COMMENT ON FUNCTION taskboard.find_jobs(queue text, state text, task text, after
 Jobs for people and dashboards: those matching every filter given (NULL:
 any), newest first by id, at most max_rows of them. Keyset paging: pass
 the last job_id of a page as after_id to get the jobs older than it.
+Each row is as get_job shows it: concurrency_key, and for a waiting job
+waiting_for, the ids of the dependencies it still waits for.
 Never a token. For every role: get_job already shows any job to each of
 them, and ids are consecutive.
 Raises 22023 when queue or task is empty, state is not one of waiting,
@@ -2248,7 +2275,13 @@ BEGIN
 
     SELECT j.id, j.queue, j.task, j.state, j.attempt, j.max_attempts, j.priority,
            j.run_at, j.created_at, j.finished_at, j.result, j.errors, j.started_at,
-           j.payload, j.fence
+           j.payload, j.fence, j.concurrency_key,
+           CASE WHEN j.state = 'waiting' THEN
+               ARRAY(SELECT d.depends_on
+                       FROM taskboard.job_dependencies AS d
+                      WHERE d.job_id = j.id
+                      ORDER BY d.depends_on)
+           END
       INTO v_job
       FROM taskboard.jobs AS j
      WHERE j.id = get_job.job_id;
@@ -2267,7 +2300,10 @@ started_at is when its last claim started it (NULL until claimed).
 errors lists each failed attempt as {error, attempt, worker, at}, with a
 traceback when the worker sent one (fail bounds it). payload is what the
 job was enqueued with; fence is the number of its latest claim (0 before
-the first).
+the first). concurrency_key is the key the job was enqueued with (NULL:
+none). waiting_for, for a waiting job, lists the ids of the dependencies
+it still waits for, in id order (each leaves the list as it ends); NULL
+for a job in any other state.
 A row of NULLs for an unknown id.
 Raises 22023 when job_id is NULL.';
 
@@ -2359,7 +2395,7 @@ months and days counted as the calendar makes them.';
 -- Name: job_history(bigint); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
-CREATE FUNCTION taskboard.job_history(job_id bigint) RETURNS TABLE(at timestamp with time zone, kind text, worker text, actor text, attempt integer, fence bigint, lease_expires_at timestamp with time zone)
+CREATE FUNCTION taskboard.job_history(job_id bigint) RETURNS TABLE(at timestamp with time zone, kind text, worker text, actor text, attempt integer, fence bigint, lease_expires_at timestamp with time zone, actor_worker text)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -2369,7 +2405,7 @@ BEGIN
     END IF;
 
     RETURN QUERY
-    SELECT e.at, e.kind, e.worker, e.actor, e.attempt, e.fence, e.lease_expires_at
+    SELECT e.at, e.kind, e.worker, e.actor, e.attempt, e.fence, e.lease_expires_at, e.actor_worker
       FROM taskboard.job_events AS e
      WHERE e.job_id = job_history.job_id
      ORDER BY e.at, e.id;
@@ -2380,14 +2416,18 @@ $$;
 -- Name: FUNCTION job_history(job_id bigint); Type: COMMENT; Schema: taskboard; Owner: -
 --
 
-COMMENT ON FUNCTION taskboard.job_history(job_id bigint) IS 'job_history(job_id) -> setof (at, kind, worker, actor, attempt, fence, lease_expires_at)
+COMMENT ON FUNCTION taskboard.job_history(job_id bigint) IS 'job_history(job_id) -> setof (at, kind, worker, actor, attempt, fence, lease_expires_at, actor_worker)
 The job''s history beyond its errors, oldest first: ''reclaimed'' (worker''s
-expired lease taken over by actor, a worker name), ''cancelled'' (by actor,
-a login role; worker is the holder when the job was running), ''retried''
-(by actor, a login role), and ''refused_complete'', ''refused_fail'',
-''refused_renew'' (a late write by worker, whose lease was reclaimed or
-cancelled, refused by the fence; once per lease and kind). attempt, fence
-and lease_expires_at are the holder''s. Never a token.
+expired lease taken over by a claim: actor is the role it ran as,
+actor_worker the worker name it stated), ''cancelled'' (by actor; worker is
+the holder when the job was running), ''retried'' (by actor), and
+''refused_complete'', ''refused_fail'', ''refused_renew'' (a late write by
+worker, whose lease was reclaimed or cancelled, refused by the fence;
+once per lease and kind). actor is the database role in force (the one
+SET ROLE chose, else the login); on a reclaim recorded before
+actor_worker existed it is the worker name, and actor_worker is NULL, as
+on every line but a reclaim. attempt, fence and lease_expires_at are the
+holder''s. Never a token.
 No rows: the job is unknown or has no such history.
 Raises 22023 when job_id is NULL.';
 
@@ -3430,6 +3470,10 @@ BEGIN
             SELECT 'waiting jobs', '0.5.0',
                    (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j
                      WHERE j.state = 'waiting')
+            UNION ALL
+            SELECT 'reclaiming workers', '0.6.1',
+                   (SELECT pg_catalog.count(*) FROM taskboard.job_events AS e
+                     WHERE e.actor_worker IS NOT NULL)
            ) AS lost
      WHERE lost.rows > 0
        AND (v_to IS NULL
@@ -3462,6 +3506,9 @@ release that added it and how many rows hold it:
   rate limits     queues with a rate limit, and their log of starts (0.4.9)
   dependencies    jobs enqueued with dependencies (0.5.0)
   waiting jobs    jobs waiting for dependencies, which a revert cancels (0.5.0)
+  reclaiming workers
+                  history lines of reclaims that keep the worker name the
+                  reclaiming claim stated beside its role (0.6.1)
   jobs            every job, only for release NULL (a revert of everything)
 No rows: the revert drops no data. Reads only; ordered by release.
 Raises 22023 when release is not NULL and not of the form 0.2.0.
@@ -3889,7 +3936,7 @@ CREATE FUNCTION taskboard.version() RETURNS text
     LANGUAGE sql IMMUTABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-SELECT '0.6.0'::text
+SELECT '0.6.1'::text
 $$;
 
 --
@@ -3904,7 +3951,7 @@ Raises nothing.';
 -- Name: worker_leases(integer); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
-CREATE FUNCTION taskboard.worker_leases(max_rows integer DEFAULT 500) RETURNS TABLE(worker text, job_id bigint, queue text, task text, attempt integer, fence bigint, started_at timestamp with time zone, lease_expires_at timestamp with time zone, expires_in interval)
+CREATE FUNCTION taskboard.worker_leases(max_rows integer DEFAULT 500) RETURNS TABLE(worker text, job_id bigint, queue text, task text, attempt integer, fence bigint, started_at timestamp with time zone, lease_expires_at timestamp with time zone, expires_in interval, state text)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -3917,11 +3964,22 @@ BEGIN
     END IF;
 
     RETURN QUERY
-    SELECT j.claimed_by, j.id, j.queue, j.task, j.attempt, j.fence, j.started_at,
-           j.lease_expires_at, j.lease_expires_at - v_now
-      FROM taskboard.jobs AS j
-     WHERE j.state = 'running'
-     ORDER BY j.claimed_by, j.lease_expires_at, j.id
+    SELECT h.claimed_by, h.id, h.queue, h.task, h.attempt, h.fence, h.started_at,
+           h.lease_ends, h.lease_ends - v_now, h.state
+      FROM (SELECT j.claimed_by, j.id, j.queue, j.task, j.attempt, j.fence, j.started_at,
+                   j.lease_expires_at AS lease_ends, j.state
+              FROM taskboard.jobs AS j
+             WHERE j.state = 'running'
+            UNION ALL
+            -- Read through jobs_held_by_queue: only jobs cancelled while
+            -- running have a held_until.
+            SELECT j.claimed_by, j.id, j.queue, j.task, j.attempt, j.fence, j.started_at,
+                   j.held_until, j.state
+              FROM taskboard.jobs AS j
+             WHERE j.held_until IS NOT NULL
+               AND j.held_until > v_now
+               AND j.state = 'cancelled') AS h
+     ORDER BY h.claimed_by, h.lease_ends, h.id
      LIMIT worker_leases.max_rows;
 END
 $$;
@@ -3930,14 +3988,16 @@ $$;
 -- Name: FUNCTION worker_leases(max_rows integer); Type: COMMENT; Schema: taskboard; Owner: -
 --
 
-COMMENT ON FUNCTION taskboard.worker_leases(max_rows integer) IS 'worker_leases(max_rows) -> setof (worker, job_id, queue, task, attempt, fence, started_at, lease_expires_at, expires_in)
-Who holds what: one row per running job, by worker (claimed_by), then the
-lease that ends first; at most max_rows rows (default 500). started_at is
-the holder''s claim, lease_expires_at its deadline, expires_in that
+COMMENT ON FUNCTION taskboard.worker_leases(max_rows integer) IS 'worker_leases(max_rows) -> setof (worker, job_id, queue, task, attempt, fence, started_at, lease_expires_at, expires_in, state)
+Who holds what: one row per running job, and per job cancelled under a
+lease that has not ended yet (its holder may still be at work: state
+cancelled, lease_expires_at its held_until), by worker (claimed_by), then
+the lease that ends first; at most max_rows rows (default 500). started_at
+is the holder''s claim, lease_expires_at its deadline, expires_in that
 deadline minus the database''s clock (negative: the lease expired and the
-job waits for a reclaim, or for claim to bury it). A cancelled job whose
-lease is still ahead is not listed: it is no longer running. Never a
-token.
+job waits for a reclaim, or for claim to bury it; never for a cancelled
+job, which leaves the list when its lease ends). state is running or
+cancelled. Never a token.
 Raises 22023 when max_rows is NULL or outside 1..1000.';
 
 SET default_tablespace = '';
@@ -3991,6 +4051,7 @@ CREATE TABLE taskboard.job_events (
     fence bigint,
     lease_expires_at timestamp with time zone,
     token_digest bytea,
+    actor_worker text,
     CONSTRAINT job_events_kind_known CHECK ((kind = ANY (ARRAY['reclaimed'::text, 'cancelled'::text, 'retried'::text, 'refused_complete'::text, 'refused_fail'::text, 'refused_renew'::text]))),
     CONSTRAINT job_events_refusal_has_token CHECK (((kind !~~ 'refused_%'::text) OR (token_digest IS NOT NULL)))
 );
@@ -4000,6 +4061,18 @@ CREATE TABLE taskboard.job_events (
 --
 
 COMMENT ON TABLE taskboard.job_events IS 'A job''s history: reclaimed leases, cancels, retries, refused late writes. Written only by the taskboard functions; no token, only its digest.';
+
+--
+-- Name: COLUMN job_events.actor; Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON COLUMN taskboard.job_events.actor IS 'Who acted: the database role in force (SET ROLE, else the login) that reclaimed, cancelled or retried; on reclaims recorded before actor_worker, the reclaiming worker''s name.';
+
+--
+-- Name: COLUMN job_events.actor_worker; Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON COLUMN taskboard.job_events.actor_worker IS 'reclaimed: the worker name the reclaiming claim stated (its worker argument); NULL otherwise.';
 
 --
 -- Name: job_events_id_seq; Type: SEQUENCE; Schema: taskboard; Owner: -

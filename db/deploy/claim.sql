@@ -1,16 +1,10 @@
 -- Deploy taskboard:claim to pg
--- requires: claim@v0.5.0
--- requires: settle_dependents
--- requires: recheck_dependencies
+-- requires: claim@v0.6.0
+-- requires: job_events_actor_worker
 --
--- Under a rate per key, a round finds the keys whose window is full in
--- looks that each read twice as far as the last, each key's window counted
--- once: linear in the full keys ahead of the jobs it takes. The jobs it
--- locks are locked FOR NO KEY UPDATE, the lock its update takes, so that a
--- FOR KEY SHARE lock on a job (an open enqueue's on a job it depends on)
--- does not hide it. A buried lease's dependents are found through the
--- edges. Each claim first works through the dependency checks of
--- committed transactions, when there are any (recheck_dependencies).
+-- The history line of a reclaim names the role in force (the one SET ROLE
+-- chose, else the login) as its actor, and beside it, in actor_worker, the
+-- worker name the claim stated.
 
 BEGIN;
 
@@ -35,7 +29,8 @@ SET LOCAL ROLE :"owner_role";
 -- the job had been runnable (clock minus its run_at, or minus the expired
 -- lease's deadline for a reclaim). A reclaim records the lease it took
 -- over (holder, attempt, fence, deadline) in the job's history
--- (taskboard.job_history). Concurrent claimers
+-- (taskboard.job_history), its actor the role in force (the one SET ROLE
+-- chose, else the login) and worker beside it. Concurrent claimers
 -- never receive the same job (FOR NO KEY UPDATE SKIP LOCKED, the lock its
 -- update takes: a job on which another transaction holds FOR KEY SHARE, as
 -- a foreign key's check does, is claimed without waiting for it, and then
@@ -609,13 +604,21 @@ BEGIN
                AND (NOT v_rate_by_key OR c.ck IS NOT NULL)
         ),
         reclaimed AS (
-            -- The lease each reclaim took over, as a line of the job's history.
+            -- The lease each reclaim took over, as a line of the job's history:
+            -- its actor is the role in force (the one SET ROLE chose, else the
+            -- login), and actor_worker the worker name this claim stated.
             -- The statement's snapshot still shows the row as it was before
             -- `claimed`. A claim that reclaims nothing finds no id and writes
             -- nothing.
             INSERT INTO taskboard.job_events
-                   (job_id, kind, at, worker, actor, attempt, fence, lease_expires_at, token_digest)
-            SELECT o.id, 'reclaimed', v_now, o.claimed_by, claim.worker, o.attempt, o.fence,
+                   (job_id, kind, at, worker, actor, actor_worker, attempt, fence, lease_expires_at,
+                    token_digest)
+            SELECT o.id, 'reclaimed', v_now, o.claimed_by,
+                   CASE pg_catalog.current_setting('role')
+                       WHEN 'none' THEN pg_catalog.session_user()::text
+                       ELSE pg_catalog.current_setting('role')
+                   END,
+                   claim.worker, o.attempt, o.fence,
                    o.lease_expires_at, pg_catalog.sha256(pg_catalog.uuid_send(o.lease_token))
               FROM taskboard.jobs AS o
              WHERE o.id = ANY (ARRAY(SELECT e.id FROM expired AS e JOIN claimed AS c ON c.id = e.id))
@@ -653,7 +656,8 @@ context its enqueuer stored, NULL when none), and, last, waited: how long
 the job had been runnable (clock minus its run_at, or minus the expired
 lease's deadline for a reclaim). A reclaim records the lease it took
 over (holder, attempt, fence, deadline) in the job's history
-(taskboard.job_history). Concurrent claimers
+(taskboard.job_history), its actor the role in force (the one SET ROLE
+chose, else the login) and worker beside it. Concurrent claimers
 never receive the same job (FOR NO KEY UPDATE SKIP LOCKED, the lock its
 update takes: a job on which another transaction holds FOR KEY SHARE, as
 a foreign key's check does, is claimed without waiting for it, and then

@@ -1,11 +1,10 @@
 -- Deploy taskboard:enqueue to pg
--- requires: enqueue@v0.4.9
+-- requires: enqueue@v0.6.0
 -- requires: enqueue_waiting
 --
--- enqueue gains two trailing arguments with defaults (depends_on,
--- on_dependency_failure): the nine-argument form is dropped and the new
--- one created with the same grants, in one transaction. Calls of the old
--- forms, by position or by name, resolve to the new one.
+-- An empty depends_on is no dependency (a dedupe_key beside it is
+-- accepted), and on_dependency_failure 'run' without depends_on, which
+-- would change nothing, is refused. The signature stays.
 
 BEGIN;
 
@@ -17,8 +16,6 @@ BEGIN;
 -- The deploying role holds the owner for this transaction only.
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
-
-DROP FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb, text);
 
 CREATE OR REPLACE FUNCTION taskboard.enqueue(
     task          text,
@@ -97,8 +94,14 @@ BEGIN
             coalesce(pg_catalog.quote_literal(enqueue.on_dependency_failure), 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF enqueue.on_dependency_failure = 'run' AND enqueue.depends_on IS NULL THEN
+        RAISE EXCEPTION 'on_dependency_failure ''run'' needs depends_on: a job without dependencies has none to fail (pass depends_on, or leave on_dependency_failure out)'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
 
-    IF enqueue.depends_on IS NOT NULL THEN
+    -- An empty depends_on names no dependency: the job is enqueued as
+    -- without one (a dedupe_key allowed).
+    IF pg_catalog.cardinality(enqueue.depends_on) > 0 THEN
         RETURN taskboard.enqueue_waiting(enqueue.task, enqueue.payload, enqueue.queue, v_run_at,
                                          enqueue.priority, enqueue.max_attempts, enqueue.dedupe_key,
                                          enqueue.trace_context, enqueue.concurrency_key,
@@ -188,7 +191,8 @@ waiting on it after it; with on_dependency_failure 'run' that dependency
 counts as ended and the job still runs. Dependencies that succeeded
 already count as ended; one already dead or cancelled cancels the job at
 once (or, with 'run', counts as ended). A job cannot depend on a later
-one, so dependencies never form a cycle.
+one, so dependencies never form a cycle. An empty depends_on names no
+dependency: the job is enqueued as without it, and may have a dedupe_key.
 With dedupe_key: when an unfinished (queued or running) job of the same
 queue and the same task holds that key, returns that job's id and inserts
 nothing. A key is scoped to (queue, task, key): an unfinished job of
@@ -207,8 +211,9 @@ dedupe_key is empty or longer than 400 characters, or run_at is
 0001-01-01 or from 10000-01-01 on, UTC), or trace_context is not a JSON object of
 strings or is longer than 8192 bytes as text, or concurrency_key is empty
 or longer than 200 characters, or on_dependency_failure is not cancel or
-run, or depends_on is not one-dimensional, holds NULL, names more than
-100000 jobs or a job that does not exist, or comes with a dedupe_key.
+run, or is 'run' without depends_on (NULL), or depends_on is not
+one-dimensional, holds NULL, names more than 100000 jobs or a job that
+does not exist, or names a job and comes with a dedupe_key.
 Raises 23505 when an unfinished job of the queue and task holds a
 different key with the same SHA-256 as dedupe_key (no such pair is known):
 the index cannot tell the two apart, and the other job is not the answer.

@@ -1,8 +1,10 @@
 -- Deploy taskboard:get_job to pg
--- requires: get_job@v0.3.0
--- requires: job_info_more
+-- requires: get_job@v0.6.0
+-- requires: job_info_waits
 --
--- The same text as functions/get_job.sql, where the current definition reads.
+-- get_job fills job_info's concurrency_key and waiting_for: the ids of the
+-- job's edges in taskboard.job_dependencies, which each dependency's end
+-- removes, so they are the dependencies it still waits for.
 
 BEGIN;
 
@@ -14,16 +16,6 @@ BEGIN;
 -- The deploying role holds the owner for this transaction only.
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
-
--- get_job(job_id) -> taskboard.job_info
--- What a producer may see of a job: everything but the lease token.
--- started_at is when its last claim started it (NULL until claimed).
--- errors lists each failed attempt as {error, attempt, worker, at}, with a
--- traceback when the worker sent one (fail bounds it). payload is what the
--- job was enqueued with; fence is the number of its latest claim (0 before
--- the first).
--- A row of NULLs for an unknown id.
--- Raises 22023 when job_id is NULL.
 
 CREATE OR REPLACE FUNCTION taskboard.get_job(job_id bigint)
 RETURNS taskboard.job_info
@@ -41,7 +33,13 @@ BEGIN
 
     SELECT j.id, j.queue, j.task, j.state, j.attempt, j.max_attempts, j.priority,
            j.run_at, j.created_at, j.finished_at, j.result, j.errors, j.started_at,
-           j.payload, j.fence
+           j.payload, j.fence, j.concurrency_key,
+           CASE WHEN j.state = 'waiting' THEN
+               ARRAY(SELECT d.depends_on
+                       FROM taskboard.job_dependencies AS d
+                      WHERE d.job_id = j.id
+                      ORDER BY d.depends_on)
+           END
       INTO v_job
       FROM taskboard.jobs AS j
      WHERE j.id = get_job.job_id;
@@ -49,6 +47,20 @@ BEGIN
     RETURN v_job;
 END
 $function$;
+
+COMMENT ON FUNCTION taskboard.get_job(bigint) IS
+$comment$get_job(job_id) -> taskboard.job_info
+What a producer may see of a job: everything but the lease token.
+started_at is when its last claim started it (NULL until claimed).
+errors lists each failed attempt as {error, attempt, worker, at}, with a
+traceback when the worker sent one (fail bounds it). payload is what the
+job was enqueued with; fence is the number of its latest claim (0 before
+the first). concurrency_key is the key the job was enqueued with (NULL:
+none). waiting_for, for a waiting job, lists the ids of the dependencies
+it still waits for, in id order (each leaves the list as it ends); NULL
+for a job in any other state.
+A row of NULLs for an unknown id.
+Raises 22023 when job_id is NULL.$comment$;
 
 REVOKE ALL ON FUNCTION taskboard.get_job(bigint) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.get_job(bigint)

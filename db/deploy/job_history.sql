@@ -1,8 +1,9 @@
 -- Deploy taskboard:job_history to pg
--- requires: job_events
+-- requires: job_history@v0.6.0
+-- requires: job_events_actor_worker
 --
--- The reading side of taskboard.job_events, for the admin role (the
--- dashboard's job page): no token and no digest of one.
+-- job_history's rows gain actor_worker at the end: a return type changes
+-- only by DROP and CREATE, in one transaction, with the same grants.
 
 BEGIN;
 
@@ -15,18 +16,9 @@ BEGIN;
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
 
--- job_history(job_id) -> setof (at, kind, worker, actor, attempt, fence, lease_expires_at)
--- The job's history beyond its errors, oldest first: 'reclaimed' (worker's
--- expired lease taken over by actor, a worker name), 'cancelled' (by actor,
--- a login role; worker is the holder when the job was running), 'retried'
--- (by actor, a login role), and 'refused_complete', 'refused_fail',
--- 'refused_renew' (a late write by worker, whose lease was reclaimed or
--- cancelled, refused by the fence; once per lease and kind). attempt, fence
--- and lease_expires_at are the holder's. Never a token.
--- No rows: the job is unknown or has no such history.
--- Raises 22023 when job_id is NULL.
+DROP FUNCTION taskboard.job_history(bigint);
 
-CREATE OR REPLACE FUNCTION taskboard.job_history(job_id bigint)
+CREATE FUNCTION taskboard.job_history(job_id bigint)
 RETURNS TABLE (
     at               timestamptz,
     kind             text,
@@ -34,7 +26,8 @@ RETURNS TABLE (
     actor            text,
     attempt          integer,
     fence            bigint,
-    lease_expires_at timestamptz
+    lease_expires_at timestamptz,
+    actor_worker     text
 )
 LANGUAGE plpgsql
 STABLE
@@ -47,7 +40,7 @@ BEGIN
     END IF;
 
     RETURN QUERY
-    SELECT e.at, e.kind, e.worker, e.actor, e.attempt, e.fence, e.lease_expires_at
+    SELECT e.at, e.kind, e.worker, e.actor, e.attempt, e.fence, e.lease_expires_at, e.actor_worker
       FROM taskboard.job_events AS e
      WHERE e.job_id = job_history.job_id
      ORDER BY e.at, e.id;
@@ -59,14 +52,18 @@ GRANT EXECUTE ON FUNCTION taskboard.job_history(bigint)
     TO :"admin_role";
 
 COMMENT ON FUNCTION taskboard.job_history(bigint) IS
-$comment$job_history(job_id) -> setof (at, kind, worker, actor, attempt, fence, lease_expires_at)
+$comment$job_history(job_id) -> setof (at, kind, worker, actor, attempt, fence, lease_expires_at, actor_worker)
 The job's history beyond its errors, oldest first: 'reclaimed' (worker's
-expired lease taken over by actor, a worker name), 'cancelled' (by actor,
-a login role; worker is the holder when the job was running), 'retried'
-(by actor, a login role), and 'refused_complete', 'refused_fail',
-'refused_renew' (a late write by worker, whose lease was reclaimed or
-cancelled, refused by the fence; once per lease and kind). attempt, fence
-and lease_expires_at are the holder's. Never a token.
+expired lease taken over by a claim: actor is the role it ran as,
+actor_worker the worker name it stated), 'cancelled' (by actor; worker is
+the holder when the job was running), 'retried' (by actor), and
+'refused_complete', 'refused_fail', 'refused_renew' (a late write by
+worker, whose lease was reclaimed or cancelled, refused by the fence;
+once per lease and kind). actor is the database role in force (the one
+SET ROLE chose, else the login); on a reclaim recorded before
+actor_worker existed it is the worker name, and actor_worker is NULL, as
+on every line but a reclaim. attempt, fence and lease_expires_at are the
+holder's. Never a token.
 No rows: the job is unknown or has no such history.
 Raises 22023 when job_id is NULL.$comment$;
 

@@ -1,11 +1,11 @@
 -- Deploy taskboard:revert_guard to pg
--- requires: revert_guard@v0.5.0
+-- requires: revert_guard@v0.6.0
 -- requires: version
 --
--- Release 0.6.0 adds the dependency checks (taskboard.dependency_checks),
--- which a revert settles before it drops them: nothing of them is lost, and
--- revert_losses counts what it counted. The guard is again the release's
--- last change, so that a refused revert has changed nothing.
+-- Release 0.6.1 keeps beside a reclaim's role the worker name its claim
+-- stated (job_events.actor_worker), which a revert drops: revert_losses
+-- counts it. The guard is again the release's last change, so that a
+-- refused revert has changed nothing.
 --
 -- What a revert would drop, and a guard against dropping it unasked. The
 -- released revert scripts drop the columns and tables their change added,
@@ -96,6 +96,10 @@ BEGIN
             SELECT 'waiting jobs', '0.5.0',
                    (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j
                      WHERE j.state = 'waiting')
+            UNION ALL
+            SELECT 'reclaiming workers', '0.6.1',
+                   (SELECT pg_catalog.count(*) FROM taskboard.job_events AS e
+                     WHERE e.actor_worker IS NOT NULL)
            ) AS lost
      WHERE lost.rows > 0
        AND (v_to IS NULL
@@ -125,6 +129,9 @@ release that added it and how many rows hold it:
   rate limits     queues with a rate limit, and their log of starts (0.4.9)
   dependencies    jobs enqueued with dependencies (0.5.0)
   waiting jobs    jobs waiting for dependencies, which a revert cancels (0.5.0)
+  reclaiming workers
+                  history lines of reclaims that keep the worker name the
+                  reclaiming claim stated beside its role (0.6.1)
   jobs            every job, only for release NULL (a revert of everything)
 No rows: the revert drops no data. Reads only; ordered by release.
 Raises 22023 when release is not NULL and not of the form 0.2.0.

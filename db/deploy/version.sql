@@ -1,8 +1,8 @@
 -- Deploy taskboard:version to pg
--- requires: version@v0.5.0
--- requires: claim
+-- requires: version@v0.6.0
+-- requires: worker_leases
 --
--- Release 0.6.0: the schema answers 0.6.0.
+-- Release 0.6.1: the schema answers 0.6.1.
 
 BEGIN;
 
@@ -22,7 +22,7 @@ IMMUTABLE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
-SELECT '0.6.0'::text
+SELECT '0.6.1'::text
 $function$;
 
 COMMENT ON FUNCTION taskboard.version() IS

@@ -1,9 +1,11 @@
 -- Deploy taskboard:worker_leases to pg
--- requires: jobs
+-- requires: worker_leases@v0.6.0
+-- requires: held_until
 --
--- The workers view of the dashboard, read from the jobs table: every
--- running job's holder, since when it holds it and until when. No table
--- of workers is kept; a worker holding nothing is not listed.
+-- A job cancelled under a lease that has not ended is still held by a
+-- worker that may not know it yet: worker_leases lists it too, its lease
+-- ending at held_until, and its rows gain state at the end (DROP and
+-- CREATE, as the return type changes; the same grants).
 
 BEGIN;
 
@@ -16,17 +18,9 @@ BEGIN;
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
 
--- worker_leases(max_rows) -> setof (worker, job_id, queue, task, attempt, fence, started_at, lease_expires_at, expires_in)
--- Who holds what: one row per running job, by worker (claimed_by), then the
--- lease that ends first; at most max_rows rows (default 500). started_at is
--- the holder's claim, lease_expires_at its deadline, expires_in that
--- deadline minus the database's clock (negative: the lease expired and the
--- job waits for a reclaim, or for claim to bury it). A cancelled job whose
--- lease is still ahead is not listed: it is no longer running. Never a
--- token.
--- Raises 22023 when max_rows is NULL or outside 1..1000.
+DROP FUNCTION taskboard.worker_leases(integer);
 
-CREATE OR REPLACE FUNCTION taskboard.worker_leases(max_rows integer DEFAULT 500)
+CREATE FUNCTION taskboard.worker_leases(max_rows integer DEFAULT 500)
 RETURNS TABLE (
     worker           text,
     job_id           bigint,
@@ -36,7 +30,8 @@ RETURNS TABLE (
     fence            bigint,
     started_at       timestamptz,
     lease_expires_at timestamptz,
-    expires_in       interval
+    expires_in       interval,
+    state            text
 )
 LANGUAGE plpgsql
 STABLE
@@ -52,11 +47,22 @@ BEGIN
     END IF;
 
     RETURN QUERY
-    SELECT j.claimed_by, j.id, j.queue, j.task, j.attempt, j.fence, j.started_at,
-           j.lease_expires_at, j.lease_expires_at - v_now
-      FROM taskboard.jobs AS j
-     WHERE j.state = 'running'
-     ORDER BY j.claimed_by, j.lease_expires_at, j.id
+    SELECT h.claimed_by, h.id, h.queue, h.task, h.attempt, h.fence, h.started_at,
+           h.lease_ends, h.lease_ends - v_now, h.state
+      FROM (SELECT j.claimed_by, j.id, j.queue, j.task, j.attempt, j.fence, j.started_at,
+                   j.lease_expires_at AS lease_ends, j.state
+              FROM taskboard.jobs AS j
+             WHERE j.state = 'running'
+            UNION ALL
+            -- Read through jobs_held_by_queue: only jobs cancelled while
+            -- running have a held_until.
+            SELECT j.claimed_by, j.id, j.queue, j.task, j.attempt, j.fence, j.started_at,
+                   j.held_until, j.state
+              FROM taskboard.jobs AS j
+             WHERE j.held_until IS NOT NULL
+               AND j.held_until > v_now
+               AND j.state = 'cancelled') AS h
+     ORDER BY h.claimed_by, h.lease_ends, h.id
      LIMIT worker_leases.max_rows;
 END
 $function$;
@@ -66,14 +72,16 @@ GRANT EXECUTE ON FUNCTION taskboard.worker_leases(integer)
     TO :"admin_role";
 
 COMMENT ON FUNCTION taskboard.worker_leases(integer) IS
-$comment$worker_leases(max_rows) -> setof (worker, job_id, queue, task, attempt, fence, started_at, lease_expires_at, expires_in)
-Who holds what: one row per running job, by worker (claimed_by), then the
-lease that ends first; at most max_rows rows (default 500). started_at is
-the holder's claim, lease_expires_at its deadline, expires_in that
+$comment$worker_leases(max_rows) -> setof (worker, job_id, queue, task, attempt, fence, started_at, lease_expires_at, expires_in, state)
+Who holds what: one row per running job, and per job cancelled under a
+lease that has not ended yet (its holder may still be at work: state
+cancelled, lease_expires_at its held_until), by worker (claimed_by), then
+the lease that ends first; at most max_rows rows (default 500). started_at
+is the holder's claim, lease_expires_at its deadline, expires_in that
 deadline minus the database's clock (negative: the lease expired and the
-job waits for a reclaim, or for claim to bury it). A cancelled job whose
-lease is still ahead is not listed: it is no longer running. Never a
-token.
+job waits for a reclaim, or for claim to bury it; never for a cancelled
+job, which leaves the list when its lease ends). state is running or
+cancelled. Never a token.
 Raises 22023 when max_rows is NULL or outside 1..1000.$comment$;
 
 RESET ROLE;

@@ -2,6 +2,8 @@
 -- Jobs for people and dashboards: those matching every filter given (NULL:
 -- any), newest first by id, at most max_rows of them. Keyset paging: pass
 -- the last job_id of a page as after_id to get the jobs older than it.
+-- Each row is as get_job shows it: concurrency_key, and for a waiting job
+-- waiting_for, the ids of the dependencies it still waits for.
 -- Never a token. For every role: get_job already shows any job to each of
 -- them, and ids are consecutive.
 -- Raises 22023 when queue or task is empty, state is not one of waiting,
@@ -40,7 +42,13 @@ BEGIN
     RETURN QUERY
     SELECT j.id, j.queue, j.task, j.state, j.attempt, j.max_attempts, j.priority,
            j.run_at, j.created_at, j.finished_at, j.result, j.errors, j.started_at,
-           j.payload, j.fence
+           j.payload, j.fence, j.concurrency_key,
+           CASE WHEN j.state = 'waiting' THEN
+               ARRAY(SELECT d.depends_on
+                       FROM taskboard.job_dependencies AS d
+                      WHERE d.job_id = j.id
+                      ORDER BY d.depends_on)
+           END
       FROM taskboard.jobs AS j
      WHERE (find_jobs.queue IS NULL OR j.queue = find_jobs.queue)
        AND (find_jobs.state IS NULL OR j.state = find_jobs.state)

@@ -4,7 +4,10 @@
 -- errors lists each failed attempt as {error, attempt, worker, at}, with a
 -- traceback when the worker sent one (fail bounds it). payload is what the
 -- job was enqueued with; fence is the number of its latest claim (0 before
--- the first).
+-- the first). concurrency_key is the key the job was enqueued with (NULL:
+-- none). waiting_for, for a waiting job, lists the ids of the dependencies
+-- it still waits for, in id order (each leaves the list as it ends); NULL
+-- for a job in any other state.
 -- A row of NULLs for an unknown id.
 -- Raises 22023 when job_id is NULL.
 
@@ -25,7 +28,13 @@ BEGIN
 
     SELECT j.id, j.queue, j.task, j.state, j.attempt, j.max_attempts, j.priority,
            j.run_at, j.created_at, j.finished_at, j.result, j.errors, j.started_at,
-           j.payload, j.fence
+           j.payload, j.fence, j.concurrency_key,
+           CASE WHEN j.state = 'waiting' THEN
+               ARRAY(SELECT d.depends_on
+                       FROM taskboard.job_dependencies AS d
+                      WHERE d.job_id = j.id
+                      ORDER BY d.depends_on)
+           END
       INTO v_job
       FROM taskboard.jobs AS j
      WHERE j.id = get_job.job_id;

@@ -18,6 +18,9 @@
 --   rate limits     queues with a rate limit, and their log of starts (0.4.9)
 --   dependencies    jobs enqueued with dependencies (0.5.0)
 --   waiting jobs    jobs waiting for dependencies, which a revert cancels (0.5.0)
+--   reclaiming workers
+--                   history lines of reclaims that keep the worker name the
+--                   reclaiming claim stated beside its role (0.6.1)
 --   jobs            every job, only for release NULL (a revert of everything)
 -- No rows: the revert drops no data. Reads only; ordered by release.
 -- Raises 22023 when release is not NULL and not of the form 0.2.0.
@@ -95,6 +98,10 @@ BEGIN
             SELECT 'waiting jobs', '0.5.0',
                    (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j
                      WHERE j.state = 'waiting')
+            UNION ALL
+            SELECT 'reclaiming workers', '0.6.1',
+                   (SELECT pg_catalog.count(*) FROM taskboard.job_events AS e
+                     WHERE e.actor_worker IS NOT NULL)
            ) AS lost
      WHERE lost.rows > 0
        AND (v_to IS NULL

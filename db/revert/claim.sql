@@ -1,8 +1,7 @@
--- Revert taskboard:claim to its v0.5.0 definition
+-- Revert taskboard:claim to its v0.6.0 definition
 --
--- Puts back the definition and comment of release 0.5.0 (the rate per key
--- that goes round from the first queued job for every sixteen times its
--- room, and FOR UPDATE on the jobs it locks).
+-- Puts back the definition and comment of release 0.6.0 (a reclaim's
+-- history line whose actor is the worker name the claim passed).
 
 BEGIN;
 
@@ -28,7 +27,10 @@ SET LOCAL ROLE :"owner_role";
 -- lease's deadline for a reclaim). A reclaim records the lease it took
 -- over (holder, attempt, fence, deadline) in the job's history
 -- (taskboard.job_history). Concurrent claimers
--- never receive the same job (FOR UPDATE SKIP LOCKED). An expired job that has used up its attempts
+-- never receive the same job (FOR NO KEY UPDATE SKIP LOCKED, the lock its
+-- update takes: a job on which another transaction holds FOR KEY SHARE, as
+-- a foreign key's check does, is claimed without waiting for it, and then
+-- renewed and completed as any other). An expired job that has used up its attempts
 -- becomes dead (error 'lease expired') in the same call, is not returned and
 -- does not count against `batch`; the jobs waiting on it are settled as
 -- fail settles them. Fewer rows than `batch` means nothing else
@@ -65,7 +67,13 @@ SET LOCAL ROLE :"owner_role";
 -- starts are counted apart (and only those are logged), jobs without a key
 -- are not limited, a key whose window is full is left out as a full key is
 -- under a key limit (its expired leases too), found among the keys a round
--- reaches, and a key's reclaims take its room before its queued jobs.
+-- reaches, and a key's reclaims take its room before its queued jobs. A
+-- round finds the full keys ahead of the jobs it takes by reading the
+-- queued jobs in claim order, those of keys found full left out, and
+-- counting each key's window once; it reads twice as far again while
+-- fewer than sixteen times its room of the jobs read are of keys with room.
+-- Its work is linear in the full keys ahead: fewer than eight reads of
+-- their queued jobs and one count of each one's window.
 -- Raises 22023 when queue or worker is NULL, empty or longer than 200
 -- characters, batch is outside 1..1000, or lease is NULL, not positive or
 -- longer than 12 hours ('infinity' included).
@@ -122,7 +130,13 @@ DECLARE
     v_rate_by_key boolean := false;
     v_cap integer;
     v_rate_full_keys text[] := '{}';
+    -- Under a rate per key, a look for full keys: how many queued jobs it
+    -- reads, the keys it found full, the jobs it read and those of them
+    -- of keys with room or without a key.
+    v_reach bigint;
     v_new_full text[];
+    v_read bigint;
+    v_open bigint;
     -- Whether claim picks per key: under a key limit or a rate per key.
     v_keyed boolean;
     v_buried bigint[];
@@ -146,6 +160,13 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     PERFORM taskboard.check_interval('lease', claim.lease, interval '12 hours');
+
+    -- Dependency edges written while a dependency could end, and ends with
+    -- dependents left to settle, once their transactions have committed: a
+    -- few of them per claim, whatever its queue (most claims find none).
+    IF EXISTS (SELECT FROM taskboard.dependency_checks) THEN
+        PERFORM taskboard.recheck_dependencies();
+    END IF;
 
     -- A claim in flight is one a first limit must count: it holds its
     -- queue's advisory lock, shared with every other claim, until its
@@ -219,7 +240,7 @@ BEGIN
                AND j.run_at <= v_now
              ORDER BY j.priority DESC, j.run_at, j.id
              LIMIT claim.batch
-               FOR UPDATE SKIP LOCKED
+               FOR NO KEY UPDATE SKIP LOCKED
         ),
         claimed AS (
             -- By id through an array, and by id only: the rows `queued`
@@ -276,7 +297,7 @@ BEGIN
            AND x.lease_expires_at <= v_now
            AND x.attempt >= x.max_attempts) THEN
         WITH doomed AS MATERIALIZED (
-            -- Locked once per call: an IN (subquery ... FOR UPDATE) was
+            -- Locked once per call: an IN (subquery ... FOR NO KEY UPDATE) was
             -- planned to rerun per running row.
             SELECT x.id
               FROM taskboard.jobs AS x
@@ -284,7 +305,7 @@ BEGIN
                AND x.state = 'running'
                AND x.lease_expires_at <= v_now
                AND x.attempt >= x.max_attempts
-               FOR UPDATE SKIP LOCKED
+               FOR NO KEY UPDATE SKIP LOCKED
         ),
         buried AS (
             -- Found by id among this queue's running jobs: a plan made while
@@ -301,9 +322,14 @@ BEGIN
              WHERE j.id = ANY (ARRAY(SELECT d.id FROM doomed AS d))
                AND j.queue = claim.queue
                AND j.state = 'running'
-            RETURNING j.id, j.has_dependents
+            RETURNING j.id
         )
-        SELECT ARRAY(SELECT b.id FROM buried AS b WHERE b.has_dependents) INTO v_buried;
+        SELECT ARRAY(SELECT b.id FROM buried AS b) INTO v_buried;
+        -- Their dependents, read in a statement of its own with the rows
+        -- locked: this snapshot shows every edge committed before the locks.
+        v_buried := ARRAY(SELECT b.id FROM pg_catalog.unnest(v_buried) AS b(id)
+                           WHERE EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = b.id)
+                              OR pg_catalog.current_setting('transaction_isolation') <> 'read committed');
         IF pg_catalog.cardinality(v_buried) > 0 THEN
             PERFORM taskboard.settle_dependents(v_buried);
         END IF;
@@ -366,26 +392,39 @@ BEGIN
             -- expired lease of theirs is not reclaimed), among those this
             -- round would look at: the keys of the first queued jobs it
             -- reads, as `keyed` reads them, and of the expired leases it may
-            -- reclaim, each key's window counted through its index. Keys
-            -- found full are left out and the look goes again, until the
-            -- keys it finds have room: the jobs of keys with room behind
-            -- full ones are still reached, and no key's window is counted
-            -- that this claim does not reach.
+            -- reclaim, each key's window counted through its index (at most
+            -- rate_starts of its starts). A look reads the first v_reach
+            -- queued jobs in claim order, those of the keys found full so far
+            -- left out (a hashed set: read past, not counted again), and
+            -- counts the windows of their keys once each. While fewer than
+            -- sixteen times the room of the jobs it read are of keys with room
+            -- (or of none), and the queue has more, it looks again twice as
+            -- far: the jobs of keys with room behind full ones are still
+            -- reached, no key's window is counted that this claim does not
+            -- reach, and however many full keys are ahead, the looks together
+            -- read fewer than eight times the queued jobs up to the last one
+            -- `keyed` takes (each look at most twice as many as it reaches,
+            -- the last less than twice as far as needed).
+            v_reach := 16 * v_room;
             LOOP
-                v_new_full := ARRAY(
+                WITH reached AS MATERIALIZED (
+                    SELECT j.concurrency_key AS ck
+                      FROM taskboard.jobs AS j
+                     WHERE j.queue = claim.queue
+                       AND j.state = 'queued'
+                       AND j.run_at <= v_now
+                       AND (j.concurrency_key IS NULL
+                            OR j.concurrency_key NOT IN (
+                                SELECT f.key
+                                  FROM pg_catalog.unnest(pg_catalog.array_cat(v_full_keys, v_rate_full_keys)) AS f(key)))
+                     ORDER BY j.priority DESC, j.run_at, j.id
+                     LIMIT v_reach
+                ),
+                filled AS MATERIALIZED (
                     SELECT c.ck
-                      FROM (SELECT q.ck
-                              FROM (SELECT j.concurrency_key AS ck
-                                      FROM taskboard.jobs AS j
-                                     WHERE j.queue = claim.queue
-                                       AND j.state = 'queued'
-                                       AND j.run_at <= v_now
-                                       AND j.concurrency_key IS NOT NULL
-                                       AND j.concurrency_key NOT IN (
-                                           SELECT f.key
-                                             FROM pg_catalog.unnest(pg_catalog.array_cat(v_full_keys, v_rate_full_keys)) AS f(key))
-                                     ORDER BY j.priority DESC, j.run_at, j.id
-                                     LIMIT 16 * v_room) AS q
+                      FROM (SELECT r.ck
+                              FROM reached AS r
+                             WHERE r.ck IS NOT NULL
                             UNION
                             SELECT x.concurrency_key
                               FROM taskboard.jobs AS x
@@ -402,9 +441,18 @@ BEGIN
                                      WHERE s.queue = claim.queue
                                        AND s.concurrency_key = c.ck
                                        AND s.started_at > v_now - v_rate_per
-                                     LIMIT v_rate_starts) AS w) >= v_rate_starts);
-                EXIT WHEN pg_catalog.cardinality(v_new_full) = 0;
+                                     LIMIT v_rate_starts) AS w) >= v_rate_starts
+                )
+                SELECT ARRAY(SELECT f.ck FROM filled AS f),
+                       (SELECT pg_catalog.count(*) FROM reached AS r),
+                       (SELECT pg_catalog.count(*)
+                          FROM reached AS r
+                         WHERE r.ck IS NULL
+                            OR r.ck NOT IN (SELECT f.ck FROM filled AS f))
+                  INTO v_new_full, v_read, v_open;
                 v_rate_full_keys := pg_catalog.array_cat(v_rate_full_keys, v_new_full);
+                EXIT WHEN v_open >= 16 * v_room OR v_read < v_reach;
+                v_reach := 2 * v_reach;
             END LOOP;
             v_full_keys := pg_catalog.array_cat(v_full_keys, v_rate_full_keys);
         END IF;
@@ -422,7 +470,7 @@ BEGIN
                     OR j.concurrency_key NOT IN (SELECT f.key FROM pg_catalog.unnest(v_rate_full_keys) AS f(key)))
              ORDER BY j.priority DESC, j.run_at, j.id
              LIMIT v_cap
-               FOR UPDATE SKIP LOCKED
+               FOR NO KEY UPDATE SKIP LOCKED
         ),
         queued AS MATERIALIZED (
             -- Without a key limit or a rate per key: the queued head, locked.
@@ -434,7 +482,7 @@ BEGIN
                AND j.run_at <= v_now
              ORDER BY j.priority DESC, j.run_at, j.id
              LIMIT v_room
-               FOR UPDATE SKIP LOCKED
+               FOR NO KEY UPDATE SKIP LOCKED
         ),
         keyed AS MATERIALIZED (
             -- Per key (a key limit, a rate per key): the queued jobs of keys with room and those
@@ -511,7 +559,7 @@ BEGIN
             SELECT j.id, j.priority, j.run_at, j.run_at AS due_at, j.state
               FROM taskboard.jobs AS j
              WHERE j.id = ANY (ARRAY(SELECT p.id FROM picked AS p))
-               FOR UPDATE SKIP LOCKED
+               FOR NO KEY UPDATE SKIP LOCKED
         ),
         chosen AS (
             SELECT c.id, c.due_at
@@ -597,7 +645,10 @@ the job had been runnable (clock minus its run_at, or minus the expired
 lease's deadline for a reclaim). A reclaim records the lease it took
 over (holder, attempt, fence, deadline) in the job's history
 (taskboard.job_history). Concurrent claimers
-never receive the same job (FOR UPDATE SKIP LOCKED). An expired job that has used up its attempts
+never receive the same job (FOR NO KEY UPDATE SKIP LOCKED, the lock its
+update takes: a job on which another transaction holds FOR KEY SHARE, as
+a foreign key's check does, is claimed without waiting for it, and then
+renewed and completed as any other). An expired job that has used up its attempts
 becomes dead (error 'lease expired') in the same call, is not returned and
 does not count against `batch`; the jobs waiting on it are settled as
 fail settles them. Fewer rows than `batch` means nothing else
@@ -636,7 +687,13 @@ rows it deletes) and logs those it makes. With rate_by_key, each key's
 starts are counted apart (and only those are logged), jobs without a key
 are not limited, a key whose window is full is left out as a full key is
 under a key limit (its expired leases too), found among the keys a round
-reaches, and a key's reclaims take its room before its queued jobs.
+reaches, and a key's reclaims take its room before its queued jobs. A
+round finds the full keys ahead of the jobs it takes by reading the
+queued jobs in claim order, those of keys found full left out, and
+counting each key's window once; it reads twice as far again while
+fewer than sixteen times its room of the jobs read are of keys with room.
+Its work is linear in the full keys ahead: fewer than eight reads of
+their queued jobs and one count of each one's window.
 Raises 22023 when queue or worker is NULL, empty or longer than 200
 characters, batch is outside 1..1000, or lease is NULL, not positive or
 longer than 12 hours ('infinity' included), by the deadline it gives:
@@ -658,7 +715,11 @@ common path: a check of its running jobs, then a statement of two steps
 expired leases, limits and the history run only when there is one.
 Every claim holds a shared transaction-level advisory lock on its queue,
 keys (1952605797, hashtext(queue)), until its transaction ends; an
-application's own advisory locks should not use 1952605797 as first key.$comment$;
+application's own advisory locks should not use 1952605797 as first key.
+Before it claims, a claim in READ COMMITTED works through the rows of
+taskboard.dependency_checks when there are any (recheck_dependencies):
+the dependency edges of committed transactions that a dependency's end
+may not have seen, and ends with dependents left to settle.$comment$;
 
 RESET ROLE;
 REVOKE :"owner_role" FROM CURRENT_USER;

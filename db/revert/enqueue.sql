@@ -1,6 +1,7 @@
--- Revert taskboard:enqueue to its v0.4.9 definition
+-- Revert taskboard:enqueue to its v0.6.0 definition
 --
--- Puts back the definition and comment of release 0.4.9 (no dependencies).
+-- Puts back the definition and comment of release 0.6.0 (the signature is
+-- the same).
 
 BEGIN;
 
@@ -13,8 +14,6 @@ BEGIN;
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
 
-DROP FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb, text, bigint[], text);
-
 CREATE OR REPLACE FUNCTION taskboard.enqueue(
     task          text,
     payload       jsonb       DEFAULT '{}',
@@ -24,7 +23,9 @@ CREATE OR REPLACE FUNCTION taskboard.enqueue(
     max_attempts  integer     DEFAULT 5,
     dedupe_key    text        DEFAULT NULL,
     trace_context jsonb       DEFAULT NULL,
-    concurrency_key text      DEFAULT NULL
+    concurrency_key text      DEFAULT NULL,
+    depends_on    bigint[]    DEFAULT NULL,
+    on_dependency_failure text DEFAULT 'cancel'
 )
 RETURNS bigint
 LANGUAGE plpgsql
@@ -84,6 +85,18 @@ BEGIN
         RAISE EXCEPTION 'trace_context must be at most 8192 bytes as text, got %',
             pg_catalog.octet_length(enqueue.trace_context::text)
             USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue.on_dependency_failure IS NULL OR enqueue.on_dependency_failure NOT IN ('cancel', 'run') THEN
+        RAISE EXCEPTION 'on_dependency_failure must be cancel or run, got %',
+            coalesce(pg_catalog.quote_literal(enqueue.on_dependency_failure), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    IF enqueue.depends_on IS NOT NULL THEN
+        RETURN taskboard.enqueue_waiting(enqueue.task, enqueue.payload, enqueue.queue, v_run_at,
+                                         enqueue.priority, enqueue.max_attempts, enqueue.dedupe_key,
+                                         enqueue.trace_context, enqueue.concurrency_key,
+                                         enqueue.depends_on, enqueue.on_dependency_failure);
     END IF;
 
     -- The index holds the key's SHA-256, not the key (queue, task and key
@@ -152,13 +165,24 @@ BEGIN
 END
 $function$;
 
-COMMENT ON FUNCTION taskboard.enqueue(text,jsonb,text,timestamp with time zone,integer,integer,text,jsonb,text) IS
-$comment$enqueue(task, payload, queue, run_at, priority, max_attempts, dedupe_key, trace_context, concurrency_key) -> bigint
+COMMENT ON FUNCTION taskboard.enqueue(text,jsonb,text,timestamp with time zone,integer,integer,text,jsonb,text,bigint[],text) IS
+$comment$enqueue(task, payload, queue, run_at, priority, max_attempts, dedupe_key, trace_context, concurrency_key, depends_on, on_dependency_failure) -> bigint
 Inserts a queued job, runnable from run_at (NULL = now), and returns its id.
 With concurrency_key, the job counts toward that key's limit in its queue
 (taskboard.set_key_limit); NULL: no key.
 trace_context (the caller's W3C trace context, e.g. {"traceparent": ...})
 is stored with the job and handed to its holder by claim; NULL: none.
+With depends_on (job ids of any queue), the job is `waiting` until each of
+them has ended: claim never takes it. When the last ends succeeded, the
+call that completed it makes the job queued in its own transaction (a
+refused completion releases nothing), runnable from run_at or then,
+whichever is later. When one ends dead or cancelled, the job is cancelled
+with the error 'dependency N ended dead' (or cancelled), and the jobs
+waiting on it after it; with on_dependency_failure 'run' that dependency
+counts as ended and the job still runs. Dependencies that succeeded
+already count as ended; one already dead or cancelled cancels the job at
+once (or, with 'run', counts as ended). A job cannot depend on a later
+one, so dependencies never form a cycle.
 With dedupe_key: when an unfinished (queued or running) job of the same
 queue and the same task holds that key, returns that job's id and inserts
 nothing. A key is scoped to (queue, task, key): an unfinished job of
@@ -176,15 +200,17 @@ dedupe_key is empty or longer than 400 characters, or run_at is
 'infinity' or '-infinity' or outside the years 1 to 9999 (before
 0001-01-01 or from 10000-01-01 on, UTC), or trace_context is not a JSON object of
 strings or is longer than 8192 bytes as text, or concurrency_key is empty
-or longer than 200 characters.
+or longer than 200 characters, or on_dependency_failure is not cancel or
+run, or depends_on is not one-dimensional, holds NULL, names more than
+100000 jobs or a job that does not exist, or comes with a dedupe_key.
 Raises 23505 when an unfinished job of the queue and task holds a
 different key with the same SHA-256 as dedupe_key (no such pair is known):
 the index cannot tell the two apart, and the other job is not the answer.
-Calls of the seven- and eight-argument forms of earlier releases resolve
-to this one: the arguments it gained come last, with defaults.$comment$;
+Calls of the seven-, eight- and nine-argument forms of earlier releases
+resolve to this one: the arguments it gained come last, with defaults.$comment$;
 
-REVOKE ALL ON FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb, text)
+REVOKE ALL ON FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb, text, bigint[], text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb, text, bigint[], text)
     TO :"producer_role", :"worker_role", :"admin_role";
 
 RESET ROLE;

@@ -1,6 +1,6 @@
--- Revert taskboard:find_jobs to its v0.4.9 definition
+-- Revert taskboard:find_jobs to its v0.6.0 definition
 --
--- Puts back the definition and comment of release 0.4.9 (no dependencies).
+-- Puts back the definition and comment of release 0.6.0.
 
 BEGIN;
 
@@ -19,8 +19,8 @@ SET LOCAL ROLE :"owner_role";
 -- the last job_id of a page as after_id to get the jobs older than it.
 -- Never a token. For every role: get_job already shows any job to each of
 -- them, and ids are consecutive.
--- Raises 22023 when queue or task is empty, state is not one of queued,
--- running, succeeded, dead or cancelled, or max_rows is NULL or outside
+-- Raises 22023 when queue or task is empty, state is not one of waiting,
+-- queued, running, succeeded, dead or cancelled, or max_rows is NULL or outside
 -- 1..1000.
 
 CREATE OR REPLACE FUNCTION taskboard.find_jobs(
@@ -47,8 +47,8 @@ BEGIN
         RAISE EXCEPTION 'task must not be empty (NULL: every task)'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF find_jobs.state NOT IN ('queued', 'running', 'succeeded', 'dead', 'cancelled') THEN
-        RAISE EXCEPTION 'state must be queued, running, succeeded, dead or cancelled, got %',
+    IF find_jobs.state NOT IN ('waiting', 'queued', 'running', 'succeeded', 'dead', 'cancelled') THEN
+        RAISE EXCEPTION 'state must be waiting, queued, running, succeeded, dead or cancelled, got %',
             pg_catalog.quote_literal(find_jobs.state)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -83,8 +83,8 @@ any), newest first by id, at most max_rows of them. Keyset paging: pass
 the last job_id of a page as after_id to get the jobs older than it.
 Never a token. For every role: get_job already shows any job to each of
 them, and ids are consecutive.
-Raises 22023 when queue or task is empty, state is not one of queued,
-running, succeeded, dead or cancelled, or max_rows is NULL or outside
+Raises 22023 when queue or task is empty, state is not one of waiting,
+queued, running, succeeded, dead or cancelled, or max_rows is NULL or outside
 1..1000.$comment$;
 
 RESET ROLE;

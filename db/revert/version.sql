@@ -1,6 +1,6 @@
--- Revert taskboard:version to its v0.5.0 definition
+-- Revert taskboard:version to its v0.6.0 definition
 --
--- The schema answers 0.5.0 again.
+-- The schema answers 0.6.0 again.
 
 BEGIN;
 
@@ -20,7 +20,7 @@ IMMUTABLE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $function$
-SELECT '0.5.0'::text
+SELECT '0.6.0'::text
 $function$;
 
 COMMENT ON FUNCTION taskboard.version() IS

@@ -306,8 +306,10 @@ SELECT results_eq(
              ('errors', 'jsonb'),
              ('started_at', 'timestamp with time zone'),
              ('payload', 'jsonb'),
-             ('fence', 'bigint')$$,
-    'taskboard.job_info has the documented fifteen columns in order, payload and fence last, and no lease column'
+             ('fence', 'bigint'),
+             ('concurrency_key', 'text'),
+             ('waiting_for', 'bigint[]')$$,
+    'taskboard.job_info has the documented seventeen columns in order, concurrency_key and waiting_for last, and no lease column'
 );
 
 -- Functions -----------------------------------------------------------------

@@ -5,7 +5,7 @@
 -- they run anyway (on_dependency_failure 'run'); bad input raises 22023.
 
 BEGIN;
-SELECT plan(33);
+SELECT plan(37);
 
 CREATE TEMP TABLE got (job_id bigint, token uuid);
 GRANT ALL ON got TO taskboard_worker;
@@ -148,15 +148,26 @@ SELECT throws_ok(format($$SELECT taskboard.enqueue('bad', '{}', 'dx', depends_on
     'on_dependency_failure must be cancel or run, got ''ignore''', 'an unknown on_dependency_failure is refused');
 SELECT throws_ok($$SELECT taskboard.enqueue('bad', '{}', 'dx', on_dependency_failure => NULL)$$, '22023',
     'on_dependency_failure must be cancel or run, got NULL', 'a NULL on_dependency_failure is refused');
+SELECT throws_ok($$SELECT taskboard.enqueue('bad', '{}', 'dx', on_dependency_failure => 'run')$$, '22023',
+    'on_dependency_failure ''run'' needs depends_on: a job without dependencies has none to fail (pass depends_on, or leave on_dependency_failure out)',
+    'on_dependency_failure run without depends_on is refused, naming the argument and the fix');
 RESET ROLE;
 SELECT is_empty($$SELECT * FROM taskboard.jobs WHERE queue = 'dx'$$, 'refused calls write nothing');
 
 -- An empty depends_on is no dependency.
 SET LOCAL ROLE taskboard_producer;
 SELECT taskboard.enqueue('n', '{}', 'dn', depends_on => '{}') AS n \gset
+SELECT taskboard.enqueue('n', '{}', 'dn', depends_on => '{}', dedupe_key => 'nightly') AS nk \gset
+SELECT is(taskboard.enqueue('n', '{}', 'dn', depends_on => '{}', dedupe_key => 'nightly'), :nk::bigint,
+    'an empty depends_on with a dedupe_key is accepted: the key finds the unfinished job');
+SELECT taskboard.enqueue('n', '{}', 'dn', depends_on => '{}', on_dependency_failure => 'run') AS nr \gset
 RESET ROLE;
 SELECT results_eq(format($$SELECT state, dependencies_left FROM taskboard.jobs WHERE id = %s$$, :n),
-    $$VALUES ('queued', 0)$$, 'an empty depends_on queues the job at once');
+    $$VALUES ('queued', NULL::integer)$$, 'an empty depends_on queues the job at once, as one without dependencies');
+SELECT results_eq(format($$SELECT state, dedupe_key, dependencies_left FROM taskboard.jobs WHERE id = %s$$, :nk),
+    $$VALUES ('queued', 'nightly', NULL::integer)$$, 'the job with an empty depends_on keeps its dedupe_key');
+SELECT is((SELECT state FROM taskboard.jobs WHERE id = :nr), 'queued',
+    'an empty depends_on with on_dependency_failure run is accepted too: a list that came out empty');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -8,7 +8,7 @@
 -- as the owner, worker B reclaims, then A's late writes come in.
 
 BEGIN;
-SELECT plan(37);
+SELECT plan(39);
 
 SET LOCAL ROLE taskboard_producer;
 SELECT taskboard.enqueue('mail', '{}', 'hq', max_attempts => 3) AS a \gset
@@ -28,9 +28,11 @@ SET LOCAL ROLE taskboard_worker;
 SELECT token AS tb, fence AS fb FROM taskboard.claim('hq', 'worker-b') \gset
 RESET ROLE;
 SELECT results_eq(
-    $$SELECT kind, worker, actor, fence FROM taskboard.job_events WHERE job_id = $$ || :a,
-    $$VALUES ('reclaimed'::text, 'worker-a'::text, 'worker-b'::text, $$ || :fa || $$::bigint)$$,
-    'the reclaim is a line: lease expired on worker A, reclaimed by B, with A''s fence');
+    $$SELECT kind, worker, actor, actor_worker, fence FROM taskboard.job_events WHERE job_id = $$ || :a,
+    $$VALUES ('reclaimed'::text, 'worker-a'::text, 'taskboard_worker'::text, 'worker-b'::text, $$ || :fa || $$::bigint)$$,
+    'the reclaim is a line: lease expired on worker A, reclaimed by B as the role in force, with A''s fence');
+SELECT is((SELECT actor_worker FROM taskboard.job_history(:a) WHERE kind = 'reclaimed'), 'worker-b',
+    'job_history shows the worker name the reclaiming claim stated, beside its role');
 
 -- A's late writes: refused, each recorded once.
 SET LOCAL ROLE taskboard_worker;
@@ -103,6 +105,8 @@ SELECT results_eq(
     'job_history reads the cancel under a live lease, the holder''s refused writes once each, and the retry, oldest first');
 SELECT is((SELECT actor FROM taskboard.job_history(:c) WHERE kind = 'retried'), 'taskboard_admin',
     'a retry names the role in force that asked (SET ROLE), not the login');
+SELECT is_empty($$SELECT FROM taskboard.job_history($$ || :c || $$) WHERE actor_worker IS NOT NULL$$,
+    'only a reclaim has an actor_worker: a cancel, a retry and a refused write have none');
 SELECT throws_ok($$SELECT * FROM taskboard.job_history(NULL)$$, '22023', NULL,
     'job_history rejects a NULL job_id');
 SELECT is_empty($$SELECT * FROM taskboard.job_history(-1)$$, 'an unknown job has no history');

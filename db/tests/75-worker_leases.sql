@@ -1,9 +1,11 @@
 -- Who holds what: worker_leases lists each running job's holder, since when
--- and until when, read from the jobs table, for the admin only. A lease is
+-- and until when, and each job cancelled under a lease not yet ended (its
+-- holder may still be at work), read from the jobs table, for the admin
+-- only. A lease is
 -- made to expire by moving its deadline into the past as the owner.
 
 BEGIN;
-SELECT plan(12);
+SELECT plan(15);
 
 SET LOCAL ROLE taskboard_producer;
 SELECT taskboard.enqueue('mail', '{}', 'wq') AS a \gset
@@ -46,8 +48,18 @@ SELECT throws_ok($$SELECT * FROM taskboard.worker_leases(max_rows => 1001)$$, '2
 SELECT throws_ok($$SELECT * FROM taskboard.worker_leases(max_rows => NULL)$$, '22023', NULL,
     'a NULL max_rows is refused');
 SELECT is(taskboard.cancel(:held_b1), true, 'the admin cancels one of worker-b''s jobs');
-SELECT is((SELECT pg_catalog.count(*) FROM taskboard.worker_leases() WHERE job_id = :held_b1), 0::bigint,
-    'a cancelled job is no longer listed');
+RESET ROLE;
+SELECT held_until AS b1_held_until FROM taskboard.jobs WHERE id = :held_b1 \gset
+SET LOCAL ROLE taskboard_admin;
+SELECT results_eq(
+    format($$SELECT worker, state, lease_expires_at FROM taskboard.worker_leases() WHERE job_id = %s$$, :held_b1),
+    format($$VALUES ('worker-b'::text, 'cancelled'::text, %L::timestamptz)$$, :'b1_held_until'),
+    'a job cancelled under a live lease is still listed, marked cancelled, until its held_until');
+SELECT is((SELECT state FROM taskboard.worker_leases() WHERE job_id = :held_b2), 'running',
+    'a running job is marked running');
+SELECT is(taskboard.cancel(:held_a), true, 'the admin cancels worker-a''s job, whose lease expired');
+SELECT is((SELECT pg_catalog.count(*) FROM taskboard.worker_leases() WHERE job_id = :held_a), 0::bigint,
+    'a job cancelled after its lease expired is no longer listed: nobody holds it');
 RESET ROLE;
 
 SET LOCAL ROLE taskboard_worker;

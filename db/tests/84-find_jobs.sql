@@ -4,7 +4,7 @@
 -- already shows any job to each); bad input raises 22023.
 
 BEGIN;
-SELECT plan(19);
+SELECT plan(20);
 
 -- Who may: every role -----------------------------------------------------------
 
@@ -101,6 +101,18 @@ SELECT unalike(
     (SELECT pg_catalog.string_agg(pg_catalog.to_jsonb(j)::text, ' ') FROM taskboard.find_jobs(queue => 'fj-a') AS j),
     '%' || :'running_token' || '%',
     'the running job''s token appears nowhere in what find_jobs returns'
+);
+RESET ROLE;
+
+-- A waiting job's row says what it waits for --------------------------------------
+
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => 'report', queue => 'fj-w', concurrency_key => 'acme',
+                         depends_on => ARRAY[:running_id]) AS waiter \gset
+SELECT results_eq(
+    $$SELECT job_id, state, concurrency_key, waiting_for FROM taskboard.find_jobs(queue => 'fj-w')$$,
+    format($$VALUES (%s::bigint, 'waiting'::text, 'acme'::text, ARRAY[%s]::bigint[])$$, :waiter, :running_id),
+    'a waiting job''s row shows its concurrency key and the ids it still waits for, as get_job does'
 );
 RESET ROLE;
 

@@ -1,7 +1,8 @@
 -- get_job(job_id): what a producer may see of a job, as one
 -- taskboard.job_info row (job_id, queue, task, state, attempt,
 -- max_attempts, priority, run_at, created_at, finished_at, result, errors,
--- started_at) and never its lease token. errors lists each failed
+-- started_at, payload, fence, concurrency_key, waiting_for) and never its
+-- lease token. errors lists each failed
 -- attempt's error, attempt, worker and time; started_at is when the last
 -- claim started the job. An unknown id gives a NULL row; a NULL id
 -- raises 22023.
@@ -10,7 +11,7 @@
 -- admin cancels.
 
 BEGIN;
-SELECT plan(25);
+SELECT plan(30);
 
 SELECT coalesce(max(id), 0) + 1000000 AS unknown_id FROM taskboard.jobs \gset
 
@@ -76,7 +77,8 @@ SELECT is_empty(
 SELECT set_eq(
     format($$SELECT pg_catalog.jsonb_object_keys(pg_catalog.to_jsonb(j)) FROM taskboard.get_job(job_id => %s) AS j$$, :job_id),
     ARRAY['job_id', 'queue', 'task', 'state', 'attempt', 'max_attempts', 'priority', 'run_at',
-          'created_at', 'finished_at', 'result', 'errors', 'started_at', 'payload', 'fence'],
+          'created_at', 'finished_at', 'result', 'errors', 'started_at', 'payload', 'fence',
+          'concurrency_key', 'waiting_for'],
     'get_job returns exactly the documented fields'
 );
 
@@ -218,6 +220,41 @@ RESET ROLE;
 SET LOCAL ROLE taskboard_admin;
 SELECT is(taskboard.get_job(job_id => :job_id)::text, :'seen_by_producer',
     'an admin sees what the producer sees');
+RESET ROLE;
+
+-- What a waiting job waits for, and its concurrency key ------------------------
+
+SET LOCAL ROLE taskboard_producer;
+SELECT taskboard.enqueue(task => 'dep', queue => 'get-job-deps') AS dep_a \gset
+SELECT taskboard.enqueue(task => 'dep', queue => 'get-job-deps') AS dep_b \gset
+SELECT taskboard.enqueue(task => 'report', queue => 'get-job-waits', concurrency_key => 'customer-7',
+                         depends_on => ARRAY[:dep_b, :dep_a]) AS waiter \gset
+SELECT results_eq(
+    format($$SELECT state, concurrency_key, waiting_for FROM taskboard.get_job(job_id => %s)$$, :waiter),
+    format($$VALUES ('waiting'::text, 'customer-7'::text, ARRAY[%s, %s]::bigint[])$$, :dep_a, :dep_b),
+    'a producer sees a waiting job''s concurrency key and the ids it waits for, in id order'
+);
+SELECT is((SELECT waiting_for FROM taskboard.get_job(job_id => :dep_a)), NULL::bigint[],
+    'a queued job waits for nothing: waiting_for is NULL');
+SELECT is((SELECT concurrency_key FROM taskboard.get_job(job_id => :dep_a)), NULL::text,
+    'a job enqueued without a concurrency key shows none');
+RESET ROLE;
+
+SET LOCAL ROLE taskboard_worker;
+SELECT job_id AS claimed_dep, token AS dep_token
+  FROM taskboard.claim(queue => 'get-job-deps', worker => 'worker-a') \gset
+SELECT taskboard.complete(job_id => :claimed_dep, token => :'dep_token');
+SELECT is((SELECT waiting_for FROM taskboard.get_job(job_id => :waiter)),
+    ARRAY[CASE WHEN :claimed_dep = :dep_a THEN :dep_b ELSE :dep_a END]::bigint[],
+    'a dependency that ends leaves waiting_for: the job waits for the other one only');
+SELECT job_id AS claimed_dep, token AS dep_token
+  FROM taskboard.claim(queue => 'get-job-deps', worker => 'worker-a') \gset
+SELECT taskboard.complete(job_id => :claimed_dep, token => :'dep_token');
+SELECT results_eq(
+    format($$SELECT state, waiting_for FROM taskboard.get_job(job_id => %s)$$, :waiter),
+    $$VALUES ('queued'::text, NULL::bigint[])$$,
+    'once its last dependency ends the job is queued and waits for nothing'
+);
 RESET ROLE;
 
 SELECT * FROM finish();

@@ -17,8 +17,8 @@ RESET ROLE;
 SET LOCAL ROLE taskboard_admin;
 SELECT results_eq(
     $$SELECT data, added_in, rows FROM taskboard.revert_losses('0.4.9')$$,
-    $$VALUES ('dependencies', '0.5.0', 2::bigint), ('waiting jobs', '0.5.0', 1::bigint)$$,
-    'a revert to 0.4.9 drops two jobs'' dependencies and cancels one waiting job');
+    $$VALUES ('dependencies', '0.5.0', 1::bigint), ('waiting jobs', '0.5.0', 1::bigint)$$,
+    'a revert to 0.4.9 drops one job''s dependencies and cancels one waiting job (an empty depends_on is none)');
 SELECT is_empty($$SELECT * FROM taskboard.revert_losses('0.5.0')$$, 'a revert to 0.5.0 drops nothing');
 SELECT results_eq(
     $$SELECT data FROM taskboard.revert_losses('0.1.0')$$,

@@ -12,8 +12,8 @@ DECLARE
     v_prefix text := pg_catalog.current_setting('taskboard.role_prefix');
     v_fn pg_catalog.regprocedure := 'taskboard.version()';
 BEGIN
-    IF taskboard.version() <> '0.6.0' THEN
-        RAISE EXCEPTION 'taskboard.version() must answer 0.6.0, not %', taskboard.version();
+    IF taskboard.version() <> '0.6.1' THEN
+        RAISE EXCEPTION 'taskboard.version() must answer 0.6.1, not %', taskboard.version();
     END IF;
     IF NOT (SELECT p.prosecdef
                    AND p.proconfig = ARRAY['search_path=pg_catalog, pg_temp']

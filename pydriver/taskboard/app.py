@@ -327,8 +327,10 @@ class Taskboard:
         the job waits (state waiting) until each of them has ended: it is
         queued by the accepted completion of the last, and cancelled when one
         ends dead or cancelled, unless `on_dependency_failure` is "run" (then
-        it runs all the same); not together with `dedupe_key` (schema 0.5.0
-        on; SchemaVersionError before). `max_attempts=None` means the task's
+        it runs all the same; "run" without `depends_on` is refused with
+        InvalidArgument); not together with `dedupe_key` (schema 0.5.0 on;
+        SchemaVersionError before). An empty `depends_on` names no
+        dependency: the job is enqueued as without it. `max_attempts=None` means the task's
         registered max_attempts, else DEFAULT_MAX_ATTEMPTS (5). A task
         registered with a payload model validates `payload` first (see
         `task`).
@@ -599,8 +601,10 @@ class Taskboard:
         the job waits (state waiting) until each of them has ended: it is
         queued by the accepted completion of the last, and cancelled when one
         ends dead or cancelled, unless `on_dependency_failure` is "run" (then
-        it runs all the same); not together with `dedupe_key` (schema 0.5.0
-        on; SchemaVersionError before). `max_attempts=None` means the task's
+        it runs all the same; "run" without `depends_on` is refused with
+        InvalidArgument); not together with `dedupe_key` (schema 0.5.0 on;
+        SchemaVersionError before). An empty `depends_on` names no
+        dependency: the job is enqueued as without it. `max_attempts=None` means the task's
         registered max_attempts, else DEFAULT_MAX_ATTEMPTS (5). A task
         registered with a payload model validates `payload` first (see
         `task`).

@@ -417,12 +417,29 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
             on_dependency_failure=args.on_dependency_failure,
             conn=conn,
         )
+        job = app.get_job(job_id, conn=conn) if args.depends_on else None
     if args.json:
-        print(json.dumps({"job_id": job_id, "queue": queue}))
+        shown: dict[str, Any] = {"job_id": job_id, "queue": queue}
+        if job is not None:
+            shown.update(state=job.state, waiting_for=job.waiting_for)
+        print(json.dumps(shown))
     else:
         print(job_id)
-        print(f"job {job_id} on queue {json.dumps(queue)}", file=sys.stderr)
+        print(f"job {job_id} on queue {json.dumps(queue)}{dependency_note(job)}", file=sys.stderr)
     return EXIT_OK
+
+
+def dependency_note(job: sql.JobInfo | None) -> str:
+    """What `enqueue --depends-on` adds to its line: what the job waits for, or that its
+    dependencies had already ended; nothing for a job enqueued without dependencies."""
+    if job is None:
+        return ""
+    if job.state == "waiting":
+        ids = waiting_for(job.waiting_for)
+        return f", waiting for {ids}" if ids else ", waiting for its dependencies"
+    if job.state == "cancelled":
+        return ", cancelled: a dependency had already ended dead or cancelled"
+    return f", {job.state}: its dependencies had already ended"
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -597,6 +614,11 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def waiting_for(job_ids: list[int] | None) -> str:
+    """The ids a waiting job still waits for, as `taskboard job` prints them."""
+    return ", ".join(str(job_id) for job_id in job_ids or ())
+
+
 def cmd_job(args: argparse.Namespace) -> int:
     job = with_app(lambda app: app.get_job(args.job_id))
     if job is None:
@@ -612,6 +634,8 @@ def cmd_job(args: argparse.Namespace) -> int:
         ("attempt", f"{job.attempt} of {job.max_attempts}"),
         ("priority", str(job.priority)),
         ("fence", "" if job.fence is None else str(job.fence)),
+        ("concurrency_key", job.concurrency_key or ""),
+        ("waiting_for", waiting_for(job.waiting_for)),
         ("created_at", when(job.created_at)),
         ("run_at", when(job.run_at)),
         ("started_at", when(job.started_at)),
@@ -935,8 +959,12 @@ def rate_limit(text: str) -> RateLimit | None:
     if window in DURATION_UNITS:  # 100/s: one of the unit
         window = f"1{window}"
     per = duration(window) if window else 0.0
-    if dt.timedelta(seconds=per) <= dt.timedelta(0):  # 0s, or under a microsecond
+    if per <= 0:
         raise argparse.ArgumentTypeError(f"PER must be a positive duration, got {window!r}")
+    if dt.timedelta(seconds=per) <= dt.timedelta(0):  # under half a microsecond
+        raise argparse.ArgumentTypeError(
+            f"PER {window!r} rounds to 0: it must be at least one microsecond (0.000001s)"
+        )
     if per > sql.MAX_RATE_PER.total_seconds():
         raise argparse.ArgumentTypeError(
             f"PER must be at most {sql.MAX_RATE_PER.days}d, got {window!r}"

@@ -286,7 +286,10 @@ def test_the_cli_lists_shows_cancels_retries_and_prunes(make_database: MakeDatab
 
     shown = run(url, "job", str(a))
     assert shown.returncode == 0
-    assert "state        queued" in shown.stdout and "attempt      0 of 5" in shown.stdout
+    fields = {
+        k: v.strip() for k, _, v in (line.partition(" ") for line in shown.stdout.splitlines())
+    }
+    assert (fields["state"], fields["attempt"]) == ("queued", "0 of 5")
     as_json = json.loads(run(url, "job", str(a), "--json").stdout)
     assert (as_json["job_id"], as_json["state"], as_json["errors"]) == (a, "queued", [])
     missing = run(url, "job", "999999999")

@@ -93,6 +93,27 @@ def test_every_page_answers_and_shows_the_job(deployed: str, admin_url: str) -> 
         assert (jump.status_code, jump.headers["location"]) == (303, f"/jobs/{job_id}")
 
 
+def test_a_waiting_job_page_shows_what_it_waits_for_and_its_concurrency_key(
+    deployed: str, admin_url: str
+) -> None:
+    app = Taskboard(load_settings(database_url=deployed))
+    try:
+        first = app.enqueue("send", {}, queue="mail")
+        waiting = app.enqueue(
+            "send", {}, queue="mail", depends_on=[first], concurrency_key="customer-7"
+        )
+    finally:
+        app.close()
+    with client(admin_url) as tb:
+        page = tb.get(f"/jobs/{waiting}").text
+        head = tb.get(f"/jobs/{first}").text
+    waits = re.search(r'<dd id="waiting-for">(.*?)</dd>', page)
+    assert waits and waits.group(1) == f'<a href="/jobs/{first}">{first}</a>'
+    assert '<dd id="concurrency-key">customer-7</dd>' in page
+    assert 'id="waiting-for"' not in head
+    assert '<dd id="concurrency-key"><span class="muted">none</span></dd>' in head
+
+
 def test_a_job_whose_lease_expired_on_its_last_attempt_shows_it(
     deployed: str, admin_url: str
 ) -> None:

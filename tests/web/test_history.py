@@ -48,7 +48,10 @@ def test_the_job_page_names_the_lost_attempt_and_the_refused_completion(
         page = tb.get(f"/jobs/{job_id}")
     assert page.status_code == 200
     text = page.text
-    reclaimed = text.index("Lease expired on worker-a, reclaimed by worker-b")
+    reclaimed = text.index(
+        'Lease expired on worker-a, reclaimed by worker-b <span class="muted">'
+        "as role taskboard_worker</span>"
+    )
     refused = text.index("Late complete by worker-a refused by the fence")
     failed = text.index("smtp timeout")
     assert reclaimed < refused < failed, "oldest first, the failed attempt interleaved"
@@ -83,3 +86,17 @@ def test_the_timeline_puts_errors_and_history_in_time_order() -> None:
         errors[2],
         errors[1],
     ]
+
+
+def test_a_reclaim_names_the_role_in_force_and_keeps_the_worker_name_it_stated(
+    deployed: str, admin_url: str
+) -> None:
+    """The actor of a reclaimed line is the role the claim ran as, not the worker name its
+    caller passed; that name stays beside it."""
+    job_id, _, _ = stalled_worker_story(deployed)
+    with connect(deployed, "taskboard_admin") as conn:
+        rows = conn.execute(
+            "SELECT actor, actor_worker FROM taskboard.job_history(%s) WHERE kind = 'reclaimed'",
+            [job_id],
+        ).fetchall()
+    assert rows == [("taskboard_worker", "worker-b")]

@@ -77,3 +77,25 @@ def test_no_running_job_says_so(admin_url: str) -> None:
     with client(admin_url) as tb:
         page = tb.get("/workers")
     assert page.status_code == 200 and "No job is running." in page.text
+
+
+def test_a_job_cancelled_under_a_live_lease_is_listed_marked_cancelled(
+    deployed: str, admin_url: str
+) -> None:
+    """Its worker may still be at work until the lease ends: /workers lists it."""
+    app = Taskboard(load_settings(database_url=deployed))
+    try:
+        app.enqueue("send", {}, queue="mail")
+        app.enqueue("send", {}, queue="mail")
+        held, _ = claim(deployed, "worker-c", "10 minutes")
+        other, _ = claim(deployed, "worker-c", "10 minutes")
+        assert app.cancel(held)
+    finally:
+        app.close()
+    with client(admin_url) as tb:
+        text = tb.get("/workers").text
+    cancelled = row_of(text, held)
+    assert 'data-state="cancelled"' in cancelled
+    assert '<span class="state cancelled">cancelled</span>' in cancelled
+    assert 'data-state="cancelled"' not in row_of(text, other)
+    assert 'worker-c</strong> <span class="muted">(2 held)' in text

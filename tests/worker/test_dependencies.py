@@ -474,3 +474,95 @@ def test_the_cli_refuses_a_bad_dependency_in_one_line(
     assert done.returncode != 0
     assert says in error_line(done)
     assert job_count(url) == 0
+
+
+def test_taskboard_job_shows_what_a_waiting_job_waits_for_and_its_concurrency_key(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(deploy=True)
+    first = enqueue(url, "t")
+    second = enqueue(url, "t")
+    waiting = enqueue(
+        url, "t", f"--depends-on={second}", f"--depends-on={first}", "--concurrency-key=acme"
+    )
+    app = make_app(url)
+    try:
+        seen = app.get_job(waiting)
+        assert seen is not None
+        assert (seen.waiting_for, seen.concurrency_key) == ([first, second], "acme")
+        assert app.cancel(first)
+        seen = app.get_job(waiting)
+        assert seen is not None and seen.state == "cancelled" and seen.waiting_for is None
+        other = app.enqueue("t", depends_on=[second])
+    finally:
+        app.close()
+    shown = run(url, "job", str(other))
+    assert shown.returncode == 0, shown.stderr
+    lines = {line.split()[0]: line.split()[1:] for line in shown.stdout.splitlines() if line}
+    assert lines["waiting_for"] == [str(second)] and lines["concurrency_key"] == []
+    as_json = json.loads(run(url, "job", str(other), "--json").stdout)
+    assert (as_json["waiting_for"], as_json["concurrency_key"]) == ([second], None)
+    queued = json.loads(run(url, "job", str(second), "--json").stdout)
+    assert queued["waiting_for"] is None
+
+
+def test_the_cli_says_that_a_job_enqueued_with_depends_on_is_waiting(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(deploy=True)
+    first = enqueue(url, "t")
+    done = run(url, "enqueue", "t", f"--depends-on={first}")
+    assert done.returncode == 0, done.stderr
+    waiting = int(done.stdout)
+    assert done.stderr == f'job {waiting} on queue "default", waiting for {first}\n'
+    as_json = run(url, "enqueue", "t", f"--depends-on={first}", "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    shown = json.loads(as_json.stdout)
+    assert (shown["state"], shown["waiting_for"]) == ("waiting", [first])
+    assert run(url, "cancel", str(first)).returncode == 0
+    late = run(url, "enqueue", "t", f"--depends-on={first}", "--on-dependency-failure=run")
+    assert late.returncode == 0, late.stderr
+    assert late.stderr.endswith(", queued: its dependencies had already ended\n"), late.stderr
+    plain = run(url, "enqueue", "t")
+    assert plain.stderr == f'job {int(plain.stdout)} on queue "default"\n'
+
+
+def test_on_dependency_failure_run_without_depends_on_is_refused_everywhere(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(deploy=True)
+    says = "on_dependency_failure 'run' needs depends_on"
+    done = run(url, "enqueue", "t", "--on-dependency-failure=run")
+    assert done.returncode != 0 and says in error_line(done)
+    app = make_app(url)
+    try:
+        with pytest.raises(InvalidArgument, match=says):
+            app.enqueue("t", on_dependency_failure="run")
+        with (
+            psycopg.connect(url, autocommit=True) as conn,
+            pytest.raises(psycopg.errors.InvalidParameterValue, match=says),
+        ):
+            conn.execute("SELECT taskboard.enqueue('t', on_dependency_failure => 'run')")
+        assert job_count(url) == 0
+        # The default, cancel, is what every caller sends without dependencies.
+        assert job(url, app.enqueue("t"))["state"] == "queued"
+    finally:
+        app.close()
+
+
+def test_an_empty_depends_on_is_no_dependency_and_takes_a_dedupe_key(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(deploy=True)
+    app = make_app(url)
+    try:
+        first = app.enqueue("t", depends_on=[], dedupe_key="nightly")
+        assert app.enqueue("t", depends_on=(), dedupe_key="nightly") == first
+        assert job(url, first)["state"] == "queued"
+        with psycopg.connect(url, autocommit=True) as conn:
+            row = conn.execute(
+                "SELECT taskboard.enqueue('t', depends_on => '{}', dedupe_key => 'nightly')"
+            ).fetchone()
+        assert row == (first,)
+    finally:
+        app.close()

@@ -102,6 +102,12 @@ def test_the_app_sets_and_clears_a_rate_limit(make_database: MakeDatabase) -> No
         (("q", None, SECOND), {}, "starts and per must both be given, or both be None"),
         (("q", 5, dt.timedelta(0)), {}, "per must be positive"),
         (("q", 5, -1), {}, "per must be positive"),
+        (
+            ("q", 5, 1e-7),
+            {},
+            "per must be at least 0.000001 seconds (one microsecond, the"
+            " database's precision), got 1e-07, which rounds to 0",
+        ),
         (("q", 5, dt.timedelta(days=31, seconds=1)), {}, "per must be at most 31 days"),
         (("q", 5, "1s"), {}, "per must be a timedelta or a finite number of seconds"),
         (("q", 5, float("inf")), {}, "per must be a timedelta or a finite number of seconds"),
@@ -430,7 +436,10 @@ def test_the_cli_sets_a_rate_limit_and_status_shows_it(make_database: MakeDataba
         (["rate-limit", "sms", "5/"], "PER must be a positive duration, got ''"),
         (["rate-limit", "sms", "5/5x"], "not a duration: '5x'"),
         (["rate-limit", "sms", "5/32d"], "PER must be at most 31d, got '32d'"),
-        (["rate-limit", "sms", "5/1e-7"], "PER must be a positive duration, got '1e-7'"),
+        (
+            ["rate-limit", "sms", "5/1e-7"],
+            "PER '1e-7' rounds to 0: it must be at least one microsecond (0.000001s)",
+        ),
         (["rate-limit", "sms", "none", "--by-key"], "--by-key needs a rate limit N/PER"),
         (["rate-limit", "sms"], "the following arguments are required: N/PER|none"),
     ],

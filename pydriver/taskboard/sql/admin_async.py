@@ -76,7 +76,9 @@ class JobInfo:
     claim started the job; None before it was claimed, and on schemas older
     than 0.3.0. `payload` is what the job was enqueued with and `fence` the
     number of its latest claim (0 before the first); both None on schemas
-    older than 0.4.0.
+    older than 0.4.0. `concurrency_key` is the key it was enqueued with, and
+    `waiting_for` the ids a waiting job still waits for (None in any other
+    state); both None on schemas of 0.6.0 and older.
     """
 
     job_id: int
@@ -94,6 +96,8 @@ class JobInfo:
     started_at: dt.datetime | None = None
     payload: Any = None
     fence: int | None = None
+    concurrency_key: str | None = None
+    waiting_for: list[int] | None = None
 
     @property
     def finished(self) -> bool:
@@ -129,6 +133,8 @@ def job_info(row: Mapping[str, Any]) -> JobInfo | None:
         started_at=row.get("started_at"),
         payload=row.get("payload"),
         fence=row.get("fence"),
+        concurrency_key=row.get("concurrency_key"),
+        waiting_for=None if row.get("waiting_for") is None else list(row["waiting_for"]),
     )
 
 

@@ -185,9 +185,17 @@ def enqueue_params(
     on_dependency_failure: str = "cancel",
 ) -> dict[str, Any]:
     """enqueue's arguments. depends_on and on_dependency_failure are sent only with
-    dependencies (the call without them works on every schema)."""
-    dependencies = dependency_list(depends_on)
+    dependencies (the call without them works on every schema): an empty depends_on
+    names none, and is sent as none. on_dependency_failure "run" without depends_on
+    (None) is refused, as the schema refuses it: it would change nothing."""
+    dependencies = dependency_list(depends_on) or None
     failure = dependency_failure(on_dependency_failure)
+    if failure == "run" and depends_on is None:
+        raise InvalidArgument(
+            "on_dependency_failure 'run' needs depends_on: a job without dependencies has"
+            " none to fail (pass depends_on, or leave on_dependency_failure out)",
+            INVALID_PARAMETER_VALUE,
+        )
     if dependencies is not None and dedupe_key is not None:
         raise InvalidArgument(
             "a job with depends_on cannot have a dedupe_key", INVALID_PARAMETER_VALUE
@@ -317,6 +325,9 @@ def rate_limit_params(queue: str, starts: Any, per: Any, by_key: Any) -> dict[st
     }
 
 
+MIN_RATE_PER_SECONDS = 0.000001  # the shortest window: one microsecond, as PostgreSQL counts
+
+
 def rate_window(per: Any) -> dt.timedelta:
     """`per` as a timedelta when it is a positive duration of at most MAX_RATE_PER (a
     timedelta, or a number of seconds); InvalidArgument naming `per` else."""
@@ -329,8 +340,14 @@ def rate_window(per: Any) -> dt.timedelta:
             f"per must be a timedelta or a finite number of seconds, got {per!r}",
             INVALID_PARAMETER_VALUE,
         )
-    if window <= dt.timedelta(0):
+    if window <= dt.timedelta(0) and (isinstance(per, dt.timedelta) or per <= 0):
         raise InvalidArgument(f"per must be positive, got {per!r}", INVALID_PARAMETER_VALUE)
+    if window <= dt.timedelta(0):  # a positive number of seconds under half a microsecond
+        raise InvalidArgument(
+            f"per must be at least {MIN_RATE_PER_SECONDS:f} seconds (one microsecond, the"
+            f" database's precision), got {per!r}, which rounds to 0",
+            INVALID_PARAMETER_VALUE,
+        )
     if window > MAX_RATE_PER:
         raise InvalidArgument(
             f"per must be at most {MAX_RATE_PER.days} days, got {per!r}", INVALID_PARAMETER_VALUE

@@ -1,0 +1,140 @@
+-- Deploy taskboard:revert_guard to pg
+-- requires: revert_guard@v0.5.0
+-- requires: version
+--
+-- Release 0.6.0 adds the dependency checks (taskboard.dependency_checks),
+-- which a revert settles before it drops them: nothing of them is lost, and
+-- revert_losses counts what it counted. The guard is again the release's
+-- last change, so that a refused revert has changed nothing.
+--
+-- What a revert would drop, and a guard against dropping it unasked. The
+-- released revert scripts drop the columns and tables their change added,
+-- with whatever they hold; they cannot change. This change comes after
+-- them in the plan, so Sqitch reverts it first: its revert stops the whole
+-- revert while any data a revert can drop is there, unless the revert is
+-- run with the Sqitch variable drop_data=yes. Sqitch does not tell a
+-- script how far the revert goes, so the guard counts what a revert to the
+-- first release would drop; `taskboard migrate --revert --to RELEASE`
+-- knows the release and asks revert_losses(RELEASE) for exactly that.
+
+BEGIN;
+
+\set owner_role :prefix _owner
+\set admin_role :prefix _admin
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
+
+CREATE OR REPLACE FUNCTION taskboard.revert_losses(release text DEFAULT NULL)
+RETURNS TABLE (data text, added_in text, rows bigint)
+LANGUAGE plpgsql
+STABLE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    v_to integer[];
+BEGIN
+    IF revert_losses.release IS NOT NULL THEN
+        IF revert_losses.release !~ '^[0-9]{1,4}[.][0-9]{1,4}[.][0-9]{1,4}$' THEN
+            RAISE EXCEPTION 'release must be a release such as 0.2.0, or NULL for a revert of everything, got %',
+                pg_catalog.quote_literal(revert_losses.release)
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        v_to := pg_catalog.string_to_array(revert_losses.release, '.')::integer[];
+    END IF;
+    RETURN QUERY
+    SELECT lost.data, lost.added_in, lost.rows
+      FROM (
+            SELECT 'jobs' AS data, '0.1.0' AS added_in,
+                   (SELECT pg_catalog.count(*) FROM taskboard.jobs) AS rows
+            UNION ALL
+            SELECT 'fences', '0.3.0',
+                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.fence > 0)
+            UNION ALL
+            SELECT 'queue settings', '0.3.0',
+                   (SELECT pg_catalog.count(*) FROM taskboard.queues AS q
+                     WHERE q.paused OR q.max_running IS NOT NULL)
+            UNION ALL
+            SELECT 'schedules', '0.3.0',
+                   (SELECT pg_catalog.count(*) FROM taskboard.schedule_slots)
+            UNION ALL
+            SELECT 'started_at', '0.3.0',
+                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.started_at IS NOT NULL)
+            UNION ALL
+            SELECT 'trace contexts', '0.4.0',
+                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.trace_context IS NOT NULL)
+            UNION ALL
+            SELECT 'job history', '0.4.5',
+                   (SELECT pg_catalog.count(*) FROM taskboard.job_events)
+            UNION ALL
+            SELECT 'held places', '0.4.5',
+                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j
+                     WHERE j.held_until > pg_catalog.clock_timestamp())
+            UNION ALL
+            SELECT 'slot tasks and queues', '0.4.5',
+                   (SELECT pg_catalog.count(*) FROM taskboard.schedule_slots AS s
+                     WHERE s.task IS NOT NULL)
+            UNION ALL
+            SELECT 'concurrency keys', '0.4.8',
+                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j
+                     WHERE j.concurrency_key IS NOT NULL)
+            UNION ALL
+            SELECT 'key limits', '0.4.8',
+                   (SELECT pg_catalog.count(*) FROM taskboard.queues AS q
+                     WHERE q.max_running_per_key IS NOT NULL)
+            UNION ALL
+            SELECT 'rate limits', '0.4.9',
+                   (SELECT pg_catalog.count(*) FROM taskboard.queues AS q
+                     WHERE q.rate_starts IS NOT NULL)
+            UNION ALL
+            SELECT 'dependencies', '0.5.0',
+                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j
+                     WHERE j.dependencies_left IS NOT NULL)
+            UNION ALL
+            SELECT 'waiting jobs', '0.5.0',
+                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j
+                     WHERE j.state = 'waiting')
+           ) AS lost
+     WHERE lost.rows > 0
+       AND (v_to IS NULL
+            OR pg_catalog.string_to_array(lost.added_in, '.')::integer[] > v_to)
+     ORDER BY pg_catalog.string_to_array(lost.added_in, '.')::integer[], lost.data;
+END
+$function$;
+
+COMMENT ON FUNCTION taskboard.revert_losses(text) IS
+$comment$revert_losses(release) -> table of (data, added_in, rows)
+What a revert to `release` would drop: one row for each kind of data that
+a release after `release` added and that holds something now, with the
+release that added it and how many rows hold it:
+  fences          jobs whose fence is above 0 (0.3.0)
+  queue settings  paused or limited queues (0.3.0)
+  schedules       schedules with an enqueued slot (0.3.0)
+  started_at      jobs with a start time (0.3.0)
+  trace contexts  jobs carrying a trace context (0.4.0)
+  job history     lines of the jobs' history (0.4.5)
+  held places     cancelled jobs whose lease has not ended yet, holding
+                  their place and dedupe key (0.4.5)
+  slot tasks and queues
+                  schedules whose latest slot's task and queue are kept (0.4.5)
+  concurrency keys
+                  jobs carrying a concurrency key (0.4.8)
+  key limits      queues with a limit per concurrency key (0.4.8)
+  rate limits     queues with a rate limit, and their log of starts (0.4.9)
+  dependencies    jobs enqueued with dependencies (0.5.0)
+  waiting jobs    jobs waiting for dependencies, which a revert cancels (0.5.0)
+  jobs            every job, only for release NULL (a revert of everything)
+No rows: the revert drops no data. Reads only; ordered by release.
+Raises 22023 when release is not NULL and not of the form 0.2.0.
+The revert of change revert_guard calls it, and refuses while it returns
+a row for release 0.1.0 unless the Sqitch variable drop_data is yes.$comment$;
+
+REVOKE ALL ON FUNCTION taskboard.revert_losses(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.revert_losses(text) TO :"admin_role";
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
+
+COMMIT;

@@ -1,0 +1,193 @@
+-- Revert taskboard:enqueue to its v0.4.9 definition
+--
+-- Puts back the definition and comment of release 0.4.9 (no dependencies).
+
+BEGIN;
+
+\set owner_role :prefix _owner
+\set producer_role :prefix _producer
+\set worker_role :prefix _worker
+\set admin_role :prefix _admin
+
+-- The deploying role holds the owner for this transaction only.
+GRANT :"owner_role" TO CURRENT_USER;
+SET LOCAL ROLE :"owner_role";
+
+DROP FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb, text, bigint[], text);
+
+CREATE OR REPLACE FUNCTION taskboard.enqueue(
+    task          text,
+    payload       jsonb       DEFAULT '{}',
+    queue         text        DEFAULT 'default',
+    run_at        timestamptz DEFAULT NULL,
+    priority      integer     DEFAULT 0,
+    max_attempts  integer     DEFAULT 5,
+    dedupe_key    text        DEFAULT NULL,
+    trace_context jsonb       DEFAULT NULL,
+    concurrency_key text      DEFAULT NULL
+)
+RETURNS bigint
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $function$
+#variable_conflict use_column
+DECLARE
+    v_now    timestamptz := pg_catalog.clock_timestamp();
+    v_run_at timestamptz := coalesce(enqueue.run_at, v_now);
+    v_id     bigint;
+    v_hash   bytea;
+    v_held   text;
+    v_held_until timestamptz;
+BEGIN
+    IF NOT pg_catalog.isfinite(v_run_at) THEN
+        RAISE EXCEPTION 'run_at must be a finite time, got %', enqueue.run_at
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    PERFORM taskboard.check_time('run_at', v_run_at);
+    PERFORM taskboard.check_name('task', enqueue.task);
+    PERFORM taskboard.check_name('queue', enqueue.queue);
+    IF enqueue.payload IS NULL THEN
+        RAISE EXCEPTION 'payload must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue.priority IS NULL THEN
+        RAISE EXCEPTION 'priority must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue.max_attempts IS NULL OR enqueue.max_attempts < 1 THEN
+        RAISE EXCEPTION 'max_attempts must be at least 1, got %', enqueue.max_attempts
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue.dedupe_key = '' THEN
+        RAISE EXCEPTION 'dedupe_key must not be empty (NULL means no key)'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.char_length(enqueue.dedupe_key) > 400 THEN
+        RAISE EXCEPTION 'dedupe_key must be at most 400 characters, got %', pg_catalog.char_length(enqueue.dedupe_key)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF enqueue.concurrency_key = '' THEN
+        RAISE EXCEPTION 'concurrency_key must not be empty (NULL means no key)'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.char_length(enqueue.concurrency_key) > 200 THEN
+        RAISE EXCEPTION 'concurrency_key must be at most 200 characters, got %',
+            pg_catalog.char_length(enqueue.concurrency_key)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.jsonb_typeof(enqueue.trace_context) <> 'object'
+       OR EXISTS (SELECT FROM pg_catalog.jsonb_each(enqueue.trace_context) AS e(key, value)
+                   WHERE pg_catalog.jsonb_typeof(e.value) <> 'string') THEN
+        RAISE EXCEPTION 'trace_context must be a JSON object of strings, got %', enqueue.trace_context
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.octet_length(enqueue.trace_context::text) > 8192 THEN
+        RAISE EXCEPTION 'trace_context must be at most 8192 bytes as text, got %',
+            pg_catalog.octet_length(enqueue.trace_context::text)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    -- The index holds the key's SHA-256, not the key (queue, task and key
+    -- at their limits are too long for one btree entry): ON CONFLICT names
+    -- the index's own expression, and the look-up uses it too, so that it
+    -- finds the holder through the index. See deploy/dedupe_scope.sql.
+    v_hash := pg_catalog.sha256(pg_catalog.decode(pg_catalog.replace(enqueue.dedupe_key, E'\\', E'\\\\'), 'escape'));
+
+    LOOP
+        INSERT INTO taskboard.jobs AS j (queue, task, payload, priority, run_at, max_attempts, dedupe_key,
+                                         trace_context, concurrency_key)
+        VALUES (enqueue.queue, enqueue.task, enqueue.payload, enqueue.priority, v_run_at,
+                enqueue.max_attempts, enqueue.dedupe_key, enqueue.trace_context, enqueue.concurrency_key)
+        ON CONFLICT (queue, task,
+                     pg_catalog.sha256(pg_catalog.decode(pg_catalog.replace(dedupe_key, E'\\', E'\\\\'), 'escape')))
+           WHERE dedupe_key IS NOT NULL AND state IN ('queued', 'running')
+           DO NOTHING
+        RETURNING j.id INTO v_id;
+        EXIT WHEN v_id IS NOT NULL;
+
+        -- An unfinished job of the queue and task holds the key's hash. When
+        -- it holds the same key, its id is the answer. A different key with
+        -- the same SHA-256 is one key to the unique index, which keeps out
+        -- a second unfinished job as long as the first is unfinished: say so
+        -- rather than answer with the other key's job. Should the job finish
+        -- before this statement sees it, the key is free: insert again.
+        SELECT j.id, j.dedupe_key
+          INTO v_id, v_held
+          FROM taskboard.jobs AS j
+         WHERE j.queue = enqueue.queue
+           AND j.task = enqueue.task
+           AND pg_catalog.sha256(pg_catalog.decode(pg_catalog.replace(j.dedupe_key, E'\\', E'\\\\'), 'escape')) = v_hash
+           AND j.dedupe_key IS NOT NULL
+           AND j.state IN ('queued', 'running');
+        IF FOUND THEN
+            IF v_held <> enqueue.dedupe_key THEN
+                RAISE EXCEPTION 'dedupe_key has the same SHA-256 as the different key of unfinished job % of this queue and task', v_id
+                    USING ERRCODE = 'unique_violation';
+            END IF;
+            RETURN v_id;
+        END IF;
+    END LOOP;
+
+    IF enqueue.dedupe_key IS NOT NULL THEN
+        -- The key is still held by a job cancelled under a live lease.
+        SELECT pg_catalog.max(c.held_until)
+          INTO v_held_until
+          FROM taskboard.jobs AS c
+         WHERE c.queue = enqueue.queue
+           AND c.held_until > v_run_at
+           AND c.state = 'cancelled'
+           AND c.task = enqueue.task
+           AND c.dedupe_key = enqueue.dedupe_key;
+        IF v_held_until IS NOT NULL THEN
+            UPDATE taskboard.jobs AS j
+               SET run_at = v_held_until
+             WHERE j.id = v_id;
+            v_run_at := v_held_until;
+        END IF;
+    END IF;
+
+    IF v_run_at <= v_now THEN
+        PERFORM taskboard.notify_runnable(enqueue.queue);
+    END IF;
+    RETURN v_id;
+END
+$function$;
+
+COMMENT ON FUNCTION taskboard.enqueue(text,jsonb,text,timestamp with time zone,integer,integer,text,jsonb,text) IS
+$comment$enqueue(task, payload, queue, run_at, priority, max_attempts, dedupe_key, trace_context, concurrency_key) -> bigint
+Inserts a queued job, runnable from run_at (NULL = now), and returns its id.
+With concurrency_key, the job counts toward that key's limit in its queue
+(taskboard.set_key_limit); NULL: no key.
+trace_context (the caller's W3C trace context, e.g. {"traceparent": ...})
+is stored with the job and handed to its holder by claim; NULL: none.
+With dedupe_key: when an unfinished (queued or running) job of the same
+queue and the same task holds that key, returns that job's id and inserts
+nothing. A key is scoped to (queue, task, key): an unfinished job of
+another task with the same key is not the same job, and a new one is
+inserted. The unique index jobs_unfinished_task_dedupe_key makes this hold
+under concurrent callers; in REPEATABLE READ or SERIALIZABLE a race may
+raise 40001. A key held by a job cancelled under a live lease (its
+held_until, see taskboard.cancel) is no unfinished job's: a new job is
+inserted, runnable no sooner than that lease's end.
+Sends NOTIFY taskboard, '<queue>' when the new job is runnable now.
+Joins the caller's transaction: a rollback takes the job with it.
+Raises 22023 when task or queue is NULL, empty or longer than 200
+characters, payload, priority or max_attempts is NULL, max_attempts < 1,
+dedupe_key is empty or longer than 400 characters, or run_at is
+'infinity' or '-infinity' or outside the years 1 to 9999 (before
+0001-01-01 or from 10000-01-01 on, UTC), or trace_context is not a JSON object of
+strings or is longer than 8192 bytes as text, or concurrency_key is empty
+or longer than 200 characters.
+Raises 23505 when an unfinished job of the queue and task holds a
+different key with the same SHA-256 as dedupe_key (no such pair is known):
+the index cannot tell the two apart, and the other job is not the answer.
+Calls of the seven- and eight-argument forms of earlier releases resolve
+to this one: the arguments it gained come last, with defaults.$comment$;
+
+REVOKE ALL ON FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION taskboard.enqueue(text, jsonb, text, timestamptz, integer, integer, text, jsonb, text)
+    TO :"producer_role", :"worker_role", :"admin_role";
+
+RESET ROLE;
+REVOKE :"owner_role" FROM CURRENT_USER;
+
+COMMIT;
