@@ -6,8 +6,10 @@ for each PostgreSQL version), or else the dev PostgreSQL 18, started here.
 
 from __future__ import annotations
 
+import fcntl
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -58,7 +60,8 @@ def make_database(server_url: str) -> MakeDatabase:
             if not (DB_DIR / "sqitch.plan").is_file():
                 pytest.fail(f"{DB_DIR}/sqitch.plan does not exist: nothing to deploy")
             name = TEST_DATABASE_PREFIX + "template_" + uuid.uuid4().hex[:12]
-            result = run_sqitch(create(name), "deploy", "--verify")
+            with deploying():
+                result = run_sqitch(create(name), "deploy", "--verify")
             if result.returncode != 0:
                 pytest.fail(f"sqitch deploy failed:\n{result.stdout}{result.stderr}")
             template.append(name)
@@ -76,7 +79,8 @@ def make_database(server_url: str) -> MakeDatabase:
             create(chain[0])
         for step in releases[len(passed) : releases.index(release) + 1]:
             url = devdb.database_url(server_url, chain[0])
-            result = run_sqitch(url, "deploy", "--verify", "--to", f"@v{step}")
+            with deploying():
+                result = run_sqitch(url, "deploy", "--verify", "--to", f"@v{step}")
             if result.returncode != 0:
                 pytest.fail(f"sqitch deploy --to @v{step} failed:\n{result.stdout}{result.stderr}")
             passed.append(step)
@@ -91,6 +95,20 @@ def make_database(server_url: str) -> MakeDatabase:
         return create(name, copy_of=deployed_template() if deploy else None)
 
     return make
+
+
+@contextmanager
+def deploying() -> Iterator[None]:
+    """One first deploy at a time on the machine: the parallel test processes (pytest -n)
+    would otherwise create the cluster's shared roles at once, and one of them fail."""
+    lock = devdb.project_root() / ".taskboard" / "deploy.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(held, fcntl.LOCK_UN)
 
 
 _CREATED: dict[str, list[str]] = {}  # server URL -> the databases make_database created
