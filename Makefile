@@ -147,17 +147,19 @@ docs: venv tools ## Build the docs site strictly into .taskboard/site, its SQL r
 
 SCHEMA_DB := taskboard_schema
 
-schema: venv tools ## Write db/schema.sql and db/functions/ from a fresh deploy (database taskboard_schema on the dev PostgreSQL 18)
-schema-check: venv tools ## Fail when db/schema.sql or a file of db/functions/ differs from what make schema writes
+schema: venv tools ## Write the next release's Sqitch change from db/functions/ (RELEASE=X.Y.Z NOTE="..." to start one), deploy it, write db/schema.sql
+schema-check: venv tools ## Fail when the next release's scripts, db/schema.sql or db/functions/ differ from what a deploy holds
 schema schema-check: SCHEMA_COMMAND = $(if $(filter schema,$@),write,check)
 schema schema-check:
 	@if [ -n "$${TASKBOARD_DATABASE_URL:-}" ]; then \
 	  echo "make $@ reads the dev PostgreSQL 18 only: unset TASKBOARD_DATABASE_URL." >&2; \
 	  exit 1; \
 	fi; \
+	$(PY) -m taskboard_dev.release $(SCHEMA_COMMAND) $(if $(filter schema,$@),$(RELEASE) $(if $(NOTE),"$(NOTE)")) || exit 1; \
 	db_url=$$($(DEVDB) recreate-db $(SCHEMA_DB) --pg 18 --no-pgtap); \
 	TASKBOARD_DATABASE_URL="$$($(DEVDB) deployer "$$db_url")" $(VENV)/bin/taskboard migrate >/dev/null; \
-	$(PY) -m taskboard_dev.schema $(SCHEMA_COMMAND) "$$db_url"
+	$(if $(filter schema,$@),$(PY) -m taskboard_dev.schema write "$$db_url" &&) \
+	$(PY) -m taskboard_dev.schema check "$$db_url"
 
 # What lint checks: the driver, its development tooling (dev/), the tests, soak, bench, examples.
 LINT_PATHS := pydriver dev tests soak bench examples

@@ -13,8 +13,8 @@
 -- sign, positive or at most, without being added to the clock. Never granted
 -- to an application role.
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.check_interval(what text, value interval, most interval)
  RETURNS void
  LANGUAGE plpgsql

@@ -88,8 +88,8 @@
 -- the dependency edges of committed transactions that a dependency's end
 -- may not have seen, and ends with dependents left to settle.
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.claim(queue text, worker text, batch integer DEFAULT 1, lease interval DEFAULT '00:01:00'::interval)
  RETURNS SETOF taskboard.claimed
  LANGUAGE plpgsql

@@ -22,8 +22,8 @@
 -- statement for one job. Every step finds its rows by primary key, whatever
 -- the table held when the plan was made.
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.complete_many(job_ids bigint[], tokens uuid[], results jsonb[] DEFAULT NULL::jsonb[])
  RETURNS TABLE(job_id bigint, completed boolean)
  LANGUAGE plpgsql

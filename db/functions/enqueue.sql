@@ -43,8 +43,8 @@
 -- Calls of the seven-, eight- and nine-argument forms of earlier releases
 -- resolve to this one: the arguments it gained come last, with defaults.
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.enqueue(task text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT 'default'::text, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 5, dedupe_key text DEFAULT NULL::text, trace_context jsonb DEFAULT NULL::jsonb, concurrency_key text DEFAULT NULL::text, depends_on bigint[] DEFAULT NULL::bigint[], on_dependency_failure text DEFAULT 'cancel'::text)
  RETURNS bigint
  LANGUAGE plpgsql

@@ -33,8 +33,8 @@
 -- Calls of the seven-argument form of 0.1.0 to 0.3.0 resolve to this one:
 -- the argument it gained comes last, with a default.
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.enqueue_many(task text, payloads jsonb[], queue text DEFAULT 'default'::text, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 5, dedupe_keys text[] DEFAULT NULL::text[], trace_context jsonb DEFAULT NULL::jsonb, concurrency_keys text[] DEFAULT NULL::text[])
  RETURNS SETOF bigint
  LANGUAGE plpgsql

@@ -28,8 +28,8 @@
 -- clock, payload, priority or max_attempts is NULL, max_attempts < 1, or a
 -- name in previous_names is NULL, empty or longer than 200 characters.
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.enqueue_periodic(schedule text, slot timestamp with time zone, task text, payload jsonb DEFAULT '{}'::jsonb, queue text DEFAULT 'default'::text, priority integer DEFAULT 0, max_attempts integer DEFAULT 5, previous_names text[] DEFAULT '{}'::text[])
  RETURNS bigint
  LANGUAGE plpgsql

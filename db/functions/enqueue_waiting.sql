@@ -11,8 +11,8 @@
 -- Raises 22023 when depends_on is not one-dimensional, holds NULL, names
 -- more than 10000 jobs or a job that does not exist, or dedupe_key is given.
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.enqueue_waiting(task text, payload jsonb, queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_key text, trace_context jsonb, concurrency_key text, depends_on bigint[], on_dependency_failure text)
  RETURNS bigint
  LANGUAGE plpgsql

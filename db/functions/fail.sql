@@ -23,8 +23,8 @@
 -- Calls by name of the four-argument form of 0.1.0 and 0.2.0 resolve to
 -- this one: the two arguments it gained come last, with defaults.
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.fail(job_id bigint, token uuid, error text, retry_in interval DEFAULT NULL::interval, retry boolean DEFAULT true, traceback text DEFAULT NULL::text)
  RETURNS text
  LANGUAGE plpgsql

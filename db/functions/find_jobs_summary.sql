@@ -11,8 +11,8 @@
 -- one of waiting, queued, running, succeeded, dead or cancelled, or max_rows is
 -- NULL or outside 1..1000.
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.find_jobs_summary(queue text DEFAULT NULL::text, state text DEFAULT NULL::text, task text DEFAULT NULL::text, after_id bigint DEFAULT NULL::bigint, max_rows integer DEFAULT 50)
  RETURNS SETOF taskboard.job_summary
  LANGUAGE plpgsql

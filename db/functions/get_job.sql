@@ -11,8 +11,8 @@
 -- A row of NULLs for an unknown id.
 -- Raises 22023 when job_id is NULL.
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.get_job(job_id bigint)
  RETURNS taskboard.job_info
  LANGUAGE plpgsql

@@ -12,8 +12,8 @@
 -- by the time it gives: unless clock - 31 days <= clock - recent < clock,
 -- months and days counted as the calendar makes them.
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.job_activity(recent interval DEFAULT '01:00:00'::interval)
  RETURNS TABLE(minute_start timestamp with time zone, queue text, succeeded bigint, failed bigint, dead bigint, cancelled bigint)
  LANGUAGE plpgsql

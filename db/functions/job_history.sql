@@ -13,8 +13,8 @@
 -- No rows: the job is unknown or has no such history.
 -- Raises 22023 when job_id is NULL.
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.job_history(job_id bigint)
  RETURNS TABLE(at timestamp with time zone, kind text, worker text, actor text, attempt integer, fence bigint, lease_expires_at timestamp with time zone, actor_worker text)
  LANGUAGE plpgsql

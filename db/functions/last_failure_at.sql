@@ -5,8 +5,8 @@
 -- offset, so reading it back depends on no setting.
 -- Raises 22007 (invalid_datetime_format) on an `at` that is not such a text.
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.last_failure_at(errors jsonb)
  RETURNS timestamp with time zone
  LANGUAGE sql

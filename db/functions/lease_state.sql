@@ -7,8 +7,8 @@
 --   lost:      anything else (reclaimed, failed, released, cancelled, unknown).
 -- Raises 22023 when job_id or token is NULL.
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.lease_state(job_id bigint, token uuid)
  RETURNS text
  LANGUAGE plpgsql

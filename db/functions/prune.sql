@@ -18,8 +18,8 @@
 -- clock, months and days counted as the calendar makes them; or batch is
 -- NULL or < 1.
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.prune(older_than interval, batch integer DEFAULT 10000)
  RETURNS bigint
  LANGUAGE plpgsql

@@ -28,8 +28,8 @@
 -- by the time it gives: unless clock - 31 days <= clock - recent < clock,
 -- months and days counted as the calendar makes them.
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.queue_overview(recent interval DEFAULT '01:00:00'::interval)
  RETURNS TABLE(queue text, queued bigint, running bigint, runnable bigint, oldest_runnable_at timestamp with time zone, dead bigint, cancelled bigint, succeeded_recent bigint, dead_recent bigint, cancelled_recent bigint, paused boolean, max_running integer, max_running_per_key integer, rate_starts integer, rate_per interval, rate_by_key boolean, window_starts bigint, waiting bigint)
  LANGUAGE plpgsql

@@ -15,8 +15,8 @@
 -- leaves the rows to claims in READ COMMITTED, as the driver's are). Called
 -- by claim; never granted to an application role. Raises nothing.
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.recheck_dependencies(max_rows integer DEFAULT 1000)
  RETURNS integer
  LANGUAGE plpgsql

@@ -9,8 +9,8 @@
 -- clock <= clock + delay <= clock + 12 hours, months and days counted as
 -- the calendar makes them.
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.release(job_id bigint, token uuid, delay interval DEFAULT '00:00:00'::interval)
  RETURNS boolean
  LANGUAGE plpgsql

@@ -6,8 +6,8 @@
 -- Executable by the admin role only.
 -- Raises 22023 when schedule is NULL, empty or longer than 200 characters.
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.remove_schedule(schedule text)
  RETURNS boolean
  LANGUAGE plpgsql

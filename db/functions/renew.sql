@@ -11,8 +11,8 @@
 -- Raises 22023 when job_id or token is NULL, or lease is NULL, not positive
 -- or longer than 12 hours ('infinity' included).
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.renew(job_id bigint, token uuid, lease interval DEFAULT '00:01:00'::interval)
  RETURNS timestamp with time zone
  LANGUAGE plpgsql

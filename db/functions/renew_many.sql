@@ -20,8 +20,8 @@
 -- it. Every step finds its rows by primary key, whatever the table held
 -- when the plan was made.
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.renew_many(job_ids bigint[], tokens uuid[], lease interval DEFAULT '00:01:00'::interval)
  RETURNS TABLE(job_id bigint, lease_expires_at timestamp with time zone)
  LANGUAGE plpgsql

@@ -4,8 +4,8 @@
 -- off). True when this call resumed it, false when it was not paused.
 -- Raises 22023 when queue is NULL, empty or longer than 200 characters.
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.resume(queue text)
  RETURNS boolean
  LANGUAGE plpgsql

@@ -19,8 +19,8 @@
 --        now held by another unfinished job of the queue; nothing changes.
 -- Raises 22023 when job_id is NULL.
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.retry(job_id bigint)
  RETURNS boolean
  LANGUAGE plpgsql

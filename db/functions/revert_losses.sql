@@ -27,8 +27,8 @@
 -- The revert of change revert_guard calls it, and refuses while it returns
 -- a row for release 0.1.0 unless the Sqitch variable drop_data is yes.
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.revert_losses(release text DEFAULT NULL::text)
  RETURNS TABLE(data text, added_in text, rows bigint)
  LANGUAGE plpgsql

@@ -12,8 +12,8 @@
 -- Raises 22023 when queue is NULL, empty or longer than 200 characters, or
 -- max_running is below 1 (pause the queue to stop it).
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.set_queue_limit(queue text, max_running integer)
  RETURNS boolean
  LANGUAGE plpgsql

@@ -17,8 +17,8 @@
 -- and a day as 24 hours, so that the window is the same on every date and
 -- in every time zone ('1 day' is kept as 24:00:00).
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.set_rate_limit(queue text, starts integer, per interval, by_key boolean DEFAULT false)
  RETURNS boolean
  LANGUAGE plpgsql

@@ -19,8 +19,8 @@
 -- complete, complete_many, fail, cancel, claim and recheck_dependencies;
 -- never granted to an application role. Raises nothing.
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.settle_dependents(job_ids bigint[])
  RETURNS void
  LANGUAGE plpgsql

@@ -2,8 +2,8 @@
 -- The schema's release, for the driver's start-up check.
 -- Raises nothing.
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.version()
  RETURNS text
  LANGUAGE sql

@@ -10,8 +10,8 @@
 -- cancelled. Never a token.
 -- Raises 22023 when max_rows is NULL or outside 1..1000.
 
--- Written by `make schema` from a fresh deploy (never by hand): the definition
--- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.
+-- The source of this function: edit it here. The header above is its COMMENT ON
+-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.worker_leases(max_rows integer DEFAULT 500)
  RETURNS TABLE(worker text, job_id bigint, queue text, task text, attempt integer, fence bigint, started_at timestamp with time zone, lease_expires_at timestamp with time zone, expires_in interval, state text)
  LANGUAGE plpgsql

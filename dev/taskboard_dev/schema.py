@@ -1,16 +1,17 @@
-"""db/schema.sql and db/functions/: the current `taskboard` schema, read from the database.
+"""db/schema.sql and db/functions/ against the `taskboard` schema a deploy leaves.
 
-`make schema` deploys into a scratch database of the dev PostgreSQL 18 and
+db/functions/NAME.sql is where a function is written (taskboard_dev.release
+makes each release's Sqitch change from them): its contract as a leading `--`
+block (its COMMENT ON FUNCTION), its definition as pg_get_functiondef prints
+it, then its grants, with the roles named as a deploy with the default prefix
+names them. `make schema` writes the pending release's scripts from them,
+deploys the whole plan into a scratch database of the dev PostgreSQL 18,
 writes what pg_dump prints of the schema (tables, types, indexes, views,
-functions and grants) to db/schema.sql, and each function to
-db/functions/NAME.sql: its comment (the contract header) as a leading `--`
-block, its definition as pg_get_functiondef prints it, then its grants, with
-the roles named as a deploy with the default prefix names them. A reviewer
-reads the schema as it stands rather than adding up the Sqitch changes that
-built it. `make schema-check` (inside `make test`) fails when any of these
-files differs from that.
+functions and grants) to db/schema.sql, and fails when a function the deploy
+left differs from its file. `make schema-check` (inside `make test`) fails
+when any of these files differs from what the deploy holds.
 
-    python -m taskboard_dev.schema write URL   # write the files from URL's schema
+    python -m taskboard_dev.schema write URL   # write db/schema.sql from URL's schema
     python -m taskboard_dev.schema check URL   # exit 1 when a file differs
 """
 
@@ -29,6 +30,7 @@ from taskboard_dev.devdb import project_root
 from taskboard_dev.server import flavour
 
 SCHEMA_FILE = project_root() / "db" / "schema.sql"
+FUNCTIONS_DIR = project_root() / "db" / "functions"
 HEADER = (
     "-- The taskboard schema as deployed: written by `make schema` from pg_dump of a fresh\n"
     "-- deploy (never by hand); `make test` fails when it differs. The changes that build\n"
@@ -37,8 +39,8 @@ HEADER = (
 # Lines that change from one dump to the next: pg_dump's random \restrict key and versions.
 UNSTABLE = re.compile(r"^(\\restrict |\\unrestrict |-- Dumped (from|by) )")
 FUNCTION_NOTE = (
-    "-- Written by `make schema` from a fresh deploy (never by hand): the definition\n"
-    "-- is that of db/deploy/, the header above is the function's COMMENT ON FUNCTION.\n"
+    "-- The source of this function: edit it here. The header above is its COMMENT ON\n"
+    "-- FUNCTION; `make schema` writes the next release's Sqitch change from this file.\n"
 )
 # The application roles in the order their grants are written: each may do what the
 # ones before it may.
@@ -115,16 +117,15 @@ def functions(url: str) -> dict[str, str]:
 
 def generated(url: str) -> dict[Path, str]:
     """Every file `make schema` writes, by path, from the database at `url`."""
-    functions_dir = SCHEMA_FILE.parent / "functions"
     return {
         SCHEMA_FILE: dump(url),
-        **{functions_dir / name: text for name, text in functions(url).items()},
+        **{FUNCTIONS_DIR / name: text for name, text in functions(url).items()},
     }
 
 
 def stale(files: dict[Path, str]) -> list[Path]:
     """The files of db/functions/ whose function the database no longer has."""
-    return sorted(set((SCHEMA_FILE.parent / "functions").glob("*.sql")) - set(files))
+    return sorted(set(FUNCTIONS_DIR.glob("*.sql")) - set(files))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,15 +135,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     files = generated(args.url)
     root = project_root()
-    if args.command == "write":
-        for path in stale(files):
-            path.unlink()
-            print(f"removed {path.relative_to(root)}")
-        for path, text in files.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if not path.exists() or path.read_text() != text:
-                path.write_text(text)
-                print(f"wrote {path.relative_to(root)}")
+    if args.command == "write":  # db/schema.sql only: db/functions/ is the source
+        if not SCHEMA_FILE.exists() or SCHEMA_FILE.read_text() != files[SCHEMA_FILE]:
+            SCHEMA_FILE.write_text(files[SCHEMA_FILE])
+            print(f"wrote {SCHEMA_FILE.relative_to(root)}")
         return 0
     differ = []
     for path, current in files.items():
@@ -160,10 +156,13 @@ def main(argv: list[str] | None = None) -> int:
         print("db/schema.sql and db/functions/ are what the deploy holds")
         return 0
     for name in differ:
-        print(
-            f"{name} differs from the deployed schema: run make schema and commit it",
-            file=sys.stderr,
+        fix = (
+            "run make schema and commit it"
+            if name == str(SCHEMA_FILE.relative_to(root))
+            else "the deploy does not give what the file says (db/next/ changed it, or "
+            "the release's scripts are stale: run make schema)"
         )
+        print(f"{name} differs from the deployed schema: {fix}", file=sys.stderr)
     return 1
 
 

@@ -6,6 +6,7 @@ written from); these tests show that the check can fail and names the fix.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import psycopg
@@ -45,14 +46,13 @@ def test_the_check_names_a_function_file_that_differs_or_is_left_over(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     url = make_database(deploy=True)
-    monkeypatch.setattr(schema, "SCHEMA_FILE", tmp_path / "schema.sql")
-    monkeypatch.setattr(schema, "project_root", lambda: tmp_path)
     functions = tmp_path / "functions"
-    functions.mkdir()
-    (functions / "gone.sql").write_text("-- a function the database no longer has\n")
+    shutil.copytree(schema.FUNCTIONS_DIR, functions)
+    monkeypatch.setattr(schema, "SCHEMA_FILE", tmp_path / "schema.sql")
+    monkeypatch.setattr(schema, "FUNCTIONS_DIR", functions)
+    monkeypatch.setattr(schema, "project_root", lambda: tmp_path)
 
     assert schema.main(["write", url]) == 0
-    assert not (functions / "gone.sql").exists()
     pause = (functions / "pause.sql").read_text()
     assert pause.startswith("-- pause(queue) -> boolean\n-- Pauses `queue`")
     assert "CREATE OR REPLACE FUNCTION taskboard.pause(queue text)\n" in pause
@@ -60,14 +60,15 @@ def test_the_check_names_a_function_file_that_differs_or_is_left_over(
         "REVOKE ALL ON FUNCTION taskboard.pause(text) FROM PUBLIC;\n"
         "GRANT EXECUTE ON FUNCTION taskboard.pause(text) TO taskboard_admin;\n"
     )
-    assert schema.main(["check", url]) == 0, "two writes of one deploy are the same"
+    assert schema.main(["check", url]) == 0, "the files are what the deploy holds"
     capsys.readouterr()
 
     (functions / "pause.sql").write_text(pause.replace("SET paused = true", "SET paused = false"))
     (functions / "gone.sql").write_text("-- a function the database no longer has\n")
     assert schema.main(["check", url]) == 1
     err = capsys.readouterr().err
-    assert "functions/pause.sql differs from the deployed schema: run make schema" in err
+    assert "functions/pause.sql differs from the deployed schema: the deploy does not give" in err
+    assert "run make schema" in err
     assert "functions/gone.sql (of no function) differs" in err
     assert "schema.sql differs" not in err
 
@@ -83,4 +84,4 @@ def test_a_function_without_its_contract_header_as_comment_is_refused(
 
     with pytest.raises(SystemExit, match=r"taskboard\.resume\(text\) has no comment"):
         schema.main(["write", url])
-    assert not (tmp_path / "functions").exists()
+    assert not (tmp_path / "schema.sql").exists()
