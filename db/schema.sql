@@ -965,53 +965,9 @@ BEGIN
     IF complete.token IS NULL THEN
         RAISE EXCEPTION 'token must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
-
-    UPDATE taskboard.jobs AS j
-       SET state = 'succeeded',
-           result = complete.result,
-           finished_at = pg_catalog.clock_timestamp()
-     WHERE j.id = complete.job_id
-       AND j.state = 'running'
-       AND j.lease_token = complete.token;
-    IF FOUND THEN
-        -- Its dependents, read in a statement of their own with the row
-        -- locked: this snapshot shows every edge committed before the lock
-        -- (the UPDATE's may predate a wait for it).
-        IF EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = complete.job_id)
-           OR pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
-            PERFORM taskboard.settle_dependents(ARRAY[complete.job_id]);
-        END IF;
-        RETURN true;
-    END IF;
-
-    -- The same holder asking again after its own success.
-    IF EXISTS (
-        SELECT
-          FROM taskboard.jobs AS j
-         WHERE j.id = complete.job_id
-           AND j.state = 'succeeded'
-           AND j.lease_token = complete.token
-    ) THEN
-        RETURN true;
-    END IF;
-
-    -- Refused. A token the history knows (its lease was reclaimed or
-    -- cancelled) is recorded once per token; any other token is not.
-    INSERT INTO taskboard.job_events
-           (job_id, kind, worker, attempt, fence, lease_expires_at, token_digest)
-    SELECT e.job_id, 'refused_complete', e.worker, e.attempt, e.fence, e.lease_expires_at, e.token_digest
-      FROM taskboard.job_events AS e
-     WHERE e.job_id = complete.job_id
-       AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(complete.token))
-       AND e.kind IN ('reclaimed', 'cancelled')
-       -- Its job still there, and kept there until this statement ends: an
-       -- admin's prune of the job commits first, and the line goes with it,
-       -- rather than failing the refusal with 23503.
-       AND EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
-     LIMIT 1
-    ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING;
-
-    RETURN false;
+    RETURN (SELECT c.completed
+              FROM taskboard.complete_many(ARRAY[complete.job_id], ARRAY[complete.token],
+                                           ARRAY[complete.result]) AS c);
 END
 $$;
 
@@ -1035,7 +991,9 @@ written in the caller''s transaction: a caller that rolls back keeps none.
 An accepted completion settles, in the same transaction, the jobs waiting
 on this one (taskboard.enqueue''s depends_on): the last dependency of one
 done makes it queued. A refused completion settles nothing.
-Raises 22023 when job_id or token is NULL.';
+Raises 22023 when job_id or token is NULL.
+
+complete_many of one job: the same update, answer and history line.';
 
 --
 -- Name: complete_many(bigint[], uuid[], jsonb[]); Type: FUNCTION; Schema: taskboard; Owner: -
@@ -1051,6 +1009,9 @@ DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
     -- The job a completion of one job completed.
     v_one bigint;
+    -- The answer, one element per input element in input order.
+    v_ids       bigint[];
+    v_completed boolean[];
 BEGIN
     IF complete_many.job_ids IS NULL THEN
         RAISE EXCEPTION 'job_ids must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -1107,7 +1068,6 @@ BEGIN
         END IF;
     END IF;
 
-    RETURN QUERY
     WITH input AS (
         SELECT u.id, u.token, u.result, u.ord
           FROM unnest(complete_many.job_ids, complete_many.tokens, complete_many.results)
@@ -1119,9 +1079,9 @@ BEGIN
         -- rather than asked of the index (with it, the kept plan walked the
         -- running index and compared every running job with every input row).
         -- FOR NO KEY UPDATE, the lock the update takes anyway: a refusal's
-        -- FOR KEY SHARE below, in this worker's renew_many, does not wait for
-        -- it (FOR UPDATE made the two calls deadlock when a reclaim landed
-        -- while they waited).
+        -- FOR KEY SHARE (record_refusals), in this worker's renew_many, does
+        -- not wait for it (FOR UPDATE made the two calls deadlock when a
+        -- reclaim landed while they waited).
         SELECT j.id, j.state, i.token, i.result
           FROM taskboard.jobs AS j
           JOIN input AS i ON i.id = j.id AND i.token = j.lease_token
@@ -1139,30 +1099,9 @@ BEGIN
            AND l.state = 'running'
            AND j.lease_token = l.token
         RETURNING j.id, j.lease_token
-    ),
-    refused AS (
-        -- The refused rows whose token the history knows (its lease was
-        -- reclaimed or cancelled), once per token; any other is not
-        -- recorded, and an accepted row is not looked up: when every row
-        -- is accepted, nothing is read.
-        INSERT INTO taskboard.job_events
-               (job_id, kind, worker, attempt, fence, lease_expires_at, token_digest)
-        SELECT DISTINCT ON (e.job_id, e.token_digest)
-               e.job_id, 'refused_complete', e.worker, e.attempt, e.fence, e.lease_expires_at, e.token_digest
-          FROM input AS i
-          JOIN taskboard.job_events AS e
-            ON e.job_id = i.id
-           AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(i.token))
-           AND e.kind IN ('reclaimed', 'cancelled')
-         WHERE NOT EXISTS (SELECT FROM succeeded AS a WHERE a.id = i.id AND a.lease_token = i.token)
-           -- Its job still there, and kept there until this statement ends:
-           -- an admin's prune of the job commits first, and the line goes
-           -- with it, rather than failing the refusal with 23503.
-           AND EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
-         ORDER BY e.job_id, e.token_digest
-        ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING
     )
-    SELECT i.id,
+    SELECT pg_catalog.array_agg(i.id ORDER BY i.ord),
+           pg_catalog.array_agg(
            EXISTS (SELECT FROM succeeded AS s WHERE s.id = i.id AND s.lease_token = i.token)
            OR EXISTS (
                -- The same holder asking again after its own success: read
@@ -1173,8 +1112,21 @@ BEGIN
                 WHERE l.id = i.id
                   AND l.token = i.token
                   AND l.state = 'succeeded')
-      FROM input AS i
-     ORDER BY i.ord;
+           ORDER BY i.ord)
+      INTO v_ids, v_completed
+      FROM input AS i;
+
+    -- The refused rows, lines of their jobs' history when their lease was
+    -- reclaimed or cancelled; when every row is accepted, nothing is read.
+    IF false = ANY (v_completed) THEN
+        PERFORM taskboard.record_refusals('refused_complete',
+            ARRAY(SELECT u.id FROM unnest(v_ids, v_completed) AS u(id, done)
+                   WHERE NOT u.done),
+            ARRAY(SELECT u.token FROM unnest(complete_many.tokens, v_completed) AS u(token, done)
+                   WHERE NOT u.done));
+    END IF;
+
+    RETURN QUERY SELECT u.id, u.done FROM unnest(v_ids, v_completed) AS u(id, done);
 
     -- The dependents of the jobs this call completed (finished now by it),
     -- found through the edges: none, for most batches.
@@ -2082,21 +2034,9 @@ BEGIN
         RETURN v_state;
     END IF;
 
-    -- Refused. A token the history knows (its lease was reclaimed or
-    -- cancelled) is recorded once per token; any other token is not.
-    INSERT INTO taskboard.job_events
-           (job_id, kind, worker, attempt, fence, lease_expires_at, token_digest)
-    SELECT e.job_id, 'refused_fail', e.worker, e.attempt, e.fence, e.lease_expires_at, e.token_digest
-      FROM taskboard.job_events AS e
-     WHERE e.job_id = fail.job_id
-       AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(fail.token))
-       AND e.kind IN ('reclaimed', 'cancelled')
-       -- Its job still there, and kept there until this statement ends: an
-       -- admin's prune of the job commits first, and the line goes with it,
-       -- rather than failing the refusal with 23503.
-       AND EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
-     LIMIT 1
-    ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING;
+    -- Refused: a line of the job's history when the token's lease was
+    -- reclaimed or cancelled.
+    PERFORM taskboard.record_refusals('refused_fail', ARRAY[fail.job_id], ARRAY[fail.token]);
 
     RETURN NULL;
 END
@@ -2974,6 +2914,46 @@ leaves the rows to claims in READ COMMITTED, as the driver''s are). Called
 by claim; never granted to an application role. Raises nothing.';
 
 --
+-- Name: record_refusals(text, bigint[], uuid[]); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.record_refusals(kind text, job_ids bigint[], tokens uuid[]) RETURNS void
+    LANGUAGE sql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+INSERT INTO taskboard.job_events
+       (job_id, kind, worker, attempt, fence, lease_expires_at, token_digest)
+SELECT DISTINCT ON (e.job_id, e.token_digest)
+       e.job_id, record_refusals.kind, e.worker, e.attempt, e.fence, e.lease_expires_at, e.token_digest
+  FROM unnest(record_refusals.job_ids, record_refusals.tokens) AS i(id, token)
+  JOIN taskboard.job_events AS e
+    ON e.job_id = i.id
+   AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(i.token))
+   AND e.kind IN ('reclaimed', 'cancelled')
+ WHERE EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
+ ORDER BY e.job_id, e.token_digest
+ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING
+$$;
+
+--
+-- Name: FUNCTION record_refusals(kind text, job_ids bigint[], tokens uuid[]); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.record_refusals(kind text, job_ids bigint[], tokens uuid[]) IS 'record_refusals(kind, job_ids, tokens) -> void
+Internal: the history lines of refused writes. For each job_ids[i], when
+tokens[i] is a token the job''s history knows (its lease was reclaimed or
+cancelled: a line ''reclaimed'' or ''cancelled'' carries its digest), writes
+one line of `kind` (''refused_complete'', ''refused_fail'' or
+''refused_renew'') with that lease''s worker, attempt, fence and deadline,
+once per token and kind (a second refusal writes nothing); a token the
+history does not know is not recorded. Empty arrays read nothing.
+The job is held FOR KEY SHARE until the caller''s statement ends: an
+admin''s prune of it that commits first takes the line with it, rather
+than failing the refusal with 23503.
+Called by complete_many, renew_many and fail, after the write they
+refused; never granted to an application role.';
+
+--
 -- Name: release(bigint, uuid, interval); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
@@ -3079,9 +3059,6 @@ CREATE FUNCTION taskboard.renew(job_id bigint, token uuid, lease interval DEFAUL
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-DECLARE
-    v_now      timestamptz := pg_catalog.clock_timestamp();
-    v_deadline timestamptz;
 BEGIN
     IF renew.job_id IS NULL THEN
         RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -3089,36 +3066,8 @@ BEGIN
     IF renew.token IS NULL THEN
         RAISE EXCEPTION 'token must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    PERFORM taskboard.check_interval('lease', renew.lease, interval '12 hours');
-
-    UPDATE taskboard.jobs AS j
-       SET lease_expires_at = v_now + renew.lease
-     WHERE j.id = renew.job_id
-       AND j.state = 'running'
-       AND j.lease_token = renew.token
-       AND j.lease_expires_at > v_now
-    RETURNING j.lease_expires_at INTO v_deadline;
-    IF v_deadline IS NOT NULL THEN
-        RETURN v_deadline;
-    END IF;
-
-    -- Refused. A token the history knows (its lease was reclaimed or
-    -- cancelled) is recorded once per token; any other token is not.
-    INSERT INTO taskboard.job_events
-           (job_id, kind, worker, attempt, fence, lease_expires_at, token_digest)
-    SELECT e.job_id, 'refused_renew', e.worker, e.attempt, e.fence, e.lease_expires_at, e.token_digest
-      FROM taskboard.job_events AS e
-     WHERE e.job_id = renew.job_id
-       AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(renew.token))
-       AND e.kind IN ('reclaimed', 'cancelled')
-       -- Its job still there, and kept there until this statement ends: an
-       -- admin's prune of the job commits first, and the line goes with it,
-       -- rather than failing the refusal with 23503.
-       AND EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
-     LIMIT 1
-    ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING;
-
-    RETURN NULL;
+    RETURN (SELECT r.lease_expires_at
+              FROM taskboard.renew_many(ARRAY[renew.job_id], ARRAY[renew.token], renew.lease) AS r);
 END
 $$;
 
@@ -3137,7 +3086,9 @@ line of the job''s history (taskboard.job_history), once per token and
 kind; a token the history does not know is not recorded. The line is
 written in the caller''s transaction: a caller that rolls back keeps none.
 Raises 22023 when job_id or token is NULL, or lease is NULL, not positive
-or longer than 12 hours (''infinity'' included).';
+or longer than 12 hours (''infinity'' included).
+
+renew_many of one job: the same update, answer and history line.';
 
 --
 -- Name: renew_many(bigint[], uuid[], interval); Type: FUNCTION; Schema: taskboard; Owner: -
@@ -3151,6 +3102,9 @@ CREATE FUNCTION taskboard.renew_many(job_ids bigint[], tokens uuid[], lease inte
     AS $$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
+    -- The answer, one element per input element in input order.
+    v_ids       bigint[];
+    v_deadlines timestamptz[];
 BEGIN
     IF renew_many.job_ids IS NULL THEN
         RAISE EXCEPTION 'job_ids must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -3175,7 +3129,6 @@ BEGIN
     END IF;
     PERFORM taskboard.check_interval('lease', renew_many.lease, interval '12 hours');
 
-    RETURN QUERY
     WITH input AS (
         SELECT u.id, u.token, u.ord
           FROM unnest(renew_many.job_ids, renew_many.tokens) WITH ORDINALITY AS u(id, token, ord)
@@ -3184,8 +3137,8 @@ BEGIN
         -- Every row holding its input token, locked in job_id order: found
         -- through the primary key, the state and lease read from the locked
         -- row rather than asked of the running index. FOR NO KEY UPDATE, the
-        -- lock the update takes anyway: a refusal's FOR KEY SHARE, in this
-        -- worker's complete_many, does not wait for it (FOR UPDATE made the
+        -- lock the update takes anyway: a refusal's FOR KEY SHARE
+        -- (record_refusals), in this worker's complete_many, does not wait for it (FOR UPDATE made the
         -- two calls deadlock when a reclaim landed while they waited).
         SELECT j.id, j.state, j.lease_expires_at, i.token
           FROM taskboard.jobs AS j
@@ -3203,33 +3156,23 @@ BEGIN
            AND l.lease_expires_at > v_now
            AND j.lease_token = l.token
         RETURNING j.id, j.lease_token, j.lease_expires_at
-    ),
-    refused AS (
-        -- The refused rows whose token the history knows (its lease was
-        -- reclaimed or cancelled), once per token; any other is not
-        -- recorded, and an accepted row is not looked up: when every row
-        -- is accepted, nothing is read.
-        INSERT INTO taskboard.job_events
-               (job_id, kind, worker, attempt, fence, lease_expires_at, token_digest)
-        SELECT DISTINCT ON (e.job_id, e.token_digest)
-               e.job_id, 'refused_renew', e.worker, e.attempt, e.fence, e.lease_expires_at, e.token_digest
-          FROM input AS i
-          JOIN taskboard.job_events AS e
-            ON e.job_id = i.id
-           AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(i.token))
-           AND e.kind IN ('reclaimed', 'cancelled')
-         WHERE NOT EXISTS (SELECT FROM renewed AS a WHERE a.id = i.id AND a.lease_token = i.token)
-           -- Its job still there, and kept there until this statement ends:
-           -- an admin's prune of the job commits first, and the line goes
-           -- with it, rather than failing the refusal with 23503.
-           AND EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
-         ORDER BY e.job_id, e.token_digest
-        ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING
     )
-    SELECT i.id, r.lease_expires_at
+    SELECT pg_catalog.array_agg(i.id ORDER BY i.ord), pg_catalog.array_agg(r.lease_expires_at ORDER BY i.ord)
+      INTO v_ids, v_deadlines
       FROM input AS i
-      LEFT JOIN renewed AS r ON r.id = i.id AND r.lease_token = i.token
-     ORDER BY i.ord;
+      LEFT JOIN renewed AS r ON r.id = i.id AND r.lease_token = i.token;
+
+    -- The refused rows, lines of their jobs' history when their lease was
+    -- reclaimed or cancelled; when every row is accepted, nothing is read.
+    IF pg_catalog.array_position(v_deadlines, NULL) IS NOT NULL THEN
+        PERFORM taskboard.record_refusals('refused_renew',
+            ARRAY(SELECT u.id FROM unnest(v_ids, v_deadlines) AS u(id, deadline)
+                   WHERE u.deadline IS NULL),
+            ARRAY(SELECT u.token FROM unnest(renew_many.tokens, v_deadlines) AS u(token, deadline)
+                   WHERE u.deadline IS NULL));
+    END IF;
+
+    RETURN QUERY SELECT u.id, u.deadline FROM unnest(v_ids, v_deadlines) AS u(id, deadline);
 END
 $$;
 
@@ -3936,7 +3879,7 @@ CREATE FUNCTION taskboard.version() RETURNS text
     LANGUAGE sql IMMUTABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-SELECT '0.6.1'::text
+SELECT '0.6.2'::text
 $$;
 
 --
@@ -4648,6 +4591,12 @@ GRANT ALL ON FUNCTION taskboard.queue_overview(recent interval) TO taskboard_adm
 --
 
 REVOKE ALL ON FUNCTION taskboard.recheck_dependencies(max_rows integer) FROM PUBLIC;
+
+--
+-- Name: FUNCTION record_refusals(kind text, job_ids bigint[], tokens uuid[]); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.record_refusals(kind text, job_ids bigint[], tokens uuid[]) FROM PUBLIC;
 
 --
 -- Name: FUNCTION release(job_id bigint, token uuid, delay interval); Type: ACL; Schema: taskboard; Owner: -

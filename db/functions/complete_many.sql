@@ -36,6 +36,9 @@ DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
     -- The job a completion of one job completed.
     v_one bigint;
+    -- The answer, one element per input element in input order.
+    v_ids       bigint[];
+    v_completed boolean[];
 BEGIN
     IF complete_many.job_ids IS NULL THEN
         RAISE EXCEPTION 'job_ids must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -92,7 +95,6 @@ BEGIN
         END IF;
     END IF;
 
-    RETURN QUERY
     WITH input AS (
         SELECT u.id, u.token, u.result, u.ord
           FROM unnest(complete_many.job_ids, complete_many.tokens, complete_many.results)
@@ -104,9 +106,9 @@ BEGIN
         -- rather than asked of the index (with it, the kept plan walked the
         -- running index and compared every running job with every input row).
         -- FOR NO KEY UPDATE, the lock the update takes anyway: a refusal's
-        -- FOR KEY SHARE below, in this worker's renew_many, does not wait for
-        -- it (FOR UPDATE made the two calls deadlock when a reclaim landed
-        -- while they waited).
+        -- FOR KEY SHARE (record_refusals), in this worker's renew_many, does
+        -- not wait for it (FOR UPDATE made the two calls deadlock when a
+        -- reclaim landed while they waited).
         SELECT j.id, j.state, i.token, i.result
           FROM taskboard.jobs AS j
           JOIN input AS i ON i.id = j.id AND i.token = j.lease_token
@@ -124,30 +126,9 @@ BEGIN
            AND l.state = 'running'
            AND j.lease_token = l.token
         RETURNING j.id, j.lease_token
-    ),
-    refused AS (
-        -- The refused rows whose token the history knows (its lease was
-        -- reclaimed or cancelled), once per token; any other is not
-        -- recorded, and an accepted row is not looked up: when every row
-        -- is accepted, nothing is read.
-        INSERT INTO taskboard.job_events
-               (job_id, kind, worker, attempt, fence, lease_expires_at, token_digest)
-        SELECT DISTINCT ON (e.job_id, e.token_digest)
-               e.job_id, 'refused_complete', e.worker, e.attempt, e.fence, e.lease_expires_at, e.token_digest
-          FROM input AS i
-          JOIN taskboard.job_events AS e
-            ON e.job_id = i.id
-           AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(i.token))
-           AND e.kind IN ('reclaimed', 'cancelled')
-         WHERE NOT EXISTS (SELECT FROM succeeded AS a WHERE a.id = i.id AND a.lease_token = i.token)
-           -- Its job still there, and kept there until this statement ends:
-           -- an admin's prune of the job commits first, and the line goes
-           -- with it, rather than failing the refusal with 23503.
-           AND EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
-         ORDER BY e.job_id, e.token_digest
-        ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING
     )
-    SELECT i.id,
+    SELECT pg_catalog.array_agg(i.id ORDER BY i.ord),
+           pg_catalog.array_agg(
            EXISTS (SELECT FROM succeeded AS s WHERE s.id = i.id AND s.lease_token = i.token)
            OR EXISTS (
                -- The same holder asking again after its own success: read
@@ -158,8 +139,21 @@ BEGIN
                 WHERE l.id = i.id
                   AND l.token = i.token
                   AND l.state = 'succeeded')
-      FROM input AS i
-     ORDER BY i.ord;
+           ORDER BY i.ord)
+      INTO v_ids, v_completed
+      FROM input AS i;
+
+    -- The refused rows, lines of their jobs' history when their lease was
+    -- reclaimed or cancelled; when every row is accepted, nothing is read.
+    IF false = ANY (v_completed) THEN
+        PERFORM taskboard.record_refusals('refused_complete',
+            ARRAY(SELECT u.id FROM unnest(v_ids, v_completed) AS u(id, done)
+                   WHERE NOT u.done),
+            ARRAY(SELECT u.token FROM unnest(complete_many.tokens, v_completed) AS u(token, done)
+                   WHERE NOT u.done));
+    END IF;
+
+    RETURN QUERY SELECT u.id, u.done FROM unnest(v_ids, v_completed) AS u(id, done);
 
     -- The dependents of the jobs this call completed (finished now by it),
     -- found through the edges: none, for most batches.

@@ -103,21 +103,9 @@ BEGIN
         RETURN v_state;
     END IF;
 
-    -- Refused. A token the history knows (its lease was reclaimed or
-    -- cancelled) is recorded once per token; any other token is not.
-    INSERT INTO taskboard.job_events
-           (job_id, kind, worker, attempt, fence, lease_expires_at, token_digest)
-    SELECT e.job_id, 'refused_fail', e.worker, e.attempt, e.fence, e.lease_expires_at, e.token_digest
-      FROM taskboard.job_events AS e
-     WHERE e.job_id = fail.job_id
-       AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(fail.token))
-       AND e.kind IN ('reclaimed', 'cancelled')
-       -- Its job still there, and kept there until this statement ends: an
-       -- admin's prune of the job commits first, and the line goes with it,
-       -- rather than failing the refusal with 23503.
-       AND EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
-     LIMIT 1
-    ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING;
+    -- Refused: a line of the job's history when the token's lease was
+    -- reclaimed or cancelled.
+    PERFORM taskboard.record_refusals('refused_fail', ARRAY[fail.job_id], ARRAY[fail.token]);
 
     RETURN NULL;
 END

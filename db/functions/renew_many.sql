@@ -32,6 +32,9 @@ CREATE OR REPLACE FUNCTION taskboard.renew_many(job_ids bigint[], tokens uuid[],
 AS $function$
 DECLARE
     v_now timestamptz := pg_catalog.clock_timestamp();
+    -- The answer, one element per input element in input order.
+    v_ids       bigint[];
+    v_deadlines timestamptz[];
 BEGIN
     IF renew_many.job_ids IS NULL THEN
         RAISE EXCEPTION 'job_ids must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -56,7 +59,6 @@ BEGIN
     END IF;
     PERFORM taskboard.check_interval('lease', renew_many.lease, interval '12 hours');
 
-    RETURN QUERY
     WITH input AS (
         SELECT u.id, u.token, u.ord
           FROM unnest(renew_many.job_ids, renew_many.tokens) WITH ORDINALITY AS u(id, token, ord)
@@ -65,8 +67,8 @@ BEGIN
         -- Every row holding its input token, locked in job_id order: found
         -- through the primary key, the state and lease read from the locked
         -- row rather than asked of the running index. FOR NO KEY UPDATE, the
-        -- lock the update takes anyway: a refusal's FOR KEY SHARE, in this
-        -- worker's complete_many, does not wait for it (FOR UPDATE made the
+        -- lock the update takes anyway: a refusal's FOR KEY SHARE
+        -- (record_refusals), in this worker's complete_many, does not wait for it (FOR UPDATE made the
         -- two calls deadlock when a reclaim landed while they waited).
         SELECT j.id, j.state, j.lease_expires_at, i.token
           FROM taskboard.jobs AS j
@@ -84,33 +86,23 @@ BEGIN
            AND l.lease_expires_at > v_now
            AND j.lease_token = l.token
         RETURNING j.id, j.lease_token, j.lease_expires_at
-    ),
-    refused AS (
-        -- The refused rows whose token the history knows (its lease was
-        -- reclaimed or cancelled), once per token; any other is not
-        -- recorded, and an accepted row is not looked up: when every row
-        -- is accepted, nothing is read.
-        INSERT INTO taskboard.job_events
-               (job_id, kind, worker, attempt, fence, lease_expires_at, token_digest)
-        SELECT DISTINCT ON (e.job_id, e.token_digest)
-               e.job_id, 'refused_renew', e.worker, e.attempt, e.fence, e.lease_expires_at, e.token_digest
-          FROM input AS i
-          JOIN taskboard.job_events AS e
-            ON e.job_id = i.id
-           AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(i.token))
-           AND e.kind IN ('reclaimed', 'cancelled')
-         WHERE NOT EXISTS (SELECT FROM renewed AS a WHERE a.id = i.id AND a.lease_token = i.token)
-           -- Its job still there, and kept there until this statement ends:
-           -- an admin's prune of the job commits first, and the line goes
-           -- with it, rather than failing the refusal with 23503.
-           AND EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
-         ORDER BY e.job_id, e.token_digest
-        ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING
     )
-    SELECT i.id, r.lease_expires_at
+    SELECT pg_catalog.array_agg(i.id ORDER BY i.ord), pg_catalog.array_agg(r.lease_expires_at ORDER BY i.ord)
+      INTO v_ids, v_deadlines
       FROM input AS i
-      LEFT JOIN renewed AS r ON r.id = i.id AND r.lease_token = i.token
-     ORDER BY i.ord;
+      LEFT JOIN renewed AS r ON r.id = i.id AND r.lease_token = i.token;
+
+    -- The refused rows, lines of their jobs' history when their lease was
+    -- reclaimed or cancelled; when every row is accepted, nothing is read.
+    IF pg_catalog.array_position(v_deadlines, NULL) IS NOT NULL THEN
+        PERFORM taskboard.record_refusals('refused_renew',
+            ARRAY(SELECT u.id FROM unnest(v_ids, v_deadlines) AS u(id, deadline)
+                   WHERE u.deadline IS NULL),
+            ARRAY(SELECT u.token FROM unnest(renew_many.tokens, v_deadlines) AS u(token, deadline)
+                   WHERE u.deadline IS NULL));
+    END IF;
+
+    RETURN QUERY SELECT u.id, u.deadline FROM unnest(v_ids, v_deadlines) AS u(id, deadline);
 END
 $function$;
 

@@ -320,7 +320,8 @@ SELECT functions_are('taskboard', ARRAY[
     'notify_runnable', 'pause', 'resume', 'set_queue_limit', 'find_jobs', 'enqueue_periodic',
     'queue_overview', 'job_activity', 'check_name', 'check_interval', 'check_time',
     'find_jobs_summary', 'last_failure_at', 'remove_schedule', 'job_history', 'worker_leases', 'revert_losses',
-    'set_key_limit', 'set_rate_limit', 'settle_dependents', 'enqueue_waiting', 'recheck_dependencies'
+    'set_key_limit', 'set_rate_limit', 'settle_dependents', 'enqueue_waiting', 'recheck_dependencies',
+    'record_refusals'
 ], 'the schema has exactly the documented functions');
 
 SELECT is_empty(

@@ -66,6 +66,7 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
     ('find_jobs_summary', ARRAY['text', 'text', 'text', 'bigint', 'integer'],
                                                                         true,  true,  true),
     ('last_failure_at', ARRAY['jsonb'],                                 false, false, false),
+    ('record_refusals', ARRAY['text', 'bigint[]', 'uuid[]'],            false, false, false),
     ('revert_losses',   ARRAY['text'],                                  false, false, true);
 
 SELECT set_eq(
@@ -116,7 +117,7 @@ SELECT function_owner_is('taskboard', a.fn, a.args, 'taskboard_owner',
 -- Security definer done right -----------------------------------------------
 
 SELECT CASE
-           WHEN a.fn LIKE 'check\_%' OR a.fn = 'last_failure_at' THEN
+           WHEN a.fn LIKE 'check\_%' OR a.fn IN ('last_failure_at', 'record_refusals') THEN
                isnt_definer('taskboard', a.fn, a.args, a.fn || '() is not SECURITY DEFINER: it runs as its caller, the owner')
            ELSE is_definer('taskboard', a.fn, a.args, a.fn || '() is SECURITY DEFINER')
        END

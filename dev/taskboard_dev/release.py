@@ -25,6 +25,7 @@ only the difference; released scripts are never rewritten (db/TAG.sha256).
     python -m taskboard_dev.release write 0.7.0 "what it brings"   # start release 0.7.0
     python -m taskboard_dev.release write     # write the pending release's scripts again
     python -m taskboard_dev.release check     # exit 1 when they are stale
+    python -m taskboard_dev.release tag       # tag it, write db/vX.Y.Z.sha256
 """
 
 from __future__ import annotations
@@ -424,6 +425,45 @@ def scripts(release: str) -> dict[Path, str]:
     }
 
 
+def manifest(tag: str) -> str:
+    """db/vTAG.sha256: the SHA-256 of each deploy, revert and verify script of the
+    changes the plan lists before @vTAG, each change once, in plan order."""
+    names: list[str] = []
+    for line in plan_lines():
+        if line.split(" ", 1)[0] == f"@v{tag}":
+            break
+        if line.strip() and not line.startswith(("@", "%", "#")):
+            name = re.split(r"[\s\[]", line, maxsplit=1)[0]
+            if name not in names:
+                names.append(name)
+    return "".join(
+        f"{hashlib.sha256((DB / kind / f'{name}.sql').read_bytes()).hexdigest()}  {kind}/{name}.sql\n"
+        for name in names
+        for kind in ("deploy", "revert", "verify")
+    )
+
+
+def tag(release: str) -> str:
+    """Tag the pending release, write its manifest; the CHANGELOG's Manifest line."""
+    note = next(line for line in reversed(plan_lines()) if line.startswith(f"{CHANGE} [")).split(
+        " # ", 1
+    )
+    done = subprocess.run(
+        ["sqitch", "tag", f"v{release}", "-n", note[1] if len(note) > 1 else f"Release {release}"],
+        cwd=DB,
+        env={**os.environ, **PLANNER},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise ReleaseError(f"sqitch tag v{release} failed: {done.stderr.strip()}")
+    path = DB / f"v{release}.sha256"
+    path.write_text(manifest(release))
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    return f"Manifest: `db/v{release}.sha256` SHA-256 `{digest}`"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m taskboard_dev.release")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -431,8 +471,14 @@ def main(argv: list[str] | None = None) -> int:
     write.add_argument("release", nargs="?", help="X.Y.Z: start that release first")
     write.add_argument("note", nargs="?", default="", help="the plan's note for a new release")
     sub.add_parser("check", help="exit 1 when the pending release's scripts are stale")
+    sub.add_parser("tag", help="tag the pending release and write its manifest")
     args = parser.parse_args(argv)
     release = pending_release()
+    if args.command == "tag":
+        if release is None or main(["check"]) != 0:
+            raise ReleaseError("no pending release with current scripts to tag: run make schema")
+        print(tag(release))
+        return 0
     if args.command == "write" and args.release and release is None:
         if not re.fullmatch(r"\d+\.\d+\.\d+", args.release):
             raise ReleaseError(f"release must be X.Y.Z, got {args.release!r}")

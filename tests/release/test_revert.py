@@ -220,7 +220,9 @@ def test_a_raw_sqitch_revert_as_the_deployer_stops_at_the_guard_unless_drop_data
         migrated.deployer, "revert", "-y", "--to", f"@v{BEFORE_GUARD}", *migrated.variables
     )
     assert refused.returncode != 0
-    assert "a revert to a release before 0.6.1 may drop data" in refused.stderr, refused.stderr
+    assert f"a revert to a release before {RELEASES[-1]} may drop data" in refused.stderr, (
+        refused.stderr
+    )
     assert "queue settings (1 rows, added in 0.3.0)" in refused.stderr
     status = run_sqitch(migrated.deployer, "status")
     assert "Nothing to deploy (up-to-date)" in status.stdout, status.stdout + status.stderr
