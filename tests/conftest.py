@@ -128,6 +128,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(pytest.mark.pg15)
 
 
+def utf8(text: str) -> str:
+    """`text` with any lone surrogate written as its escape: UTF-8 encodable."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A report's captured output in UTF-8: tests that send lone surrogates (which jsonb
+    refuses) log them, and pytest -n sends each report to the controller as UTF-8."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    report.sections = [(title, utf8(content)) for title, content in report.sections]
+    if isinstance(report.longrepr, str):
+        report.longrepr = utf8(report.longrepr)
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Drop the databases make_database created, outside every test's time limit."""
     for server_url, names in _CREATED.items():

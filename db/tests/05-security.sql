@@ -11,7 +11,7 @@
 -- read queue_stats and schedules.
 
 BEGIN;
-SELECT plan(367);
+SELECT plan(375);
 
 -- Who may execute what: one row per function of the schema.
 CREATE TEMP TABLE api (

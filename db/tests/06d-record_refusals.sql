@@ -20,7 +20,7 @@ SET LOCAL ROLE taskboard_producer;
 SELECT taskboard.enqueue('r', '{}', 'refusals') AS id \gset
 RESET ROLE;
 SET LOCAL ROLE taskboard_worker;
-SELECT lease_token AS first FROM taskboard.claim('refusals', 'worker-a') \gset
+SELECT token AS first FROM taskboard.claim('refusals', 'worker-a') \gset
 RESET ROLE;
 UPDATE taskboard.jobs SET lease_expires_at = now() - interval '1 second' WHERE id = :id;
 SET LOCAL ROLE taskboard_worker;
