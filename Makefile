@@ -20,9 +20,12 @@ TEST_DB := taskboard_test
 # Unset, test-pg18 runs every test and test-pg15 the tests marked pg15: the SQL
 # suites (tests/sql, tests/release) and the tests about a difference between
 # server versions; the driver, worker, web and process suites run on 18 only.
+# Both run in PYTEST_PROCESSES processes (pytest-xdist): most tests wait on
+# leases, sleeps and other processes rather than on the two cores.
 PYTEST_ARGS ?=
-PYTEST_DEFAULT_18 := tests/
-PYTEST_DEFAULT_15 := -m pg15 tests/
+PYTEST_PROCESSES ?= 3
+PYTEST_DEFAULT_18 := -n $(PYTEST_PROCESSES) tests/
+PYTEST_DEFAULT_15 := -n $(PYTEST_PROCESSES) -m pg15 tests/
 DEMO_DB := taskboard_demo
 # chromium: the dashboard's browser tests drive it with Playwright (no browser download).
 TOOL_PACKAGES := sqitch libdbd-pg-perl libtap-parser-sourcehandler-pgtap-perl postgresql-client pgbouncer chromium fonts-liberation
