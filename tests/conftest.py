@@ -7,10 +7,12 @@ for each PostgreSQL version), or else the dev PostgreSQL 18, started here.
 from __future__ import annotations
 
 import fcntl
+import os
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -37,56 +39,69 @@ def make_database(server_url: str) -> MakeDatabase:
     session finishes (pytest_sessionfinish): a teardown here would count
     against the time limit of whichever test ran last."""
     created = _CREATED.setdefault(server_url, [])
-    template: list[str] = []  # the deployed database copied for deploy=True
-    # The database deployed release by release for release=: its name, the releases it
-    # has passed, and the copy made of it at each (copied again for each test).
-    chain: list[str] = []
-    passed: list[str] = []
-    at_release: dict[str, str] = {}
+    # The templates are the run's, shared by its processes (pytest -n): each is made
+    # once, under the machine's deploy lock, by whichever process first needs it, and
+    # written down for the process that ends the run to drop.
 
-    def create(name: str, *, copy_of: str | None = None) -> str:
+    def create(name: str, *, copy_of: str | None = None, template: bool = False) -> str:
         query = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
         if copy_of is not None:
             query += sql.SQL(" TEMPLATE {}").format(sql.Identifier(copy_of))
         with psycopg.connect(server_url, autocommit=True) as conn:
             conn.execute(query)
-        created.append(name)
+        if template:
+            with TEMPLATES.open("a") as listed:
+                listed.write(f"{server_url}\t{name}\n")
+        else:
+            created.append(name)
         return devdb.database_url(server_url, name)
 
+    def exists(name: str) -> bool:
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            found = conn.execute("SELECT FROM pg_database WHERE datname = %s", [name])
+            return found.fetchone() is not None
+
     def deployed_template() -> str:
-        # One real `sqitch deploy --verify` per session; every deployed
-        # database after that is a copy of it, registry included.
-        if not template:
-            if not (DB_DIR / "sqitch.plan").is_file():
-                pytest.fail(f"{DB_DIR}/sqitch.plan does not exist: nothing to deploy")
-            name = TEST_DATABASE_PREFIX + "template_" + uuid.uuid4().hex[:12]
-            with deploying():
-                result = run_sqitch(create(name), "deploy", "--verify")
-            if result.returncode != 0:
-                pytest.fail(f"sqitch deploy failed:\n{result.stdout}{result.stderr}")
-            template.append(name)
-        return template[0]
+        # One real `sqitch deploy --verify` per run; every deployed database after
+        # that is a copy of it, registry included.
+        name = f"{TEST_DATABASE_PREFIX}template_{RUN}"
+        with deploying():
+            if not exists(name):
+                if not (DB_DIR / "sqitch.plan").is_file():
+                    pytest.fail(f"{DB_DIR}/sqitch.plan does not exist: nothing to deploy")
+                result = run_sqitch(create(name, template=True), "deploy", "--verify")
+                if result.returncode != 0:
+                    pytest.fail(f"sqitch deploy failed:\n{result.stdout}{result.stderr}")
+        return name
 
     def release_template(release: str) -> str:
-        # One `sqitch deploy --verify --to @vX` per release and session, each from the
+        # One `sqitch deploy --verify --to @vX` per release and run, each from the
         # release before it on one database (the same changes in the same order as a
         # deploy from nothing), copied as it stands at each release.
         releases = install.releases(DB_DIR)
         if release not in releases:
             pytest.fail(f"no release {release} in {DB_DIR}/sqitch.plan")
-        if not chain:
-            chain.append(TEST_DATABASE_PREFIX + "chain_" + uuid.uuid4().hex[:12])
-            create(chain[0])
-        for step in releases[len(passed) : releases.index(release) + 1]:
-            url = devdb.database_url(server_url, chain[0])
-            with deploying():
+        chain = f"{TEST_DATABASE_PREFIX}chain_{RUN}"
+        at = {
+            step: f"{TEST_DATABASE_PREFIX}release_{RUN}_{step.replace('.', '_')}"
+            for step in releases
+        }
+        with deploying():
+            if exists(at[release]):
+                return at[release]
+            if not exists(chain):
+                create(chain, template=True)
+            for step in releases[: releases.index(release) + 1]:
+                if exists(at[step]):
+                    continue  # the chain has passed it
+                url = devdb.database_url(server_url, chain)
                 result = run_sqitch(url, "deploy", "--verify", "--to", f"@v{step}")
-            if result.returncode != 0:
-                pytest.fail(f"sqitch deploy --to @v{step} failed:\n{result.stdout}{result.stderr}")
-            passed.append(step)
-            at_release[step] = TEST_DATABASE_PREFIX + "release_" + uuid.uuid4().hex[:12]
-            create(at_release[step], copy_of=chain[0])
-        return at_release[release]
+                if result.returncode != 0:
+                    pytest.fail(
+                        f"sqitch deploy --to @v{step} failed:\n{result.stdout}{result.stderr}"
+                    )
+                create(at[step], copy_of=chain, template=True)
+        return at[release]
 
     def make(*, deploy: bool = False, release: str | None = None) -> str:
         name = TEST_DATABASE_PREFIX + uuid.uuid4().hex[:12]
@@ -112,6 +127,10 @@ def deploying() -> Iterator[None]:
 
 
 _CREATED: dict[str, list[str]] = {}  # server URL -> the databases make_database created
+# The run's name, in the names of its templates: set by the first process (with
+# pytest -n, the controller), inherited by the processes it starts.
+RUN = os.environ.setdefault("TASKBOARD_TEST_RUN", uuid.uuid4().hex[:12])
+TEMPLATES = devdb.project_root() / ".taskboard" / f"test-run-{RUN}.templates"
 
 
 # The SQL suites: each of their tests runs on PostgreSQL 15 too (marker pg15).
@@ -145,14 +164,26 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Drop the databases make_database created, outside every test's time limit."""
+    """Drop the databases make_database created, outside every test's time limit; the
+    run's templates when the whole run is over (in pytest -n, its controller's end)."""
+    worker = hasattr(session.config, "workerinput")
     for server_url, names in _CREATED.items():
         with psycopg.connect(server_url, autocommit=True) as conn:
             for name in names:
-                conn.execute(
-                    sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-                )
+                drop(conn, name)
     _CREATED.clear()
+    if worker:
+        return
+    if TEMPLATES.exists():
+        for line in TEMPLATES.read_text().splitlines():
+            url, name = line.split("\t")
+            with psycopg.connect(url, autocommit=True) as conn:
+                drop(conn, name)
+        TEMPLATES.unlink()
+
+
+def drop(conn: psycopg.Connection[Any], name: str) -> None:
+    conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
 @pytest.fixture(scope="session")
