@@ -53,7 +53,7 @@ ROLE_KINDS = ("producer", "worker", "admin")
 DEFAULT_ROLE = re.compile(r"^taskboard_(producer|worker|admin)$")
 
 
-class ReleaseError(SystemExit):
+class ReleaseError(Exception):
     """Why the release's scripts cannot be written: one line for the developer."""
 
 
@@ -521,4 +521,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except ReleaseError as refused:
+        sys.exit(f"make schema: {refused}")

@@ -81,7 +81,7 @@ def test_demo_tells_the_story_with_two_emails_then_one_then_one_ledger_row_then_
     with psycopg.connect(url, autocommit=True) as conn:
         for job_id in reclaimed:
             lines = conn.execute(
-                "SELECT kind, worker, actor FROM taskboard.job_history(%s)", [job_id]
+                "SELECT kind, worker, actor_worker FROM taskboard.job_history(%s)", [job_id]
             ).fetchall()
             assert ("reclaimed", a, b) in lines, lines
             assert ("refused_complete", a, None) in lines, lines

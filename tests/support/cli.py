@@ -17,7 +17,7 @@ from tests.support import TESTS_DIR
 
 TASKBOARD = Path(sys.executable).parent / "taskboard"  # the venv's console script
 APP = "apps.cli_app:app"
-TIMEOUT_SECONDS = 60
+TIMEOUT_SECONDS = 240  # a hang guard: a full deploy beside pytest -n's other processes
 WORKER_DEADLINE_SECONDS = 30
 
 
