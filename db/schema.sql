@@ -98,6 +98,81 @@ CREATE TYPE taskboard.job_summary AS (
 COMMENT ON TYPE taskboard.job_summary IS 'One line of a list of jobs (find_jobs_summary): no payload, result, errors or token.';
 
 --
+-- Name: bury_spent(text, timestamp with time zone); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.bury_spent(queue text, clock timestamp with time zone) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_buried bigint[];
+BEGIN
+    IF NOT EXISTS (
+        SELECT
+          FROM taskboard.jobs AS x
+         WHERE x.queue = bury_spent.queue
+           AND x.state = 'running'
+           AND x.lease_expires_at <= bury_spent.clock
+           AND x.attempt >= x.max_attempts) THEN
+        RETURN;
+    END IF;
+    WITH doomed AS MATERIALIZED (
+        -- Locked once per call: an IN (subquery ... FOR NO KEY UPDATE) was
+        -- planned to rerun per running row.
+        SELECT x.id
+          FROM taskboard.jobs AS x
+         WHERE x.queue = bury_spent.queue
+           AND x.state = 'running'
+           AND x.lease_expires_at <= bury_spent.clock
+           AND x.attempt >= x.max_attempts
+           FOR NO KEY UPDATE SKIP LOCKED
+    ),
+    buried AS (
+        -- Found by id among this queue's running jobs: a plan made while
+        -- the table was empty walks the running jobs' index, and without
+        -- the queue it would walk every queue's.
+        UPDATE taskboard.jobs AS j
+           SET state = 'dead',
+               finished_at = bury_spent.clock,
+               errors = j.errors || pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
+                   'error', 'lease expired',
+                   'attempt', j.attempt,
+                   'worker', j.claimed_by,
+                   'at', bury_spent.clock))
+         WHERE j.id = ANY (ARRAY(SELECT d.id FROM doomed AS d))
+           AND j.queue = bury_spent.queue
+           AND j.state = 'running'
+        RETURNING j.id
+    )
+    SELECT ARRAY(SELECT b.id FROM buried AS b) INTO v_buried;
+    -- Their dependents, read in a statement of its own with the rows
+    -- locked: this snapshot shows every edge committed before the locks.
+    v_buried := ARRAY(SELECT b.id FROM pg_catalog.unnest(v_buried) AS b(id)
+                       WHERE EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = b.id)
+                          OR pg_catalog.current_setting('transaction_isolation') <> 'read committed');
+    IF pg_catalog.cardinality(v_buried) > 0 THEN
+        PERFORM taskboard.settle_dependents(v_buried);
+    END IF;
+END
+$$;
+
+--
+-- Name: FUNCTION bury_spent(queue text, clock timestamp with time zone); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.bury_spent(queue text, clock timestamp with time zone) IS 'bury_spent(queue, clock) -> void
+Internal: a picker of taskboard.claim, the one that takes nothing. The
+running jobs of `queue` whose lease expired by `clock` with no attempt
+left become dead (finished_at = clock, error ''lease expired'' with their
+attempt and worker), never handed out; one another transaction holds is
+passed over (SKIP LOCKED). The jobs waiting on them are settled in this
+transaction (taskboard.settle_dependents), found from the buried rows
+themselves (a dependent enqueued while the claim ran is among them).
+Reads only this queue''s running jobs, and writes no lease.
+Called by claim; never granted to an application role.';
+
+--
 -- Name: cancel(bigint); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
@@ -107,11 +182,11 @@ CREATE FUNCTION taskboard.cancel(job_id bigint) RETURNS boolean
     SET enable_seqscan TO 'off'
     AS $$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_now timestamptz := pg_catalog.clock_timestamp();
 BEGIN
-    IF cancel.job_id IS NULL THEN
-        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_given('job_id', cancel.job_id);
 
     -- The history line, from the row as it is before the cancel (locked
     -- here, so the UPDATE below changes the row this line describes).
@@ -182,6 +257,192 @@ SET ROLE chose, else the login).
 true:  cancelled now.
 false: the job is already finished (succeeded, dead, cancelled) or unknown.
 Raises 22023 when job_id is NULL.';
+
+--
+-- Name: check_arg(boolean, text); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.check_arg(ok boolean, message text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF check_arg.ok IS NOT TRUE THEN
+        RAISE EXCEPTION USING MESSAGE = check_arg.message, ERRCODE = 'invalid_parameter_value';
+    END IF;
+END
+$$;
+
+--
+-- Name: FUNCTION check_arg(ok boolean, message text); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.check_arg(ok boolean, message text) IS 'check_arg(ok, message) -> void
+Internal: the check of an argument by a rule its caller states once, in
+the call. Returns when `ok` is true; raises 22023 with `message` when it
+is false or NULL. The rules shared by several functions have checks of
+their own (check_name, check_key, check_given, check_between, ...).
+Called by the owner''s functions; never granted to an application role.';
+
+--
+-- Name: check_between(text, bigint, bigint, bigint); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.check_between(what text, value bigint, low bigint, high bigint DEFAULT NULL::bigint) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF check_between.value IS NULL OR check_between.value < check_between.low
+       OR check_between.value > check_between.high THEN
+        RAISE EXCEPTION '% must be %, got %', check_between.what,
+            CASE WHEN check_between.high IS NULL THEN 'at least ' || check_between.low
+                 ELSE 'between ' || check_between.low || ' and ' || check_between.high END,
+            coalesce(check_between.value::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+END
+$$;
+
+--
+-- Name: FUNCTION check_between(what text, value bigint, low bigint, high bigint); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.check_between(what text, value bigint, low bigint, high bigint) IS 'check_between(what, value, low, high) -> void
+Internal: the check of a count. Returns when `value` is not NULL and
+within low..high (at least low when high is NULL); raises 22023
+''<what> must be between <low> and <high>, got <value>'' or
+''<what> must be at least <low>, got <value>'' otherwise (NULL as NULL).
+Called by the owner''s functions; never granted to an application role.';
+
+--
+-- Name: check_choice(text, text, text[]); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.check_choice(what text, value text, VARIADIC choices text[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF check_choice.value IS NULL OR NOT check_choice.value = ANY (check_choice.choices) THEN
+        RAISE EXCEPTION '% must be % or %, got %', check_choice.what,
+            pg_catalog.array_to_string(check_choice.choices[:pg_catalog.cardinality(check_choice.choices) - 1], ', '),
+            check_choice.choices[pg_catalog.cardinality(check_choice.choices)],
+            coalesce(pg_catalog.quote_literal(check_choice.value), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+END
+$$;
+
+--
+-- Name: FUNCTION check_choice(what text, value text, VARIADIC choices text[]); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.check_choice(what text, value text, VARIADIC choices text[]) IS 'check_choice(what, value, choices) -> void
+Internal: the check of a text argument that names one of `choices`.
+Returns when value is one of them; raises 22023
+''<what> must be <a, b or c>, got <value quoted, or NULL>'' otherwise.
+Called by the owner''s functions; never granted to an application role.';
+
+--
+-- Name: check_delay(text, interval, text, boolean); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.check_delay(what text, value interval, most text, back boolean DEFAULT false) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    v_clock timestamptz := pg_catalog.clock_timestamp();
+    v_far   boolean;
+    v_end   timestamptz;
+BEGIN
+    v_far := check_delay.value IS NOT NULL
+             AND (pg_catalog.abs(EXTRACT(year FROM check_delay.value)) > 2000
+             OR pg_catalog.abs(EXTRACT(day FROM check_delay.value)) > 730000
+             OR pg_catalog.abs(EXTRACT(hour FROM check_delay.value)) > 17520000);
+    IF NOT v_far THEN
+        v_end := CASE WHEN check_delay.back THEN v_clock - check_delay.value ELSE v_clock + check_delay.value END;
+    END IF;
+    IF check_delay.value IS NULL
+       OR (v_far AND check_delay.value < interval '0')
+       OR (NOT v_far AND (CASE WHEN check_delay.back THEN v_end > v_clock ELSE v_end < v_clock END)) THEN
+        RAISE EXCEPTION '% must not be NULL or negative, got %', check_delay.what, check_delay.value
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF v_far OR (CASE WHEN check_delay.back THEN v_end < v_clock - check_delay.most::interval
+                      ELSE v_end > v_clock + check_delay.most::interval END) THEN
+        RAISE EXCEPTION '% must be at most %, got %', check_delay.what, check_delay.most, check_delay.value
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+END
+$$;
+
+--
+-- Name: FUNCTION check_delay(what text, value interval, most text, back boolean); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.check_delay(what text, value interval, most text, back boolean) IS 'check_delay(what, value, most, back) -> void
+Internal: the check of a span of time that may be zero: a delay from now
+(back false) or an age before now (back true). Returns when `value` is
+not NULL and clock <= clock + value <= clock + most (clock - value for an
+age), months and days counted as the calendar makes them; `most` is the
+bound as its message names it (''12 hours''). Raises 22023
+''<what> must not be NULL or negative, got <value>'' or
+''<what> must be at most <most>, got <value>'' otherwise. A part (months,
+days, time) beyond 2000 years could carry the clock out of the timestamp
+range: such a value is judged by its sign alone, and is never within most.
+Called by release and prune; never granted to an application role.';
+
+--
+-- Name: check_flat(text, integer[]); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.check_flat(what text, VARIADIC ndims integer[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF EXISTS (SELECT FROM pg_catalog.unnest(check_flat.ndims) AS n(dims) WHERE n.dims > 1) THEN
+        RAISE EXCEPTION '% must be %', check_flat.what,
+            CASE WHEN pg_catalog.cardinality(check_flat.ndims) = 1 THEN 'a one-dimensional array'
+                 ELSE 'one-dimensional arrays' END
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+END
+$$;
+
+--
+-- Name: FUNCTION check_flat(what text, VARIADIC ndims integer[]); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.check_flat(what text, VARIADIC ndims integer[]) IS 'check_flat(what, ndims) -> void
+Internal: the check that arrays have at most one dimension. `what` names
+the arrays, `ndims` holds their array_ndims (NULL for a NULL array).
+Returns when none has more than one; raises 22023
+''<what> must be a one-dimensional array'' (one array) or
+''<what> must be one-dimensional arrays'' (several) otherwise.
+Called by the owner''s functions; never granted to an application role.';
+
+--
+-- Name: check_given(text, anyelement, text); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.check_given(what text, value anyelement, hint text DEFAULT NULL::text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF check_given.value IS NULL THEN
+        RAISE EXCEPTION '% must not be NULL%', check_given.what, coalesce(' (' || check_given.hint || ')', '')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+END
+$$;
+
+--
+-- Name: FUNCTION check_given(what text, value anyelement, hint text); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.check_given(what text, value anyelement, hint text) IS 'check_given(what, value, hint) -> void
+Internal: the check of an argument that must be given. Returns when
+`value` is not NULL; raises 22023 ''<what> must not be NULL'' otherwise,
+followed by '' (<hint>)'' when a hint is given.
+Called by the owner''s functions; never granted to an application role.';
 
 --
 -- Name: check_interval(text, interval, interval); Type: FUNCTION; Schema: taskboard; Owner: -
@@ -255,6 +516,183 @@ sign, positive or at most, without being added to the clock. Never granted
 to an application role.';
 
 --
+-- Name: check_items(text, anyarray); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.check_items(what text, value anyarray) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF pg_catalog.array_position(check_items.value, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION '% must not contain NULL', check_items.what
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+END
+$$;
+
+--
+-- Name: FUNCTION check_items(what text, value anyarray); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.check_items(what text, value anyarray) IS 'check_items(what, value) -> void
+Internal: the check of an array''s elements. Returns when no element of
+`value` is NULL (a NULL array has none); raises 22023
+''<what> must not contain NULL'' otherwise.
+Called by the owner''s functions; never granted to an application role.';
+
+--
+-- Name: check_key(text, text, integer, text); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.check_key(what text, value text, max_chars integer, null_means text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF check_key.value = '' THEN
+        RAISE EXCEPTION '% must not be empty (%)', check_key.what, check_key.null_means
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.char_length(check_key.value) > check_key.max_chars THEN
+        RAISE EXCEPTION '% must be at most % characters, got %',
+            check_key.what, check_key.max_chars, pg_catalog.char_length(check_key.value)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+END
+$$;
+
+--
+-- Name: FUNCTION check_key(what text, value text, max_chars integer, null_means text); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.check_key(what text, value text, max_chars integer, null_means text) IS 'check_key(what, value, max_chars, null_means) -> void
+Internal: the check of a text argument that may be left out (a key, a
+filter). Returns when `value` is NULL, or 1 to max_chars characters long
+(any length when max_chars is NULL). Raises 22023
+''<what> must not be empty (<null_means>)'' when value is empty,
+''<what> must be at most <max_chars> characters, got <length>'' when longer.
+Called by the owner''s functions; never granted to an application role.';
+
+--
+-- Name: check_lease(bigint, uuid); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.check_lease(job_id bigint, token uuid) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
+BEGIN
+    v_checked := taskboard.check_given('job_id', check_lease.job_id);
+    v_checked := taskboard.check_given('token', check_lease.token);
+END
+$$;
+
+--
+-- Name: FUNCTION check_lease(job_id bigint, token uuid); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.check_lease(job_id bigint, token uuid) IS 'check_lease(job_id, token) -> void
+Internal: the check of the lease a holder''s call names. Returns when
+job_id and token are both given; raises 22023 ''job_id must not be NULL''
+or ''token must not be NULL'' otherwise.
+Called by complete, renew, fail, release and lease_state; never granted
+to an application role.';
+
+--
+-- Name: check_leases(text, bigint[], uuid[], integer); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.check_leases(arrays text, job_ids bigint[], tokens uuid[], other_ndims integer DEFAULT NULL::integer) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
+BEGIN
+    v_checked := taskboard.check_given('job_ids', check_leases.job_ids);
+    v_checked := taskboard.check_given('tokens', check_leases.tokens);
+    v_checked := taskboard.check_flat(check_leases.arrays, pg_catalog.array_ndims(check_leases.job_ids),
+                                      pg_catalog.array_ndims(check_leases.tokens), check_leases.other_ndims);
+    v_checked := taskboard.check_items('job_ids', check_leases.job_ids);
+    v_checked := taskboard.check_items('tokens', check_leases.tokens);
+    v_checked := taskboard.check_lengths('job_ids', pg_catalog.cardinality(check_leases.job_ids),
+                                         'tokens', pg_catalog.cardinality(check_leases.tokens));
+END
+$$;
+
+--
+-- Name: FUNCTION check_leases(arrays text, job_ids bigint[], tokens uuid[], other_ndims integer); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.check_leases(arrays text, job_ids bigint[], tokens uuid[], other_ndims integer) IS 'check_leases(arrays, job_ids, tokens, other_ndims) -> void
+Internal: the check of the leases a batch call names: job_ids[i] with
+its token tokens[i]. Returns when both arrays are given, have at most one
+dimension (and so has the array whose array_ndims is other_ndims, when
+given), hold no NULL and have as many elements. Raises 22023, in this
+order: ''job_ids must not be NULL'', ''tokens must not be NULL'',
+''<arrays> must be one-dimensional arrays'' (`arrays` names them all),
+''job_ids must not contain NULL'', ''tokens must not contain NULL'',
+''job_ids has <n> elements but tokens has <m>''.
+Called by complete_many and renew_many; never granted to an application
+role.';
+
+--
+-- Name: check_lengths(text, integer, text, integer); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.check_lengths(what text, n integer, other text, m integer) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF check_lengths.n <> check_lengths.m THEN
+        RAISE EXCEPTION '% has % elements but % has %',
+            check_lengths.what, check_lengths.n, check_lengths.other, check_lengths.m
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+END
+$$;
+
+--
+-- Name: FUNCTION check_lengths(what text, n integer, other text, m integer); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.check_lengths(what text, n integer, other text, m integer) IS 'check_lengths(what, n, other, m) -> void
+Internal: the check that two arrays pair up: `what` has n elements and
+`other` m. Returns when n = m or either is NULL; raises 22023
+''<what> has <n> elements but <other> has <m>'' otherwise.
+Called by the owner''s functions; never granted to an application role.';
+
+--
+-- Name: check_limit(text, integer, integer, text); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.check_limit(what text, value integer, most integer, none_means text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF check_limit.value < 1 OR check_limit.value > check_limit.most THEN
+        RAISE EXCEPTION '% must be % or NULL (%), got %; pause the queue to stop it', check_limit.what,
+            CASE WHEN check_limit.most IS NULL THEN 'at least 1' ELSE 'between 1 and ' || check_limit.most END,
+            check_limit.none_means, check_limit.value
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+END
+$$;
+
+--
+-- Name: FUNCTION check_limit(what text, value integer, most integer, none_means text); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.check_limit(what text, value integer, most integer, none_means text) IS 'check_limit(what, value, most, none_means) -> void
+Internal: the check of a queue''s limit. Returns when `value` is NULL (no
+limit) or 1 to `most` (at least 1 when most is NULL); raises 22023
+''<what> must be at least 1 or NULL (<none_means>), got <value>; pause the
+queue to stop it'' (or ''between 1 and <most> or NULL ...'') otherwise.
+Called by set_limit and set_rate_limit; never granted to an application
+role.';
+
+--
 -- Name: check_name(text, text); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
@@ -286,6 +724,43 @@ Called by the functions that take a name; never granted to an application
 role.';
 
 --
+-- Name: check_recent(interval); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.check_recent(recent interval) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    v_clock timestamptz := pg_catalog.clock_timestamp();
+BEGIN
+    IF check_recent.recent IS NULL
+       OR pg_catalog.abs(EXTRACT(year FROM check_recent.recent)) > 2000
+       OR pg_catalog.abs(EXTRACT(day FROM check_recent.recent)) > 730000
+       OR pg_catalog.abs(EXTRACT(hour FROM check_recent.recent)) > 17520000
+       OR v_clock - check_recent.recent >= v_clock
+       OR v_clock - check_recent.recent < v_clock - interval '31 days' THEN
+        RAISE EXCEPTION 'recent must be positive and at most 31 days, got %',
+            coalesce(check_recent.recent::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+END
+$$;
+
+--
+-- Name: FUNCTION check_recent(recent interval); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.check_recent(recent interval) IS 'check_recent(recent) -> void
+Internal: the check of the window a report of recent activity covers.
+Returns when `recent` is positive and at most 31 days, by the time it
+gives: clock - 31 days <= clock - recent < clock, months and days counted
+as the calendar makes them. Raises 22023 ''recent must be positive and at
+most 31 days, got <recent>'' (NULL as NULL) otherwise; a part (months,
+days, time) beyond 2000 years is refused without being added to the clock.
+Called by queue_overview and job_activity; never granted to an
+application role.';
+
+--
 -- Name: check_time(text, timestamp with time zone); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
@@ -315,6 +790,39 @@ Raises 22023 ''<what> must be between 0001-01-01 and 9999-12-31, got
 the functions that take a time; never granted to an application role.';
 
 --
+-- Name: check_trace_context(jsonb); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.check_trace_context(value jsonb) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF pg_catalog.jsonb_typeof(check_trace_context.value) <> 'object'
+       OR EXISTS (SELECT FROM pg_catalog.jsonb_each(check_trace_context.value) AS e(key, value)
+                   WHERE pg_catalog.jsonb_typeof(e.value) <> 'string') THEN
+        RAISE EXCEPTION 'trace_context must be a JSON object of strings, got %', check_trace_context.value
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.octet_length(check_trace_context.value::text) > 8192 THEN
+        RAISE EXCEPTION 'trace_context must be at most 8192 bytes as text, got %',
+            pg_catalog.octet_length(check_trace_context.value::text)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+END
+$$;
+
+--
+-- Name: FUNCTION check_trace_context(value jsonb); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.check_trace_context(value jsonb) IS 'check_trace_context(value) -> void
+Internal: the check of a W3C trace context as a job stores it. Returns
+when `value` is NULL, or a JSON object of strings of at most 8192 bytes as
+text; raises 22023 ''trace_context must be a JSON object of strings, got
+<value>'' or ''trace_context must be at most 8192 bytes as text, got <n>''.
+Called by enqueue and enqueue_many; never granted to an application role.';
+
+--
 -- Name: claim(text, text, integer, interval); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
@@ -325,61 +833,45 @@ CREATE FUNCTION taskboard.claim(queue text, worker text, batch integer DEFAULT 1
     SET enable_seqscan TO 'off'
     AS $$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_now timestamptz := pg_catalog.clock_timestamp();
     v_paused boolean;
     v_limit integer;
-    -- How many queued jobs this call may start: batch, or less under a limit.
-    v_room integer := claim.batch;
-    -- The queue's limit per concurrency key, and the keys already at it.
+    -- How many queued jobs a round may start (v_room) and how many starts
+    -- it may make, reclaims included (v_cap): what is left of the batch,
+    -- or less under a limit.
+    v_room integer;
+    v_cap integer;
+    -- The queue's limit per concurrency key, and the keys a round leaves
+    -- out: those at it, and those whose rate window is full.
     v_key_limit integer;
-    v_full_keys text[] := '{}';
-    -- Under a key limit a claim goes round again while it is short of its
-    -- batch and its last round started something: rows handed out so far,
-    -- how many the next round may hand out, and the last round's rows.
-    v_taken integer := 0;
-    v_want integer := claim.batch;
-    v_rows integer;
-    -- Whether the first round buries a spent lease of a key: its key's
-    -- place is free for the next round.
-    v_frees boolean := false;
+    v_full_keys text[];
     -- The queue's rate limit: at most v_rate_starts starts per v_rate_per,
-    -- of the queue or (v_rate_by_key) of each key; the starts a round may
-    -- make, reclaims included (v_cap), and the keys whose window is full.
+    -- of the queue or (v_rate_by_key) of each key, and the keys whose
+    -- window is full (found once, kept for the rounds after).
     v_rate_starts integer;
     v_rate_per interval;
     v_rate_by_key boolean := false;
-    v_cap integer;
     v_rate_full_keys text[] := '{}';
-    -- Under a rate per key, a look for full keys: how many queued jobs it
-    -- reads, the keys it found full, the jobs it read and those of them
-    -- of keys with room or without a key.
-    v_reach bigint;
-    v_new_full text[];
-    v_read bigint;
-    v_open bigint;
-    -- Whether claim picks per key: under a key limit or a rate per key.
+    -- Under a key limit or a rate per key (v_keyed) a claim goes round
+    -- again while it is short of its batch and its last round started
+    -- something: rows handed out so far, how many the next round may hand
+    -- out, and the last round's rows. The first round goes round again too
+    -- when a spent lease of a key is left to bury (v_frees).
     v_keyed boolean;
-    v_buried bigint[];
+    v_taken integer := 0;
+    v_want integer := claim.batch;
+    v_rows integer;
+    v_frees boolean := false;
+    -- A round's candidates: its reclaims, then the queued jobs it picked.
+    v_reclaims bigint[];
+    v_ids bigint[];
 BEGIN
-    IF claim.queue IS NULL OR claim.queue = '' THEN
-        RAISE EXCEPTION 'queue must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(claim.queue) > 200 THEN
-        RAISE EXCEPTION 'queue must be at most 200 characters, got %', pg_catalog.char_length(claim.queue)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF claim.worker IS NULL OR claim.worker = '' THEN
-        RAISE EXCEPTION 'worker must not be NULL or empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(claim.worker) > 200 THEN
-        RAISE EXCEPTION 'worker must be at most 200 characters, got %', pg_catalog.char_length(claim.worker)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF claim.batch IS NULL OR claim.batch NOT BETWEEN 1 AND 1000 THEN
-        RAISE EXCEPTION 'batch must be between 1 and 1000, got %', claim.batch
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    PERFORM taskboard.check_interval('lease', claim.lease, interval '12 hours');
+    v_checked := taskboard.check_name('queue', claim.queue);
+    v_checked := taskboard.check_name('worker', claim.worker);
+    v_checked := taskboard.check_between('batch', claim.batch, 1, 1000);
+    v_checked := taskboard.check_interval('lease', claim.lease, interval '12 hours');
 
     -- Dependency edges written while a dependency could end, and ends with
     -- dependents left to settle, once their transactions have committed: a
@@ -390,10 +882,10 @@ BEGIN
 
     -- A claim in flight is one a first limit must count: it holds its
     -- queue's advisory lock, shared with every other claim, until its
-    -- transaction ends; set_queue_limit takes it exclusively before it
-    -- writes a first limit. Taken at once unless a first limit is being
-    -- set; then this claim waits for it, and reads it below (a new
-    -- snapshot in READ COMMITTED; an older one cannot see it: 40001).
+    -- transaction ends; set_limit takes it exclusively before it writes a
+    -- limit. Taken at once unless a limit is being set; then this claim
+    -- waits for it, and reads it below (a new snapshot in READ COMMITTED;
+    -- an older one cannot see it: 40001).
     IF NOT pg_catalog.pg_try_advisory_xact_lock_shared(1952605797, pg_catalog.hashtext(claim.queue)) THEN
         PERFORM pg_catalog.pg_advisory_xact_lock_shared(1952605797, pg_catalog.hashtext(claim.queue));
         IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
@@ -418,15 +910,13 @@ BEGIN
         ON CONFLICT ON CONSTRAINT queues_pkey DO NOTHING;
     END IF;
     IF v_limit IS NOT NULL OR v_key_limit IS NOT NULL OR v_rate_starts IS NOT NULL THEN
-        -- Claimers of a limited queue (a limit of its own or per key) take
-        -- turns on its row, held until the caller's transaction ends: the
-        -- counts below see every claim made before, so together they never
-        -- pass the limit. Reclaiming an
-        -- expired job does not add a running one; starting a queued job does.
-        -- Each writes the row (the same values) rather than only locking it:
-        -- in REPEATABLE READ or SERIALIZABLE the snapshot was taken before
-        -- the wait and would miss the claim it waited for, and a row updated
-        -- since the snapshot makes PostgreSQL raise 40001 instead.
+        -- Claimers of a limited queue take turns on its row, held until the
+        -- caller's transaction ends: the counts below see every claim made
+        -- before, so together they never pass the limit. Each writes the
+        -- row (the same values) rather than only locking it: in REPEATABLE
+        -- READ or SERIALIZABLE the snapshot was taken before the wait and
+        -- would miss the claim it waited for, and a row updated since the
+        -- snapshot makes PostgreSQL raise 40001 instead.
         UPDATE taskboard.queues AS q
            SET paused = q.paused
          WHERE q.queue = claim.queue
@@ -443,48 +933,17 @@ BEGIN
 
     -- The common path: no limit, and no lease of the queue expired by v_now
     -- (nothing to bury or reclaim; the check walks this queue's running
-    -- jobs, as the steps below would). Only queued jobs can be taken, and
-    -- nothing is recorded in the history.
+    -- jobs, as the pickers would). Only queued jobs can be taken, and
+    -- nothing is recorded in the history: two steps, the queued head
+    -- locked and the grant.
     IF v_limit IS NULL AND v_key_limit IS NULL AND v_rate_starts IS NULL AND NOT EXISTS (
         SELECT
           FROM taskboard.jobs AS x
          WHERE x.queue = claim.queue
            AND x.state = 'running'
            AND x.lease_expires_at <= v_now) THEN
-        RETURN QUERY
-        WITH queued AS MATERIALIZED (
-            SELECT j.id
-              FROM taskboard.jobs AS j
-             WHERE j.queue = claim.queue
-               AND j.state = 'queued'
-               AND j.run_at <= v_now
-             ORDER BY j.priority DESC, j.run_at, j.id
-             LIMIT claim.batch
-               FOR NO KEY UPDATE SKIP LOCKED
-        ),
-        claimed AS (
-            -- By id through an array, and by id only: the rows `queued`
-            -- locked, which nothing changes before this update. Joined to
-            -- `queued` instead, the plan kept from an empty table walked the
-            -- whole primary key; with the queue and the state in this test,
-            -- on PostgreSQL 15, the queue's whole queued index.
-            UPDATE taskboard.jobs AS j
-               SET state = 'running',
-                   lease_token = pg_catalog.gen_random_uuid(),
-                   lease_expires_at = v_now + claim.lease,
-                   attempt = j.attempt + 1,
-                   fence = j.fence + 1,
-                   started_at = v_now,
-                   claimed_by = claim.worker
-             WHERE j.id = ANY (ARRAY(SELECT q.id FROM queued AS q))
-            RETURNING j.id, j.lease_token, j.task, j.payload, j.attempt, j.lease_expires_at,
-                      j.idempotency_key, j.fence, j.trace_context, v_now - j.run_at AS waited,
-                      j.priority, j.run_at
-        )
-        SELECT c.id, c.lease_token, c.task, c.payload, c.attempt, c.lease_expires_at,
-               c.idempotency_key, c.fence, c.trace_context, c.waited
-          FROM claimed AS c
-         ORDER BY c.priority DESC, c.run_at, c.id;
+        RETURN QUERY SELECT * FROM taskboard.grant_leases(
+            taskboard.pick_queued(claim.queue, v_now, claim.batch), claim.batch, claim.worker, claim.lease, v_now);
         RETURN;
     END IF;
 
@@ -494,66 +953,18 @@ BEGIN
          WHERE s.queue = claim.queue
            AND s.started_at <= v_now - v_rate_per;
     END IF;
+    PERFORM taskboard.bury_spent(claim.queue, v_now);
 
     -- Per key (a key limit, a rate per key), the keys of the jobs a round
     -- starts may fill: a claim short of its batch goes round again, those
     -- keys left out, so that fewer rows than the batch still means nothing
     -- else may start now. Each round but the last starts at least one job,
-    -- or is the first and buries a spent lease of a key (a key it counted
-    -- as a holder): the first job or expired lease of each key left in is
-    -- within its room. The rounds after the first find no expired lease
-    -- left to reclaim but those of keys whose window filled (the first
-    -- reclaimed the others, or filled the batch).
+    -- or is the first and finds a spent lease of a key left (one another
+    -- transaction held): the first job or expired lease of each key left
+    -- in is within its room. The rounds after the first find no expired
+    -- lease left to reclaim but those of keys whose window filled (the
+    -- first reclaimed the others, or filled the batch).
     v_keyed := v_key_limit IS NOT NULL OR v_rate_by_key;
-    -- Expired leases with no attempt left are buried first: dead, never
-    -- handed out, counted by no limit below; the jobs waiting on them are
-    -- settled in this transaction, found from the buried rows themselves
-    -- (a dependent enqueued while this claim ran is among them).
-    IF EXISTS (
-        SELECT
-          FROM taskboard.jobs AS x
-         WHERE x.queue = claim.queue
-           AND x.state = 'running'
-           AND x.lease_expires_at <= v_now
-           AND x.attempt >= x.max_attempts) THEN
-        WITH doomed AS MATERIALIZED (
-            -- Locked once per call: an IN (subquery ... FOR NO KEY UPDATE) was
-            -- planned to rerun per running row.
-            SELECT x.id
-              FROM taskboard.jobs AS x
-             WHERE x.queue = claim.queue
-               AND x.state = 'running'
-               AND x.lease_expires_at <= v_now
-               AND x.attempt >= x.max_attempts
-               FOR NO KEY UPDATE SKIP LOCKED
-        ),
-        buried AS (
-            -- Found by id among this queue's running jobs: a plan made while
-            -- the table was empty walks the running jobs' index, and without
-            -- the queue it would walk every queue's.
-            UPDATE taskboard.jobs AS j
-               SET state = 'dead',
-                   finished_at = v_now,
-                   errors = j.errors || pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
-                       'error', 'lease expired',
-                       'attempt', j.attempt,
-                       'worker', j.claimed_by,
-                       'at', v_now))
-             WHERE j.id = ANY (ARRAY(SELECT d.id FROM doomed AS d))
-               AND j.queue = claim.queue
-               AND j.state = 'running'
-            RETURNING j.id
-        )
-        SELECT ARRAY(SELECT b.id FROM buried AS b) INTO v_buried;
-        -- Their dependents, read in a statement of its own with the rows
-        -- locked: this snapshot shows every edge committed before the locks.
-        v_buried := ARRAY(SELECT b.id FROM pg_catalog.unnest(v_buried) AS b(id)
-                           WHERE EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = b.id)
-                              OR pg_catalog.current_setting('transaction_isolation') <> 'read committed');
-        IF pg_catalog.cardinality(v_buried) > 0 THEN
-            PERFORM taskboard.settle_dependents(v_buried);
-        END IF;
-    END IF;
     IF v_keyed THEN
         v_frees := EXISTS (
             SELECT
@@ -566,292 +977,55 @@ BEGIN
     END IF;
     LOOP
         v_room := v_want;
-        IF v_limit IS NOT NULL THEN
-            SELECT GREATEST(0, v_limit - pg_catalog.count(*) - (
-                       -- Places still held: cancelled under a live lease
-                       -- (taskboard.cancel), or retried since and not yet due.
-                       SELECT pg_catalog.count(*)
-                         FROM taskboard.jobs AS h
-                        WHERE h.queue = claim.queue
-                          AND h.held_until > v_now
-                          AND h.state <> 'running'))::integer INTO v_room
-              FROM taskboard.jobs AS j
-             WHERE j.queue = claim.queue
-               AND j.state = 'running'
-               AND NOT (j.lease_expires_at <= v_now AND j.attempt >= j.max_attempts);
-            v_room := LEAST(v_room, v_want);
-        END IF;
         v_cap := v_want;
-        v_full_keys := '{}';
+        IF v_limit IS NOT NULL THEN
+            v_room := LEAST(taskboard.queue_room(claim.queue, v_limit, v_now), v_want);
+        END IF;
         IF v_rate_starts IS NOT NULL AND NOT v_rate_by_key THEN
             -- The window's room bounds the round's starts, reclaims
             -- included, and with them the queued jobs it may start.
-            SELECT GREATEST(0, v_rate_starts - pg_catalog.count(*))::integer INTO v_cap
-              FROM taskboard.queue_starts AS s
-             WHERE s.queue = claim.queue
-               AND s.started_at > v_now - v_rate_per;
-            v_cap := LEAST(v_cap, v_want);
+            v_cap := LEAST(taskboard.window_room(claim.queue, v_rate_starts, v_rate_per, v_now), v_want);
             v_room := LEAST(v_room, v_cap);
         END IF;
+        v_full_keys := '{}';
         IF v_key_limit IS NOT NULL THEN
-            -- The keys whose holders fill the key limit: their running jobs
-            -- (an expired lease counts until the job is reclaimed or finished)
-            -- and their jobs cancelled under a lease not yet ended. No queued
-            -- job of theirs is looked at; the others' are.
-            SELECT COALESCE(pg_catalog.array_agg(k.concurrency_key), '{}') INTO v_full_keys
-              FROM (SELECT h.concurrency_key
-                      FROM taskboard.jobs AS h
-                     WHERE h.queue = claim.queue
-                       AND h.concurrency_key IS NOT NULL
-                       AND (h.state = 'running' OR h.held_until > v_now)
-                     GROUP BY h.concurrency_key
-                    HAVING pg_catalog.count(*) >= v_key_limit) AS k;
+            v_full_keys := taskboard.full_keys(claim.queue, v_key_limit, v_now);
         END IF;
         IF v_rate_by_key THEN
-            -- The keys whose window is full (none of their jobs starts, an
-            -- expired lease of theirs is not reclaimed), among those this
-            -- round would look at: the keys of the first queued jobs it
-            -- reads, as `keyed` reads them, and of the expired leases it may
-            -- reclaim, each key's window counted through its index (at most
-            -- rate_starts of its starts). A look reads the first v_reach
-            -- queued jobs in claim order, those of the keys found full so far
-            -- left out (a hashed set: read past, not counted again), and
-            -- counts the windows of their keys once each. While fewer than
-            -- sixteen times the room of the jobs it read are of keys with room
-            -- (or of none), and the queue has more, it looks again twice as
-            -- far: the jobs of keys with room behind full ones are still
-            -- reached, no key's window is counted that this claim does not
-            -- reach, and however many full keys are ahead, the looks together
-            -- read fewer than eight times the queued jobs up to the last one
-            -- `keyed` takes (each look at most twice as many as it reaches,
-            -- the last less than twice as far as needed).
-            v_reach := 16 * v_room;
-            LOOP
-                WITH reached AS MATERIALIZED (
-                    SELECT j.concurrency_key AS ck
-                      FROM taskboard.jobs AS j
-                     WHERE j.queue = claim.queue
-                       AND j.state = 'queued'
-                       AND j.run_at <= v_now
-                       AND (j.concurrency_key IS NULL
-                            OR j.concurrency_key NOT IN (
-                                SELECT f.key
-                                  FROM pg_catalog.unnest(pg_catalog.array_cat(v_full_keys, v_rate_full_keys)) AS f(key)))
-                     ORDER BY j.priority DESC, j.run_at, j.id
-                     LIMIT v_reach
-                ),
-                filled AS MATERIALIZED (
-                    SELECT c.ck
-                      FROM (SELECT r.ck
-                              FROM reached AS r
-                             WHERE r.ck IS NOT NULL
-                            UNION
-                            SELECT x.concurrency_key
-                              FROM taskboard.jobs AS x
-                             WHERE x.queue = claim.queue
-                               AND x.state = 'running'
-                               AND x.lease_expires_at <= v_now
-                               AND x.attempt < x.max_attempts
-                               AND x.concurrency_key IS NOT NULL
-                               AND x.concurrency_key NOT IN (
-                                   SELECT f.key FROM pg_catalog.unnest(v_rate_full_keys) AS f(key))) AS c
-                     WHERE (SELECT pg_catalog.count(*)
-                              FROM (SELECT
-                                      FROM taskboard.queue_starts AS s
-                                     WHERE s.queue = claim.queue
-                                       AND s.concurrency_key = c.ck
-                                       AND s.started_at > v_now - v_rate_per
-                                     LIMIT v_rate_starts) AS w) >= v_rate_starts
-                )
-                SELECT ARRAY(SELECT f.ck FROM filled AS f),
-                       (SELECT pg_catalog.count(*) FROM reached AS r),
-                       (SELECT pg_catalog.count(*)
-                          FROM reached AS r
-                         WHERE r.ck IS NULL
-                            OR r.ck NOT IN (SELECT f.ck FROM filled AS f))
-                  INTO v_new_full, v_read, v_open;
-                v_rate_full_keys := pg_catalog.array_cat(v_rate_full_keys, v_new_full);
-                EXIT WHEN v_open >= 16 * v_room OR v_read < v_reach;
-                v_reach := 2 * v_reach;
-            END LOOP;
+            v_rate_full_keys := taskboard.rate_full_keys(claim.queue, v_now, v_room, v_full_keys, v_rate_full_keys,
+                                                         v_rate_starts, v_rate_per);
             v_full_keys := pg_catalog.array_cat(v_full_keys, v_rate_full_keys);
         END IF;
+
+        v_reclaims := taskboard.pick_expired(claim.queue, v_now, v_cap, v_rate_full_keys,
+                                             v_rate_starts, v_rate_per, v_rate_by_key);
+        IF v_keyed THEN
+            v_ids := v_reclaims || taskboard.pick_keyed(claim.queue, v_now, v_room, v_full_keys, v_key_limit,
+                                                        v_rate_starts, v_rate_per, v_rate_by_key, v_reclaims);
+        ELSE
+            v_ids := v_reclaims || taskboard.pick_queued(claim.queue, v_now, v_room);
+        END IF;
         RETURN QUERY
-        WITH expired AS MATERIALIZED (
-            -- Reclaimable: the few running jobs of the queue whose lease ran out.
-            -- Under a rate per key, not those of keys whose window is full.
-            SELECT j.id, j.priority, j.run_at, j.lease_expires_at AS due_at, j.concurrency_key AS ck
-              FROM taskboard.jobs AS j
-             WHERE j.queue = claim.queue
-               AND j.state = 'running'
-               AND j.lease_expires_at <= v_now
-               AND j.attempt < j.max_attempts
-               AND (j.concurrency_key IS NULL
-                    OR j.concurrency_key NOT IN (SELECT f.key FROM pg_catalog.unnest(v_rate_full_keys) AS f(key)))
-             ORDER BY j.priority DESC, j.run_at, j.id
-             LIMIT v_cap
-               FOR NO KEY UPDATE SKIP LOCKED
-        ),
-        queued AS MATERIALIZED (
-            -- Without a key limit or a rate per key: the queued head, locked.
-            SELECT j.id, j.priority, j.run_at, j.run_at AS due_at
-              FROM taskboard.jobs AS j
-             WHERE NOT v_keyed
-               AND j.queue = claim.queue
-               AND j.state = 'queued'
-               AND j.run_at <= v_now
-             ORDER BY j.priority DESC, j.run_at, j.id
-             LIMIT v_room
-               FOR NO KEY UPDATE SKIP LOCKED
-        ),
-        keyed AS MATERIALIZED (
-            -- Per key (a key limit, a rate per key): the queued jobs of keys with room and those
-            -- without a key, sixteen times the room of them in claim order,
-            -- read without a lock (the queue's claimers take turns on its
-            -- row; the rows taken are locked below), so that the jobs of
-            -- keys with room behind many of one key are still found.
-            SELECT j.id, j.priority, j.run_at, j.concurrency_key AS ck
-              FROM taskboard.jobs AS j
-             WHERE v_keyed
-               AND j.queue = claim.queue
-               AND j.state = 'queued'
-               AND j.run_at <= v_now
-               -- A hashed set: the queued jobs of full keys are read past
-               -- (a key with a long backlog has many), each looked up once.
-               AND (j.concurrency_key IS NULL
-                    OR j.concurrency_key NOT IN (SELECT f.key FROM pg_catalog.unnest(v_full_keys) AS f(key)))
-             ORDER BY j.priority DESC, j.run_at, j.id
-             LIMIT 16 * v_room
-        ),
-        rooms AS MATERIALIZED (
-            -- Under a rate per key: the starts left in the window of each
-            -- key of the round, counted once per key.
-            SELECT r.ck, v_rate_starts - (
-                       SELECT pg_catalog.count(*)
-                         FROM taskboard.queue_starts AS s
-                        WHERE s.queue = claim.queue
-                          AND s.concurrency_key = r.ck
-                          AND s.started_at > v_now - v_rate_per) AS room
-              FROM (SELECT e.ck FROM expired AS e UNION SELECT k.ck FROM keyed AS k) AS r
-             WHERE v_rate_by_key
-               AND r.ck IS NOT NULL
-        ),
-        reclaims AS MATERIALIZED (
-            -- The expired leases to take over: under a rate per key, a key's
-            -- first ones in claim order up to its room.
-            SELECT n.id, n.priority, n.run_at, n.due_at, n.ck
-              FROM (SELECT e.id, e.priority, e.run_at, e.due_at, e.ck,
-                           pg_catalog.row_number() OVER (PARTITION BY e.ck ORDER BY e.priority DESC, e.run_at, e.id) AS nth
-                      FROM expired AS e) AS n
-             WHERE NOT v_rate_by_key
-                OR n.ck IS NULL
-                OR n.nth <= (SELECT r.room FROM rooms AS r WHERE r.ck = n.ck)
-        ),
-        picked AS MATERIALIZED (
-            -- A key's jobs in claim order up to its room: the limit less its
-            -- holders (as counted for v_full_keys), and under a rate per key
-            -- the room of its window less its reclaims.
-            SELECT n.id
-              FROM (SELECT k.id, k.priority, k.run_at, k.ck,
-                           pg_catalog.row_number() OVER (PARTITION BY k.ck ORDER BY k.priority DESC, k.run_at, k.id) AS nth
-                      FROM keyed AS k) AS n
-             WHERE n.ck IS NULL
-                OR ((v_key_limit IS NULL
-                     OR n.nth <= v_key_limit - (
-                            SELECT pg_catalog.count(*)
-                              FROM taskboard.jobs AS h
-                             WHERE h.queue = claim.queue
-                               AND h.concurrency_key = n.ck
-                               AND (h.state = 'running' OR h.held_until > v_now)))
-                    AND (NOT v_rate_by_key
-                         OR n.nth <= (SELECT r.room FROM rooms AS r WHERE r.ck = n.ck) - (
-                                SELECT pg_catalog.count(*) FROM reclaims AS c WHERE c.ck = n.ck)))
-             ORDER BY n.priority DESC, n.run_at, n.id
-             LIMIT v_room
-        ),
-        keyed_locked AS MATERIALIZED (
-            -- The picked rows, locked; one locked elsewhere is skipped. Found
-            -- by id alone: with the queue or the state in this test, the plan
-            -- kept from an empty table walked the queue's whole queued index
-            -- on PostgreSQL 15. The locked row is the newest version: `chosen`
-            -- takes it only while it is still queued (a cancel may have come
-            -- first).
-            SELECT j.id, j.priority, j.run_at, j.run_at AS due_at, j.state
-              FROM taskboard.jobs AS j
-             WHERE j.id = ANY (ARRAY(SELECT p.id FROM picked AS p))
-               FOR NO KEY UPDATE SKIP LOCKED
-        ),
-        chosen AS (
-            SELECT c.id, c.due_at
-              FROM (SELECT e.id, e.priority, e.run_at, e.due_at FROM reclaims AS e
-                    UNION ALL
-                    SELECT q.id, q.priority, q.run_at, q.due_at FROM queued AS q
-                    UNION ALL
-                    SELECT l.id, l.priority, l.run_at, l.due_at FROM keyed_locked AS l
-                     WHERE l.state = 'queued') AS c
-             ORDER BY c.priority DESC, c.run_at, c.id
-             LIMIT v_cap
-        ),
-        claimed AS (
-            -- Every chosen row is locked by this statement; the state test
-            -- repeats the fence for the reader.
-            UPDATE taskboard.jobs AS j
-               SET state = 'running',
-                   lease_token = pg_catalog.gen_random_uuid(),
-                   lease_expires_at = v_now + claim.lease,
-                   attempt = j.attempt + 1,
-                   fence = j.fence + 1,
-                   started_at = v_now,
-                   claimed_by = claim.worker
-              FROM chosen AS c
-             WHERE j.id = c.id
-               AND j.state IN ('queued', 'running')
-            RETURNING j.id, j.lease_token, j.task, j.payload, j.attempt, j.lease_expires_at,
-                      j.idempotency_key, j.fence, j.trace_context, v_now - c.due_at AS waited,
-                      j.priority, j.run_at, j.concurrency_key AS ck
+        WITH granted AS MATERIALIZED (
+            SELECT * FROM taskboard.grant_leases(v_ids, v_cap, claim.worker, claim.lease, v_now)
         ),
         logged AS (
             -- Under a rate limit, each start it counts in the queue's log
             -- (per key, those of jobs with a key).
             INSERT INTO taskboard.queue_starts (queue, concurrency_key, started_at)
-            SELECT claim.queue, c.ck, v_now
-              FROM claimed AS c
+            SELECT claim.queue, j.concurrency_key, v_now
+              FROM taskboard.jobs AS j
              WHERE v_rate_starts IS NOT NULL
-               AND (NOT v_rate_by_key OR c.ck IS NOT NULL)
-        ),
-        reclaimed AS (
-            -- The lease each reclaim took over, as a line of the job's history:
-            -- its actor is the role in force (the one SET ROLE chose, else the
-            -- login), and actor_worker the worker name this claim stated.
-            -- The statement's snapshot still shows the row as it was before
-            -- `claimed`. A claim that reclaims nothing finds no id and writes
-            -- nothing.
-            INSERT INTO taskboard.job_events
-                   (job_id, kind, at, worker, actor, actor_worker, attempt, fence, lease_expires_at,
-                    token_digest)
-            SELECT o.id, 'reclaimed', v_now, o.claimed_by,
-                   CASE pg_catalog.current_setting('role')
-                       WHEN 'none' THEN pg_catalog.session_user()::text
-                       ELSE pg_catalog.current_setting('role')
-                   END,
-                   claim.worker, o.attempt, o.fence,
-                   o.lease_expires_at, pg_catalog.sha256(pg_catalog.uuid_send(o.lease_token))
-              FROM taskboard.jobs AS o
-             WHERE o.id = ANY (ARRAY(SELECT e.id FROM expired AS e JOIN claimed AS c ON c.id = e.id))
-               AND o.queue = claim.queue
-               AND o.state = 'running'
+               AND j.id = ANY (ARRAY(SELECT g.job_id FROM granted AS g))
+               AND (NOT v_rate_by_key OR j.concurrency_key IS NOT NULL)
         )
-        SELECT c.id, c.lease_token, c.task, c.payload, c.attempt, c.lease_expires_at, c.idempotency_key,
-               c.fence, c.trace_context, c.waited
-          FROM claimed AS c
-         ORDER BY c.priority DESC, c.run_at, c.id;
+        SELECT * FROM granted;
         GET DIAGNOSTICS v_rows = ROW_COUNT;
         v_taken := v_taken + v_rows;
         v_want := claim.batch - v_taken;
         EXIT WHEN NOT v_keyed OR v_want = 0 OR (v_rows = 0 AND NOT v_frees);
         v_frees := false;
     END LOOP;
-
 END
 $$;
 
@@ -928,19 +1102,24 @@ longer than 12 hours (''infinity'' included), by the deadline it gives:
 unless clock < clock + lease <= clock + 12 hours, months and days
 counted as the calendar makes them.
 
-plan_cache_mode = force_generic_plan with enable_seqscan = off: one plan
-per session, made at the first call and kept until PostgreSQL invalidates
-it (a change to the table, its indexes or its statistics, a VACUUM);
-planning this five-CTE statement on every call cost about as much as
-running it. A worker usually first claims an empty queue, and the plan
-is then made for an empty table, so each step is written to be bounded
-whatever the table held: the running jobs of this queue (its partial
-index), the head of its queued index, and primary-key probes by id; with
-sequential scans off, no step scans the table (tests/test_claim_plan.py).
+claim dispatches: its pickers (pick_queued, pick_expired, pick_keyed,
+bury_spent, and the bounds queue_room, window_room, full_keys,
+rate_full_keys) choose the jobs and write no lease; grant_leases grants
+every lease. plan_cache_mode = force_generic_plan with enable_seqscan =
+off, which the functions it calls run with too: one plan per statement
+and session, made at the first call and kept until PostgreSQL
+invalidates it (a change to the table, its indexes or its statistics, a
+VACUUM); planning on every call cost about as much as running. A worker
+usually first claims an empty queue, and the plans are then made for an
+empty table, so each step is written to be bounded whatever the table
+held: the running jobs of this queue (its partial index), the head of
+its queued index, and primary-key probes by id; with sequential scans
+off, no step scans the table (tests/sql/test_claim_plan.py).
 A queue with no limit and no lease expired by the claim''s clock takes the
-common path: a check of its running jobs, then a statement of two steps
-(the head of its queued index, locked, and the update); the steps of
-expired leases, limits and the history run only when there is one.
+common path: a check of its running jobs, then two steps (pick_queued:
+the head of its queued index, locked; grant_leases: the update); the
+steps of expired leases, limits and the history run only when there is
+one.
 Every claim holds a shared transaction-level advisory lock on its queue,
 keys (1952605797, hashtext(queue)), until its transaction ends; an
 application''s own advisory locks should not use 1952605797 as first key.
@@ -958,13 +1137,11 @@ CREATE FUNCTION taskboard.complete(job_id bigint, token uuid, result jsonb DEFAU
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET enable_seqscan TO 'off'
     AS $$
+DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
 BEGIN
-    IF complete.job_id IS NULL THEN
-        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF complete.token IS NULL THEN
-        RAISE EXCEPTION 'token must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_lease(complete.job_id, complete.token);
     RETURN (SELECT c.completed
               FROM taskboard.complete_many(ARRAY[complete.job_id], ARRAY[complete.token],
                                            ARRAY[complete.result]) AS c);
@@ -1006,6 +1183,8 @@ CREATE FUNCTION taskboard.complete_many(job_ids bigint[], tokens uuid[], results
     SET enable_seqscan TO 'off'
     AS $$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_now timestamptz := pg_catalog.clock_timestamp();
     -- The job a completion of one job completed.
     v_one bigint;
@@ -1013,34 +1192,10 @@ DECLARE
     v_ids       bigint[];
     v_completed boolean[];
 BEGIN
-    IF complete_many.job_ids IS NULL THEN
-        RAISE EXCEPTION 'job_ids must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF complete_many.tokens IS NULL THEN
-        RAISE EXCEPTION 'tokens must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_ndims(complete_many.job_ids) > 1
-       OR pg_catalog.array_ndims(complete_many.tokens) > 1
-       OR pg_catalog.array_ndims(complete_many.results) > 1 THEN
-        RAISE EXCEPTION 'job_ids, tokens and results must be one-dimensional arrays'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_position(complete_many.job_ids, NULL) IS NOT NULL THEN
-        RAISE EXCEPTION 'job_ids must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_position(complete_many.tokens, NULL) IS NOT NULL THEN
-        RAISE EXCEPTION 'tokens must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.cardinality(complete_many.job_ids) <> pg_catalog.cardinality(complete_many.tokens) THEN
-        RAISE EXCEPTION 'job_ids has % elements but tokens has %',
-            pg_catalog.cardinality(complete_many.job_ids), pg_catalog.cardinality(complete_many.tokens)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.cardinality(complete_many.results) <> pg_catalog.cardinality(complete_many.job_ids) THEN
-        RAISE EXCEPTION 'results has % elements but job_ids has %',
-            pg_catalog.cardinality(complete_many.results), pg_catalog.cardinality(complete_many.job_ids)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_leases('job_ids, tokens and results', complete_many.job_ids, complete_many.tokens,
+                                        pg_catalog.array_ndims(complete_many.results));
+    v_checked := taskboard.check_lengths('results', pg_catalog.cardinality(complete_many.results),
+                                         'job_ids', pg_catalog.cardinality(complete_many.job_ids));
 
     -- One job, accepted: one update through the primary key (one row, one
     -- lock, no order to keep). Anything else, a refusal included, takes the
@@ -1181,6 +1336,8 @@ CREATE FUNCTION taskboard.enqueue(task text, payload jsonb DEFAULT '{}'::jsonb, 
     AS $$
 #variable_conflict use_column
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_now    timestamptz := pg_catalog.clock_timestamp();
     v_run_at timestamptz := coalesce(enqueue.run_at, v_now);
     v_id     bigint;
@@ -1188,60 +1345,20 @@ DECLARE
     v_held   text;
     v_held_until timestamptz;
 BEGIN
-    IF NOT pg_catalog.isfinite(v_run_at) THEN
-        RAISE EXCEPTION 'run_at must be a finite time, got %', enqueue.run_at
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    PERFORM taskboard.check_time('run_at', v_run_at);
-    PERFORM taskboard.check_name('task', enqueue.task);
-    PERFORM taskboard.check_name('queue', enqueue.queue);
-    IF enqueue.payload IS NULL THEN
-        RAISE EXCEPTION 'payload must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue.priority IS NULL THEN
-        RAISE EXCEPTION 'priority must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue.max_attempts IS NULL OR enqueue.max_attempts < 1 THEN
-        RAISE EXCEPTION 'max_attempts must be at least 1, got %', enqueue.max_attempts
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue.dedupe_key = '' THEN
-        RAISE EXCEPTION 'dedupe_key must not be empty (NULL means no key)'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(enqueue.dedupe_key) > 400 THEN
-        RAISE EXCEPTION 'dedupe_key must be at most 400 characters, got %', pg_catalog.char_length(enqueue.dedupe_key)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue.concurrency_key = '' THEN
-        RAISE EXCEPTION 'concurrency_key must not be empty (NULL means no key)'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(enqueue.concurrency_key) > 200 THEN
-        RAISE EXCEPTION 'concurrency_key must be at most 200 characters, got %',
-            pg_catalog.char_length(enqueue.concurrency_key)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.jsonb_typeof(enqueue.trace_context) <> 'object'
-       OR EXISTS (SELECT FROM pg_catalog.jsonb_each(enqueue.trace_context) AS e(key, value)
-                   WHERE pg_catalog.jsonb_typeof(e.value) <> 'string') THEN
-        RAISE EXCEPTION 'trace_context must be a JSON object of strings, got %', enqueue.trace_context
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.octet_length(enqueue.trace_context::text) > 8192 THEN
-        RAISE EXCEPTION 'trace_context must be at most 8192 bytes as text, got %',
-            pg_catalog.octet_length(enqueue.trace_context::text)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue.on_dependency_failure IS NULL OR enqueue.on_dependency_failure NOT IN ('cancel', 'run') THEN
-        RAISE EXCEPTION 'on_dependency_failure must be cancel or run, got %',
-            coalesce(pg_catalog.quote_literal(enqueue.on_dependency_failure), 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue.on_dependency_failure = 'run' AND enqueue.depends_on IS NULL THEN
-        RAISE EXCEPTION 'on_dependency_failure ''run'' needs depends_on: a job without dependencies has none to fail (pass depends_on, or leave on_dependency_failure out)'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_arg(pg_catalog.isfinite(v_run_at), 'run_at must be a finite time, got ' || enqueue.run_at);
+    v_checked := taskboard.check_time('run_at', v_run_at);
+    v_checked := taskboard.check_name('task', enqueue.task);
+    v_checked := taskboard.check_name('queue', enqueue.queue);
+    v_checked := taskboard.check_given('payload', enqueue.payload);
+    v_checked := taskboard.check_given('priority', enqueue.priority);
+    v_checked := taskboard.check_between('max_attempts', enqueue.max_attempts, 1);
+    v_checked := taskboard.check_key('dedupe_key', enqueue.dedupe_key, 400, 'NULL means no key');
+    v_checked := taskboard.check_key('concurrency_key', enqueue.concurrency_key, 200, 'NULL means no key');
+    v_checked := taskboard.check_trace_context(enqueue.trace_context);
+    v_checked := taskboard.check_choice('on_dependency_failure', enqueue.on_dependency_failure, 'cancel', 'run');
+    v_checked := taskboard.check_arg(enqueue.on_dependency_failure = 'cancel' OR enqueue.depends_on IS NOT NULL,
+                     'on_dependency_failure ''run'' needs depends_on: a job without dependencies has none to fail'
+                     ' (pass depends_on, or leave on_dependency_failure out)');
 
     -- An empty depends_on names no dependency: the job is enqueued as
     -- without one (a dedupe_key allowed).
@@ -1377,6 +1494,8 @@ CREATE FUNCTION taskboard.enqueue_many(task text, payloads jsonb[], queue text D
     AS $$
 #variable_conflict use_column
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_now      timestamptz := pg_catalog.clock_timestamp();
     v_run_at   timestamptz := coalesce(enqueue_many.run_at, v_now);
     v_ids      bigint[];
@@ -1387,70 +1506,30 @@ DECLARE
     v_hash     bytea;
     v_held     text;
 BEGIN
-    IF NOT pg_catalog.isfinite(v_run_at) THEN
-        RAISE EXCEPTION 'run_at must be a finite time, got %', enqueue_many.run_at
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    PERFORM taskboard.check_time('run_at', v_run_at);
-    PERFORM taskboard.check_name('task', enqueue_many.task);
-    PERFORM taskboard.check_name('queue', enqueue_many.queue);
-    IF enqueue_many.payloads IS NULL THEN
-        RAISE EXCEPTION 'payloads must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_ndims(enqueue_many.payloads) > 1 OR pg_catalog.array_ndims(enqueue_many.dedupe_keys) > 1 THEN
-        RAISE EXCEPTION 'payloads and dedupe_keys must be one-dimensional arrays'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_position(enqueue_many.payloads, NULL) IS NOT NULL THEN
-        RAISE EXCEPTION 'payloads must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue_many.dedupe_keys IS NOT NULL
-       AND pg_catalog.cardinality(enqueue_many.dedupe_keys) <> pg_catalog.cardinality(enqueue_many.payloads) THEN
-        RAISE EXCEPTION 'dedupe_keys has % elements but payloads has %',
-            pg_catalog.cardinality(enqueue_many.dedupe_keys), pg_catalog.cardinality(enqueue_many.payloads)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_position(enqueue_many.dedupe_keys, '') IS NOT NULL THEN
-        RAISE EXCEPTION 'dedupe_keys must not contain an empty string (NULL means no key)'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF EXISTS (SELECT FROM pg_catalog.unnest(enqueue_many.dedupe_keys) AS k(key) WHERE pg_catalog.char_length(k.key) > 400) THEN
-        RAISE EXCEPTION 'dedupe_keys must hold keys of at most 400 characters'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue_many.priority IS NULL THEN
-        RAISE EXCEPTION 'priority must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue_many.max_attempts IS NULL OR enqueue_many.max_attempts < 1 THEN
-        RAISE EXCEPTION 'max_attempts must be at least 1, got %', enqueue_many.max_attempts
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_ndims(enqueue_many.concurrency_keys) > 1 THEN
-        RAISE EXCEPTION 'concurrency_keys must be a one-dimensional array'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue_many.concurrency_keys IS NOT NULL
-       AND pg_catalog.cardinality(enqueue_many.concurrency_keys) <> pg_catalog.cardinality(enqueue_many.payloads) THEN
-        RAISE EXCEPTION 'concurrency_keys has % elements but payloads has %',
-            pg_catalog.cardinality(enqueue_many.concurrency_keys), pg_catalog.cardinality(enqueue_many.payloads)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF EXISTS (SELECT FROM pg_catalog.unnest(enqueue_many.concurrency_keys) AS k(key)
-                WHERE k.key = '' OR pg_catalog.char_length(k.key) > 200) THEN
-        RAISE EXCEPTION 'concurrency_keys must hold keys of 1 to 200 characters (NULL means no key)'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.jsonb_typeof(enqueue_many.trace_context) <> 'object'
-       OR EXISTS (SELECT FROM pg_catalog.jsonb_each(enqueue_many.trace_context) AS e(key, value)
-                   WHERE pg_catalog.jsonb_typeof(e.value) <> 'string') THEN
-        RAISE EXCEPTION 'trace_context must be a JSON object of strings, got %', enqueue_many.trace_context
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.octet_length(enqueue_many.trace_context::text) > 8192 THEN
-        RAISE EXCEPTION 'trace_context must be at most 8192 bytes as text, got %',
-            pg_catalog.octet_length(enqueue_many.trace_context::text)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_arg(pg_catalog.isfinite(v_run_at), 'run_at must be a finite time, got ' || enqueue_many.run_at);
+    v_checked := taskboard.check_time('run_at', v_run_at);
+    v_checked := taskboard.check_name('task', enqueue_many.task);
+    v_checked := taskboard.check_name('queue', enqueue_many.queue);
+    v_checked := taskboard.check_given('payloads', enqueue_many.payloads);
+    v_checked := taskboard.check_flat('payloads and dedupe_keys', pg_catalog.array_ndims(enqueue_many.payloads),
+                                      pg_catalog.array_ndims(enqueue_many.dedupe_keys));
+    v_checked := taskboard.check_items('payloads', enqueue_many.payloads);
+    v_checked := taskboard.check_lengths('dedupe_keys', pg_catalog.cardinality(enqueue_many.dedupe_keys),
+                                         'payloads', pg_catalog.cardinality(enqueue_many.payloads));
+    v_checked := taskboard.check_arg(pg_catalog.array_position(enqueue_many.dedupe_keys, '') IS NULL,
+                     'dedupe_keys must not contain an empty string (NULL means no key)');
+    v_checked := taskboard.check_arg(NOT EXISTS (SELECT FROM pg_catalog.unnest(enqueue_many.dedupe_keys) AS k(key)
+                                                  WHERE pg_catalog.char_length(k.key) > 400),
+                     'dedupe_keys must hold keys of at most 400 characters');
+    v_checked := taskboard.check_given('priority', enqueue_many.priority);
+    v_checked := taskboard.check_between('max_attempts', enqueue_many.max_attempts, 1);
+    v_checked := taskboard.check_flat('concurrency_keys', pg_catalog.array_ndims(enqueue_many.concurrency_keys));
+    v_checked := taskboard.check_lengths('concurrency_keys', pg_catalog.cardinality(enqueue_many.concurrency_keys),
+                                         'payloads', pg_catalog.cardinality(enqueue_many.payloads));
+    v_checked := taskboard.check_arg(NOT EXISTS (SELECT FROM pg_catalog.unnest(enqueue_many.concurrency_keys) AS k(key)
+                                                  WHERE k.key = '' OR pg_catalog.char_length(k.key) > 200),
+                     'concurrency_keys must hold keys of 1 to 200 characters (NULL means no key)');
+    v_checked := taskboard.check_trace_context(enqueue_many.trace_context);
 
     IF pg_catalog.cardinality(enqueue_many.payloads) = 0 THEN
         RETURN;
@@ -1649,6 +1728,8 @@ CREATE FUNCTION taskboard.enqueue_periodic(schedule text, slot timestamp with ti
     AS $$
 #variable_conflict use_column
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_now      timestamptz := pg_catalog.clock_timestamp();
     v_id       bigint;
     v_previous text[] := '{}';
@@ -1659,35 +1740,22 @@ DECLARE
     v_queue    text;
     v_old_last timestamptz;
 BEGIN
-    PERFORM taskboard.check_name('schedule', enqueue_periodic.schedule);
-    IF enqueue_periodic.slot IS NULL THEN
-        RAISE EXCEPTION 'slot must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF NOT pg_catalog.isfinite(enqueue_periodic.slot) THEN
-        RAISE EXCEPTION 'slot must be a finite time, got %', enqueue_periodic.slot
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    PERFORM taskboard.check_time('slot', enqueue_periodic.slot);
-    IF enqueue_periodic.slot > v_now THEN
-        RAISE EXCEPTION 'slot must not be later than the database clock (%), got %', v_now, enqueue_periodic.slot
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_name('schedule', enqueue_periodic.schedule);
+    v_checked := taskboard.check_given('slot', enqueue_periodic.slot);
+    v_checked := taskboard.check_arg(pg_catalog.isfinite(enqueue_periodic.slot),
+                     'slot must be a finite time, got ' || enqueue_periodic.slot);
+    v_checked := taskboard.check_time('slot', enqueue_periodic.slot);
+    v_checked := taskboard.check_arg(enqueue_periodic.slot <= v_now,
+                     pg_catalog.format('slot must not be later than the database clock (%s), got %s', v_now, enqueue_periodic.slot));
     -- The same checks as enqueue's, made before the slot is looked at: bad
     -- input is refused whether or not the slot is still free.
-    PERFORM taskboard.check_name('task', enqueue_periodic.task);
-    PERFORM taskboard.check_name('queue', enqueue_periodic.queue);
-    IF enqueue_periodic.payload IS NULL THEN
-        RAISE EXCEPTION 'payload must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue_periodic.priority IS NULL THEN
-        RAISE EXCEPTION 'priority must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue_periodic.max_attempts IS NULL OR enqueue_periodic.max_attempts < 1 THEN
-        RAISE EXCEPTION 'max_attempts must be at least 1, got %', enqueue_periodic.max_attempts
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_name('task', enqueue_periodic.task);
+    v_checked := taskboard.check_name('queue', enqueue_periodic.queue);
+    v_checked := taskboard.check_given('payload', enqueue_periodic.payload);
+    v_checked := taskboard.check_given('priority', enqueue_periodic.priority);
+    v_checked := taskboard.check_between('max_attempts', enqueue_periodic.max_attempts, 1);
     FOREACH v_name IN ARRAY COALESCE(enqueue_periodic.previous_names, '{}') LOOP
-        PERFORM taskboard.check_name('previous_names', v_name);
+        v_checked := taskboard.check_name('previous_names', v_name);
         IF v_name <> enqueue_periodic.schedule THEN
             v_previous := v_previous || v_name;
         END IF;
@@ -1845,6 +1913,8 @@ CREATE FUNCTION taskboard.enqueue_waiting(task text, payload jsonb, queue text, 
     AS $$
 #variable_conflict use_column
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_now     timestamptz := pg_catalog.clock_timestamp();
     v_deps    bigint[];
     v_missing bigint;
@@ -1854,22 +1924,12 @@ DECLARE
     v_state   text;
     v_id      bigint;
 BEGIN
-    IF pg_catalog.array_ndims(enqueue_waiting.depends_on) > 1 THEN
-        RAISE EXCEPTION 'depends_on must be a one-dimensional array of job ids'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_position(enqueue_waiting.depends_on, NULL) IS NOT NULL THEN
-        RAISE EXCEPTION 'depends_on must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.cardinality(enqueue_waiting.depends_on) > 10000 THEN
-        RAISE EXCEPTION 'depends_on must name at most 10000 jobs, got %',
-            pg_catalog.cardinality(enqueue_waiting.depends_on)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue_waiting.dedupe_key IS NOT NULL THEN
-        RAISE EXCEPTION 'a job with depends_on cannot have a dedupe_key'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_arg(coalesce(pg_catalog.array_ndims(enqueue_waiting.depends_on), 1) = 1,
+                     'depends_on must be a one-dimensional array of job ids');
+    v_checked := taskboard.check_items('depends_on', enqueue_waiting.depends_on);
+    v_checked := taskboard.check_arg(pg_catalog.cardinality(enqueue_waiting.depends_on) <= 10000,
+                     'depends_on must name at most 10000 jobs, got ' || pg_catalog.cardinality(enqueue_waiting.depends_on));
+    v_checked := taskboard.check_arg(enqueue_waiting.dedupe_key IS NULL, 'a job with depends_on cannot have a dedupe_key');
     v_deps := ARRAY(SELECT DISTINCT d.id FROM pg_catalog.unnest(enqueue_waiting.depends_on) AS d(id) ORDER BY d.id);
 
     -- Each dependency read and held, in id order, with FOR KEY SHARE: the
@@ -1891,10 +1951,7 @@ BEGIN
            ARRAY(SELECT h.id FROM held AS h WHERE h.state IN ('waiting', 'queued', 'running') ORDER BY h.id),
            (SELECT pg_catalog.min(h.id) FROM held AS h WHERE h.state IN ('dead', 'cancelled'))
       INTO v_missing, v_pending, v_failed;
-    IF v_missing IS NOT NULL THEN
-        RAISE EXCEPTION 'depends_on names job %, which does not exist', v_missing
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_arg(v_missing IS NULL, 'depends_on names job ' || v_missing || ', which does not exist');
 
     IF v_failed IS NOT NULL AND enqueue_waiting.on_dependency_failure = 'cancel' THEN
         -- A dependency already ended dead or cancelled: the job is cancelled
@@ -1964,6 +2021,8 @@ CREATE FUNCTION taskboard.fail(job_id bigint, token uuid, error text, retry_in i
     SET enable_seqscan TO 'off'
     AS $$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     -- A longer traceback keeps its last c_traceback_kept characters.
     c_traceback_max  constant integer := 16384;
     c_traceback_kept constant integer := 16000;
@@ -1971,18 +2030,10 @@ DECLARE
     v_traceback text := fail.traceback;
     v_state     text;
 BEGIN
-    IF fail.job_id IS NULL THEN
-        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF fail.token IS NULL THEN
-        RAISE EXCEPTION 'token must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF fail.retry IS NULL THEN
-        RAISE EXCEPTION 'retry must not be NULL (true: retry while attempts are left; false: dead at once)'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_lease(fail.job_id, fail.token);
+    v_checked := taskboard.check_given('retry', fail.retry, 'true: retry while attempts are left; false: dead at once');
     IF fail.retry_in IS NOT NULL THEN
-        PERFORM taskboard.check_interval('retry_in', fail.retry_in, interval '12 hours');
+        v_checked := taskboard.check_interval('retry_in', fail.retry_in, interval '12 hours');
     END IF;
 
     IF pg_catalog.length(v_traceback) > c_traceback_max THEN
@@ -2072,6 +2123,55 @@ Calls by name of the four-argument form of 0.1.0 and 0.2.0 resolve to
 this one: the two arguments it gained come last, with defaults.';
 
 --
+-- Name: find_ids(text, text, text, bigint, integer); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.find_ids(queue text, state text, task text, after_id bigint, max_rows integer) RETURNS bigint[]
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_custom_plan'
+    AS $$
+DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
+BEGIN
+    v_checked := taskboard.check_key('queue', find_ids.queue, NULL, 'NULL: every queue');
+    v_checked := taskboard.check_key('task', find_ids.task, NULL, 'NULL: every task');
+    IF find_ids.state IS NOT NULL THEN
+        v_checked := taskboard.check_choice('state', find_ids.state,
+                 'waiting', 'queued', 'running', 'succeeded', 'dead', 'cancelled');
+    END IF;
+    v_checked := taskboard.check_between('max_rows', find_ids.max_rows, 1, 1000);
+    RETURN ARRAY(
+        SELECT j.id
+          FROM taskboard.jobs AS j
+         WHERE (find_ids.queue IS NULL OR j.queue = find_ids.queue)
+           AND (find_ids.state IS NULL OR j.state = find_ids.state)
+           AND (find_ids.task IS NULL OR j.task = find_ids.task)
+           AND (find_ids.after_id IS NULL OR j.id < find_ids.after_id)
+         ORDER BY j.id DESC
+         LIMIT find_ids.max_rows);
+END
+$$;
+
+--
+-- Name: FUNCTION find_ids(queue text, state text, task text, after_id bigint, max_rows integer); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.find_ids(queue text, state text, task text, after_id bigint, max_rows integer) IS 'find_ids(queue, state, task, after_id, max_rows) -> bigint[]
+Internal: the search of taskboard.find_jobs and taskboard.find_jobs_summary.
+The ids of the jobs that match every filter given (NULL: any), below
+after_id when it is given (keyset paging), newest first, at most
+max_rows of them. Planned on every call (plan_cache_mode =
+force_custom_plan): each combination of filters gets its own index.
+Raises 22023 ''queue must not be empty (NULL: every queue)'' (the same for
+task), ''state must be waiting, queued, running, succeeded, dead or
+cancelled, got <state>'' or ''max_rows must be between 1 and 1000, got
+<max_rows>''.
+Called by find_jobs and find_jobs_summary; never granted to an
+application role.';
+
+--
 -- Name: find_jobs(text, text, text, bigint, integer); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
@@ -2081,25 +2181,6 @@ CREATE FUNCTION taskboard.find_jobs(queue text DEFAULT NULL::text, state text DE
     SET plan_cache_mode TO 'force_custom_plan'
     AS $$
 BEGIN
-    IF find_jobs.queue = '' THEN
-        RAISE EXCEPTION 'queue must not be empty (NULL: every queue)'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF find_jobs.task = '' THEN
-        RAISE EXCEPTION 'task must not be empty (NULL: every task)'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF find_jobs.state NOT IN ('waiting', 'queued', 'running', 'succeeded', 'dead', 'cancelled') THEN
-        RAISE EXCEPTION 'state must be waiting, queued, running, succeeded, dead or cancelled, got %',
-            pg_catalog.quote_literal(find_jobs.state)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF find_jobs.max_rows IS NULL OR find_jobs.max_rows NOT BETWEEN 1 AND 1000 THEN
-        RAISE EXCEPTION 'max_rows must be between 1 and 1000, got %',
-            coalesce(find_jobs.max_rows::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-
     RETURN QUERY
     SELECT j.id, j.queue, j.task, j.state, j.attempt, j.max_attempts, j.priority,
            j.run_at, j.created_at, j.finished_at, j.result, j.errors, j.started_at,
@@ -2111,12 +2192,8 @@ BEGIN
                       ORDER BY d.depends_on)
            END
       FROM taskboard.jobs AS j
-     WHERE (find_jobs.queue IS NULL OR j.queue = find_jobs.queue)
-       AND (find_jobs.state IS NULL OR j.state = find_jobs.state)
-       AND (find_jobs.task IS NULL OR j.task = find_jobs.task)
-       AND (find_jobs.after_id IS NULL OR j.id < find_jobs.after_id)
-     ORDER BY j.id DESC
-     LIMIT find_jobs.max_rows;
+     WHERE j.id = ANY (taskboard.find_ids(find_jobs.queue, find_jobs.state, find_jobs.task, find_jobs.after_id, find_jobs.max_rows))
+     ORDER BY j.id DESC;
 END
 $$;
 
@@ -2146,38 +2223,15 @@ CREATE FUNCTION taskboard.find_jobs_summary(queue text DEFAULT NULL::text, state
     SET plan_cache_mode TO 'force_custom_plan'
     AS $$
 BEGIN
-    IF find_jobs_summary.queue = '' THEN
-        RAISE EXCEPTION 'queue must not be empty (NULL: every queue)'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF find_jobs_summary.task = '' THEN
-        RAISE EXCEPTION 'task must not be empty (NULL: every task)'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF find_jobs_summary.state NOT IN ('waiting', 'queued', 'running', 'succeeded', 'dead', 'cancelled') THEN
-        RAISE EXCEPTION 'state must be waiting, queued, running, succeeded, dead or cancelled, got %',
-            pg_catalog.quote_literal(find_jobs_summary.state)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF find_jobs_summary.max_rows IS NULL
-       OR find_jobs_summary.max_rows NOT BETWEEN 1 AND 1000 THEN
-        RAISE EXCEPTION 'max_rows must be between 1 and 1000, got %',
-            coalesce(find_jobs_summary.max_rows::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-
     RETURN QUERY
     SELECT j.id, j.queue, j.task, j.state, j.attempt, j.max_attempts, j.priority,
            j.run_at, j.created_at, j.started_at, j.finished_at,
            pg_catalog.jsonb_array_length(j.errors),
            pg_catalog.left(j.errors -> -1 ->> 'error', 200)
       FROM taskboard.jobs AS j
-     WHERE (find_jobs_summary.queue IS NULL OR j.queue = find_jobs_summary.queue)
-       AND (find_jobs_summary.state IS NULL OR j.state = find_jobs_summary.state)
-       AND (find_jobs_summary.task IS NULL OR j.task = find_jobs_summary.task)
-       AND (find_jobs_summary.after_id IS NULL OR j.id < find_jobs_summary.after_id)
-     ORDER BY j.id DESC
-     LIMIT find_jobs_summary.max_rows;
+     WHERE j.id = ANY (taskboard.find_ids(find_jobs_summary.queue, find_jobs_summary.state, find_jobs_summary.task,
+                                          find_jobs_summary.after_id, find_jobs_summary.max_rows))
+     ORDER BY j.id DESC;
 END
 $$;
 
@@ -2199,6 +2253,39 @@ one of waiting, queued, running, succeeded, dead or cancelled, or max_rows is
 NULL or outside 1..1000.';
 
 --
+-- Name: full_keys(text, integer, timestamp with time zone); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.full_keys(queue text, max_running_per_key integer, clock timestamp with time zone) RETURNS text[]
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+    RETURN ARRAY(
+        SELECT h.concurrency_key
+          FROM taskboard.jobs AS h
+         WHERE h.queue = full_keys.queue
+           AND h.concurrency_key IS NOT NULL
+           AND (h.state = 'running' OR h.held_until > full_keys.clock)
+         GROUP BY h.concurrency_key
+        HAVING pg_catalog.count(*) >= full_keys.max_running_per_key);
+END
+$$;
+
+--
+-- Name: FUNCTION full_keys(queue text, max_running_per_key integer, clock timestamp with time zone); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.full_keys(queue text, max_running_per_key integer, clock timestamp with time zone) IS 'full_keys(queue, max_running_per_key, clock) -> text[]
+Internal: a picker''s bound under a key limit (taskboard.set_key_limit):
+the concurrency keys of `queue` whose holders fill it by `clock`. A
+holder is a running job (an expired lease counts until its job is
+reclaimed or finished) or one cancelled under a lease not yet ended. No
+queued job of theirs is started; the others'' are. Writes nothing.
+Called by claim, on its turn on the queue''s row; never granted to an
+application role.';
+
+--
 -- Name: get_job(bigint); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
@@ -2207,11 +2294,11 @@ CREATE FUNCTION taskboard.get_job(job_id bigint) RETURNS taskboard.job_info
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_job taskboard.job_info;
 BEGIN
-    IF get_job.job_id IS NULL THEN
-        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_given('job_id', get_job.job_id);
 
     SELECT j.id, j.queue, j.task, j.state, j.attempt, j.max_attempts, j.priority,
            j.run_at, j.created_at, j.finished_at, j.result, j.errors, j.started_at,
@@ -2248,6 +2335,83 @@ A row of NULLs for an unknown id.
 Raises 22023 when job_id is NULL.';
 
 --
+-- Name: grant_leases(bigint[], integer, text, interval, timestamp with time zone); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.grant_leases(ids bigint[], most integer, worker text, lease interval, clock timestamp with time zone) RETURNS SETOF taskboard.claimed
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+    RETURN QUERY
+    WITH chosen AS MATERIALIZED (
+        -- The rows as they are before the grant, found by id only.
+        SELECT o.id, o.state, o.priority, o.run_at, o.claimed_by, o.attempt, o.fence,
+               o.lease_expires_at, o.lease_token
+          FROM taskboard.jobs AS o
+         WHERE o.id = ANY (grant_leases.ids)
+           AND o.state IN ('queued', 'running')
+         ORDER BY o.priority DESC, o.run_at, o.id
+         LIMIT grant_leases.most
+    ),
+    granted AS (
+        -- By id through an array, and by id only: joined to `chosen`
+        -- instead, the plan kept from an empty table walked the whole
+        -- primary key. The state test repeats the fence for the reader.
+        UPDATE taskboard.jobs AS j
+           SET state = 'running',
+               lease_token = pg_catalog.gen_random_uuid(),
+               lease_expires_at = grant_leases.clock + grant_leases.lease,
+               attempt = j.attempt + 1,
+               fence = j.fence + 1,
+               started_at = grant_leases.clock,
+               claimed_by = grant_leases.worker
+         WHERE j.id = ANY (ARRAY(SELECT c.id FROM chosen AS c))
+           AND j.state IN ('queued', 'running')
+        RETURNING j.id, j.lease_token, j.task, j.payload, j.attempt, j.lease_expires_at,
+                  j.idempotency_key, j.fence, j.trace_context
+    ),
+    reclaimed AS (
+        INSERT INTO taskboard.job_events
+               (job_id, kind, at, worker, actor, actor_worker, attempt, fence, lease_expires_at,
+                token_digest)
+        SELECT c.id, 'reclaimed', grant_leases.clock, c.claimed_by,
+               coalesce(NULLIF(pg_catalog.current_setting('role'), 'none'), pg_catalog.session_user()::text),
+               grant_leases.worker, c.attempt, c.fence, c.lease_expires_at,
+               pg_catalog.sha256(pg_catalog.uuid_send(c.lease_token))
+          FROM chosen AS c
+         WHERE c.state = 'running'
+           AND c.id IN (SELECT g.id FROM granted AS g)
+    )
+    SELECT g.id, g.lease_token, g.task, g.payload, g.attempt, g.lease_expires_at, g.idempotency_key,
+           g.fence, g.trace_context,
+           grant_leases.clock - CASE WHEN c.state = 'running' THEN c.lease_expires_at ELSE c.run_at END
+      FROM granted AS g
+      JOIN chosen AS c ON c.id = g.id
+     ORDER BY c.priority DESC, c.run_at, c.id;
+END
+$$;
+
+--
+-- Name: FUNCTION grant_leases(ids bigint[], most integer, worker text, lease interval, clock timestamp with time zone); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.grant_leases(ids bigint[], most integer, worker text, lease interval, clock timestamp with time zone) IS 'grant_leases(ids, most, worker, lease, clock) -> setof taskboard.claimed
+Internal: the one place a lease is granted. Of the jobs `ids` names that
+are queued or running, takes at most `most`, the first in claim order
+(priority, higher first, then run_at, then id), and gives each a fresh
+lease token, lease_expires_at = clock + lease, attempt + 1, fence + 1,
+started_at = clock, claimed_by = worker and state ''running''. Returns
+them in claim order, with waited: clock minus run_at for a queued job,
+minus the expired lease''s deadline for a running one (a reclaim). Each
+reclaim writes a line ''reclaimed'' in the job''s history with the lease it
+took over (holder, attempt, fence, deadline, token digest), its actor
+the role in force (the one SET ROLE chose, else the login) and
+actor_worker the worker. The caller has locked every row of `ids` (FOR
+NO KEY UPDATE) and chosen it: a picker of taskboard.claim.
+Called by claim; never granted to an application role.';
+
+--
 -- Name: job_activity(interval); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
@@ -2256,24 +2420,11 @@ CREATE FUNCTION taskboard.job_activity(recent interval DEFAULT '01:00:00'::inter
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_since timestamptz;
-    v_clock timestamptz := pg_catalog.clock_timestamp();
-    v_far   boolean;
 BEGIN
-    -- A part (months, days, time) beyond 2000 years could carry the clock out
-    -- of the timestamp range: such a value is judged by its sign alone.
-    v_far := job_activity.recent IS NOT NULL
-             AND (pg_catalog.abs(EXTRACT(year FROM job_activity.recent)) > 2000
-             OR pg_catalog.abs(EXTRACT(day FROM job_activity.recent)) > 730000
-             OR pg_catalog.abs(EXTRACT(hour FROM job_activity.recent)) > 17520000);
-    IF job_activity.recent IS NULL
-       OR v_far
-       OR v_clock - job_activity.recent >= v_clock
-       OR v_clock - job_activity.recent < v_clock - interval '31 days' THEN
-        RAISE EXCEPTION 'recent must be positive and at most 31 days, got %',
-            coalesce(job_activity.recent::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_recent(job_activity.recent);
     v_since := pg_catalog.clock_timestamp() - job_activity.recent;
 
     RETURN QUERY
@@ -2339,10 +2490,11 @@ CREATE FUNCTION taskboard.job_history(job_id bigint) RETURNS TABLE(at timestamp 
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
+DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
 BEGIN
-    IF job_history.job_id IS NULL THEN
-        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_given('job_id', job_history.job_id);
 
     RETURN QUERY
     SELECT e.at, e.kind, e.worker, e.actor, e.attempt, e.fence, e.lease_expires_at, e.actor_worker
@@ -2403,14 +2555,11 @@ CREATE FUNCTION taskboard.lease_state(job_id bigint, token uuid) RETURNS text
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_state text;
 BEGIN
-    IF lease_state.job_id IS NULL THEN
-        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF lease_state.token IS NULL THEN
-        RAISE EXCEPTION 'token must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_lease(lease_state.job_id, lease_state.token);
 
     SELECT CASE
                WHEN j.state = 'running' AND j.lease_expires_at > pg_catalog.clock_timestamp() THEN 'held'
@@ -2478,8 +2627,11 @@ CREATE FUNCTION taskboard.pause(queue text) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
+DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
 BEGIN
-    PERFORM taskboard.check_name('queue', pause.queue);
+    v_checked := taskboard.check_name('queue', pause.queue);
 
     INSERT INTO taskboard.queues AS q (queue, paused)
     VALUES (pause.queue, true)
@@ -2503,6 +2655,199 @@ works. True when this call paused it, false when it already was paused.
 Raises 22023 when queue is NULL, empty or longer than 200 characters.';
 
 --
+-- Name: pick_expired(text, timestamp with time zone, integer, text[], integer, interval, boolean); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.pick_expired(queue text, clock timestamp with time zone, most integer, rate_full_keys text[], rate_starts integer, rate_per interval, rate_by_key boolean) RETURNS bigint[]
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+    RETURN ARRAY(
+        WITH expired AS MATERIALIZED (
+            SELECT j.id, j.priority, j.run_at, j.concurrency_key AS ck
+              FROM taskboard.jobs AS j
+             WHERE j.queue = pick_expired.queue
+               AND j.state = 'running'
+               AND j.lease_expires_at <= pick_expired.clock
+               AND j.attempt < j.max_attempts
+               AND (j.concurrency_key IS NULL
+                    OR j.concurrency_key NOT IN (
+                        SELECT f.key FROM pg_catalog.unnest(pick_expired.rate_full_keys) AS f(key)))
+             ORDER BY j.priority DESC, j.run_at, j.id
+             LIMIT pick_expired.most
+               FOR NO KEY UPDATE SKIP LOCKED
+        ),
+        rooms AS MATERIALIZED (
+            SELECT r.ck, pick_expired.rate_starts - (
+                       SELECT pg_catalog.count(*)
+                         FROM taskboard.queue_starts AS s
+                        WHERE s.queue = pick_expired.queue
+                          AND s.concurrency_key = r.ck
+                          AND s.started_at > pick_expired.clock - pick_expired.rate_per) AS room
+              FROM (SELECT DISTINCT e.ck FROM expired AS e) AS r
+             WHERE pick_expired.rate_by_key
+               AND r.ck IS NOT NULL
+        )
+        SELECT n.id
+          FROM (SELECT e.id, e.ck,
+                       pg_catalog.row_number() OVER (PARTITION BY e.ck ORDER BY e.priority DESC, e.run_at, e.id) AS nth
+                  FROM expired AS e) AS n
+         WHERE NOT pick_expired.rate_by_key
+            OR n.ck IS NULL
+            OR n.nth <= (SELECT r.room FROM rooms AS r WHERE r.ck = n.ck));
+END
+$$;
+
+--
+-- Name: FUNCTION pick_expired(queue text, clock timestamp with time zone, most integer, rate_full_keys text[], rate_starts integer, rate_per interval, rate_by_key boolean); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.pick_expired(queue text, clock timestamp with time zone, most integer, rate_full_keys text[], rate_starts integer, rate_per interval, rate_by_key boolean) IS 'pick_expired(queue, clock, most, rate_full_keys, rate_starts, rate_per, rate_by_key) -> bigint[]
+Internal: a picker of taskboard.claim, the reclaims. The first `most`
+running jobs of `queue` whose lease expired by `clock` with an attempt
+left, in claim order (priority, higher first, then run_at, then id),
+locked FOR NO KEY UPDATE SKIP LOCKED, those of the keys in
+`rate_full_keys` left out. Under a rate limit per key (rate_by_key), a
+key''s first ones only, up to the starts left in its window of rate_per
+(rate_starts less its starts logged in taskboard.queue_starts), counted
+once per key. Writes nothing; the rows it locked stay locked until the
+caller''s transaction ends. Reads this queue''s running jobs only.
+Called by claim; never granted to an application role.';
+
+--
+-- Name: pick_keyed(text, timestamp with time zone, integer, text[], integer, integer, interval, boolean, bigint[]); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.pick_keyed(queue text, clock timestamp with time zone, room integer, full_keys text[], max_running_per_key integer, rate_starts integer, rate_per interval, rate_by_key boolean, reclaims bigint[]) RETURNS bigint[]
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+    RETURN ARRAY(
+        WITH keyed AS MATERIALIZED (
+            SELECT j.id, j.priority, j.run_at, j.concurrency_key AS ck
+              FROM taskboard.jobs AS j
+             WHERE j.state = 'queued'
+               AND j.queue = pick_keyed.queue
+               -- A hashed set: the queued jobs of full keys are read past
+               -- (a key with a long backlog has many), each looked up once.
+               AND (j.concurrency_key IS NULL
+                    OR j.concurrency_key NOT IN (SELECT f.key FROM pg_catalog.unnest(pick_keyed.full_keys) AS f(key)))
+               AND j.run_at <= pick_keyed.clock
+             ORDER BY j.priority DESC, j.run_at, j.id
+             LIMIT 16 * pick_keyed.room
+        ),
+        rooms AS MATERIALIZED (
+            -- Under a rate per key: the starts left in each key's window.
+            SELECT r.ck, pick_keyed.rate_starts - (
+                       SELECT pg_catalog.count(*)
+                         FROM taskboard.queue_starts AS s
+                        WHERE s.queue = pick_keyed.queue
+                          AND s.concurrency_key = r.ck
+                          AND s.started_at > pick_keyed.clock - pick_keyed.rate_per) AS room
+              FROM (SELECT DISTINCT k.ck FROM keyed AS k) AS r
+             WHERE pick_keyed.rate_by_key
+               AND r.ck IS NOT NULL
+        ),
+        reclaimed AS MATERIALIZED (
+            -- Under a rate per key: the claim's reclaims of each key.
+            SELECT x.concurrency_key AS ck, pg_catalog.count(*) AS n
+              FROM taskboard.jobs AS x
+             WHERE pick_keyed.rate_by_key
+               AND x.id = ANY (pick_keyed.reclaims)
+               AND x.concurrency_key IS NOT NULL
+             GROUP BY x.concurrency_key
+        ),
+        picked AS MATERIALIZED (
+            SELECT n.id
+              FROM (SELECT k.id, k.priority, k.run_at, k.ck,
+                           pg_catalog.row_number() OVER (PARTITION BY k.ck ORDER BY k.priority DESC, k.run_at, k.id) AS nth
+                      FROM keyed AS k) AS n
+             WHERE n.ck IS NULL
+                OR ((pick_keyed.max_running_per_key IS NULL
+                     OR n.nth <= pick_keyed.max_running_per_key - (
+                            SELECT pg_catalog.count(*)
+                              FROM taskboard.jobs AS h
+                             WHERE h.queue = pick_keyed.queue
+                               AND h.concurrency_key = n.ck
+                               AND (h.state = 'running' OR h.held_until > pick_keyed.clock)))
+                    AND (NOT pick_keyed.rate_by_key
+                         OR n.nth <= (SELECT r.room FROM rooms AS r WHERE r.ck = n.ck)
+                                     - coalesce((SELECT c.n FROM reclaimed AS c WHERE c.ck = n.ck), 0)))
+             ORDER BY n.priority DESC, n.run_at, n.id
+             LIMIT pick_keyed.room
+        ),
+        locked AS MATERIALIZED (
+            -- Found by id alone: with the queue or the state in this test,
+            -- the plan kept from an empty table walked the queue's whole
+            -- queued index on PostgreSQL 15. The locked row is the newest
+            -- version.
+            SELECT j.id, j.state
+              FROM taskboard.jobs AS j
+             WHERE j.id = ANY (ARRAY(SELECT p.id FROM picked AS p))
+               FOR NO KEY UPDATE SKIP LOCKED
+        )
+        SELECT l.id FROM locked AS l WHERE l.state = 'queued');
+END
+$$;
+
+--
+-- Name: FUNCTION pick_keyed(queue text, clock timestamp with time zone, room integer, full_keys text[], max_running_per_key integer, rate_starts integer, rate_per interval, rate_by_key boolean, reclaims bigint[]); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.pick_keyed(queue text, clock timestamp with time zone, room integer, full_keys text[], max_running_per_key integer, rate_starts integer, rate_per interval, rate_by_key boolean, reclaims bigint[]) IS 'pick_keyed(queue, clock, room, full_keys, max_running_per_key, rate_starts, rate_per, rate_by_key, reclaims) -> bigint[]
+Internal: a picker of taskboard.claim, per concurrency key (under a key
+limit or a rate limit per key). Reads the queued jobs of `queue` due by
+`clock` whose key is not in `full_keys` (a hashed set: the queued jobs
+of full keys are read past), and those without a key, sixteen times
+`room` of them in claim order (priority, higher first, then run_at, then
+id), without a lock (the queue''s claimers take turns on its row), so that
+the jobs of keys with room behind many of one key are still found. Takes
+each key''s first ones up to its room: max_running_per_key less its
+holders (running, or cancelled under a lease not yet ended), and under a
+rate per key the starts left in its window less the claim''s `reclaims`
+of that key; at most `room` in all, then locks them FOR NO KEY UPDATE
+SKIP LOCKED and keeps those still queued (a cancel may have come first).
+Writes nothing; the rows it locked stay locked until the caller''s
+transaction ends.
+Called by claim; never granted to an application role.';
+
+--
+-- Name: pick_queued(text, timestamp with time zone, integer); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.pick_queued(queue text, clock timestamp with time zone, most integer) RETURNS bigint[]
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+    RETURN ARRAY(
+        SELECT j.id
+          FROM taskboard.jobs AS j
+         WHERE j.queue = pick_queued.queue
+           AND j.state = 'queued'
+           AND j.run_at <= pick_queued.clock
+         ORDER BY j.priority DESC, j.run_at, j.id
+         LIMIT pick_queued.most
+           FOR NO KEY UPDATE SKIP LOCKED);
+END
+$$;
+
+--
+-- Name: FUNCTION pick_queued(queue text, clock timestamp with time zone, most integer); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.pick_queued(queue text, clock timestamp with time zone, most integer) IS 'pick_queued(queue, clock, most) -> bigint[]
+Internal: a picker of taskboard.claim. The first `most` queued jobs of
+`queue` whose run_at is due by `clock`, in claim order (priority, higher
+first, then run_at, then id), locked FOR NO KEY UPDATE SKIP LOCKED: a
+job another claimer holds is passed over. Writes nothing; the rows stay
+locked until the caller''s transaction ends. Reads the head of the
+queue''s queued index only.
+Called by claim; never granted to an application role.';
+
+--
 -- Name: prune(interval, integer); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
@@ -2511,32 +2856,14 @@ CREATE FUNCTION taskboard.prune(older_than interval, batch integer DEFAULT 10000
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_cutoff  timestamptz;
     v_deleted bigint;
     v_doomed  bigint[];
-    v_clock   timestamptz := pg_catalog.clock_timestamp();
-    v_far     boolean;
 BEGIN
-    -- A part (months, days, time) beyond 2000 years could carry the clock out
-    -- of the timestamp range: such a value is judged by its sign alone.
-    v_far := prune.older_than IS NOT NULL
-             AND (pg_catalog.abs(EXTRACT(year FROM prune.older_than)) > 2000
-             OR pg_catalog.abs(EXTRACT(day FROM prune.older_than)) > 730000
-             OR pg_catalog.abs(EXTRACT(hour FROM prune.older_than)) > 17520000);
-    IF prune.older_than IS NULL
-       OR (v_far AND prune.older_than < interval '0')
-       OR (NOT v_far AND v_clock - prune.older_than > v_clock) THEN
-        RAISE EXCEPTION 'older_than must not be NULL or negative, got %', prune.older_than
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF v_far OR v_clock - prune.older_than < v_clock - interval '100 years' THEN
-        RAISE EXCEPTION 'older_than must be at most 100 years, got %', prune.older_than
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF prune.batch IS NULL OR prune.batch < 1 THEN
-        RAISE EXCEPTION 'batch must be at least 1, got %', prune.batch
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_delay('older_than', prune.older_than, '100 years', back => true);
+    v_checked := taskboard.check_between('batch', prune.batch, 1);
 
     -- A value, not clock_timestamp() in the query: an index scan can stop at it.
     v_cutoff := pg_catalog.clock_timestamp() - prune.older_than;
@@ -2603,26 +2930,13 @@ CREATE FUNCTION taskboard.queue_overview(recent interval DEFAULT '01:00:00'::int
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     -- Read once: every count below is against the same instant.
     v_now   timestamptz := pg_catalog.clock_timestamp();
     v_since timestamptz;
-    v_clock timestamptz := v_now;
-    v_far   boolean;
 BEGIN
-    -- A part (months, days, time) beyond 2000 years could carry the clock out
-    -- of the timestamp range: such a value is judged by its sign alone.
-    v_far := queue_overview.recent IS NOT NULL
-             AND (pg_catalog.abs(EXTRACT(year FROM queue_overview.recent)) > 2000
-             OR pg_catalog.abs(EXTRACT(day FROM queue_overview.recent)) > 730000
-             OR pg_catalog.abs(EXTRACT(hour FROM queue_overview.recent)) > 17520000);
-    IF queue_overview.recent IS NULL
-       OR v_far
-       OR v_clock - queue_overview.recent >= v_clock
-       OR v_clock - queue_overview.recent < v_clock - interval '31 days' THEN
-        RAISE EXCEPTION 'recent must be positive and at most 31 days, got %',
-            coalesce(queue_overview.recent::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_recent(queue_overview.recent);
     v_since := v_now - queue_overview.recent;
 
     RETURN QUERY
@@ -2758,6 +3072,139 @@ finished within `recent`, or settings. Ordered by queue.
 Raises 22023 when recent is NULL, not positive or longer than 31 days,
 by the time it gives: unless clock - 31 days <= clock - recent < clock,
 months and days counted as the calendar makes them.';
+
+--
+-- Name: queue_room(text, integer, timestamp with time zone); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.queue_room(queue text, max_running integer, clock timestamp with time zone) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+    RETURN (
+        SELECT GREATEST(0, queue_room.max_running - pg_catalog.count(*) - (
+                   SELECT pg_catalog.count(*)
+                     FROM taskboard.jobs AS h
+                    WHERE h.queue = queue_room.queue
+                      AND h.held_until > queue_room.clock
+                      AND h.state <> 'running'))::integer
+          FROM taskboard.jobs AS j
+         WHERE j.queue = queue_room.queue
+           AND j.state = 'running'
+           AND NOT (j.lease_expires_at <= queue_room.clock AND j.attempt >= j.max_attempts));
+END
+$$;
+
+--
+-- Name: FUNCTION queue_room(queue text, max_running integer, clock timestamp with time zone); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.queue_room(queue text, max_running integer, clock timestamp with time zone) IS 'queue_room(queue, max_running, clock) -> integer
+Internal: a picker''s bound under a queue limit (taskboard.set_queue_limit):
+how many more jobs of `queue` may start by `clock`, at least 0. The
+limit less the queue''s running jobs (an expired lease counts until its
+job is reclaimed or finished; one with no attempt left does not, claim
+buries it) and less the places still held: jobs cancelled under a live
+lease (taskboard.cancel), or retried since and not yet due. Reads this
+queue''s running and held jobs only; writes nothing.
+Called by claim, on its turn on the queue''s row; never granted to an
+application role.';
+
+--
+-- Name: rate_full_keys(text, timestamp with time zone, integer, text[], text[], integer, interval); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.rate_full_keys(queue text, clock timestamp with time zone, room integer, full_keys text[], known text[], rate_starts integer, rate_per interval) RETURNS text[]
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_full text[] := rate_full_keys.known;
+    -- A look: how many queued jobs it reads, the keys it found full, the
+    -- jobs it read and those of them of keys with room or without a key.
+    v_reach bigint := 16 * rate_full_keys.room;
+    v_new_full text[];
+    v_read bigint;
+    v_open bigint;
+BEGIN
+    LOOP
+        WITH reached AS MATERIALIZED (
+            SELECT j.concurrency_key AS ck
+              FROM taskboard.jobs AS j
+             WHERE j.queue = rate_full_keys.queue
+               AND j.state = 'queued'
+               AND j.run_at <= rate_full_keys.clock
+               AND (j.concurrency_key IS NULL
+                    OR j.concurrency_key NOT IN (
+                        SELECT f.key
+                          FROM pg_catalog.unnest(pg_catalog.array_cat(rate_full_keys.full_keys, v_full)) AS f(key)))
+             ORDER BY j.priority DESC, j.run_at, j.id
+             LIMIT v_reach
+        ),
+        filled AS MATERIALIZED (
+            SELECT c.ck
+              FROM (SELECT r.ck
+                      FROM reached AS r
+                     WHERE r.ck IS NOT NULL
+                    UNION
+                    SELECT x.concurrency_key
+                      FROM taskboard.jobs AS x
+                     WHERE x.queue = rate_full_keys.queue
+                       AND x.state = 'running'
+                       AND x.lease_expires_at <= rate_full_keys.clock
+                       AND x.attempt < x.max_attempts
+                       AND x.concurrency_key IS NOT NULL
+                       AND x.concurrency_key NOT IN (
+                           SELECT f.key FROM pg_catalog.unnest(v_full) AS f(key))) AS c
+             WHERE (SELECT pg_catalog.count(*)
+                      FROM (SELECT
+                              FROM taskboard.queue_starts AS s
+                             WHERE s.queue = rate_full_keys.queue
+                               AND s.concurrency_key = c.ck
+                               AND s.started_at > rate_full_keys.clock - rate_full_keys.rate_per
+                             LIMIT rate_full_keys.rate_starts) AS w) >= rate_full_keys.rate_starts
+        )
+        SELECT ARRAY(SELECT f.ck FROM filled AS f),
+               (SELECT pg_catalog.count(*) FROM reached AS r),
+               (SELECT pg_catalog.count(*)
+                  FROM reached AS r
+                 WHERE r.ck IS NULL
+                    OR r.ck NOT IN (SELECT f.ck FROM filled AS f))
+          INTO v_new_full, v_read, v_open;
+        v_full := pg_catalog.array_cat(v_full, v_new_full);
+        EXIT WHEN v_open >= 16 * rate_full_keys.room OR v_read < v_reach;
+        v_reach := 2 * v_reach;
+    END LOOP;
+    RETURN v_full;
+END
+$$;
+
+--
+-- Name: FUNCTION rate_full_keys(queue text, clock timestamp with time zone, room integer, full_keys text[], known text[], rate_starts integer, rate_per interval); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.rate_full_keys(queue text, clock timestamp with time zone, room integer, full_keys text[], known text[], rate_starts integer, rate_per interval) IS 'rate_full_keys(queue, clock, room, full_keys, known, rate_starts, rate_per) -> text[]
+Internal: a picker''s bound under a rate limit per key
+(taskboard.set_rate_limit with by_key): `known` and the keys of `queue`
+whose window is full by `clock` (none of their jobs starts, an expired
+lease of theirs is not reclaimed), among those a round with `room` would
+look at: the keys of the first queued jobs it reads, as pick_keyed reads
+them, and of the expired leases it may reclaim, each key''s window
+counted through its index (at most rate_starts of its starts). A look
+reads the first 16 x room queued jobs in claim order, those of the keys
+of `full_keys` and those found full so far left out (a hashed set: read
+past, not counted again), and counts the windows of their keys once
+each. While fewer than sixteen times the room of the jobs it read are of
+keys with room (or of none), and the queue has more, it looks again
+twice as far: the jobs of keys with room behind full ones are still
+reached, no key''s window is counted that the claim does not reach, and
+however many full keys are ahead, the looks together read fewer than
+eight times the queued jobs up to the last one pick_keyed takes (each
+look at most twice as many as it reaches, the last less than twice as
+far as needed). Writes nothing.
+Called by claim, on its turn on the queue''s row; never granted to an
+application role.';
 
 --
 -- Name: recheck_dependencies(integer); Type: FUNCTION; Schema: taskboard; Owner: -
@@ -2962,32 +3409,12 @@ CREATE FUNCTION taskboard.release(job_id bigint, token uuid, delay interval DEFA
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_queue text;
-    v_clock timestamptz := pg_catalog.clock_timestamp();
-    v_far   boolean;
 BEGIN
-    IF release.job_id IS NULL THEN
-        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF release.token IS NULL THEN
-        RAISE EXCEPTION 'token must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    -- A part (months, days, time) beyond 2000 years could carry the clock out
-    -- of the timestamp range: such a value is judged by its sign alone.
-    v_far := release.delay IS NOT NULL
-             AND (pg_catalog.abs(EXTRACT(year FROM release.delay)) > 2000
-             OR pg_catalog.abs(EXTRACT(day FROM release.delay)) > 730000
-             OR pg_catalog.abs(EXTRACT(hour FROM release.delay)) > 17520000);
-    IF release.delay IS NULL
-       OR (v_far AND release.delay < interval '0')
-       OR (NOT v_far AND v_clock + release.delay < v_clock) THEN
-        RAISE EXCEPTION 'delay must not be NULL or negative, got %', release.delay
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF v_far OR v_clock + release.delay > v_clock + interval '12 hours' THEN
-        RAISE EXCEPTION 'delay must be at most 12 hours, got %', release.delay
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_lease(release.job_id, release.token);
+    v_checked := taskboard.check_delay('delay', release.delay, '12 hours');
 
     UPDATE taskboard.jobs AS j
        SET state = 'queued',
@@ -3031,8 +3458,11 @@ CREATE FUNCTION taskboard.remove_schedule(schedule text) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
+DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
 BEGIN
-    PERFORM taskboard.check_name('schedule', remove_schedule.schedule);
+    v_checked := taskboard.check_name('schedule', remove_schedule.schedule);
     DELETE FROM taskboard.schedule_slots AS s
      WHERE s.schedule = remove_schedule.schedule;
     RETURN FOUND;
@@ -3059,13 +3489,11 @@ CREATE FUNCTION taskboard.renew(job_id bigint, token uuid, lease interval DEFAUL
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
+DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
 BEGIN
-    IF renew.job_id IS NULL THEN
-        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF renew.token IS NULL THEN
-        RAISE EXCEPTION 'token must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_lease(renew.job_id, renew.token);
     RETURN (SELECT r.lease_expires_at
               FROM taskboard.renew_many(ARRAY[renew.job_id], ARRAY[renew.token], renew.lease) AS r);
 END
@@ -3101,33 +3529,15 @@ CREATE FUNCTION taskboard.renew_many(job_ids bigint[], tokens uuid[], lease inte
     SET enable_seqscan TO 'off'
     AS $$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_now timestamptz := pg_catalog.clock_timestamp();
     -- The answer, one element per input element in input order.
     v_ids       bigint[];
     v_deadlines timestamptz[];
 BEGIN
-    IF renew_many.job_ids IS NULL THEN
-        RAISE EXCEPTION 'job_ids must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF renew_many.tokens IS NULL THEN
-        RAISE EXCEPTION 'tokens must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_ndims(renew_many.job_ids) > 1 OR pg_catalog.array_ndims(renew_many.tokens) > 1 THEN
-        RAISE EXCEPTION 'job_ids and tokens must be one-dimensional arrays'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_position(renew_many.job_ids, NULL) IS NOT NULL THEN
-        RAISE EXCEPTION 'job_ids must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_position(renew_many.tokens, NULL) IS NOT NULL THEN
-        RAISE EXCEPTION 'tokens must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.cardinality(renew_many.job_ids) <> pg_catalog.cardinality(renew_many.tokens) THEN
-        RAISE EXCEPTION 'job_ids has % elements but tokens has %',
-            pg_catalog.cardinality(renew_many.job_ids), pg_catalog.cardinality(renew_many.tokens)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    PERFORM taskboard.check_interval('lease', renew_many.lease, interval '12 hours');
+    v_checked := taskboard.check_leases('job_ids and tokens', renew_many.job_ids, renew_many.tokens);
+    v_checked := taskboard.check_interval('lease', renew_many.lease, interval '12 hours');
 
     WITH input AS (
         SELECT u.id, u.token, u.ord
@@ -3210,8 +3620,11 @@ CREATE FUNCTION taskboard.resume(queue text) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
+DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
 BEGIN
-    PERFORM taskboard.check_name('queue', resume.queue);
+    v_checked := taskboard.check_name('queue', resume.queue);
 
     UPDATE taskboard.queues AS q
        SET paused = false,
@@ -3249,6 +3662,8 @@ CREATE FUNCTION taskboard.retry(job_id bigint) RETURNS boolean
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_now timestamptz := pg_catalog.clock_timestamp();
     v_queue text;
     v_run_at timestamptz;
@@ -3257,9 +3672,7 @@ DECLARE
     v_held_until timestamptz;
     v_left integer;
 BEGIN
-    IF retry.job_id IS NULL THEN
-        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_given('job_id', retry.job_id);
 
     BEGIN
         -- A job that waited for dependencies waits again for the edges it
@@ -3351,73 +3764,35 @@ CREATE FUNCTION taskboard.revert_losses(release text DEFAULT NULL::text) RETURNS
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_to integer[];
 BEGIN
     IF revert_losses.release IS NOT NULL THEN
-        IF revert_losses.release !~ '^[0-9]{1,4}[.][0-9]{1,4}[.][0-9]{1,4}$' THEN
-            RAISE EXCEPTION 'release must be a release such as 0.2.0, or NULL for a revert of everything, got %',
-                pg_catalog.quote_literal(revert_losses.release)
-                USING ERRCODE = 'invalid_parameter_value';
-        END IF;
+        v_checked := taskboard.check_arg(revert_losses.release ~ '^[0-9]{1,4}[.][0-9]{1,4}[.][0-9]{1,4}$',
+                 'release must be a release such as 0.2.0, or NULL for a revert of everything, got '
+                 || pg_catalog.quote_literal(revert_losses.release));
         v_to := pg_catalog.string_to_array(revert_losses.release, '.')::integer[];
     END IF;
     RETURN QUERY
     SELECT lost.data, lost.added_in, lost.rows
-      FROM (
-            SELECT 'jobs' AS data, '0.1.0' AS added_in,
-                   (SELECT pg_catalog.count(*) FROM taskboard.jobs) AS rows
-            UNION ALL
-            SELECT 'fences', '0.3.0',
-                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.fence > 0)
-            UNION ALL
-            SELECT 'queue settings', '0.3.0',
-                   (SELECT pg_catalog.count(*) FROM taskboard.queues AS q
-                     WHERE q.paused OR q.max_running IS NOT NULL)
-            UNION ALL
-            SELECT 'schedules', '0.3.0',
-                   (SELECT pg_catalog.count(*) FROM taskboard.schedule_slots)
-            UNION ALL
-            SELECT 'started_at', '0.3.0',
-                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.started_at IS NOT NULL)
-            UNION ALL
-            SELECT 'trace contexts', '0.4.0',
-                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.trace_context IS NOT NULL)
-            UNION ALL
-            SELECT 'job history', '0.4.5',
-                   (SELECT pg_catalog.count(*) FROM taskboard.job_events)
-            UNION ALL
-            SELECT 'held places', '0.4.5',
-                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j
-                     WHERE j.held_until > pg_catalog.clock_timestamp())
-            UNION ALL
-            SELECT 'slot tasks and queues', '0.4.5',
-                   (SELECT pg_catalog.count(*) FROM taskboard.schedule_slots AS s
-                     WHERE s.task IS NOT NULL)
-            UNION ALL
-            SELECT 'concurrency keys', '0.4.8',
-                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j
-                     WHERE j.concurrency_key IS NOT NULL)
-            UNION ALL
-            SELECT 'key limits', '0.4.8',
-                   (SELECT pg_catalog.count(*) FROM taskboard.queues AS q
-                     WHERE q.max_running_per_key IS NOT NULL)
-            UNION ALL
-            SELECT 'rate limits', '0.4.9',
-                   (SELECT pg_catalog.count(*) FROM taskboard.queues AS q
-                     WHERE q.rate_starts IS NOT NULL)
-            UNION ALL
-            SELECT 'dependencies', '0.5.0',
-                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j
-                     WHERE j.dependencies_left IS NOT NULL)
-            UNION ALL
-            SELECT 'waiting jobs', '0.5.0',
-                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j
-                     WHERE j.state = 'waiting')
-            UNION ALL
-            SELECT 'reclaiming workers', '0.6.1',
-                   (SELECT pg_catalog.count(*) FROM taskboard.job_events AS e
-                     WHERE e.actor_worker IS NOT NULL)
-           ) AS lost
+      FROM (VALUES
+            ('jobs', '0.1.0', (SELECT pg_catalog.count(*) FROM taskboard.jobs)),
+            ('fences', '0.3.0', (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.fence > 0)),
+            ('queue settings', '0.3.0', (SELECT pg_catalog.count(*) FROM taskboard.queues AS q WHERE q.paused OR q.max_running IS NOT NULL)),
+            ('schedules', '0.3.0', (SELECT pg_catalog.count(*) FROM taskboard.schedule_slots)),
+            ('started_at', '0.3.0', (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.started_at IS NOT NULL)),
+            ('trace contexts', '0.4.0', (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.trace_context IS NOT NULL)),
+            ('job history', '0.4.5', (SELECT pg_catalog.count(*) FROM taskboard.job_events)),
+            ('held places', '0.4.5', (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.held_until > pg_catalog.clock_timestamp())),
+            ('slot tasks and queues', '0.4.5', (SELECT pg_catalog.count(*) FROM taskboard.schedule_slots AS s WHERE s.task IS NOT NULL)),
+            ('concurrency keys', '0.4.8', (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.concurrency_key IS NOT NULL)),
+            ('key limits', '0.4.8', (SELECT pg_catalog.count(*) FROM taskboard.queues AS q WHERE q.max_running_per_key IS NOT NULL)),
+            ('rate limits', '0.4.9', (SELECT pg_catalog.count(*) FROM taskboard.queues AS q WHERE q.rate_starts IS NOT NULL)),
+            ('dependencies', '0.5.0', (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.dependencies_left IS NOT NULL)),
+            ('waiting jobs', '0.5.0', (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.state = 'waiting')),
+            ('reclaiming workers', '0.6.1', (SELECT pg_catalog.count(*) FROM taskboard.job_events AS e WHERE e.actor_worker IS NOT NULL))
+           ) AS lost(data, added_in, rows)
      WHERE lost.rows > 0
        AND (v_to IS NULL
             OR pg_catalog.string_to_array(lost.added_in, '.')::integer[] > v_to)
@@ -3467,39 +3842,7 @@ CREATE FUNCTION taskboard.set_key_limit(queue text, max_running_per_key integer)
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 BEGIN
-    PERFORM taskboard.check_name('queue', set_key_limit.queue);
-    IF set_key_limit.max_running_per_key < 1 THEN
-        RAISE EXCEPTION 'max_running_per_key must be at least 1 or NULL (no key limit), got %; pause the queue to stop it',
-            set_key_limit.max_running_per_key
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-
-    -- A key limit must count the claims still in flight, as a first queue
-    -- limit does (taskboard.set_queue_limit): each claim holds the queue's
-    -- claim lock, shared, until its transaction ends, and this call waits
-    -- for them. Always, not only when the queue has no key limit yet: a
-    -- removal of the limit not yet committed would otherwise let a limit
-    -- set just after it pass unlocked, though claims made meanwhile did
-    -- not count.
-    IF set_key_limit.max_running_per_key IS NOT NULL THEN
-        PERFORM pg_catalog.pg_advisory_xact_lock(1952605797, pg_catalog.hashtext(set_key_limit.queue));
-    END IF;
-
-    INSERT INTO taskboard.queues AS q (queue, max_running_per_key)
-    VALUES (set_key_limit.queue, set_key_limit.max_running_per_key)
-    ON CONFLICT ON CONSTRAINT queues_pkey DO UPDATE
-       SET max_running_per_key = EXCLUDED.max_running_per_key,
-           updated_at = pg_catalog.clock_timestamp()
-     WHERE q.max_running_per_key IS DISTINCT FROM EXCLUDED.max_running_per_key;
-    IF NOT FOUND THEN
-        RETURN false;
-    END IF;
-    IF EXISTS (SELECT FROM taskboard.jobs AS j
-                WHERE j.queue = set_key_limit.queue AND j.state = 'queued'
-                  AND j.run_at <= pg_catalog.clock_timestamp()) THEN
-        PERFORM taskboard.notify_runnable(set_key_limit.queue);
-    END IF;
-    RETURN true;
+    RETURN taskboard.set_limit(set_key_limit.queue, 'max_running_per_key', set_key_limit.max_running_per_key);
 END
 $$;
 
@@ -3521,6 +3864,70 @@ Raises 22023 when queue is NULL, empty or longer than 200 characters, or
 max_running_per_key is below 1 (pause the queue to stop it).';
 
 --
+-- Name: set_limit(text, text, integer); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.set_limit(queue text, what text, value integer) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
+    v_queue_limit boolean := set_limit.what = 'max_running';
+BEGIN
+    v_checked := taskboard.check_name('queue', set_limit.queue);
+    v_checked := taskboard.check_limit(set_limit.what, set_limit.value, NULL,
+                     CASE WHEN v_queue_limit THEN 'no limit' ELSE 'no key limit' END);
+    IF set_limit.value IS NOT NULL THEN
+        PERFORM pg_catalog.pg_advisory_xact_lock(1952605797, pg_catalog.hashtext(set_limit.queue));
+    END IF;
+
+    INSERT INTO taskboard.queues AS q (queue, max_running, max_running_per_key)
+    VALUES (set_limit.queue,
+            CASE WHEN v_queue_limit THEN set_limit.value END,
+            CASE WHEN NOT v_queue_limit THEN set_limit.value END)
+    ON CONFLICT ON CONSTRAINT queues_pkey DO UPDATE
+       SET max_running = CASE WHEN v_queue_limit THEN EXCLUDED.max_running ELSE q.max_running END,
+           max_running_per_key = CASE WHEN v_queue_limit THEN q.max_running_per_key
+                                      ELSE EXCLUDED.max_running_per_key END,
+           updated_at = pg_catalog.clock_timestamp()
+     WHERE CASE WHEN v_queue_limit THEN q.max_running IS DISTINCT FROM EXCLUDED.max_running
+                ELSE q.max_running_per_key IS DISTINCT FROM EXCLUDED.max_running_per_key END;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    PERFORM taskboard.notify_runnable(j.queue)
+       FROM taskboard.jobs AS j
+      WHERE j.queue = set_limit.queue AND j.state = 'queued' AND j.run_at <= pg_catalog.clock_timestamp()
+      LIMIT 1;
+    RETURN true;
+END
+$$;
+
+--
+-- Name: FUNCTION set_limit(queue text, what text, value integer); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.set_limit(queue text, what text, value integer) IS 'set_limit(queue, what, value) -> boolean
+Internal: the write of a queue''s limit, `what` naming its column:
+''max_running'' (taskboard.set_queue_limit) or ''max_running_per_key''
+(taskboard.set_key_limit). A limit given (not NULL) takes the queue''s
+claim lock (1952605797, hashtext(queue)) exclusively first, and so waits
+for the claim transactions of the queue still open; claims that come
+meanwhile wait for this transaction and then read the limit
+(taskboard.claim). Always, not only for a first limit: a removal of the
+limit not yet committed would otherwise let a limit set just after it
+pass unlocked, though claims made meanwhile did not count. Writes the
+queue''s row (made when it has none); listeners are told when the queue
+has a job runnable now. True when this call changed the limit, false
+when it already was `value`.
+Raises 22023 when queue is NULL, empty or longer than 200 characters, or
+value is below 1 (pause the queue to stop it).
+Called by set_queue_limit and set_key_limit; never granted to an
+application role.';
+
+--
 -- Name: set_queue_limit(text, integer); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
@@ -3529,39 +3936,7 @@ CREATE FUNCTION taskboard.set_queue_limit(queue text, max_running integer) RETUR
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 BEGIN
-    PERFORM taskboard.check_name('queue', set_queue_limit.queue);
-    IF set_queue_limit.max_running < 1 THEN
-        RAISE EXCEPTION 'max_running must be at least 1 or NULL (no limit), got %; pause the queue to stop it',
-            set_queue_limit.max_running
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-
-    -- A limit must count the claims still in flight: each holds the
-    -- queue's claim lock, shared, until its transaction ends. Taken
-    -- exclusively here, it waits for them; claims that come meanwhile wait
-    -- for this transaction and then read the limit (taskboard.claim).
-    -- Always, not only for a first limit: a removal of the limit not yet
-    -- committed would otherwise let a limit set just after it pass
-    -- unlocked, though claims made meanwhile did not count.
-    IF set_queue_limit.max_running IS NOT NULL THEN
-        PERFORM pg_catalog.pg_advisory_xact_lock(1952605797, pg_catalog.hashtext(set_queue_limit.queue));
-    END IF;
-
-    INSERT INTO taskboard.queues AS q (queue, max_running)
-    VALUES (set_queue_limit.queue, set_queue_limit.max_running)
-    ON CONFLICT ON CONSTRAINT queues_pkey DO UPDATE
-       SET max_running = EXCLUDED.max_running,
-           updated_at = pg_catalog.clock_timestamp()
-     WHERE q.max_running IS DISTINCT FROM EXCLUDED.max_running;
-    IF NOT FOUND THEN
-        RETURN false;
-    END IF;
-    IF EXISTS (SELECT FROM taskboard.jobs AS j
-                WHERE j.queue = set_queue_limit.queue AND j.state = 'queued'
-                  AND j.run_at <= pg_catalog.clock_timestamp()) THEN
-        PERFORM taskboard.notify_runnable(set_queue_limit.queue);
-    END IF;
-    RETURN true;
+    RETURN taskboard.set_limit(set_queue_limit.queue, 'max_running', set_queue_limit.max_running);
 END
 $$;
 
@@ -3592,41 +3967,26 @@ CREATE FUNCTION taskboard.set_rate_limit(queue text, starts integer, per interva
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     -- per as a fixed length: months counted as 30 days and days as 24
     -- hours (as EXTRACT(epoch) counts them), so that the window is the same
     -- on every date and in every session's time zone.
     v_seconds numeric;
     v_per interval;
 BEGIN
-    PERFORM taskboard.check_name('queue', set_rate_limit.queue);
-    IF (set_rate_limit.starts IS NULL) <> (set_rate_limit.per IS NULL) THEN
-        RAISE EXCEPTION 'starts and per must both be given, or both be NULL (no rate limit), got starts % and per %',
-            coalesce(set_rate_limit.starts::text, 'NULL'), coalesce(set_rate_limit.per::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF set_rate_limit.by_key IS NULL THEN
-        RAISE EXCEPTION 'by_key must be true or false, got NULL'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF set_rate_limit.starts IS NULL AND set_rate_limit.by_key THEN
-        RAISE EXCEPTION 'by_key needs a rate limit: give starts and per, or by_key false to remove it'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF set_rate_limit.starts NOT BETWEEN 1 AND 100000 THEN
-        RAISE EXCEPTION 'starts must be between 1 and 100000 or NULL (no rate limit), got %; pause the queue to stop it',
-            set_rate_limit.starts
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_name('queue', set_rate_limit.queue);
+    v_checked := taskboard.check_arg((set_rate_limit.starts IS NULL) = (set_rate_limit.per IS NULL),
+                     pg_catalog.format('starts and per must both be given, or both be NULL (no rate limit), got starts %s and per %s',
+                                       coalesce(set_rate_limit.starts::text, 'NULL'), coalesce(set_rate_limit.per::text, 'NULL')));
+    v_checked := taskboard.check_arg(set_rate_limit.by_key IS NOT NULL, 'by_key must be true or false, got NULL');
+    v_checked := taskboard.check_arg(set_rate_limit.starts IS NOT NULL OR NOT set_rate_limit.by_key,
+                     'by_key needs a rate limit: give starts and per, or by_key false to remove it');
+    v_checked := taskboard.check_limit('starts', set_rate_limit.starts, 100000, 'no rate limit');
     IF set_rate_limit.per IS NOT NULL THEN
         v_seconds := EXTRACT(epoch FROM set_rate_limit.per);
-        IF v_seconds <= 0 THEN
-            RAISE EXCEPTION 'per must be positive, got %', set_rate_limit.per
-                USING ERRCODE = 'invalid_parameter_value';
-        END IF;
-        IF v_seconds > 31 * 86400 THEN
-            RAISE EXCEPTION 'per must be at most 31 days, got %', set_rate_limit.per
-                USING ERRCODE = 'invalid_parameter_value';
-        END IF;
+        v_checked := taskboard.check_arg(v_seconds > 0, 'per must be positive, got ' || set_rate_limit.per);
+        v_checked := taskboard.check_arg(v_seconds <= 31 * 86400, 'per must be at most 31 days, got ' || set_rate_limit.per);
         v_per := pg_catalog.make_interval(secs => v_seconds::double precision);
     END IF;
 
@@ -3879,7 +4239,7 @@ CREATE FUNCTION taskboard.version() RETURNS text
     LANGUAGE sql IMMUTABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-SELECT '0.6.2'::text
+SELECT '0.6.3'::text
 $$;
 
 --
@@ -3891,6 +4251,36 @@ The schema''s release, for the driver''s start-up check.
 Raises nothing.';
 
 --
+-- Name: window_room(text, integer, interval, timestamp with time zone); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.window_room(queue text, rate_starts integer, rate_per interval, clock timestamp with time zone) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+    RETURN (
+        SELECT GREATEST(0, window_room.rate_starts - pg_catalog.count(*))::integer
+          FROM taskboard.queue_starts AS s
+         WHERE s.queue = window_room.queue
+           AND s.started_at > window_room.clock - window_room.rate_per);
+END
+$$;
+
+--
+-- Name: FUNCTION window_room(queue text, rate_starts integer, rate_per interval, clock timestamp with time zone); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.window_room(queue text, rate_starts integer, rate_per interval, clock timestamp with time zone) IS 'window_room(queue, rate_starts, rate_per, clock) -> integer
+Internal: a picker''s bound under a rate limit of the whole queue
+(taskboard.set_rate_limit without by_key): how many more starts of
+`queue`, reclaims included, its window of `rate_per` ending at `clock`
+has room for, at least 0: rate_starts less the starts logged in
+taskboard.queue_starts after clock - rate_per. Writes nothing.
+Called by claim, on its turn on the queue''s row; never granted to an
+application role.';
+
+--
 -- Name: worker_leases(integer); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
@@ -3899,12 +4289,11 @@ CREATE FUNCTION taskboard.worker_leases(max_rows integer DEFAULT 500) RETURNS TA
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_now timestamptz := pg_catalog.clock_timestamp();
 BEGIN
-    IF worker_leases.max_rows IS NULL OR worker_leases.max_rows NOT BETWEEN 1 AND 1000 THEN
-        RAISE EXCEPTION 'max_rows must be between 1 and 1000, got %', worker_leases.max_rows
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_between('max_rows', worker_leases.max_rows, 1, 1000);
 
     RETURN QUERY
     SELECT h.claimed_by, h.id, h.queue, h.task, h.attempt, h.fence, h.started_at,
@@ -4412,11 +4801,53 @@ GRANT USAGE ON SCHEMA taskboard TO taskboard_worker;
 GRANT USAGE ON SCHEMA taskboard TO taskboard_admin;
 
 --
+-- Name: FUNCTION bury_spent(queue text, clock timestamp with time zone); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.bury_spent(queue text, clock timestamp with time zone) FROM PUBLIC;
+
+--
 -- Name: FUNCTION cancel(job_id bigint); Type: ACL; Schema: taskboard; Owner: -
 --
 
 REVOKE ALL ON FUNCTION taskboard.cancel(job_id bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION taskboard.cancel(job_id bigint) TO taskboard_admin;
+
+--
+-- Name: FUNCTION check_arg(ok boolean, message text); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.check_arg(ok boolean, message text) FROM PUBLIC;
+
+--
+-- Name: FUNCTION check_between(what text, value bigint, low bigint, high bigint); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.check_between(what text, value bigint, low bigint, high bigint) FROM PUBLIC;
+
+--
+-- Name: FUNCTION check_choice(what text, value text, VARIADIC choices text[]); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.check_choice(what text, value text, VARIADIC choices text[]) FROM PUBLIC;
+
+--
+-- Name: FUNCTION check_delay(what text, value interval, most text, back boolean); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.check_delay(what text, value interval, most text, back boolean) FROM PUBLIC;
+
+--
+-- Name: FUNCTION check_flat(what text, VARIADIC ndims integer[]); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.check_flat(what text, VARIADIC ndims integer[]) FROM PUBLIC;
+
+--
+-- Name: FUNCTION check_given(what text, value anyelement, hint text); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.check_given(what text, value anyelement, hint text) FROM PUBLIC;
 
 --
 -- Name: FUNCTION check_interval(what text, value interval, most interval); Type: ACL; Schema: taskboard; Owner: -
@@ -4425,16 +4856,64 @@ GRANT ALL ON FUNCTION taskboard.cancel(job_id bigint) TO taskboard_admin;
 REVOKE ALL ON FUNCTION taskboard.check_interval(what text, value interval, most interval) FROM PUBLIC;
 
 --
+-- Name: FUNCTION check_items(what text, value anyarray); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.check_items(what text, value anyarray) FROM PUBLIC;
+
+--
+-- Name: FUNCTION check_key(what text, value text, max_chars integer, null_means text); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.check_key(what text, value text, max_chars integer, null_means text) FROM PUBLIC;
+
+--
+-- Name: FUNCTION check_lease(job_id bigint, token uuid); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.check_lease(job_id bigint, token uuid) FROM PUBLIC;
+
+--
+-- Name: FUNCTION check_leases(arrays text, job_ids bigint[], tokens uuid[], other_ndims integer); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.check_leases(arrays text, job_ids bigint[], tokens uuid[], other_ndims integer) FROM PUBLIC;
+
+--
+-- Name: FUNCTION check_lengths(what text, n integer, other text, m integer); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.check_lengths(what text, n integer, other text, m integer) FROM PUBLIC;
+
+--
+-- Name: FUNCTION check_limit(what text, value integer, most integer, none_means text); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.check_limit(what text, value integer, most integer, none_means text) FROM PUBLIC;
+
+--
 -- Name: FUNCTION check_name(what text, value text); Type: ACL; Schema: taskboard; Owner: -
 --
 
 REVOKE ALL ON FUNCTION taskboard.check_name(what text, value text) FROM PUBLIC;
 
 --
+-- Name: FUNCTION check_recent(recent interval); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.check_recent(recent interval) FROM PUBLIC;
+
+--
 -- Name: FUNCTION check_time(what text, value timestamp with time zone); Type: ACL; Schema: taskboard; Owner: -
 --
 
 REVOKE ALL ON FUNCTION taskboard.check_time(what text, value timestamp with time zone) FROM PUBLIC;
+
+--
+-- Name: FUNCTION check_trace_context(value jsonb); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.check_trace_context(value jsonb) FROM PUBLIC;
 
 --
 -- Name: FUNCTION claim(queue text, worker text, batch integer, lease interval); Type: ACL; Schema: taskboard; Owner: -
@@ -4501,13 +4980,19 @@ GRANT ALL ON FUNCTION taskboard.fail(job_id bigint, token uuid, error text, retr
 GRANT ALL ON FUNCTION taskboard.fail(job_id bigint, token uuid, error text, retry_in interval, retry boolean, traceback text) TO taskboard_admin;
 
 --
+-- Name: FUNCTION find_ids(queue text, state text, task text, after_id bigint, max_rows integer); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.find_ids(queue text, state text, task text, after_id bigint, max_rows integer) FROM PUBLIC;
+
+--
 -- Name: FUNCTION find_jobs(queue text, state text, task text, after_id bigint, max_rows integer); Type: ACL; Schema: taskboard; Owner: -
 --
 
 REVOKE ALL ON FUNCTION taskboard.find_jobs(queue text, state text, task text, after_id bigint, max_rows integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION taskboard.find_jobs(queue text, state text, task text, after_id bigint, max_rows integer) TO taskboard_admin;
 GRANT ALL ON FUNCTION taskboard.find_jobs(queue text, state text, task text, after_id bigint, max_rows integer) TO taskboard_producer;
 GRANT ALL ON FUNCTION taskboard.find_jobs(queue text, state text, task text, after_id bigint, max_rows integer) TO taskboard_worker;
+GRANT ALL ON FUNCTION taskboard.find_jobs(queue text, state text, task text, after_id bigint, max_rows integer) TO taskboard_admin;
 
 --
 -- Name: FUNCTION find_jobs_summary(queue text, state text, task text, after_id bigint, max_rows integer); Type: ACL; Schema: taskboard; Owner: -
@@ -4519,6 +5004,12 @@ GRANT ALL ON FUNCTION taskboard.find_jobs_summary(queue text, state text, task t
 GRANT ALL ON FUNCTION taskboard.find_jobs_summary(queue text, state text, task text, after_id bigint, max_rows integer) TO taskboard_admin;
 
 --
+-- Name: FUNCTION full_keys(queue text, max_running_per_key integer, clock timestamp with time zone); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.full_keys(queue text, max_running_per_key integer, clock timestamp with time zone) FROM PUBLIC;
+
+--
 -- Name: FUNCTION get_job(job_id bigint); Type: ACL; Schema: taskboard; Owner: -
 --
 
@@ -4526,6 +5017,12 @@ REVOKE ALL ON FUNCTION taskboard.get_job(job_id bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION taskboard.get_job(job_id bigint) TO taskboard_producer;
 GRANT ALL ON FUNCTION taskboard.get_job(job_id bigint) TO taskboard_worker;
 GRANT ALL ON FUNCTION taskboard.get_job(job_id bigint) TO taskboard_admin;
+
+--
+-- Name: FUNCTION grant_leases(ids bigint[], most integer, worker text, lease interval, clock timestamp with time zone); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.grant_leases(ids bigint[], most integer, worker text, lease interval, clock timestamp with time zone) FROM PUBLIC;
 
 --
 -- Name: FUNCTION job_activity(recent interval); Type: ACL; Schema: taskboard; Owner: -
@@ -4571,6 +5068,24 @@ REVOKE ALL ON FUNCTION taskboard.pause(queue text) FROM PUBLIC;
 GRANT ALL ON FUNCTION taskboard.pause(queue text) TO taskboard_admin;
 
 --
+-- Name: FUNCTION pick_expired(queue text, clock timestamp with time zone, most integer, rate_full_keys text[], rate_starts integer, rate_per interval, rate_by_key boolean); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.pick_expired(queue text, clock timestamp with time zone, most integer, rate_full_keys text[], rate_starts integer, rate_per interval, rate_by_key boolean) FROM PUBLIC;
+
+--
+-- Name: FUNCTION pick_keyed(queue text, clock timestamp with time zone, room integer, full_keys text[], max_running_per_key integer, rate_starts integer, rate_per interval, rate_by_key boolean, reclaims bigint[]); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.pick_keyed(queue text, clock timestamp with time zone, room integer, full_keys text[], max_running_per_key integer, rate_starts integer, rate_per interval, rate_by_key boolean, reclaims bigint[]) FROM PUBLIC;
+
+--
+-- Name: FUNCTION pick_queued(queue text, clock timestamp with time zone, most integer); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.pick_queued(queue text, clock timestamp with time zone, most integer) FROM PUBLIC;
+
+--
 -- Name: FUNCTION prune(older_than interval, batch integer); Type: ACL; Schema: taskboard; Owner: -
 --
 
@@ -4585,6 +5100,18 @@ REVOKE ALL ON FUNCTION taskboard.queue_overview(recent interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION taskboard.queue_overview(recent interval) TO taskboard_producer;
 GRANT ALL ON FUNCTION taskboard.queue_overview(recent interval) TO taskboard_worker;
 GRANT ALL ON FUNCTION taskboard.queue_overview(recent interval) TO taskboard_admin;
+
+--
+-- Name: FUNCTION queue_room(queue text, max_running integer, clock timestamp with time zone); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.queue_room(queue text, max_running integer, clock timestamp with time zone) FROM PUBLIC;
+
+--
+-- Name: FUNCTION rate_full_keys(queue text, clock timestamp with time zone, room integer, full_keys text[], known text[], rate_starts integer, rate_per interval); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.rate_full_keys(queue text, clock timestamp with time zone, room integer, full_keys text[], known text[], rate_starts integer, rate_per interval) FROM PUBLIC;
 
 --
 -- Name: FUNCTION recheck_dependencies(max_rows integer); Type: ACL; Schema: taskboard; Owner: -
@@ -4658,6 +5185,12 @@ REVOKE ALL ON FUNCTION taskboard.set_key_limit(queue text, max_running_per_key i
 GRANT ALL ON FUNCTION taskboard.set_key_limit(queue text, max_running_per_key integer) TO taskboard_admin;
 
 --
+-- Name: FUNCTION set_limit(queue text, what text, value integer); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.set_limit(queue text, what text, value integer) FROM PUBLIC;
+
+--
 -- Name: FUNCTION set_queue_limit(queue text, max_running integer); Type: ACL; Schema: taskboard; Owner: -
 --
 
@@ -4685,6 +5218,12 @@ REVOKE ALL ON FUNCTION taskboard.version() FROM PUBLIC;
 GRANT ALL ON FUNCTION taskboard.version() TO taskboard_producer;
 GRANT ALL ON FUNCTION taskboard.version() TO taskboard_worker;
 GRANT ALL ON FUNCTION taskboard.version() TO taskboard_admin;
+
+--
+-- Name: FUNCTION window_room(queue text, rate_starts integer, rate_per interval, clock timestamp with time zone); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.window_room(queue text, rate_starts integer, rate_per interval, clock timestamp with time zone) FROM PUBLIC;
 
 --
 -- Name: FUNCTION worker_leases(max_rows integer); Type: ACL; Schema: taskboard; Owner: -

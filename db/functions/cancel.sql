@@ -28,11 +28,11 @@ CREATE OR REPLACE FUNCTION taskboard.cancel(job_id bigint)
  SET enable_seqscan TO 'off'
 AS $function$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_now timestamptz := pg_catalog.clock_timestamp();
 BEGIN
-    IF cancel.job_id IS NULL THEN
-        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_given('job_id', cancel.job_id);
 
     -- The history line, from the row as it is before the cancel (locked
     -- here, so the UPDATE below changes the row this line describes).

@@ -27,13 +27,11 @@ CREATE OR REPLACE FUNCTION taskboard.complete(job_id bigint, token uuid, result 
  SET search_path TO 'pg_catalog', 'pg_temp'
  SET enable_seqscan TO 'off'
 AS $function$
+DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
 BEGIN
-    IF complete.job_id IS NULL THEN
-        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF complete.token IS NULL THEN
-        RAISE EXCEPTION 'token must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_lease(complete.job_id, complete.token);
     RETURN (SELECT c.completed
               FROM taskboard.complete_many(ARRAY[complete.job_id], ARRAY[complete.token],
                                            ARRAY[complete.result]) AS c);

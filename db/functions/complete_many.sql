@@ -33,6 +33,8 @@ CREATE OR REPLACE FUNCTION taskboard.complete_many(job_ids bigint[], tokens uuid
  SET enable_seqscan TO 'off'
 AS $function$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_now timestamptz := pg_catalog.clock_timestamp();
     -- The job a completion of one job completed.
     v_one bigint;
@@ -40,34 +42,10 @@ DECLARE
     v_ids       bigint[];
     v_completed boolean[];
 BEGIN
-    IF complete_many.job_ids IS NULL THEN
-        RAISE EXCEPTION 'job_ids must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF complete_many.tokens IS NULL THEN
-        RAISE EXCEPTION 'tokens must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_ndims(complete_many.job_ids) > 1
-       OR pg_catalog.array_ndims(complete_many.tokens) > 1
-       OR pg_catalog.array_ndims(complete_many.results) > 1 THEN
-        RAISE EXCEPTION 'job_ids, tokens and results must be one-dimensional arrays'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_position(complete_many.job_ids, NULL) IS NOT NULL THEN
-        RAISE EXCEPTION 'job_ids must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_position(complete_many.tokens, NULL) IS NOT NULL THEN
-        RAISE EXCEPTION 'tokens must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.cardinality(complete_many.job_ids) <> pg_catalog.cardinality(complete_many.tokens) THEN
-        RAISE EXCEPTION 'job_ids has % elements but tokens has %',
-            pg_catalog.cardinality(complete_many.job_ids), pg_catalog.cardinality(complete_many.tokens)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.cardinality(complete_many.results) <> pg_catalog.cardinality(complete_many.job_ids) THEN
-        RAISE EXCEPTION 'results has % elements but job_ids has %',
-            pg_catalog.cardinality(complete_many.results), pg_catalog.cardinality(complete_many.job_ids)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_leases('job_ids, tokens and results', complete_many.job_ids, complete_many.tokens,
+                                        pg_catalog.array_ndims(complete_many.results));
+    v_checked := taskboard.check_lengths('results', pg_catalog.cardinality(complete_many.results),
+                                         'job_ids', pg_catalog.cardinality(complete_many.job_ids));
 
     -- One job, accepted: one update through the primary key (one row, one
     -- lock, no order to keep). Anything else, a refusal included, takes the

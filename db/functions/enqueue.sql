@@ -53,6 +53,8 @@ CREATE OR REPLACE FUNCTION taskboard.enqueue(task text, payload jsonb DEFAULT '{
 AS $function$
 #variable_conflict use_column
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_now    timestamptz := pg_catalog.clock_timestamp();
     v_run_at timestamptz := coalesce(enqueue.run_at, v_now);
     v_id     bigint;
@@ -60,60 +62,20 @@ DECLARE
     v_held   text;
     v_held_until timestamptz;
 BEGIN
-    IF NOT pg_catalog.isfinite(v_run_at) THEN
-        RAISE EXCEPTION 'run_at must be a finite time, got %', enqueue.run_at
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    PERFORM taskboard.check_time('run_at', v_run_at);
-    PERFORM taskboard.check_name('task', enqueue.task);
-    PERFORM taskboard.check_name('queue', enqueue.queue);
-    IF enqueue.payload IS NULL THEN
-        RAISE EXCEPTION 'payload must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue.priority IS NULL THEN
-        RAISE EXCEPTION 'priority must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue.max_attempts IS NULL OR enqueue.max_attempts < 1 THEN
-        RAISE EXCEPTION 'max_attempts must be at least 1, got %', enqueue.max_attempts
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue.dedupe_key = '' THEN
-        RAISE EXCEPTION 'dedupe_key must not be empty (NULL means no key)'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(enqueue.dedupe_key) > 400 THEN
-        RAISE EXCEPTION 'dedupe_key must be at most 400 characters, got %', pg_catalog.char_length(enqueue.dedupe_key)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue.concurrency_key = '' THEN
-        RAISE EXCEPTION 'concurrency_key must not be empty (NULL means no key)'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.char_length(enqueue.concurrency_key) > 200 THEN
-        RAISE EXCEPTION 'concurrency_key must be at most 200 characters, got %',
-            pg_catalog.char_length(enqueue.concurrency_key)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.jsonb_typeof(enqueue.trace_context) <> 'object'
-       OR EXISTS (SELECT FROM pg_catalog.jsonb_each(enqueue.trace_context) AS e(key, value)
-                   WHERE pg_catalog.jsonb_typeof(e.value) <> 'string') THEN
-        RAISE EXCEPTION 'trace_context must be a JSON object of strings, got %', enqueue.trace_context
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.octet_length(enqueue.trace_context::text) > 8192 THEN
-        RAISE EXCEPTION 'trace_context must be at most 8192 bytes as text, got %',
-            pg_catalog.octet_length(enqueue.trace_context::text)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue.on_dependency_failure IS NULL OR enqueue.on_dependency_failure NOT IN ('cancel', 'run') THEN
-        RAISE EXCEPTION 'on_dependency_failure must be cancel or run, got %',
-            coalesce(pg_catalog.quote_literal(enqueue.on_dependency_failure), 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue.on_dependency_failure = 'run' AND enqueue.depends_on IS NULL THEN
-        RAISE EXCEPTION 'on_dependency_failure ''run'' needs depends_on: a job without dependencies has none to fail (pass depends_on, or leave on_dependency_failure out)'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_arg(pg_catalog.isfinite(v_run_at), 'run_at must be a finite time, got ' || enqueue.run_at);
+    v_checked := taskboard.check_time('run_at', v_run_at);
+    v_checked := taskboard.check_name('task', enqueue.task);
+    v_checked := taskboard.check_name('queue', enqueue.queue);
+    v_checked := taskboard.check_given('payload', enqueue.payload);
+    v_checked := taskboard.check_given('priority', enqueue.priority);
+    v_checked := taskboard.check_between('max_attempts', enqueue.max_attempts, 1);
+    v_checked := taskboard.check_key('dedupe_key', enqueue.dedupe_key, 400, 'NULL means no key');
+    v_checked := taskboard.check_key('concurrency_key', enqueue.concurrency_key, 200, 'NULL means no key');
+    v_checked := taskboard.check_trace_context(enqueue.trace_context);
+    v_checked := taskboard.check_choice('on_dependency_failure', enqueue.on_dependency_failure, 'cancel', 'run');
+    v_checked := taskboard.check_arg(enqueue.on_dependency_failure = 'cancel' OR enqueue.depends_on IS NOT NULL,
+                     'on_dependency_failure ''run'' needs depends_on: a job without dependencies has none to fail'
+                     ' (pass depends_on, or leave on_dependency_failure out)');
 
     -- An empty depends_on names no dependency: the job is enqueued as
     -- without one (a dedupe_key allowed).

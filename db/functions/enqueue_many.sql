@@ -43,6 +43,8 @@ CREATE OR REPLACE FUNCTION taskboard.enqueue_many(task text, payloads jsonb[], q
 AS $function$
 #variable_conflict use_column
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_now      timestamptz := pg_catalog.clock_timestamp();
     v_run_at   timestamptz := coalesce(enqueue_many.run_at, v_now);
     v_ids      bigint[];
@@ -53,70 +55,30 @@ DECLARE
     v_hash     bytea;
     v_held     text;
 BEGIN
-    IF NOT pg_catalog.isfinite(v_run_at) THEN
-        RAISE EXCEPTION 'run_at must be a finite time, got %', enqueue_many.run_at
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    PERFORM taskboard.check_time('run_at', v_run_at);
-    PERFORM taskboard.check_name('task', enqueue_many.task);
-    PERFORM taskboard.check_name('queue', enqueue_many.queue);
-    IF enqueue_many.payloads IS NULL THEN
-        RAISE EXCEPTION 'payloads must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_ndims(enqueue_many.payloads) > 1 OR pg_catalog.array_ndims(enqueue_many.dedupe_keys) > 1 THEN
-        RAISE EXCEPTION 'payloads and dedupe_keys must be one-dimensional arrays'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_position(enqueue_many.payloads, NULL) IS NOT NULL THEN
-        RAISE EXCEPTION 'payloads must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue_many.dedupe_keys IS NOT NULL
-       AND pg_catalog.cardinality(enqueue_many.dedupe_keys) <> pg_catalog.cardinality(enqueue_many.payloads) THEN
-        RAISE EXCEPTION 'dedupe_keys has % elements but payloads has %',
-            pg_catalog.cardinality(enqueue_many.dedupe_keys), pg_catalog.cardinality(enqueue_many.payloads)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_position(enqueue_many.dedupe_keys, '') IS NOT NULL THEN
-        RAISE EXCEPTION 'dedupe_keys must not contain an empty string (NULL means no key)'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF EXISTS (SELECT FROM pg_catalog.unnest(enqueue_many.dedupe_keys) AS k(key) WHERE pg_catalog.char_length(k.key) > 400) THEN
-        RAISE EXCEPTION 'dedupe_keys must hold keys of at most 400 characters'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue_many.priority IS NULL THEN
-        RAISE EXCEPTION 'priority must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue_many.max_attempts IS NULL OR enqueue_many.max_attempts < 1 THEN
-        RAISE EXCEPTION 'max_attempts must be at least 1, got %', enqueue_many.max_attempts
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_ndims(enqueue_many.concurrency_keys) > 1 THEN
-        RAISE EXCEPTION 'concurrency_keys must be a one-dimensional array'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue_many.concurrency_keys IS NOT NULL
-       AND pg_catalog.cardinality(enqueue_many.concurrency_keys) <> pg_catalog.cardinality(enqueue_many.payloads) THEN
-        RAISE EXCEPTION 'concurrency_keys has % elements but payloads has %',
-            pg_catalog.cardinality(enqueue_many.concurrency_keys), pg_catalog.cardinality(enqueue_many.payloads)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF EXISTS (SELECT FROM pg_catalog.unnest(enqueue_many.concurrency_keys) AS k(key)
-                WHERE k.key = '' OR pg_catalog.char_length(k.key) > 200) THEN
-        RAISE EXCEPTION 'concurrency_keys must hold keys of 1 to 200 characters (NULL means no key)'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.jsonb_typeof(enqueue_many.trace_context) <> 'object'
-       OR EXISTS (SELECT FROM pg_catalog.jsonb_each(enqueue_many.trace_context) AS e(key, value)
-                   WHERE pg_catalog.jsonb_typeof(e.value) <> 'string') THEN
-        RAISE EXCEPTION 'trace_context must be a JSON object of strings, got %', enqueue_many.trace_context
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.octet_length(enqueue_many.trace_context::text) > 8192 THEN
-        RAISE EXCEPTION 'trace_context must be at most 8192 bytes as text, got %',
-            pg_catalog.octet_length(enqueue_many.trace_context::text)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_arg(pg_catalog.isfinite(v_run_at), 'run_at must be a finite time, got ' || enqueue_many.run_at);
+    v_checked := taskboard.check_time('run_at', v_run_at);
+    v_checked := taskboard.check_name('task', enqueue_many.task);
+    v_checked := taskboard.check_name('queue', enqueue_many.queue);
+    v_checked := taskboard.check_given('payloads', enqueue_many.payloads);
+    v_checked := taskboard.check_flat('payloads and dedupe_keys', pg_catalog.array_ndims(enqueue_many.payloads),
+                                      pg_catalog.array_ndims(enqueue_many.dedupe_keys));
+    v_checked := taskboard.check_items('payloads', enqueue_many.payloads);
+    v_checked := taskboard.check_lengths('dedupe_keys', pg_catalog.cardinality(enqueue_many.dedupe_keys),
+                                         'payloads', pg_catalog.cardinality(enqueue_many.payloads));
+    v_checked := taskboard.check_arg(pg_catalog.array_position(enqueue_many.dedupe_keys, '') IS NULL,
+                     'dedupe_keys must not contain an empty string (NULL means no key)');
+    v_checked := taskboard.check_arg(NOT EXISTS (SELECT FROM pg_catalog.unnest(enqueue_many.dedupe_keys) AS k(key)
+                                                  WHERE pg_catalog.char_length(k.key) > 400),
+                     'dedupe_keys must hold keys of at most 400 characters');
+    v_checked := taskboard.check_given('priority', enqueue_many.priority);
+    v_checked := taskboard.check_between('max_attempts', enqueue_many.max_attempts, 1);
+    v_checked := taskboard.check_flat('concurrency_keys', pg_catalog.array_ndims(enqueue_many.concurrency_keys));
+    v_checked := taskboard.check_lengths('concurrency_keys', pg_catalog.cardinality(enqueue_many.concurrency_keys),
+                                         'payloads', pg_catalog.cardinality(enqueue_many.payloads));
+    v_checked := taskboard.check_arg(NOT EXISTS (SELECT FROM pg_catalog.unnest(enqueue_many.concurrency_keys) AS k(key)
+                                                  WHERE k.key = '' OR pg_catalog.char_length(k.key) > 200),
+                     'concurrency_keys must hold keys of 1 to 200 characters (NULL means no key)');
+    v_checked := taskboard.check_trace_context(enqueue_many.trace_context);
 
     IF pg_catalog.cardinality(enqueue_many.payloads) = 0 THEN
         RETURN;

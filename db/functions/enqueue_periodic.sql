@@ -38,6 +38,8 @@ CREATE OR REPLACE FUNCTION taskboard.enqueue_periodic(schedule text, slot timest
 AS $function$
 #variable_conflict use_column
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_now      timestamptz := pg_catalog.clock_timestamp();
     v_id       bigint;
     v_previous text[] := '{}';
@@ -48,35 +50,22 @@ DECLARE
     v_queue    text;
     v_old_last timestamptz;
 BEGIN
-    PERFORM taskboard.check_name('schedule', enqueue_periodic.schedule);
-    IF enqueue_periodic.slot IS NULL THEN
-        RAISE EXCEPTION 'slot must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF NOT pg_catalog.isfinite(enqueue_periodic.slot) THEN
-        RAISE EXCEPTION 'slot must be a finite time, got %', enqueue_periodic.slot
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    PERFORM taskboard.check_time('slot', enqueue_periodic.slot);
-    IF enqueue_periodic.slot > v_now THEN
-        RAISE EXCEPTION 'slot must not be later than the database clock (%), got %', v_now, enqueue_periodic.slot
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_name('schedule', enqueue_periodic.schedule);
+    v_checked := taskboard.check_given('slot', enqueue_periodic.slot);
+    v_checked := taskboard.check_arg(pg_catalog.isfinite(enqueue_periodic.slot),
+                     'slot must be a finite time, got ' || enqueue_periodic.slot);
+    v_checked := taskboard.check_time('slot', enqueue_periodic.slot);
+    v_checked := taskboard.check_arg(enqueue_periodic.slot <= v_now,
+                     pg_catalog.format('slot must not be later than the database clock (%s), got %s', v_now, enqueue_periodic.slot));
     -- The same checks as enqueue's, made before the slot is looked at: bad
     -- input is refused whether or not the slot is still free.
-    PERFORM taskboard.check_name('task', enqueue_periodic.task);
-    PERFORM taskboard.check_name('queue', enqueue_periodic.queue);
-    IF enqueue_periodic.payload IS NULL THEN
-        RAISE EXCEPTION 'payload must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue_periodic.priority IS NULL THEN
-        RAISE EXCEPTION 'priority must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue_periodic.max_attempts IS NULL OR enqueue_periodic.max_attempts < 1 THEN
-        RAISE EXCEPTION 'max_attempts must be at least 1, got %', enqueue_periodic.max_attempts
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_name('task', enqueue_periodic.task);
+    v_checked := taskboard.check_name('queue', enqueue_periodic.queue);
+    v_checked := taskboard.check_given('payload', enqueue_periodic.payload);
+    v_checked := taskboard.check_given('priority', enqueue_periodic.priority);
+    v_checked := taskboard.check_between('max_attempts', enqueue_periodic.max_attempts, 1);
     FOREACH v_name IN ARRAY COALESCE(enqueue_periodic.previous_names, '{}') LOOP
-        PERFORM taskboard.check_name('previous_names', v_name);
+        v_checked := taskboard.check_name('previous_names', v_name);
         IF v_name <> enqueue_periodic.schedule THEN
             v_previous := v_previous || v_name;
         END IF;

@@ -21,6 +21,8 @@ CREATE OR REPLACE FUNCTION taskboard.enqueue_waiting(task text, payload jsonb, q
 AS $function$
 #variable_conflict use_column
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_now     timestamptz := pg_catalog.clock_timestamp();
     v_deps    bigint[];
     v_missing bigint;
@@ -30,22 +32,12 @@ DECLARE
     v_state   text;
     v_id      bigint;
 BEGIN
-    IF pg_catalog.array_ndims(enqueue_waiting.depends_on) > 1 THEN
-        RAISE EXCEPTION 'depends_on must be a one-dimensional array of job ids'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_position(enqueue_waiting.depends_on, NULL) IS NOT NULL THEN
-        RAISE EXCEPTION 'depends_on must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.cardinality(enqueue_waiting.depends_on) > 10000 THEN
-        RAISE EXCEPTION 'depends_on must name at most 10000 jobs, got %',
-            pg_catalog.cardinality(enqueue_waiting.depends_on)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF enqueue_waiting.dedupe_key IS NOT NULL THEN
-        RAISE EXCEPTION 'a job with depends_on cannot have a dedupe_key'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_arg(coalesce(pg_catalog.array_ndims(enqueue_waiting.depends_on), 1) = 1,
+                     'depends_on must be a one-dimensional array of job ids');
+    v_checked := taskboard.check_items('depends_on', enqueue_waiting.depends_on);
+    v_checked := taskboard.check_arg(pg_catalog.cardinality(enqueue_waiting.depends_on) <= 10000,
+                     'depends_on must name at most 10000 jobs, got ' || pg_catalog.cardinality(enqueue_waiting.depends_on));
+    v_checked := taskboard.check_arg(enqueue_waiting.dedupe_key IS NULL, 'a job with depends_on cannot have a dedupe_key');
     v_deps := ARRAY(SELECT DISTINCT d.id FROM pg_catalog.unnest(enqueue_waiting.depends_on) AS d(id) ORDER BY d.id);
 
     -- Each dependency read and held, in id order, with FOR KEY SHARE: the
@@ -67,10 +59,7 @@ BEGIN
            ARRAY(SELECT h.id FROM held AS h WHERE h.state IN ('waiting', 'queued', 'running') ORDER BY h.id),
            (SELECT pg_catalog.min(h.id) FROM held AS h WHERE h.state IN ('dead', 'cancelled'))
       INTO v_missing, v_pending, v_failed;
-    IF v_missing IS NOT NULL THEN
-        RAISE EXCEPTION 'depends_on names job %, which does not exist', v_missing
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_arg(v_missing IS NULL, 'depends_on names job ' || v_missing || ', which does not exist');
 
     IF v_failed IS NOT NULL AND enqueue_waiting.on_dependency_failure = 'cancel' THEN
         -- A dependency already ended dead or cancelled: the job is cancelled

@@ -33,6 +33,8 @@ CREATE OR REPLACE FUNCTION taskboard.fail(job_id bigint, token uuid, error text,
  SET enable_seqscan TO 'off'
 AS $function$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     -- A longer traceback keeps its last c_traceback_kept characters.
     c_traceback_max  constant integer := 16384;
     c_traceback_kept constant integer := 16000;
@@ -40,18 +42,10 @@ DECLARE
     v_traceback text := fail.traceback;
     v_state     text;
 BEGIN
-    IF fail.job_id IS NULL THEN
-        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF fail.token IS NULL THEN
-        RAISE EXCEPTION 'token must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF fail.retry IS NULL THEN
-        RAISE EXCEPTION 'retry must not be NULL (true: retry while attempts are left; false: dead at once)'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_lease(fail.job_id, fail.token);
+    v_checked := taskboard.check_given('retry', fail.retry, 'true: retry while attempts are left; false: dead at once');
     IF fail.retry_in IS NOT NULL THEN
-        PERFORM taskboard.check_interval('retry_in', fail.retry_in, interval '12 hours');
+        v_checked := taskboard.check_interval('retry_in', fail.retry_in, interval '12 hours');
     END IF;
 
     IF pg_catalog.length(v_traceback) > c_traceback_max THEN

@@ -20,25 +20,6 @@ CREATE OR REPLACE FUNCTION taskboard.find_jobs(queue text DEFAULT NULL::text, st
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 BEGIN
-    IF find_jobs.queue = '' THEN
-        RAISE EXCEPTION 'queue must not be empty (NULL: every queue)'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF find_jobs.task = '' THEN
-        RAISE EXCEPTION 'task must not be empty (NULL: every task)'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF find_jobs.state NOT IN ('waiting', 'queued', 'running', 'succeeded', 'dead', 'cancelled') THEN
-        RAISE EXCEPTION 'state must be waiting, queued, running, succeeded, dead or cancelled, got %',
-            pg_catalog.quote_literal(find_jobs.state)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF find_jobs.max_rows IS NULL OR find_jobs.max_rows NOT BETWEEN 1 AND 1000 THEN
-        RAISE EXCEPTION 'max_rows must be between 1 and 1000, got %',
-            coalesce(find_jobs.max_rows::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-
     RETURN QUERY
     SELECT j.id, j.queue, j.task, j.state, j.attempt, j.max_attempts, j.priority,
            j.run_at, j.created_at, j.finished_at, j.result, j.errors, j.started_at,
@@ -50,12 +31,8 @@ BEGIN
                       ORDER BY d.depends_on)
            END
       FROM taskboard.jobs AS j
-     WHERE (find_jobs.queue IS NULL OR j.queue = find_jobs.queue)
-       AND (find_jobs.state IS NULL OR j.state = find_jobs.state)
-       AND (find_jobs.task IS NULL OR j.task = find_jobs.task)
-       AND (find_jobs.after_id IS NULL OR j.id < find_jobs.after_id)
-     ORDER BY j.id DESC
-     LIMIT find_jobs.max_rows;
+     WHERE j.id = ANY (taskboard.find_ids(find_jobs.queue, find_jobs.state, find_jobs.task, find_jobs.after_id, find_jobs.max_rows))
+     ORDER BY j.id DESC;
 END
 $function$;
 

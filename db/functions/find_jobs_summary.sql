@@ -21,38 +21,15 @@ CREATE OR REPLACE FUNCTION taskboard.find_jobs_summary(queue text DEFAULT NULL::
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 BEGIN
-    IF find_jobs_summary.queue = '' THEN
-        RAISE EXCEPTION 'queue must not be empty (NULL: every queue)'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF find_jobs_summary.task = '' THEN
-        RAISE EXCEPTION 'task must not be empty (NULL: every task)'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF find_jobs_summary.state NOT IN ('waiting', 'queued', 'running', 'succeeded', 'dead', 'cancelled') THEN
-        RAISE EXCEPTION 'state must be waiting, queued, running, succeeded, dead or cancelled, got %',
-            pg_catalog.quote_literal(find_jobs_summary.state)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF find_jobs_summary.max_rows IS NULL
-       OR find_jobs_summary.max_rows NOT BETWEEN 1 AND 1000 THEN
-        RAISE EXCEPTION 'max_rows must be between 1 and 1000, got %',
-            coalesce(find_jobs_summary.max_rows::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-
     RETURN QUERY
     SELECT j.id, j.queue, j.task, j.state, j.attempt, j.max_attempts, j.priority,
            j.run_at, j.created_at, j.started_at, j.finished_at,
            pg_catalog.jsonb_array_length(j.errors),
            pg_catalog.left(j.errors -> -1 ->> 'error', 200)
       FROM taskboard.jobs AS j
-     WHERE (find_jobs_summary.queue IS NULL OR j.queue = find_jobs_summary.queue)
-       AND (find_jobs_summary.state IS NULL OR j.state = find_jobs_summary.state)
-       AND (find_jobs_summary.task IS NULL OR j.task = find_jobs_summary.task)
-       AND (find_jobs_summary.after_id IS NULL OR j.id < find_jobs_summary.after_id)
-     ORDER BY j.id DESC
-     LIMIT find_jobs_summary.max_rows;
+     WHERE j.id = ANY (taskboard.find_ids(find_jobs_summary.queue, find_jobs_summary.state, find_jobs_summary.task,
+                                          find_jobs_summary.after_id, find_jobs_summary.max_rows))
+     ORDER BY j.id DESC;
 END
 $function$;
 

@@ -20,11 +20,11 @@ CREATE OR REPLACE FUNCTION taskboard.get_job(job_id bigint)
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_job taskboard.job_info;
 BEGIN
-    IF get_job.job_id IS NULL THEN
-        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_given('job_id', get_job.job_id);
 
     SELECT j.id, j.queue, j.task, j.state, j.attempt, j.max_attempts, j.priority,
            j.run_at, j.created_at, j.finished_at, j.result, j.errors, j.started_at,

@@ -21,24 +21,11 @@ CREATE OR REPLACE FUNCTION taskboard.job_activity(recent interval DEFAULT '01:00
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_since timestamptz;
-    v_clock timestamptz := pg_catalog.clock_timestamp();
-    v_far   boolean;
 BEGIN
-    -- A part (months, days, time) beyond 2000 years could carry the clock out
-    -- of the timestamp range: such a value is judged by its sign alone.
-    v_far := job_activity.recent IS NOT NULL
-             AND (pg_catalog.abs(EXTRACT(year FROM job_activity.recent)) > 2000
-             OR pg_catalog.abs(EXTRACT(day FROM job_activity.recent)) > 730000
-             OR pg_catalog.abs(EXTRACT(hour FROM job_activity.recent)) > 17520000);
-    IF job_activity.recent IS NULL
-       OR v_far
-       OR v_clock - job_activity.recent >= v_clock
-       OR v_clock - job_activity.recent < v_clock - interval '31 days' THEN
-        RAISE EXCEPTION 'recent must be positive and at most 31 days, got %',
-            coalesce(job_activity.recent::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_recent(job_activity.recent);
     v_since := pg_catalog.clock_timestamp() - job_activity.recent;
 
     RETURN QUERY

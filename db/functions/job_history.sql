@@ -21,10 +21,11 @@ CREATE OR REPLACE FUNCTION taskboard.job_history(job_id bigint)
  STABLE SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
+DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
 BEGIN
-    IF job_history.job_id IS NULL THEN
-        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_given('job_id', job_history.job_id);
 
     RETURN QUERY
     SELECT e.at, e.kind, e.worker, e.actor, e.attempt, e.fence, e.lease_expires_at, e.actor_worker

@@ -16,14 +16,11 @@ CREATE OR REPLACE FUNCTION taskboard.lease_state(job_id bigint, token uuid)
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_state text;
 BEGIN
-    IF lease_state.job_id IS NULL THEN
-        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF lease_state.token IS NULL THEN
-        RAISE EXCEPTION 'token must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_lease(lease_state.job_id, lease_state.token);
 
     SELECT CASE
                WHEN j.state = 'running' AND j.lease_expires_at > pg_catalog.clock_timestamp() THEN 'held'

@@ -13,8 +13,11 @@ CREATE OR REPLACE FUNCTION taskboard.pause(queue text)
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
+DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
 BEGIN
-    PERFORM taskboard.check_name('queue', pause.queue);
+    v_checked := taskboard.check_name('queue', pause.queue);
 
     INSERT INTO taskboard.queues AS q (queue, paused)
     VALUES (pause.queue, true)

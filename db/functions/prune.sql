@@ -27,32 +27,14 @@ CREATE OR REPLACE FUNCTION taskboard.prune(older_than interval, batch integer DE
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_cutoff  timestamptz;
     v_deleted bigint;
     v_doomed  bigint[];
-    v_clock   timestamptz := pg_catalog.clock_timestamp();
-    v_far     boolean;
 BEGIN
-    -- A part (months, days, time) beyond 2000 years could carry the clock out
-    -- of the timestamp range: such a value is judged by its sign alone.
-    v_far := prune.older_than IS NOT NULL
-             AND (pg_catalog.abs(EXTRACT(year FROM prune.older_than)) > 2000
-             OR pg_catalog.abs(EXTRACT(day FROM prune.older_than)) > 730000
-             OR pg_catalog.abs(EXTRACT(hour FROM prune.older_than)) > 17520000);
-    IF prune.older_than IS NULL
-       OR (v_far AND prune.older_than < interval '0')
-       OR (NOT v_far AND v_clock - prune.older_than > v_clock) THEN
-        RAISE EXCEPTION 'older_than must not be NULL or negative, got %', prune.older_than
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF v_far OR v_clock - prune.older_than < v_clock - interval '100 years' THEN
-        RAISE EXCEPTION 'older_than must be at most 100 years, got %', prune.older_than
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF prune.batch IS NULL OR prune.batch < 1 THEN
-        RAISE EXCEPTION 'batch must be at least 1, got %', prune.batch
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_delay('older_than', prune.older_than, '100 years', back => true);
+    v_checked := taskboard.check_between('batch', prune.batch, 1);
 
     -- A value, not clock_timestamp() in the query: an index scan can stop at it.
     v_cutoff := pg_catalog.clock_timestamp() - prune.older_than;

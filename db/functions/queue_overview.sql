@@ -37,26 +37,13 @@ CREATE OR REPLACE FUNCTION taskboard.queue_overview(recent interval DEFAULT '01:
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     -- Read once: every count below is against the same instant.
     v_now   timestamptz := pg_catalog.clock_timestamp();
     v_since timestamptz;
-    v_clock timestamptz := v_now;
-    v_far   boolean;
 BEGIN
-    -- A part (months, days, time) beyond 2000 years could carry the clock out
-    -- of the timestamp range: such a value is judged by its sign alone.
-    v_far := queue_overview.recent IS NOT NULL
-             AND (pg_catalog.abs(EXTRACT(year FROM queue_overview.recent)) > 2000
-             OR pg_catalog.abs(EXTRACT(day FROM queue_overview.recent)) > 730000
-             OR pg_catalog.abs(EXTRACT(hour FROM queue_overview.recent)) > 17520000);
-    IF queue_overview.recent IS NULL
-       OR v_far
-       OR v_clock - queue_overview.recent >= v_clock
-       OR v_clock - queue_overview.recent < v_clock - interval '31 days' THEN
-        RAISE EXCEPTION 'recent must be positive and at most 31 days, got %',
-            coalesce(queue_overview.recent::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_recent(queue_overview.recent);
     v_since := v_now - queue_overview.recent;
 
     RETURN QUERY

@@ -18,32 +18,12 @@ CREATE OR REPLACE FUNCTION taskboard.release(job_id bigint, token uuid, delay in
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_queue text;
-    v_clock timestamptz := pg_catalog.clock_timestamp();
-    v_far   boolean;
 BEGIN
-    IF release.job_id IS NULL THEN
-        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF release.token IS NULL THEN
-        RAISE EXCEPTION 'token must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    -- A part (months, days, time) beyond 2000 years could carry the clock out
-    -- of the timestamp range: such a value is judged by its sign alone.
-    v_far := release.delay IS NOT NULL
-             AND (pg_catalog.abs(EXTRACT(year FROM release.delay)) > 2000
-             OR pg_catalog.abs(EXTRACT(day FROM release.delay)) > 730000
-             OR pg_catalog.abs(EXTRACT(hour FROM release.delay)) > 17520000);
-    IF release.delay IS NULL
-       OR (v_far AND release.delay < interval '0')
-       OR (NOT v_far AND v_clock + release.delay < v_clock) THEN
-        RAISE EXCEPTION 'delay must not be NULL or negative, got %', release.delay
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF v_far OR v_clock + release.delay > v_clock + interval '12 hours' THEN
-        RAISE EXCEPTION 'delay must be at most 12 hours, got %', release.delay
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_lease(release.job_id, release.token);
+    v_checked := taskboard.check_delay('delay', release.delay, '12 hours');
 
     UPDATE taskboard.jobs AS j
        SET state = 'queued',

@@ -14,8 +14,11 @@ CREATE OR REPLACE FUNCTION taskboard.remove_schedule(schedule text)
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
+DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
 BEGIN
-    PERFORM taskboard.check_name('schedule', remove_schedule.schedule);
+    v_checked := taskboard.check_name('schedule', remove_schedule.schedule);
     DELETE FROM taskboard.schedule_slots AS s
      WHERE s.schedule = remove_schedule.schedule;
     RETURN FOUND;

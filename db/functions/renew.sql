@@ -21,13 +21,11 @@ CREATE OR REPLACE FUNCTION taskboard.renew(job_id bigint, token uuid, lease inte
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
+DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
 BEGIN
-    IF renew.job_id IS NULL THEN
-        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF renew.token IS NULL THEN
-        RAISE EXCEPTION 'token must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_lease(renew.job_id, renew.token);
     RETURN (SELECT r.lease_expires_at
               FROM taskboard.renew_many(ARRAY[renew.job_id], ARRAY[renew.token], renew.lease) AS r);
 END

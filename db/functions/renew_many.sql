@@ -31,33 +31,15 @@ CREATE OR REPLACE FUNCTION taskboard.renew_many(job_ids bigint[], tokens uuid[],
  SET enable_seqscan TO 'off'
 AS $function$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_now timestamptz := pg_catalog.clock_timestamp();
     -- The answer, one element per input element in input order.
     v_ids       bigint[];
     v_deadlines timestamptz[];
 BEGIN
-    IF renew_many.job_ids IS NULL THEN
-        RAISE EXCEPTION 'job_ids must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF renew_many.tokens IS NULL THEN
-        RAISE EXCEPTION 'tokens must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_ndims(renew_many.job_ids) > 1 OR pg_catalog.array_ndims(renew_many.tokens) > 1 THEN
-        RAISE EXCEPTION 'job_ids and tokens must be one-dimensional arrays'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_position(renew_many.job_ids, NULL) IS NOT NULL THEN
-        RAISE EXCEPTION 'job_ids must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.array_position(renew_many.tokens, NULL) IS NOT NULL THEN
-        RAISE EXCEPTION 'tokens must not contain NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF pg_catalog.cardinality(renew_many.job_ids) <> pg_catalog.cardinality(renew_many.tokens) THEN
-        RAISE EXCEPTION 'job_ids has % elements but tokens has %',
-            pg_catalog.cardinality(renew_many.job_ids), pg_catalog.cardinality(renew_many.tokens)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    PERFORM taskboard.check_interval('lease', renew_many.lease, interval '12 hours');
+    v_checked := taskboard.check_leases('job_ids and tokens', renew_many.job_ids, renew_many.tokens);
+    v_checked := taskboard.check_interval('lease', renew_many.lease, interval '12 hours');
 
     WITH input AS (
         SELECT u.id, u.token, u.ord

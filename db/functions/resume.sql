@@ -12,8 +12,11 @@ CREATE OR REPLACE FUNCTION taskboard.resume(queue text)
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
+DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
 BEGIN
-    PERFORM taskboard.check_name('queue', resume.queue);
+    v_checked := taskboard.check_name('queue', resume.queue);
 
     UPDATE taskboard.queues AS q
        SET paused = false,

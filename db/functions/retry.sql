@@ -28,6 +28,8 @@ CREATE OR REPLACE FUNCTION taskboard.retry(job_id bigint)
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_now timestamptz := pg_catalog.clock_timestamp();
     v_queue text;
     v_run_at timestamptz;
@@ -36,9 +38,7 @@ DECLARE
     v_held_until timestamptz;
     v_left integer;
 BEGIN
-    IF retry.job_id IS NULL THEN
-        RAISE EXCEPTION 'job_id must not be NULL' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_given('job_id', retry.job_id);
 
     BEGIN
         -- A job that waited for dependencies waits again for the edges it

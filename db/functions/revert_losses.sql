@@ -36,73 +36,35 @@ CREATE OR REPLACE FUNCTION taskboard.revert_losses(release text DEFAULT NULL::te
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_to integer[];
 BEGIN
     IF revert_losses.release IS NOT NULL THEN
-        IF revert_losses.release !~ '^[0-9]{1,4}[.][0-9]{1,4}[.][0-9]{1,4}$' THEN
-            RAISE EXCEPTION 'release must be a release such as 0.2.0, or NULL for a revert of everything, got %',
-                pg_catalog.quote_literal(revert_losses.release)
-                USING ERRCODE = 'invalid_parameter_value';
-        END IF;
+        v_checked := taskboard.check_arg(revert_losses.release ~ '^[0-9]{1,4}[.][0-9]{1,4}[.][0-9]{1,4}$',
+                 'release must be a release such as 0.2.0, or NULL for a revert of everything, got '
+                 || pg_catalog.quote_literal(revert_losses.release));
         v_to := pg_catalog.string_to_array(revert_losses.release, '.')::integer[];
     END IF;
     RETURN QUERY
     SELECT lost.data, lost.added_in, lost.rows
-      FROM (
-            SELECT 'jobs' AS data, '0.1.0' AS added_in,
-                   (SELECT pg_catalog.count(*) FROM taskboard.jobs) AS rows
-            UNION ALL
-            SELECT 'fences', '0.3.0',
-                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.fence > 0)
-            UNION ALL
-            SELECT 'queue settings', '0.3.0',
-                   (SELECT pg_catalog.count(*) FROM taskboard.queues AS q
-                     WHERE q.paused OR q.max_running IS NOT NULL)
-            UNION ALL
-            SELECT 'schedules', '0.3.0',
-                   (SELECT pg_catalog.count(*) FROM taskboard.schedule_slots)
-            UNION ALL
-            SELECT 'started_at', '0.3.0',
-                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.started_at IS NOT NULL)
-            UNION ALL
-            SELECT 'trace contexts', '0.4.0',
-                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.trace_context IS NOT NULL)
-            UNION ALL
-            SELECT 'job history', '0.4.5',
-                   (SELECT pg_catalog.count(*) FROM taskboard.job_events)
-            UNION ALL
-            SELECT 'held places', '0.4.5',
-                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j
-                     WHERE j.held_until > pg_catalog.clock_timestamp())
-            UNION ALL
-            SELECT 'slot tasks and queues', '0.4.5',
-                   (SELECT pg_catalog.count(*) FROM taskboard.schedule_slots AS s
-                     WHERE s.task IS NOT NULL)
-            UNION ALL
-            SELECT 'concurrency keys', '0.4.8',
-                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j
-                     WHERE j.concurrency_key IS NOT NULL)
-            UNION ALL
-            SELECT 'key limits', '0.4.8',
-                   (SELECT pg_catalog.count(*) FROM taskboard.queues AS q
-                     WHERE q.max_running_per_key IS NOT NULL)
-            UNION ALL
-            SELECT 'rate limits', '0.4.9',
-                   (SELECT pg_catalog.count(*) FROM taskboard.queues AS q
-                     WHERE q.rate_starts IS NOT NULL)
-            UNION ALL
-            SELECT 'dependencies', '0.5.0',
-                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j
-                     WHERE j.dependencies_left IS NOT NULL)
-            UNION ALL
-            SELECT 'waiting jobs', '0.5.0',
-                   (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j
-                     WHERE j.state = 'waiting')
-            UNION ALL
-            SELECT 'reclaiming workers', '0.6.1',
-                   (SELECT pg_catalog.count(*) FROM taskboard.job_events AS e
-                     WHERE e.actor_worker IS NOT NULL)
-           ) AS lost
+      FROM (VALUES
+            ('jobs', '0.1.0', (SELECT pg_catalog.count(*) FROM taskboard.jobs)),
+            ('fences', '0.3.0', (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.fence > 0)),
+            ('queue settings', '0.3.0', (SELECT pg_catalog.count(*) FROM taskboard.queues AS q WHERE q.paused OR q.max_running IS NOT NULL)),
+            ('schedules', '0.3.0', (SELECT pg_catalog.count(*) FROM taskboard.schedule_slots)),
+            ('started_at', '0.3.0', (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.started_at IS NOT NULL)),
+            ('trace contexts', '0.4.0', (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.trace_context IS NOT NULL)),
+            ('job history', '0.4.5', (SELECT pg_catalog.count(*) FROM taskboard.job_events)),
+            ('held places', '0.4.5', (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.held_until > pg_catalog.clock_timestamp())),
+            ('slot tasks and queues', '0.4.5', (SELECT pg_catalog.count(*) FROM taskboard.schedule_slots AS s WHERE s.task IS NOT NULL)),
+            ('concurrency keys', '0.4.8', (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.concurrency_key IS NOT NULL)),
+            ('key limits', '0.4.8', (SELECT pg_catalog.count(*) FROM taskboard.queues AS q WHERE q.max_running_per_key IS NOT NULL)),
+            ('rate limits', '0.4.9', (SELECT pg_catalog.count(*) FROM taskboard.queues AS q WHERE q.rate_starts IS NOT NULL)),
+            ('dependencies', '0.5.0', (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.dependencies_left IS NOT NULL)),
+            ('waiting jobs', '0.5.0', (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.state = 'waiting')),
+            ('reclaiming workers', '0.6.1', (SELECT pg_catalog.count(*) FROM taskboard.job_events AS e WHERE e.actor_worker IS NOT NULL))
+           ) AS lost(data, added_in, rows)
      WHERE lost.rows > 0
        AND (v_to IS NULL
             OR pg_catalog.string_to_array(lost.added_in, '.')::integer[] > v_to)

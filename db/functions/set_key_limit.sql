@@ -20,39 +20,7 @@ CREATE OR REPLACE FUNCTION taskboard.set_key_limit(queue text, max_running_per_k
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 BEGIN
-    PERFORM taskboard.check_name('queue', set_key_limit.queue);
-    IF set_key_limit.max_running_per_key < 1 THEN
-        RAISE EXCEPTION 'max_running_per_key must be at least 1 or NULL (no key limit), got %; pause the queue to stop it',
-            set_key_limit.max_running_per_key
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-
-    -- A key limit must count the claims still in flight, as a first queue
-    -- limit does (taskboard.set_queue_limit): each claim holds the queue's
-    -- claim lock, shared, until its transaction ends, and this call waits
-    -- for them. Always, not only when the queue has no key limit yet: a
-    -- removal of the limit not yet committed would otherwise let a limit
-    -- set just after it pass unlocked, though claims made meanwhile did
-    -- not count.
-    IF set_key_limit.max_running_per_key IS NOT NULL THEN
-        PERFORM pg_catalog.pg_advisory_xact_lock(1952605797, pg_catalog.hashtext(set_key_limit.queue));
-    END IF;
-
-    INSERT INTO taskboard.queues AS q (queue, max_running_per_key)
-    VALUES (set_key_limit.queue, set_key_limit.max_running_per_key)
-    ON CONFLICT ON CONSTRAINT queues_pkey DO UPDATE
-       SET max_running_per_key = EXCLUDED.max_running_per_key,
-           updated_at = pg_catalog.clock_timestamp()
-     WHERE q.max_running_per_key IS DISTINCT FROM EXCLUDED.max_running_per_key;
-    IF NOT FOUND THEN
-        RETURN false;
-    END IF;
-    IF EXISTS (SELECT FROM taskboard.jobs AS j
-                WHERE j.queue = set_key_limit.queue AND j.state = 'queued'
-                  AND j.run_at <= pg_catalog.clock_timestamp()) THEN
-        PERFORM taskboard.notify_runnable(set_key_limit.queue);
-    END IF;
-    RETURN true;
+    RETURN taskboard.set_limit(set_key_limit.queue, 'max_running_per_key', set_key_limit.max_running_per_key);
 END
 $function$;
 

@@ -21,39 +21,7 @@ CREATE OR REPLACE FUNCTION taskboard.set_queue_limit(queue text, max_running int
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 BEGIN
-    PERFORM taskboard.check_name('queue', set_queue_limit.queue);
-    IF set_queue_limit.max_running < 1 THEN
-        RAISE EXCEPTION 'max_running must be at least 1 or NULL (no limit), got %; pause the queue to stop it',
-            set_queue_limit.max_running
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-
-    -- A limit must count the claims still in flight: each holds the
-    -- queue's claim lock, shared, until its transaction ends. Taken
-    -- exclusively here, it waits for them; claims that come meanwhile wait
-    -- for this transaction and then read the limit (taskboard.claim).
-    -- Always, not only for a first limit: a removal of the limit not yet
-    -- committed would otherwise let a limit set just after it pass
-    -- unlocked, though claims made meanwhile did not count.
-    IF set_queue_limit.max_running IS NOT NULL THEN
-        PERFORM pg_catalog.pg_advisory_xact_lock(1952605797, pg_catalog.hashtext(set_queue_limit.queue));
-    END IF;
-
-    INSERT INTO taskboard.queues AS q (queue, max_running)
-    VALUES (set_queue_limit.queue, set_queue_limit.max_running)
-    ON CONFLICT ON CONSTRAINT queues_pkey DO UPDATE
-       SET max_running = EXCLUDED.max_running,
-           updated_at = pg_catalog.clock_timestamp()
-     WHERE q.max_running IS DISTINCT FROM EXCLUDED.max_running;
-    IF NOT FOUND THEN
-        RETURN false;
-    END IF;
-    IF EXISTS (SELECT FROM taskboard.jobs AS j
-                WHERE j.queue = set_queue_limit.queue AND j.state = 'queued'
-                  AND j.run_at <= pg_catalog.clock_timestamp()) THEN
-        PERFORM taskboard.notify_runnable(set_queue_limit.queue);
-    END IF;
-    RETURN true;
+    RETURN taskboard.set_limit(set_queue_limit.queue, 'max_running', set_queue_limit.max_running);
 END
 $function$;
 

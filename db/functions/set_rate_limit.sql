@@ -26,41 +26,26 @@ CREATE OR REPLACE FUNCTION taskboard.set_rate_limit(queue text, starts integer, 
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     -- per as a fixed length: months counted as 30 days and days as 24
     -- hours (as EXTRACT(epoch) counts them), so that the window is the same
     -- on every date and in every session's time zone.
     v_seconds numeric;
     v_per interval;
 BEGIN
-    PERFORM taskboard.check_name('queue', set_rate_limit.queue);
-    IF (set_rate_limit.starts IS NULL) <> (set_rate_limit.per IS NULL) THEN
-        RAISE EXCEPTION 'starts and per must both be given, or both be NULL (no rate limit), got starts % and per %',
-            coalesce(set_rate_limit.starts::text, 'NULL'), coalesce(set_rate_limit.per::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF set_rate_limit.by_key IS NULL THEN
-        RAISE EXCEPTION 'by_key must be true or false, got NULL'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF set_rate_limit.starts IS NULL AND set_rate_limit.by_key THEN
-        RAISE EXCEPTION 'by_key needs a rate limit: give starts and per, or by_key false to remove it'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF set_rate_limit.starts NOT BETWEEN 1 AND 100000 THEN
-        RAISE EXCEPTION 'starts must be between 1 and 100000 or NULL (no rate limit), got %; pause the queue to stop it',
-            set_rate_limit.starts
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_name('queue', set_rate_limit.queue);
+    v_checked := taskboard.check_arg((set_rate_limit.starts IS NULL) = (set_rate_limit.per IS NULL),
+                     pg_catalog.format('starts and per must both be given, or both be NULL (no rate limit), got starts %s and per %s',
+                                       coalesce(set_rate_limit.starts::text, 'NULL'), coalesce(set_rate_limit.per::text, 'NULL')));
+    v_checked := taskboard.check_arg(set_rate_limit.by_key IS NOT NULL, 'by_key must be true or false, got NULL');
+    v_checked := taskboard.check_arg(set_rate_limit.starts IS NOT NULL OR NOT set_rate_limit.by_key,
+                     'by_key needs a rate limit: give starts and per, or by_key false to remove it');
+    v_checked := taskboard.check_limit('starts', set_rate_limit.starts, 100000, 'no rate limit');
     IF set_rate_limit.per IS NOT NULL THEN
         v_seconds := EXTRACT(epoch FROM set_rate_limit.per);
-        IF v_seconds <= 0 THEN
-            RAISE EXCEPTION 'per must be positive, got %', set_rate_limit.per
-                USING ERRCODE = 'invalid_parameter_value';
-        END IF;
-        IF v_seconds > 31 * 86400 THEN
-            RAISE EXCEPTION 'per must be at most 31 days, got %', set_rate_limit.per
-                USING ERRCODE = 'invalid_parameter_value';
-        END IF;
+        v_checked := taskboard.check_arg(v_seconds > 0, 'per must be positive, got ' || set_rate_limit.per);
+        v_checked := taskboard.check_arg(v_seconds <= 31 * 86400, 'per must be at most 31 days, got ' || set_rate_limit.per);
         v_per := pg_catalog.make_interval(secs => v_seconds::double precision);
     END IF;
 

@@ -19,12 +19,11 @@ CREATE OR REPLACE FUNCTION taskboard.worker_leases(max_rows integer DEFAULT 500)
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
     v_now timestamptz := pg_catalog.clock_timestamp();
 BEGIN
-    IF worker_leases.max_rows IS NULL OR worker_leases.max_rows NOT BETWEEN 1 AND 1000 THEN
-        RAISE EXCEPTION 'max_rows must be between 1 and 1000, got %', worker_leases.max_rows
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_checked := taskboard.check_between('max_rows', worker_leases.max_rows, 1, 1000);
 
     RETURN QUERY
     SELECT h.claimed_by, h.id, h.queue, h.task, h.attempt, h.fence, h.started_at,

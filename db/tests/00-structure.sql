@@ -321,7 +321,10 @@ SELECT functions_are('taskboard', ARRAY[
     'queue_overview', 'job_activity', 'check_name', 'check_interval', 'check_time',
     'find_jobs_summary', 'last_failure_at', 'remove_schedule', 'job_history', 'worker_leases', 'revert_losses',
     'set_key_limit', 'set_rate_limit', 'settle_dependents', 'enqueue_waiting', 'recheck_dependencies',
-    'record_refusals'
+    'record_refusals', 'check_arg', 'check_given', 'check_key', 'check_items', 'check_flat', 'check_lengths',
+    'check_between', 'check_limit', 'check_choice', 'check_trace_context', 'check_delay', 'check_recent', 'set_limit', 'grant_leases',
+    'pick_queued', 'pick_expired', 'pick_keyed', 'bury_spent', 'queue_room', 'window_room', 'full_keys', 'rate_full_keys',
+    'find_ids', 'check_leases', 'check_lease'
 ], 'the schema has exactly the documented functions');
 
 SELECT is_empty(

@@ -11,7 +11,7 @@
 -- read queue_stats and schedules.
 
 BEGIN;
-SELECT plan(375);
+SELECT plan(575);
 
 -- Who may execute what: one row per function of the schema.
 CREATE TEMP TABLE api (
@@ -67,6 +67,56 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
                                                                         true,  true,  true),
     ('last_failure_at', ARRAY['jsonb'],                                 false, false, false),
     ('record_refusals', ARRAY['text', 'bigint[]', 'uuid[]'],            false, false, false),
+    ('check_arg'       , ARRAY['boolean', 'text'],
+                                                                        false, false, false),
+    ('check_given'     , ARRAY['text', 'anyelement', 'text'],
+                                                                        false, false, false),
+    ('check_key'       , ARRAY['text', 'text', 'integer', 'text'],
+                                                                        false, false, false),
+    ('check_items'     , ARRAY['text', 'anyarray'],
+                                                                        false, false, false),
+    ('check_flat'      , ARRAY['text', 'integer[]'],
+                                                                        false, false, false),
+    ('check_lengths'   , ARRAY['text', 'integer', 'text', 'integer'],
+                                                                        false, false, false),
+    ('check_between'   , ARRAY['text', 'bigint', 'bigint', 'bigint'],
+                                                                        false, false, false),
+    ('check_limit'     , ARRAY['text', 'integer', 'integer', 'text'],
+                                                                        false, false, false),
+    ('check_choice'    , ARRAY['text', 'text', 'text[]'],
+                                                                        false, false, false),
+    ('check_trace_context', ARRAY['jsonb'],
+                                                                        false, false, false),
+    ('check_delay'     , ARRAY['text', 'interval', 'text', 'boolean'],
+                                                                        false, false, false),
+    ('check_recent'    , ARRAY['interval'],
+                                                                        false, false, false),
+    ('set_limit'       , ARRAY['text', 'text', 'integer'],
+                                                                        false, false, false),
+    ('grant_leases'    , ARRAY['bigint[]', 'integer', 'text', 'interval', 'timestamp with time zone'],
+                                                                        false, false, false),
+    ('pick_queued'     , ARRAY['text', 'timestamp with time zone', 'integer'],
+                                                                        false, false, false),
+    ('pick_expired'    , ARRAY['text', 'timestamp with time zone', 'integer', 'text[]', 'integer', 'interval', 'boolean'],
+                                                                        false, false, false),
+    ('pick_keyed'      , ARRAY['text', 'timestamp with time zone', 'integer', 'text[]', 'integer', 'integer', 'interval', 'boolean', 'bigint[]'],
+                                                                        false, false, false),
+    ('bury_spent'      , ARRAY['text', 'timestamp with time zone'],
+                                                                        false, false, false),
+    ('queue_room'      , ARRAY['text', 'integer', 'timestamp with time zone'],
+                                                                        false, false, false),
+    ('window_room'     , ARRAY['text', 'integer', 'interval', 'timestamp with time zone'],
+                                                                        false, false, false),
+    ('full_keys'       , ARRAY['text', 'integer', 'timestamp with time zone'],
+                                                                        false, false, false),
+    ('rate_full_keys'  , ARRAY['text', 'timestamp with time zone', 'integer', 'text[]', 'text[]', 'integer', 'interval'],
+                                                                        false, false, false),
+    ('find_ids'        , ARRAY['text', 'text', 'text', 'bigint', 'integer'],
+                                                                        false, false, false),
+    ('check_leases'    , ARRAY['text', 'bigint[]', 'uuid[]', 'integer'],
+                                                                        false, false, false),
+    ('check_lease'     , ARRAY['bigint', 'uuid'],
+                                                                        false, false, false),
     ('revert_losses',   ARRAY['text'],                                  false, false, true);
 
 SELECT set_eq(
@@ -117,7 +167,9 @@ SELECT function_owner_is('taskboard', a.fn, a.args, 'taskboard_owner',
 -- Security definer done right -----------------------------------------------
 
 SELECT CASE
-           WHEN a.fn LIKE 'check\_%' OR a.fn IN ('last_failure_at', 'record_refusals') THEN
+           WHEN a.fn LIKE 'check\_%' OR a.fn IN ('last_failure_at', 'record_refusals', 'set_limit', 'grant_leases',
+                                              'pick_queued', 'pick_expired', 'pick_keyed', 'bury_spent',
+                                              'queue_room', 'window_room', 'full_keys', 'rate_full_keys', 'find_ids') THEN
                isnt_definer('taskboard', a.fn, a.args, a.fn || '() is not SECURITY DEFINER: it runs as its caller, the owner')
            ELSE is_definer('taskboard', a.fn, a.args, a.fn || '() is SECURITY DEFINER')
        END
@@ -134,6 +186,7 @@ SELECT is(
         WHEN 'renew_many' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_generic_plan', 'enable_seqscan=off']
         WHEN 'find_jobs' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_custom_plan']
         WHEN 'find_jobs_summary' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_custom_plan']
+        WHEN 'find_ids' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_custom_plan']
         -- complete, fail and cancel probe the edges by index.
         WHEN 'complete' THEN ARRAY['search_path=pg_catalog, pg_temp', 'enable_seqscan=off']
         WHEN 'fail' THEN ARRAY['search_path=pg_catalog, pg_temp', 'enable_seqscan=off']
@@ -144,12 +197,40 @@ SELECT is(
         WHEN 'check_name' THEN NULL
         WHEN 'check_interval' THEN NULL
         WHEN 'check_time' THEN NULL
+        WHEN 'check_lease' THEN NULL
+        WHEN 'check_leases' THEN NULL
+        WHEN 'check_recent' THEN NULL
+        WHEN 'check_delay' THEN NULL
+        WHEN 'check_trace_context' THEN NULL
+        WHEN 'check_choice' THEN NULL
+        WHEN 'check_limit' THEN NULL
+        WHEN 'check_between' THEN NULL
+        WHEN 'check_lengths' THEN NULL
+        WHEN 'check_flat' THEN NULL
+        WHEN 'check_items' THEN NULL
+        WHEN 'check_key' THEN NULL
+        WHEN 'check_given' THEN NULL
+        WHEN 'check_arg' THEN NULL
         ELSE ARRAY['search_path=pg_catalog, pg_temp']
     END,
     CASE a.fn
         WHEN 'check_name' THEN a.fn || '() sets nothing: it runs with its caller''s search_path'
         WHEN 'check_interval' THEN a.fn || '() sets nothing: it runs with its caller''s search_path'
         WHEN 'check_time' THEN a.fn || '() sets nothing: it runs with its caller''s search_path'
+        WHEN 'check_lease' THEN a.fn || '() sets nothing: it runs with its caller''s search_path'
+        WHEN 'check_leases' THEN a.fn || '() sets nothing: it runs with its caller''s search_path'
+        WHEN 'check_recent' THEN a.fn || '() sets nothing: it runs with its caller''s search_path'
+        WHEN 'check_delay' THEN a.fn || '() sets nothing: it runs with its caller''s search_path'
+        WHEN 'check_trace_context' THEN a.fn || '() sets nothing: it runs with its caller''s search_path'
+        WHEN 'check_choice' THEN a.fn || '() sets nothing: it runs with its caller''s search_path'
+        WHEN 'check_limit' THEN a.fn || '() sets nothing: it runs with its caller''s search_path'
+        WHEN 'check_between' THEN a.fn || '() sets nothing: it runs with its caller''s search_path'
+        WHEN 'check_lengths' THEN a.fn || '() sets nothing: it runs with its caller''s search_path'
+        WHEN 'check_flat' THEN a.fn || '() sets nothing: it runs with its caller''s search_path'
+        WHEN 'check_items' THEN a.fn || '() sets nothing: it runs with its caller''s search_path'
+        WHEN 'check_key' THEN a.fn || '() sets nothing: it runs with its caller''s search_path'
+        WHEN 'check_given' THEN a.fn || '() sets nothing: it runs with its caller''s search_path'
+        WHEN 'check_arg' THEN a.fn || '() sets nothing: it runs with its caller''s search_path'
         ELSE a.fn || '() runs with search_path = pg_catalog, pg_temp and no other setting'
             || CASE a.fn
                    WHEN 'claim' THEN ' but plan_cache_mode = force_generic_plan and enable_seqscan = off'
@@ -161,6 +242,7 @@ SELECT is(
                    WHEN 'fail' THEN ' but enable_seqscan = off'
                    WHEN 'cancel' THEN ' but enable_seqscan = off'
                    WHEN 'find_jobs_summary' THEN ' but plan_cache_mode = force_custom_plan'
+                   WHEN 'find_ids' THEN ' but plan_cache_mode = force_custom_plan'
                    ELSE ''
                END
     END

@@ -232,11 +232,31 @@ def test_a_queue_limit_and_a_key_limit_together_are_both_kept(
 
 # -- the controls: the same race against broken claims fails ------------------------------
 
+PICK_KEYED = "taskboard.pick_keyed(text,timestamptz,integer,text[],integer,integer,interval,boolean,bigint[])"
+FULL_KEYS = "taskboard.full_keys(text,integer,timestamptz)"
+# Each mutant: the functions of claim it edits, and how.
 MUTANTS = {
     # Holders counted among running jobs only: a cancelled job's live lease forgotten.
-    "running_only": [("(h.state = 'running' OR h.held_until > v_now)", "h.state = 'running'")],
+    "running_only": [
+        (
+            FULL_KEYS,
+            "(h.state = 'running' OR h.held_until > full_keys.clock)",
+            "h.state = 'running'",
+        ),
+        (
+            PICK_KEYED,
+            "(h.state = 'running' OR h.held_until > pick_keyed.clock)",
+            "h.state = 'running'",
+        ),
+    ],
     # A key's room is the limit, its holders not subtracted (full keys still left out).
-    "room_without_holders": [("n.nth <= v_key_limit - (", "n.nth <= v_key_limit - 0 * (")],
+    "room_without_holders": [
+        (
+            PICK_KEYED,
+            "n.nth <= pick_keyed.max_running_per_key - (",
+            "n.nth <= pick_keyed.max_running_per_key - 0 * (",
+        )
+    ],
 }
 
 
@@ -244,15 +264,12 @@ MUTANTS = {
 def test_the_race_catches_a_broken_claim(make_database: MakeDatabase, mutant: str) -> None:
     url = make_database(deploy=True)
     with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT pg_get_functiondef('taskboard.claim(text,text,integer,interval)'::regprocedure)"
-        ).fetchone()
-        assert row is not None
-        source = str(row[0])
-        for old, new in MUTANTS[mutant]:
+        for function, old, new in MUTANTS[mutant]:
+            row = conn.execute("SELECT pg_get_functiondef(%s::regprocedure)", [function]).fetchone()
+            assert row is not None
+            source = str(row[0])
             assert old in source, old
-            source = source.replace(old, new)
-        conn.execute(source)
+            conn.execute(source.replace(old, new))
         conn.execute("SELECT taskboard.set_key_limit('mixed', 2)")
     enqueue_mixed(url, "mixed", random.Random(1))
     seen, bad = run_race(url, "mixed", 6.0)

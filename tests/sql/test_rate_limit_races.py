@@ -161,17 +161,28 @@ def test_concurrent_claimers_never_start_more_than_the_limit_in_any_window(
 
 # -- the controls: the same race against broken claims fails ------------------------------
 
+CLAIM = "taskboard.claim(text,text,integer,interval)"
+PICK_KEYED = "taskboard.pick_keyed(text,timestamptz,integer,text[],integer,integer,interval,boolean,bigint[])"
+WINDOW_ROOM = "taskboard.window_room(text,integer,interval,timestamptz)"
+# Each mutant: whether its limit is per key, and the functions of claim it edits, and how.
 MUTANTS = {
     # The window counted half as long.
     "short_window": (
         False,
-        [("AND s.started_at > v_now - v_rate_per;", "AND s.started_at > v_now - v_rate_per / 2;")],
+        [
+            (
+                WINDOW_ROOM,
+                "AND s.started_at > window_room.clock - window_room.rate_per);",
+                "AND s.started_at > window_room.clock - window_room.rate_per / 2);",
+            )
+        ],
     ),
     # Reclaims not counted as starts: the round's cap is the batch.
     "free_reclaims": (
         False,
         [
             (
+                CLAIM,
                 "            v_room := LEAST(v_room, v_cap);\n",
                 "            v_room := LEAST(v_room, v_cap);\n            v_cap := v_want;\n",
             )
@@ -182,8 +193,9 @@ MUTANTS = {
         True,
         [
             (
-                "(SELECT r.room FROM rooms AS r WHERE r.ck = n.ck) - (",
-                "(SELECT r.room FROM rooms AS r WHERE r.ck = n.ck) - 0 * (",
+                PICK_KEYED,
+                "- coalesce((SELECT c.n FROM reclaimed AS c WHERE c.ck = n.ck), 0)",
+                "- 0 * coalesce((SELECT c.n FROM reclaimed AS c WHERE c.ck = n.ck), 0)",
             )
         ],
     ),
@@ -195,15 +207,12 @@ def test_the_race_catches_a_broken_claim(make_database: MakeDatabase, mutant: st
     url = make_database(deploy=True)
     by_key, edits = MUTANTS[mutant]
     with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT pg_get_functiondef('taskboard.claim(text,text,integer,interval)'::regprocedure)"
-        ).fetchone()
-        assert row is not None
-        source = str(row[0])
-        for old, new in edits:
+        for function, old, new in edits:
+            row = conn.execute("SELECT pg_get_functiondef(%s::regprocedure)", [function]).fetchone()
+            assert row is not None
+            source = str(row[0])
             assert old in source, old
-            source = source.replace(old, new)
-        conn.execute(source)
+            conn.execute(source.replace(old, new))
     per = timedelta(seconds=0.5)
     limit = 2 if by_key else 6
     set_limit(url, "rated", limit, per, by_key)
