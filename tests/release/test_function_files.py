@@ -68,3 +68,50 @@ def test_no_unreleased_deploy_script_claims_to_be_a_copy_of_a_function_file() ->
         )
         if change.release is None:
             assert "functions/" not in deploy, f"deploy/{change.script} names db/functions/"
+
+
+def code_lines(name: str) -> int:
+    """The lines of db/functions/NAME.sql that are SQL: comments and blank lines left out."""
+    lines = (FUNCTIONS / f"{name}.sql").read_text().splitlines()
+    return sum(1 for line in lines if line.strip() and not line.strip().startswith("--"))
+
+
+LEASE_CORE = ("grant_leases", "renew", "renew_many", "complete", "complete_many", "fail", "release")
+PICKERS = (
+    "pick_queued",
+    "pick_expired",
+    "pick_keyed",
+    "bury_spent",
+    "queue_room",
+    "window_room",
+    "full_keys",
+    "rate_full_keys",
+)
+RAISES_22023 = re.compile(r"invalid_parameter_value|'22023'")
+
+
+def test_the_lease_core_reads_in_one_sitting() -> None:
+    """The functions that write a held job's lease, the grant included, stay small
+    enough to review together; claim only dispatches, and each picker is short."""
+    assert sum(code_lines(name) for name in LEASE_CORE) <= 350
+    assert code_lines("claim") <= 150
+    for name in PICKERS:
+        assert code_lines(name) <= 150, name
+
+
+def test_only_the_shared_checks_raise_22023() -> None:
+    """A check that raises 22023 is written once: in a check_* function, which every
+    other function calls."""
+    raising: dict[str, int] = {}
+    for path in sorted(FUNCTIONS.glob("*.sql")):
+        code = [
+            line
+            for line in path.read_text().splitlines()
+            if line.strip() and not line.strip().startswith("--")
+        ]
+        found = sum(1 for line in code if RAISES_22023.search(line))
+        if found:
+            raising[path.stem] = found
+    assert raising, "no function raises 22023"
+    assert all(name.startswith("check_") for name in raising), sorted(raising)
+    assert sum(raising.values()) <= 25, raising
