@@ -70,6 +70,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server_url: str) ->
         conn.execute(f"DROP DATABASE IF EXISTS {scratch} WITH (FORCE)")
 
 
+# Six Sqitch runs of the whole plan: about two minutes alone, more beside other suites.
+@pytest.mark.timeout(900)
 def test_a_release_written_from_the_files_deploys_verifies_and_reverts(
     project: Path, make_database: MakeDatabase, capsys: pytest.CaptureFixture[str]
 ) -> None:
