@@ -47,8 +47,11 @@ JOBS_BEFORE = 30  # acknowledged before the primary goes
 JOBS_AFTER = 20  # acknowledged after the promotion, before the producer stops
 SETTLE_SECONDS = 60.0  # for every acknowledged job to succeed once the producer stopped
 SYNC_SECONDS = 30.0  # for the standby to become synchronous
-# A job that runs across the hang: longer than the hang takes to outlast its lease.
-LONG_JOB_SECONDS = 8
+# A job that runs across the hang: longer than the hang takes to outlast its lease. The
+# worker may renew once more before the hang begins (it begins as soon as the test sees
+# the job start, late on a busy machine): lease, a renewal and slack, so that the
+# watchdog gives the job up while its handler still runs.
+LONG_JOB_SECONDS = LEASE_SECONDS + 2 * RENEW_EVERY_SECONDS + 4
 # A stopped worker's bound: the grace, then ten seconds to settle what it holds.
 EXIT_WITHIN_SECONDS = 30.0
 
