@@ -112,7 +112,6 @@ async def drain(n: int, c: int) -> tuple[float, float]:
         queues=["q"],
     )
     queries = Queries()
-    queries.use_schema((0, 4, 6))
     ledger = Ledger("bench")
     tasks = {"t": Task(name="t", handler=noop, queue="q", timeout=None, transactional=False)}
     executor = Executor(

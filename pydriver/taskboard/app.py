@@ -24,7 +24,6 @@ from taskboard.errors import (
     JobCancelled,
     JobFailed,
     JobNotFound,
-    SchemaVersionError,
     TaskError,
     translate,
 )
@@ -110,9 +109,8 @@ class Taskboard:
         self._pools = _EnqueuePools(self)
         self._unknown_warned: set[str] = set()  # names warned about (see _registered)
         self._unknown_lock = threading.Lock()
-        # The schema's release: learnt at the first enqueue sending an argument that
-        # only some releases take (a trace context, a concurrency key).
-        self._schema_release: tuple[int, ...] | None = None
+        # The database's Schema, read at the first call (_check_schema).
+        self._schema: sql.Schema | None = None
 
     @property
     def settings(self) -> Settings:
@@ -322,14 +320,12 @@ class Taskboard:
         job of the same queue and task holding that key is returned instead
         of a new one. With `concurrency_key`, the job counts against its
         queue's key limit (`set_key_limit`): no more than that many jobs of
-        one key hold a lease at once (schema 0.4.8 on; SchemaVersionError
-        before). With `depends_on` (ids of jobs of any queue, at most 10000),
+        one key hold a lease at once. With `depends_on` (ids of jobs of any queue, at most 10000),
         the job waits (state waiting) until each of them has ended: it is
         queued by the accepted completion of the last, and cancelled when one
         ends dead or cancelled, unless `on_dependency_failure` is "run" (then
         it runs all the same; "run" without `depends_on` is refused with
-        InvalidArgument); not together with `dedupe_key` (schema 0.5.0 on;
-        SchemaVersionError before). An empty `depends_on` names no
+        InvalidArgument); not together with `dedupe_key`. An empty `depends_on` names no
         dependency: the job is enqueued as without it. `max_attempts=None` means the task's
         registered max_attempts, else DEFAULT_MAX_ATTEMPTS (5). A task
         registered with a payload model validates `payload` first (see
@@ -354,7 +350,7 @@ class Taskboard:
             depends_on,
             on_dependency_failure,
         )
-        return self._produce("enqueue", self._fitted(sql.enqueue), self._with_trace(params), conn)
+        return self._produce("enqueue", sql.enqueue, self._with_trace(params), conn)
 
     def enqueue_many(
         self,
@@ -385,9 +381,7 @@ class Taskboard:
             dedupe_keys,
             concurrency_keys,
         )
-        return self._produce(
-            "enqueue_many", self._fitted(sql.enqueue_many), self._with_trace(params), conn
-        )
+        return self._produce("enqueue_many", sql.enqueue_many, self._with_trace(params), conn)
 
     # -- queue control (the admin role) -------------------------------------------
 
@@ -425,12 +419,10 @@ class Taskboard:
         """Never let more than `max_running_per_key` jobs of one concurrency key of `queue`
         hold a lease at once, across all workers (None: no key limit). A lease that expired
         counts until its job is reclaimed or finished; jobs of other keys and jobs without a
-        key are still claimed. True when this call changed the limit. Needs the admin role
-        and schema 0.4.8; InvalidArgument below 1."""
+        key are still claimed. True when this call changed the limit. Needs the admin
+        role; InvalidArgument below 1."""
         params = sql.key_limit_params(queue, max_running_per_key)
-        return self._produce(
-            "set_key_limit", self._fitted(sql.set_key_limit), params, conn, role=ADMIN_ROLE
-        )
+        return self._produce("set_key_limit", sql.set_key_limit, params, conn, role=ADMIN_ROLE)
 
     def set_rate_limit(
         self,
@@ -450,9 +442,7 @@ class Taskboard:
         0.4.9; InvalidArgument for starts outside 1..100000, or per not positive or longer
         than 31 days."""
         params = sql.rate_limit_params(queue, starts, per, by_key)
-        return self._produce(
-            "set_rate_limit", self._fitted(sql.set_rate_limit), params, conn, role=ADMIN_ROLE
-        )
+        return self._produce("set_rate_limit", sql.set_rate_limit, params, conn, role=ADMIN_ROLE)
 
     # -- managing jobs -------------------------------------------------------------
 
@@ -481,7 +471,7 @@ class Taskboard:
         return self._produce("jobs", sql.find_jobs, params, conn)
 
     def cancel(self, job_id: int, *, conn: psycopg.Connection[Any] | None = None) -> bool:
-        """Cancel a waiting (schema 0.5.0 on), queued or running job; its holder's later
+        """Cancel a waiting, queued or running job; its holder's later
         writes are refused, and the jobs waiting on it are cancelled too unless they were
         enqueued with on_dependency_failure="run". False for a finished or unknown job.
         Needs the admin role."""
@@ -524,24 +514,6 @@ class Taskboard:
 
     # -- making the calls ------------------------------------------------------------
 
-    def _fitted(
-        self, call: Callable[[psycopg.Connection[Any], dict[str, Any]], R]
-    ) -> Callable[[psycopg.Connection[Any], dict[str, Any]], R]:
-        """`call`, fitted to the schema's release: the trace context is sent only where
-        the schema stores it (0.4.0 on), a concurrency key refused before 0.4.8, a rate
-        limit before 0.4.9, depends_on before 0.5.0."""
-
-        def fitted(conn: psycopg.Connection[Any], params: dict[str, Any]) -> R:
-            if _schema_matters(params) and (
-                # Learnt once; read again before refusing an argument (the database may
-                # have been migrated since).
-                self._schema_release is None or _refused(params, self._schema_release)
-            ):
-                self._schema_release = sql.schema_release(conn)
-            return call(conn, _fit_params(params, self._schema_release))
-
-        return fitted
-
     def _produce(
         self,
         name: str,
@@ -557,12 +529,20 @@ class Taskboard:
         if conn is not None:
             sql.check_connection(name, conn, psycopg.Connection)
             with translate(role_needed=role):
+                self._check_schema(conn)
                 return call(conn, params)
         pool = self._pools.pool()
         # A server that stops answering drops the connection at the deadline.
         limit = self.settings.deadline
         with pool.connection() as own, Deadline(own, limit), translate(role_needed=role):
+            self._check_schema(own)
             return call(own, params)
+
+    def _check_schema(self, conn: psycopg.Connection[Any]) -> None:
+        """Read the database's Schema at the app's first call: SchemaVersionError, one line
+        naming the fix, when this driver cannot work with it."""
+        if self._schema is None:
+            self._schema = sql.read_schema(conn)
 
     # -- end of the generated sync calls
 
@@ -596,14 +576,12 @@ class Taskboard:
         job of the same queue and task holding that key is returned instead
         of a new one. With `concurrency_key`, the job counts against its
         queue's key limit (`aset_key_limit`): no more than that many jobs of
-        one key hold a lease at once (schema 0.4.8 on; SchemaVersionError
-        before). With `depends_on` (ids of jobs of any queue, at most 10000),
+        one key hold a lease at once. With `depends_on` (ids of jobs of any queue, at most 10000),
         the job waits (state waiting) until each of them has ended: it is
         queued by the accepted completion of the last, and cancelled when one
         ends dead or cancelled, unless `on_dependency_failure` is "run" (then
         it runs all the same; "run" without `depends_on` is refused with
-        InvalidArgument); not together with `dedupe_key` (schema 0.5.0 on;
-        SchemaVersionError before). An empty `depends_on` names no
+        InvalidArgument); not together with `dedupe_key`. An empty `depends_on` names no
         dependency: the job is enqueued as without it. `max_attempts=None` means the task's
         registered max_attempts, else DEFAULT_MAX_ATTEMPTS (5). A task
         registered with a payload model validates `payload` first (see
@@ -628,9 +606,7 @@ class Taskboard:
             depends_on,
             on_dependency_failure,
         )
-        return await self._aproduce(
-            "aenqueue", self._afitted(sql.aenqueue), self._with_trace(params), conn
-        )
+        return await self._aproduce("aenqueue", sql.aenqueue, self._with_trace(params), conn)
 
     async def aenqueue_many(
         self,
@@ -662,7 +638,7 @@ class Taskboard:
             concurrency_keys,
         )
         return await self._aproduce(
-            "aenqueue_many", self._afitted(sql.aenqueue_many), self._with_trace(params), conn
+            "aenqueue_many", sql.aenqueue_many, self._with_trace(params), conn
         )
 
     # -- queue control (the admin role) -------------------------------------------
@@ -709,11 +685,11 @@ class Taskboard:
         """Never let more than `max_running_per_key` jobs of one concurrency key of `queue`
         hold a lease at once, across all workers (None: no key limit). A lease that expired
         counts until its job is reclaimed or finished; jobs of other keys and jobs without a
-        key are still claimed. True when this call changed the limit. Needs the admin role
-        and schema 0.4.8; InvalidArgument below 1."""
+        key are still claimed. True when this call changed the limit. Needs the admin
+        role; InvalidArgument below 1."""
         params = sql.key_limit_params(queue, max_running_per_key)
         return await self._aproduce(
-            "aset_key_limit", self._afitted(sql.aset_key_limit), params, conn, role=ADMIN_ROLE
+            "aset_key_limit", sql.aset_key_limit, params, conn, role=ADMIN_ROLE
         )
 
     async def aset_rate_limit(
@@ -735,7 +711,7 @@ class Taskboard:
         than 31 days."""
         params = sql.rate_limit_params(queue, starts, per, by_key)
         return await self._aproduce(
-            "aset_rate_limit", self._afitted(sql.aset_rate_limit), params, conn, role=ADMIN_ROLE
+            "aset_rate_limit", sql.aset_rate_limit, params, conn, role=ADMIN_ROLE
         )
 
     # -- managing jobs -------------------------------------------------------------
@@ -767,7 +743,7 @@ class Taskboard:
     async def acancel(
         self, job_id: int, *, conn: psycopg.AsyncConnection[Any] | None = None
     ) -> bool:
-        """Cancel a waiting (schema 0.5.0 on), queued or running job; its holder's later
+        """Cancel a waiting, queued or running job; its holder's later
         writes are refused, and the jobs waiting on it are cancelled too unless they were
         enqueued with on_dependency_failure="run". False for a finished or unknown job.
         Needs the admin role."""
@@ -816,24 +792,6 @@ class Taskboard:
 
     # -- making the calls ------------------------------------------------------------
 
-    def _afitted(
-        self, call: Callable[[psycopg.AsyncConnection[Any], dict[str, Any]], Awaitable[R]]
-    ) -> Callable[[psycopg.AsyncConnection[Any], dict[str, Any]], Awaitable[R]]:
-        """`call`, fitted to the schema's release: the trace context is sent only where
-        the schema stores it (0.4.0 on), a concurrency key refused before 0.4.8, a rate
-        limit before 0.4.9, depends_on before 0.5.0."""
-
-        async def fitted(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> R:
-            if _schema_matters(params) and (
-                # Learnt once; read again before refusing an argument (the database may
-                # have been migrated since).
-                self._schema_release is None or _refused(params, self._schema_release)
-            ):
-                self._schema_release = await sql.aschema_release(conn)
-            return await call(conn, _fit_params(params, self._schema_release))
-
-        return fitted
-
     async def _aproduce(
         self,
         name: str,
@@ -849,13 +807,21 @@ class Taskboard:
         if conn is not None:
             sql.check_connection(name, conn, psycopg.AsyncConnection)
             with translate(role_needed=role):
+                await self._acheck_schema(conn)
                 return await call(conn, params)
         pool = await self._pools.apool()
         # A server that stops answering drops the connection at the deadline.
         limit = self.settings.deadline
         async with pool.connection() as own, Deadline(own, limit):
             with translate(role_needed=role):
+                await self._acheck_schema(own)
                 return await call(own, params)
+
+    async def _acheck_schema(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        """Read the database's Schema at the app's first call: SchemaVersionError, one line
+        naming the fix, when this driver cannot work with it."""
+        if self._schema is None:
+            self._schema = await sql.aread_schema(conn)
 
     # -- end of the asyncio calls
 
@@ -1386,58 +1352,3 @@ async def _close_opened(opening: asyncio.Task[AsyncConnectionPool[Any]]) -> None
     await asyncio.wait([opening])
     if not _failed(opening):
         await opening.result().close()
-
-
-def _has_keys(params: dict[str, Any]) -> bool:
-    """Whether `params` send a concurrency key, or are set_key_limit's (KEYS_SINCE on)."""
-    return (
-        params.get("concurrency_key") is not None
-        or params.get("concurrency_keys") is not None
-        or "max_running_per_key" in params
-    )
-
-
-def _needs(params: dict[str, Any]) -> tuple[str, tuple[int, ...]] | None:
-    """What in `params` only some schema releases take, and the first release that does
-    (the latest when several): dependencies (DEPENDENCIES_SINCE on), set_rate_limit's
-    (RATE_LIMITS_SINCE on), a concurrency key (KEYS_SINCE on); None for arguments every
-    release takes."""
-    if params.get("depends_on") is not None:
-        return "dependencies", sql.DEPENDENCIES_SINCE
-    if "starts" in params and "per" in params:
-        return "rate limits", sql.RATE_LIMITS_SINCE
-    if _has_keys(params):
-        return "concurrency keys", sql.KEYS_SINCE
-    return None
-
-
-def _refused(params: dict[str, Any], release: tuple[int, ...]) -> bool:
-    """Whether the schema of `release` cannot take `params` (see _needs)."""
-    needs = _needs(params)
-    return needs is not None and release < needs[1]
-
-
-def _schema_matters(params: dict[str, Any]) -> bool:
-    """Whether `params` hold an argument that only some schema releases take."""
-    return _needs(params) is not None or params.get("trace_context") is not None
-
-
-def _fit_params(params: dict[str, Any], release: tuple[int, ...] | None) -> dict[str, Any]:
-    """`params` as the schema of `release` takes them: the trace context dropped before
-    TRACE_CONTEXT_SINCE; SchemaVersionError naming the release needed for a concurrency
-    key before KEYS_SINCE, for a rate limit before RATE_LIMITS_SINCE and for depends_on
-    before DEPENDENCIES_SINCE. Without the schema (release (0,)) `params` go as they are:
-    the call then fails as every call does there."""
-    if release is None or release == (0,):
-        return params
-    needs = _needs(params)
-    if needs is not None and release < needs[1]:
-        what, since = needs
-        have = ".".join(map(str, release))
-        raise SchemaVersionError(
-            f"{what} need taskboard schema {'.'.join(map(str, since))}"
-            f" or later; the database has {have}: run `taskboard migrate`"
-        )
-    if release < sql.TRACE_CONTEXT_SINCE and params.get("trace_context") is not None:
-        return {**params, "trace_context": None}
-    return params

@@ -135,18 +135,20 @@ def configure_logging(level: str) -> None:
 
 @contextlib.contextmanager
 def connect(settings: Settings) -> Iterator[psycopg.Connection[Any]]:
-    """An autocommit connection to a database holding the taskboard schema.
+    """An autocommit connection to a database holding a taskboard schema this driver
+    supports.
 
-    Raises CliError when the schema is missing, PermissionDenied when the
-    login may not see it.
+    Raises CliError when the schema is missing, SchemaVersionError when this driver
+    does not support its version, PermissionDenied when the login may not see it.
     """
     with psycopg.connect(
         settings.database_url, **settings.connection_options(application_name=f"{PROG} cli")
     ) as conn:
         with translate(role_needed=PRODUCER_ROLE):
             present = sql.schema_present(conn)
-        if not present:
-            raise CliError(NO_SCHEMA)
+            if not present:
+                raise CliError(NO_SCHEMA)
+            sql.read_schema(conn)
         yield conn
 
 
@@ -448,35 +450,26 @@ def cmd_status(args: argparse.Namespace) -> int:
     if not stats:
         print("no jobs")
         return EXIT_OK
-    controlled = "paused" in stats[0]  # schema 0.3.0 and later
-    keyed = "max_running_per_key" in stats[0]  # schema 0.4.8 and later
-    rated = "rate_starts" in stats[0]  # schema 0.4.9 and later
     header = ["queue", "state", "jobs", "runnable", "oldest_run_at"]
-    if controlled:
-        header += ["paused", "limit"]
-    if keyed:
-        header += ["key limit"]
-    if rated:
-        header += ["rate limit"]
+    header += ["paused", "limit", "key limit", "rate limit"]
     rows = []
     for row in stats:
         oldest = row["oldest_run_at"]
-        cells = [
-            str(row["queue"]),
-            str(row["state"]),
-            str(row["jobs"]),
-            str(row["runnable"]),
-            "" if oldest is None else oldest.isoformat(sep=" ", timespec="seconds"),
-        ]
-        if controlled:
-            limit = row["max_running"]
-            cells += ["yes" if row["paused"] else "", "" if limit is None else str(limit)]
-        if keyed:
-            per_key = row["max_running_per_key"]
-            cells.append("" if per_key is None else str(per_key))
-        if rated:
-            cells.append(rate_cell(row))
-        rows.append(cells)
+        limit = row["max_running"]
+        per_key = row["max_running_per_key"]
+        rows.append(
+            [
+                str(row["queue"]),
+                str(row["state"]),
+                str(row["jobs"]),
+                str(row["runnable"]),
+                "" if oldest is None else oldest.isoformat(sep=" ", timespec="seconds"),
+                "yes" if row["paused"] else "",
+                "" if limit is None else str(limit),
+                "" if per_key is None else str(per_key),
+                rate_cell(row),
+            ]
+        )
     print(format_table(header, rows, numeric={2, 3, 6, 7}))
     return EXIT_OK
 
@@ -852,14 +845,8 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     schedules = load_app(args.app).schedules if args.app else None
     host = args.host or settings.dashboard_host
     port = args.port if args.port is not None else settings.dashboard_port
-    with connect(settings) as conn:
-        found = sql.version(conn)
-    if found is None or (sql.release_of(found) or (0,)) < server.SCHEMA_SINCE:
-        since = ".".join(map(str, server.SCHEMA_SINCE))
-        raise CliError(
-            f"the dashboard needs the taskboard schema {since} or later, and this database has "
-            f"{found or 'none'}: run `taskboard migrate`"
-        )
+    with connect(settings):
+        pass  # the schema is there, and of a version this driver supports
     server.serve(settings, host=host, port=port, schedules=schedules)
     return EXIT_OK
 
@@ -1187,7 +1174,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=job_id,
         action="append",
         metavar="ID",
-        help="wait until job ID has ended (repeat for more); schema 0.5.0 on",
+        help="wait until job ID has ended (repeat for more)",
     )
     enqueue.add_argument(
         "--on-dependency-failure",
@@ -1257,7 +1244,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--state",
         choices=("waiting", "queued", "running", "succeeded", "dead", "cancelled"),
         metavar="S",
-        help="waiting, queued, running, succeeded, dead or cancelled (waiting: schema 0.5.0 on)",
+        help="waiting, queued, running, succeeded, dead or cancelled",
     )
     jobs.add_argument("--task", metavar="TASK")
     jobs.add_argument("--after", type=job_id, metavar="ID", help="the jobs older than job ID")

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 
 from taskboard import sql
-from taskboard.errors import ConfigError
+from taskboard.errors import ConfigError, SchemaVersionError
 from taskboard.events import JobEvent
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ LAG_BUCKETS_SECONDS = (
     60.0, 300.0, 900.0, 3600.0, 14400.0,
 )  # fmt: skip
 JOB_STATES = ("queued", "running", "succeeded", "dead", "cancelled")
-# And jobs waiting for others to end, on schema 0.5.0 (sql.DEPENDENCIES_SINCE) and later.
+# And jobs waiting for others to end.
 WAITING_STATE = "waiting"
 EXPORTER_APPLICATION_NAME = "taskboard metrics"
 
@@ -105,7 +105,7 @@ class WorkerMetrics:
             "taskboard_start_lag_seconds",
             "Seconds from a job becoming due (its run_at, or an expired lease's deadline) to its "
             "handler starting: the database's count at the claim plus this worker's from the "
-            "claim's answer to the start (schema 0.4.0 on).",
+            "claim's answer to the start.",
             ["queue", "task"],
             buckets=LAG_BUCKETS_SECONDS,
             registry=self.registry,
@@ -275,23 +275,20 @@ class QueueCollector:
         )
         try:
             with self._connect() as conn:
+                sql.read_schema(conn)
                 rows = sql.queue_stats_read_at(conn)
-                waiting = sql.schema_release(conn) >= sql.DEPENDENCIES_SINCE
-        except (psycopg.Error, OSError) as exc:
+        except (psycopg.Error, OSError, SchemaVersionError) as exc:
             log.warning("metrics: cannot read taskboard.queue_stats: %s", exc)
             up.add_metric([], 0)
             yield up
             return
         up.add_metric([], 1)
         yield up
-        yield from queue_families(core, rows, waiting=waiting)
+        yield from queue_families(core, rows)
 
 
-def queue_families(
-    core: ModuleType, rows: list[dict[str, Any]], *, waiting: bool = False
-) -> Iterator[Metric]:
-    """The exporter's gauges from queue_stats rows (each with `read_at`); with `waiting`
-    (a schema of DEPENDENCIES_SINCE or later) the state waiting among the others."""
+def queue_families(core: ModuleType, rows: list[dict[str, Any]]) -> Iterator[Metric]:
+    """The exporter's gauges from queue_stats rows (each with `read_at`)."""
     jobs = core.GaugeMetricFamily(
         "taskboard_queue_jobs",
         "Jobs of the queue in each state.",
@@ -353,9 +350,9 @@ def queue_families(
     by_queue: dict[str, dict[str, dict[str, Any]]] = {}
     for row in rows:
         by_queue.setdefault(str(row["queue"]), {})[str(row["state"])] = row
-    controlled = bool(rows) and "paused" in rows[0]  # schema 0.3.0 and later
-    rated = bool(rows) and "rate_starts" in rows[0]  # schema 0.4.9 and later
-    states_shown = (WAITING_STATE, *JOB_STATES) if waiting else JOB_STATES
+    # Without a queue, no family of the queues' settings.
+    controlled = rated = bool(rows)
+    states_shown = (WAITING_STATE, *JOB_STATES)
     for queue, states in by_queue.items():
         for state in states_shown:
             jobs.add_metric([queue, state], states[state]["jobs"] if state in states else 0)
@@ -370,7 +367,7 @@ def queue_families(
             paused.add_metric([queue], 1 if any_row["paused"] else 0)
             if any_row["max_running"] is not None:
                 limit.add_metric([queue], any_row["max_running"])
-            if any_row.get("max_running_per_key") is not None:  # schema 0.4.8 and later
+            if any_row["max_running_per_key"] is not None:
                 key_limit.add_metric([queue], any_row["max_running_per_key"])
         if rated:
             any_row = next(iter(states.values()))

@@ -1,17 +1,16 @@
-"""Upgrades are additive: this driver works on the previous release's schema, the previous
-release's calls all work on this one, and the driver names the range it accepts."""
+"""Upgrades are additive: the first release's calls all work on this schema; this driver
+works on the schemas of this series and the one before it, and names the range it accepts."""
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import logging
 from typing import Any
 
 import psycopg
 import pytest
 
-from taskboard import Abort, AsyncContext, Retry, SchemaVersionError, SyncContext
+from taskboard import SchemaVersionError, SyncContext
 from taskboard.worker.startup import SUPPORTED_SCHEMA_VERSIONS, schema_supported
 from tests.support.database import MakeDatabase, Sqitch, at_first_release
 from tests.support.inprocess import FAST, finished, make_app, run_worker_until
@@ -209,10 +208,41 @@ def by_type(rows: list[tuple[object, ...]]) -> dict[object, list[tuple[object, .
     return found
 
 
-def test_this_driver_works_on_the_first_release_schema(
-    make_database: MakeDatabase, sqitch: Sqitch
+def fake_version(url: str, version: str) -> None:
+    """Make taskboard.version() of the database at `url` answer `version`."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            f"CREATE OR REPLACE FUNCTION taskboard.version() RETURNS text"
+            f" LANGUAGE sql IMMUTABLE AS $$ SELECT '{version}'::text $$"
+        )
+
+
+@pytest.mark.parametrize(
+    ("version", "says"),
+    [
+        ("0.4.9", "run `taskboard migrate`"),
+        (SUPPORTED_SCHEMA_VERSIONS[1], "install the taskboard-pg release that supports it"),
+    ],
+)
+def test_the_worker_names_the_schema_range_it_accepts(
+    make_database: MakeDatabase, version: str, says: str
 ) -> None:
-    url = at_first_release(make_database, sqitch)
+    url = make_database(deploy=True)
+    oldest, beyond = SUPPORTED_SCHEMA_VERSIONS
+    fake_version(url, version)
+    app = make_app(url)
+    with pytest.raises(SchemaVersionError) as refused:
+        asyncio.run(app.worker(stop=asyncio.Event(), **FAST))
+    assert str(refused.value) == (
+        f"the database's taskboard schema is version {version}; this driver supports "
+        f"{oldest} up to (not including) {beyond}: {says}"
+    )
+
+
+def test_the_previous_series_schema_runs_this_driver(make_database: MakeDatabase) -> None:
+    """The oldest schema this driver supports: its worker and its enqueue work there."""
+    oldest, _ = SUPPORTED_SCHEMA_VERSIONS
+    url = make_database(release=oldest)
     app = make_app(url)
     ran: list[Any] = []
 
@@ -222,90 +252,22 @@ def test_this_driver_works_on_the_first_release_schema(
 
     job_id = app.enqueue("note", {"n": 7})
     run_worker_until(app, finished(url, job_id))
-    assert ran == [({"n": 7}, None)]  # no fence before 0.3.0
-
-
-def test_on_the_first_release_schema_abort_fails_the_attempt_and_retry_keeps_its_delay(
-    make_database: MakeDatabase, sqitch: Sqitch, caplog: pytest.LogCaptureFixture
-) -> None:
-    """fail takes neither retry nor traceback before 0.3.0: Abort is an ordinary failure
-    there (one warning says so); Retry's delay is fail's retry_in, which 0.1.0 has."""
-    url = at_first_release(make_database, sqitch)
-    app = make_app(url)
-
-    @app.task("abort", max_attempts=2)
-    async def abort(ctx: AsyncContext, payload: Any) -> int:
-        if ctx.attempt == 1:
-            raise Abort("not retryable")
-        return ctx.attempt
-
-    @app.task("retry", max_attempts=2)
-    def retry(ctx: SyncContext, payload: Any) -> int:
-        if ctx.attempt == 1:
-            raise Retry(after=0.01)
-        return ctx.attempt
-
-    ids = [app.enqueue("abort"), app.enqueue("abort"), app.enqueue("retry")]
-    with caplog.at_level(logging.WARNING, logger="taskboard.worker"):
-        run_worker_until(app, finished(url, *ids))
-    with psycopg.connect(url) as conn:
-        rows = [
-            conn.execute(
-                "SELECT state, attempt, result, errors FROM taskboard.jobs WHERE id = %s", [job_id]
-            ).fetchone()
-            for job_id in ids
-        ]
-    errors = ["Abort: not retryable", "Abort: not retryable", "Retry: retry requested after 0.01s"]
-    for row, error in zip(rows, errors, strict=True):
-        assert row is not None
-        state, attempt, result, [entry] = row
-        assert (state, attempt, result) == ("succeeded", 2, 2)
-        assert entry["error"] == error
-        assert "traceback" not in entry  # 0.1.0's fail stores none
-    warned = [r.getMessage() for r in caplog.records if "older than 0.3.0" in r.getMessage()]
-    assert len(warned) == 1, warned
-    assert "Abort fails the attempt as any error does" in warned[0]
-
-
-def test_the_worker_names_the_schema_range_it_accepts(make_database: MakeDatabase) -> None:
-    url = make_database(deploy=True)
-    oldest, beyond = SUPPORTED_SCHEMA_VERSIONS
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(
-            f"CREATE OR REPLACE FUNCTION taskboard.version() RETURNS text"
-            f" LANGUAGE sql IMMUTABLE AS $$ SELECT '{beyond}'::text $$"
-        )
-    app = make_app(url)
-    with pytest.raises(SchemaVersionError) as refused:
-        asyncio.run(app.worker(stop=asyncio.Event(), **FAST))
-    assert f"version {beyond}; this driver supports {oldest} up to (not including) {beyond}" in str(
-        refused.value
-    )
+    assert ran == [({"n": 7}, 1)]
 
 
 @pytest.mark.parametrize(
     ("version", "supported"),
     [
-        ("0.1.0", True),
-        ("0.2.0", True),
-        ("0.2.7", True),
-        ("0.0.9", False),
-        ("0.3.0", True),
-        ("0.3.9", True),
-        ("0.4.0", True),
-        ("0.4.1", True),
-        ("0.4.2", True),
-        ("0.4.3", True),
-        ("0.4.4", True),
-        ("0.4.9", True),
+        ("0.1.0", False),
+        ("0.4.9", False),
         ("0.5.0", True),
         ("0.5.9", True),
         ("0.6.0", True),
         ("0.6.9", True),
         ("0.7.0", False),
         ("1.0.0", False),
-        ("0.2", False),
-        ("0.2.0-rc1", False),
+        ("0.5", False),
+        ("0.5.0-rc1", False),
     ],
 )
 def test_schema_supported(version: str, supported: bool) -> None:

@@ -716,8 +716,8 @@ def test_beyond_loopback_without_a_password_it_warns(admin_url: str) -> None:
     assert "listening on 0.0.0.0 without a password" in log
 
 
-def test_the_command_refuses_a_schema_older_than_0_4_0(make_database: MakeDatabase) -> None:
-    old = make_database(release="0.3.0")
+def test_the_command_refuses_a_schema_older_than_0_5_0(make_database: MakeDatabase) -> None:
+    old = make_database(release="0.4.9")
     done = subprocess.run(
         [str(TASKBOARD), "dashboard", "--port", str(free_port())],
         env={"TASKBOARD_DATABASE_URL": old, "PATH": "/usr/bin:/bin"},
@@ -728,8 +728,8 @@ def test_the_command_refuses_a_schema_older_than_0_4_0(make_database: MakeDataba
     )
     assert done.returncode == 1
     assert done.stderr.strip() == (
-        "taskboard: error: the dashboard needs the taskboard schema 0.4.0 or later, and this "
-        "database has 0.3.0: run `taskboard migrate`"
+        "taskboard: error: the database's taskboard schema is version 0.4.9; this driver "
+        "supports 0.5.0 up to (not including) 0.7.0: run `taskboard migrate`"
     )
 
 

@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from taskboard import sql
-from tests.support.database import MakeDatabase, connect, login_role
+from tests.support.database import connect
 from tests.support.web import client
 
 LINE_COLUMNS = {
@@ -88,15 +88,6 @@ def test_the_lists_call_returns_a_line_without_payload_result_or_errors(
     assert set(line) == LINE_COLUMNS
     assert (line["state"], line["failures"], line["last_error"]) == ("succeeded", 1, "boom")
     assert BIG not in repr(line)
-
-
-def test_before_find_jobs_summary_the_list_gets_the_same_line(make_database: MakeDatabase) -> None:
-    url = make_database(release="0.4.4")
-    job_id = big_failed_job(url)
-    with login_role(url, "taskboard_admin") as admin:
-        (line,) = summary_lines(admin)
-    assert set(line) == LINE_COLUMNS
-    assert (line["job_id"], line["failures"], line["last_error"]) == (job_id, 1, "boom")
 
 
 def test_the_job_list_never_calls_find_jobs_and_shows_the_last_error(

@@ -7,8 +7,6 @@ from __future__ import annotations
 import html
 import re
 
-import pytest
-
 from taskboard.web import server
 from tests.support.database import MakeDatabase, connect, login_role
 from tests.support.web import client
@@ -88,13 +86,11 @@ def test_a_waiting_job_is_cancelled_from_its_page_and_in_bulk(
     assert states(deployed, [one, *rest]) == ["cancelled"] * 3
 
 
-@pytest.mark.parametrize("release", ["0.4.9"])
-def test_an_older_schema_has_no_waiting_column(make_database: MakeDatabase, release: str) -> None:
-    url = make_database(release=release)
-    with connect(url, "taskboard_producer") as conn:
-        conn.execute("SELECT taskboard.enqueue('send', '{}', 'old')")
+def test_a_schema_older_than_this_driver_supports_is_a_page_that_says_to_migrate(
+    make_database: MakeDatabase,
+) -> None:
+    url = make_database(release="0.4.9")
     with login_role(url, "taskboard_admin") as login, client(login) as tb:
         response = tb.get("/")
-    assert response.status_code == 200, response.text
-    assert 'data-queue="old"' in response.text
-    assert ">Waiting</th>" not in response.text and 'class="num waiting"' not in response.text
+    assert response.status_code == 503, response.text
+    assert "version 0.4.9" in response.text and "run `taskboard migrate`" in response.text

@@ -15,9 +15,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from taskboard import InvalidArgument, SchemaVersionError, SyncContext, Taskboard
+from taskboard import InvalidArgument, SyncContext, Taskboard
 from tests.support.cli import enqueue, error_line, run
-from tests.support.database import MakeDatabase, Sqitch
+from tests.support.database import MakeDatabase
 from tests.support.inprocess import finished, make_app, run_worker_until
 
 
@@ -128,31 +128,6 @@ def test_a_bad_key_is_refused_naming_it_and_enqueues_nothing(
     assert says in str(refused.value)
     with psycopg.connect(url, autocommit=True) as conn:
         assert conn.execute("SELECT count(*) FROM taskboard.jobs").fetchone() == (0,)
-
-
-def test_a_key_on_a_schema_without_keys_is_refused_naming_the_release(
-    make_database: MakeDatabase, sqitch: Sqitch
-) -> None:
-    url = make_database(release="0.4.7")
-    app = make_app(url)
-    try:
-        assert app.enqueue("t") > 0  # without a key, as before
-        with pytest.raises(SchemaVersionError, match=r"need taskboard schema 0\.4\.8 or later"):
-            app.enqueue("t", concurrency_key="customer-1")
-        with pytest.raises(SchemaVersionError, match=r"the database has 0\.4\.7"):
-            app.enqueue_many("t", [{}], concurrency_keys=["customer-1"])
-        with pytest.raises(SchemaVersionError, match=r"0\.4\.8"):
-            app.set_key_limit("t", 1)
-        refused = run(url, "key-limit", "t", "1")  # one line naming the release
-        assert refused.returncode != 0
-        assert "0.4.8" in error_line(refused) and "HINT" not in error_line(refused)
-        # Migrated since: the next call sees it.
-        migrated = sqitch(url, "deploy")
-        assert migrated.returncode == 0, migrated.stderr
-        job_id = app.enqueue("t", concurrency_key="customer-1")
-    finally:
-        app.close()
-    assert stored_keys(url, job_id) == ["customer-1"]
 
 
 # -- the key limit -----------------------------------------------------------------------

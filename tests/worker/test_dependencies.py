@@ -184,23 +184,38 @@ def test_a_bad_dependency_argument_is_refused_naming_it_and_enqueues_nothing(
     assert job_count(url) == 0
 
 
-def test_dependencies_on_a_schema_before_0_5_0_are_refused_naming_the_release(
+def test_a_schema_before_0_5_0_is_refused_at_the_first_call_naming_migrate(
     make_database: MakeDatabase, sqitch: Sqitch
 ) -> None:
     url = make_database(release="0.4.9")
     app = make_app(url)
+    says = (
+        "the database's taskboard schema is version 0.4.9; this driver supports 0.5.0 up to "
+        "(not including) 0.7.0: run `taskboard migrate`"
+    )
     try:
-        first = app.enqueue("t")  # without dependencies, as before
-        with pytest.raises(SchemaVersionError, match=r"dependencies need taskboard schema 0\.5\.0"):
-            app.enqueue("t", depends_on=[first])
-        with pytest.raises(SchemaVersionError, match=r"the database has 0\.4\.9"):
-            app.enqueue("t", depends_on=[first], concurrency_key="customer-1")
-        refused = run(url, "enqueue", "t", f"--depends-on={first}")  # one line naming it
-        assert refused.returncode != 0
-        assert "0.5.0" in error_line(refused) and "HINT" not in error_line(refused)
-        # Migrated since: the next call sees it.
+        with pytest.raises(SchemaVersionError) as refused:
+            app.enqueue("t")
+        assert str(refused.value) == says
+        with psycopg.connect(url) as conn:
+            assert conn.execute("SELECT count(*) FROM taskboard.jobs").fetchone() == (0,)
+
+        async def twin() -> None:
+            try:
+                await app.aset_rate_limit("t", 5, 1.0)
+            finally:
+                await app.aclose()
+
+        with pytest.raises(SchemaVersionError, match=r"version 0\.4\.9"):
+            asyncio.run(twin())
+        for command in (["enqueue", "t"], ["key-limit", "t", "1"], ["status"]):
+            done = run(url, *command)  # one line naming the fix
+            assert done.returncode == 1, (command, done.stdout)
+            assert error_line(done) == f"taskboard: error: {says}", command
+        # Migrated since: the next call reads the schema again.
         migrated = sqitch(url, "deploy")
         assert migrated.returncode == 0, migrated.stderr
+        first = app.enqueue("t")
         waiting = app.enqueue("t", depends_on=[first])
     finally:
         app.close()
@@ -379,23 +394,27 @@ def job_gauges(url: str) -> dict[tuple[str, str], float]:
     }
 
 
-def test_the_exporter_counts_waiting_jobs_from_0_5_0_on(make_database: MakeDatabase) -> None:
+def test_the_exporter_counts_waiting_jobs(make_database: MakeDatabase) -> None:
     url = make_database(deploy=True)
-    older = make_database(release="0.4.9")
-    for database in (url, older):
-        app = make_app(database)
-        try:
-            first = app.enqueue("t", queue="build")
-            if database == url:
-                app.enqueue("t", queue="pages", depends_on=[first])
-        finally:
-            app.close()
+    app = make_app(url)
+    try:
+        first = app.enqueue("t", queue="build")
+        app.enqueue("t", queue="pages", depends_on=[first])
+    finally:
+        app.close()
     now = job_gauges(url)
     assert now[("pages", "waiting")] == 1 and now[("build", "waiting")] == 0
     assert now[("build", "queued")] == 1 and now[("pages", "queued")] == 0
-    before = job_gauges(older)
-    assert before[("build", "queued")] == 1
-    assert {state for _, state in before} == set(metrics.JOB_STATES), "no waiting series"
+
+
+def test_the_exporter_of_a_schema_before_0_5_0_says_the_database_is_not_up(
+    make_database: MakeDatabase,
+) -> None:
+    older = make_database(release="0.4.9")
+    registry = metrics.exporter_registry(lambda: psycopg.connect(older, autocommit=True))
+    families = {family.name: family for family in registry.collect()}
+    assert [s.value for s in families["taskboard_exporter_database_up"].samples] == [0]
+    assert job_gauges(older) == {}
 
 
 # -- the command line -------------------------------------------------------------------------

@@ -16,9 +16,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from taskboard import AsyncContext, InvalidArgument, SchemaVersionError, SyncContext, Taskboard
+from taskboard import AsyncContext, InvalidArgument, SyncContext, Taskboard
 from tests.support.cli import error_line, run
-from tests.support.database import MakeDatabase, Sqitch
+from tests.support.database import MakeDatabase
 from tests.support.inprocess import FAST, finished, make_app, run_worker_until
 from tests.support.metrics import Samples, exporter_samples, free_port, listening, scrape, value
 
@@ -129,45 +129,6 @@ def test_a_bad_rate_limit_is_refused_naming_the_argument_and_changes_nothing(
     assert says in str(refused.value)
     assert isinstance(refused.value, ValueError)
     assert rate_limit(url, "q") is None
-
-
-def test_a_rate_limit_on_a_schema_without_them_is_refused_naming_the_release(
-    make_database: MakeDatabase, sqitch: Sqitch
-) -> None:
-    url = make_database(release="0.4.8")
-    app = make_app(url)
-    try:
-        assert app.set_key_limit("t", 1) is True  # 0.4.8's calls, as before
-        assert app.enqueue("t", queue="t", concurrency_key="c") > 0
-        with pytest.raises(SchemaVersionError, match=r"need taskboard schema 0\.4\.9 or later"):
-            app.set_rate_limit("t", 5, SECOND)
-        with pytest.raises(SchemaVersionError, match=r"the database has 0\.4\.8"):
-            app.set_rate_limit("t", None, None)
-
-        async def twin() -> None:
-            try:
-                await app.aset_rate_limit("t", 5, SECOND)
-            finally:
-                await app.aclose()
-
-        with pytest.raises(SchemaVersionError, match=r"rate limits need .* 0\.4\.9"):
-            asyncio.run(twin())
-        refused = run(url, "rate-limit", "t", "5/1s")  # one line naming the release
-        assert refused.returncode == 1
-        assert "0.4.9" in error_line(refused) and "HINT" not in error_line(refused)
-        header = run(url, "status").stdout.splitlines()[0]
-        assert header.split()[-2:] == ["key", "limit"]  # no rate limit column
-        samples = exporter_samples(url)
-        assert value(samples, "taskboard_queue_jobs", queue="t", state="queued") == 1
-        assert not any(name.startswith("taskboard_queue_rate") for name, _ in samples)
-        assert not any(name == "taskboard_queue_window_starts" for name, _ in samples)
-        # Migrated since: the next call sees it.
-        migrated = sqitch(url, "deploy")
-        assert migrated.returncode == 0, migrated.stderr
-        assert app.set_rate_limit("t", 5, SECOND) is True
-    finally:
-        app.close()
-    assert rate_limit(url, "t") == (5, SECOND, False)
 
 
 # -- a worker under a rate limit ---------------------------------------------------------

@@ -15,8 +15,9 @@ import psycopg
 import pytest
 
 from taskboard import ConfigError, load_settings
+from taskboard.sql.schema import SUPPORTED_SCHEMA_VERSIONS
 from taskboard_dev.server import as_user
-from tests.support.database import MakeDatabase, Sqitch, at_first_release
+from tests.support.database import MakeDatabase
 from tests.support.inprocess import FAST, make_app
 
 DEADLINE_SECONDS = 30.0
@@ -113,16 +114,16 @@ def test_retention_defaults_to_a_week() -> None:
     assert load_settings(database_url="postgresql://x", retention="none").retention is None
 
 
-@pytest.mark.parametrize("schema", ["first release", "current"])
+@pytest.mark.parametrize("schema", ["oldest supported", "current"])
 def test_a_login_that_may_not_prune_is_told_once_and_the_worker_goes_on(
-    make_database: MakeDatabase, sqitch: Sqitch, caplog: pytest.LogCaptureFixture, schema: str
+    make_database: MakeDatabase, caplog: pytest.LogCaptureFixture, schema: str
 ) -> None:
-    """prune is the admin's alone at the first release and again from 0.4.5 (a worker
-    login could claim, fail without retry and prune any due job)."""
+    """prune is the admin's alone (a worker login could claim, fail without retry and
+    prune any due job), on each schema this driver supports."""
     if schema == "current":
         url = make_database(deploy=True)
     else:
-        url = at_first_release(make_database, sqitch)
+        url = make_database(release=SUPPORTED_SCHEMA_VERSIONS[0])
     login = "rt_worker_" + uuid.uuid4().hex[:8]
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(f"CREATE ROLE {login} LOGIN IN ROLE taskboard_worker")

@@ -231,28 +231,6 @@ def test_every_form_of_enqueue_stores_the_callers_trace_context(
     assert [stored_context(url, i)["traceparent"] for i in ids] == [expected] * len(ids)
 
 
-def test_enqueue_inside_a_span_works_on_a_schema_without_the_trace_context(
-    make_database: MakeDatabase, spans: InMemorySpanExporter
-) -> None:
-    url = make_database(release="0.3.0")
-    app = make_app(url)
-
-    @app.task("old", queue=QUEUE)
-    async def old(ctx: AsyncContext, payload: Any) -> None:
-        pass
-
-    with TRACER.start_as_current_span("request"):
-        job_id = app.enqueue("old")
-        [other] = app.enqueue_many("old", [{}])
-    app.close()
-    run_worker_until(app, finished(url, job_id, other))
-
-    # The schema kept no context: the attempt's span is a root of its own.
-    span = only_attempt_span(spans, job_id)
-    assert span.parent is None
-    assert span.attributes is not None and span.attributes["taskboard.job.outcome"] == "complete"
-
-
 def test_without_opentelemetry_nothing_is_traced_and_nothing_imported() -> None:
     # A fresh interpreter in which `import opentelemetry` fails, as without the extra.
     script = "\n".join(

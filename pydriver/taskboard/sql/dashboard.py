@@ -10,7 +10,6 @@ import psycopg
 from psycopg.rows import dict_row
 
 from taskboard.sql.loaders import readable
-from taskboard.sql.session_async import DEPENDENCIES_SINCE, RATE_LIMITS_SINCE, aschema_release
 
 # Every column the schema has: paused and max_running arrived in 0.3.0.
 QUEUE_STATS = "SELECT * FROM taskboard.queue_stats ORDER BY queue, state"
@@ -59,62 +58,29 @@ def schedules(conn: psycopg.Connection[Any]) -> list[dict[str, Any]] | None:
         return list(cur.execute(SCHEDULES).fetchall())
 
 
-# -- the dashboard's reads (schema 0.4.0 and later) ------------------------------
+# -- the dashboard's reads --------------------------------------------------------
 
-# queue_overview gives each queue's limit per concurrency key, its rate limit and
-# the starts within the rate limit's window from RATE_LIMITS_SINCE on, and counts
-# each queue's jobs waiting for dependencies (its column waiting) from
-# DEPENDENCIES_SINCE on.
-
-# Each queue now, with the database's clock as it read them (for ages): the
-# columns of queue_overview from 0.4.9 on, and {waiting}: o.waiting from 0.5.0
-# on, NULL::bigint AS waiting before (QUEUE_OVERVIEW_WAITING).
+# Each queue now, with the database's clock as it read them (for ages).
 QUEUE_OVERVIEW = """
 SELECT o.queue, o.queued, o.running, o.runnable, o.oldest_runnable_at, o.dead, o.cancelled,
        o.succeeded_recent, o.dead_recent, o.cancelled_recent, o.paused, o.max_running,
        o.max_running_per_key, o.rate_starts, o.rate_per, o.rate_by_key, o.window_starts,
-       {waiting}, pg_catalog.clock_timestamp() AS read_at
+       o.waiting, pg_catalog.clock_timestamp() AS read_at
   FROM taskboard.queue_overview(recent => %(recent)s) AS o
 """
-# The same rows from a schema before RATE_LIMITS_SINCE (0.4.0 on), whose
-# queue_overview has no limits but max_running: theirs are NULL, not known.
-QUEUE_OVERVIEW_BEFORE_LIMITS = """
-SELECT o.queue, o.queued, o.running, o.runnable, o.oldest_runnable_at, o.dead, o.cancelled,
-       o.succeeded_recent, o.dead_recent, o.cancelled_recent, o.paused, o.max_running,
-       NULL::integer AS max_running_per_key, NULL::integer AS rate_starts,
-       NULL::interval AS rate_per, NULL::boolean AS rate_by_key, NULL::bigint AS window_starts,
-       {waiting}, pg_catalog.clock_timestamp() AS read_at
-  FROM taskboard.queue_overview(recent => %(recent)s) AS o
-"""
-# {waiting} of the two: the column when the schema has it, else NULL (not known).
-QUEUE_OVERVIEW_WAITING = {True: "o.waiting", False: "NULL::bigint AS waiting"}
 JOB_ACTIVITY = "SELECT * FROM taskboard.job_activity(recent => %(recent)s)"
-# One line a job for the job list: never the payload, the result or the errors
-# (find_jobs_summary; a schema before it gets the same columns from find_jobs, projected
-# in the database so that only the line crosses the wire).
+# One line a job for the job list: never the payload, the result or the errors.
 FIND_JOBS_SUMMARY = """
 SELECT * FROM taskboard.find_jobs_summary(queue => %(queue)s, state => %(state)s,
                                           task => %(task)s, after_id => %(after_id)s,
                                           max_rows => %(max_rows)s)
 """
-FIND_JOBS_SUMMARY_BEFORE = """
-SELECT j.job_id, j.queue, j.task, j.state, j.attempt, j.max_attempts, j.priority,
-       j.run_at, j.created_at, j.started_at, j.finished_at,
-       pg_catalog.jsonb_array_length(j.errors) AS failures,
-       pg_catalog.left(j.errors -> -1 ->> 'error', 200) AS last_error
-  FROM taskboard.find_jobs(queue => %(queue)s, state => %(state)s, task => %(task)s,
-                           after_id => %(after_id)s, max_rows => %(max_rows)s) AS j
-"""
-HAS_FIND_JOBS_SUMMARY = """
-SELECT pg_catalog.to_regprocedure(
-           'taskboard.find_jobs_summary(text, text, text, bigint, integer)') IS NOT NULL AS present
-"""
 # The schedules with the state of each one's last job.
 SCHEDULES_WITH_LAST_JOB = """
 SELECT s.schedule, s.last_slot, s.last_job_id,
-       -- The task and queue its latest slot was taken for (schema 0.4.5 on; else NULL).
-       pg_catalog.to_jsonb(s) ->> 'task' AS slot_task,
-       pg_catalog.to_jsonb(s) ->> 'queue' AS slot_queue,
+       -- The task and queue its latest slot was taken for.
+       s.task AS slot_task,
+       s.queue AS slot_queue,
        CASE WHEN s.last_job_id IS NOT NULL
             THEN (taskboard.get_job(job_id => s.last_job_id)).state END AS last_job_state
   FROM taskboard.schedules AS s
@@ -159,26 +125,9 @@ async def _arows(
 async def aqueue_overview(
     conn: psycopg.AsyncConnection[Any],
     recent: dt.timedelta,
-    *,
-    limits: bool | None = None,
-    waiting: bool | None = None,
 ) -> list[dict[str, Any]]:
-    """queue_overview's rows by column name, each with `read_at`, the database's clock.
-
-    With `limits` true (for a schema of RATE_LIMITS_SINCE or later) the rows carry
-    each queue's max_running_per_key, rate_starts, rate_per, rate_by_key and
-    window_starts as queue_overview gives them; with false, those five are None (an
-    older schema's queue_overview has none of them). Likewise `waiting` (for a schema
-    of DEPENDENCIES_SINCE or later) for the column waiting. None: as the schema's
-    release says, read first."""
-    if limits is None or waiting is None:
-        release = await aschema_release(conn)
-        limits = release >= RATE_LIMITS_SINCE if limits is None else limits
-        waiting = release >= DEPENDENCIES_SINCE if waiting is None else waiting
-    query = QUEUE_OVERVIEW if limits else QUEUE_OVERVIEW_BEFORE_LIMITS
-    return await _arows(
-        conn, query.format(waiting=QUEUE_OVERVIEW_WAITING[waiting]), {"recent": recent}
-    )
+    """queue_overview's rows by column name, each with `read_at`, the database's clock."""
+    return await _arows(conn, QUEUE_OVERVIEW, {"recent": recent})
 
 
 async def ajob_activity(
@@ -194,9 +143,7 @@ async def afind_jobs_summary(
     """The lines of the jobs `params` (find_jobs_params) selects, newest first, by column
     name: job_id, queue, task, state, attempt, max_attempts, priority, run_at, created_at,
     started_at, finished_at, failures and last_error; never a payload, result or errors."""
-    rows = await _arows(conn, HAS_FIND_JOBS_SUMMARY)
-    query = FIND_JOBS_SUMMARY if rows[0]["present"] else FIND_JOBS_SUMMARY_BEFORE
-    return await _arows(conn, query, params)
+    return await _arows(conn, FIND_JOBS_SUMMARY, params)
 
 
 async def aschedules(conn: psycopg.AsyncConnection[Any]) -> list[dict[str, Any]]:

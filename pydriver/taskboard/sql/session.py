@@ -13,12 +13,8 @@ from typing import Any
 import psycopg
 from psycopg.rows import tuple_row
 
-from taskboard.sql.parameters import release_of
-from taskboard.sql.session_async import (
-    LOGIN_ROLES,
-    LoginRoles,
-    _login_roles,
-)
+from taskboard.sql.schema import Schema, schema_of
+from taskboard.sql.session_async import LOGIN_ROLES, LoginRoles, _login_roles
 
 
 def value(conn: psycopg.Connection[Any], query: str, params: dict[str, Any] | None = None) -> Any:
@@ -43,9 +39,10 @@ def version(conn: psycopg.Connection[Any]) -> str | None:
     return None if release is None else str(release)
 
 
-def schema_release(conn: psycopg.Connection[Any]) -> tuple[int, ...]:
-    """The schema's release as (X, Y, Z); (0,), before every release, without the schema."""
-    return release_of(version(conn)) or (0,)
+def read_schema(conn: psycopg.Connection[Any]) -> Schema:
+    """The database's Schema; SchemaVersionError, one line naming the fix, when there is
+    none or this driver cannot work with it."""
+    return schema_of(version(conn))
 
 
 def login_roles(conn: psycopg.Connection[Any]) -> LoginRoles:

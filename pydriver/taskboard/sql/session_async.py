@@ -13,24 +13,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import tuple_row
 
-from taskboard.sql.parameters import release_of
-
-# The schema release from which enqueue and enqueue_many take the trace
-# context and claim hands it back. The forms with it are used only when
-# there is a context to send: the ones without work on every schema.
-TRACE_CONTEXT_SINCE = (0, 4, 0)
-
-# The schema release from which enqueue and enqueue_many take a concurrency
-# key and claim honours a queue's key limit (set_key_limit).
-KEYS_SINCE = (0, 4, 8)
-
-# The schema release from which a queue may have a rate limit (set_rate_limit)
-# and queue_stats shows it.
-RATE_LIMITS_SINCE = (0, 4, 9)
-
-# The schema release from which enqueue takes depends_on and on_dependency_failure
-# (a job waits for others), and jobs may be in the state waiting.
-DEPENDENCIES_SINCE = (0, 5, 0)
+from taskboard.sql.schema import Schema, schema_of
 
 
 async def avalue(
@@ -57,9 +40,10 @@ async def aversion(conn: psycopg.AsyncConnection[Any]) -> str | None:
     return None if release is None else str(release)
 
 
-async def aschema_release(conn: psycopg.AsyncConnection[Any]) -> tuple[int, ...]:
-    """The schema's release as (X, Y, Z); (0,), before every release, without the schema."""
-    return release_of(await aversion(conn)) or (0,)
+async def aread_schema(conn: psycopg.AsyncConnection[Any]) -> Schema:
+    """The database's Schema; SchemaVersionError, one line naming the fix, when there is
+    none or this driver cannot work with it."""
+    return schema_of(await aversion(conn))
 
 
 # Who this session is and which Taskboard roles it has the rights of, from the

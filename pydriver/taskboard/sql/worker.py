@@ -16,7 +16,7 @@ from psycopg.rows import dict_row, tuple_row
 
 from taskboard.sql.admin_async import JobInfo, aget_job, aprune_batch
 from taskboard.sql.parameters import prune_params, seconds
-from taskboard.sql.session_async import TRACE_CONTEXT_SINCE, aversion
+from taskboard.sql.session_async import aversion
 
 CHANNEL = "taskboard"
 
@@ -41,19 +41,16 @@ class Claimed:
     fence: int | None = None
     payload_error: str | None = None
     queue: str = ""  # the queue it was claimed from (claim's argument)
-    # The W3C trace context its enqueuer stored (schema 0.4.0 on); None when none.
+    # The W3C trace context its enqueuer stored; None when none.
     trace_context: dict[str, str] | None = None
-    # How long the job had been runnable when claimed, database clock (schema 0.4.0 on).
+    # How long the job had been runnable when claimed, database clock.
     waited: dt.timedelta | None = None
 
 
 def claimed_at(row: Any, at: Mapping[str, Any], queue: str = "") -> Claimed:
     """A Claimed of `queue` from a claim row whose column `name` is `row[at[name]]` (a
     position in the worker's own queries, read as tuples), its payload decoded here.
-
-    A column the schema's claim does not return is None: the fence before
-    0.3.0, the trace context and how long the job waited before 0.4.0.
-    """
+    A column `at` does not name is None."""
     why: str | None = None
     try:
         payload = json.loads(row[at["payload"]])
@@ -83,20 +80,17 @@ def claimed_at(row: Any, at: Mapping[str, Any], queue: str = "") -> Claimed:
 
 # -- workers -------------------------------------------------------------------
 
-# The schema release from which claim hands out the fence.
-FENCE_SINCE = (0, 3, 0)
-# The columns later releases added to taskboard.claimed, in order: (since, name, type).
+# The columns of taskboard.claimed after CLAIMED_COLUMNS, in order: (name, type).
 CLAIMED_EXTRAS = (
-    (FENCE_SINCE, "fence", "bigint"),
-    (TRACE_CONTEXT_SINCE, "trace_context", "jsonb"),
-    (TRACE_CONTEXT_SINCE, "waited", "interval"),
+    ("fence", "bigint"),
+    ("trace_context", "jsonb"),
+    ("waited", "interval"),
 )
 
 # The payload comes as text and is decoded per job (sql.claimed_at): one that
-# Python cannot decode fails its own job, not the whole claim. The claim
-# queries read the columns of the schema the worker found at start-up
-# (claimed_extras), made once per worker; rows come as tuples, read by the
-# position of each column's name (claimed_positions), without a dict a row.
+# Python cannot decode fails its own job, not the whole claim. Rows come as
+# tuples, read by the position of each column's name (claimed_positions),
+# without a dict a row.
 CLAIMED_COLUMNS = (
     "job_id, token, task, payload::text AS payload, attempt, lease_expires_at, idempotency_key"
 )
@@ -110,11 +104,6 @@ CLAIMED_NAMES = (
     "idempotency_key",
 )
 CLAIM_CALL = "taskboard.claim(queue => %s, worker => %s, batch => %s, lease => %s)"
-
-
-def claimed_extras(release: tuple[int, ...]) -> list[tuple[str, str]]:
-    """(name, type) of each column after CLAIMED_COLUMNS that `release`'s claim returns."""
-    return [(name, type_) for since, name, type_ in CLAIMED_EXTRAS if release >= since]
 
 
 def claimed_positions(names: Sequence[str], extras: Sequence[tuple[str, str]]) -> dict[str, int]:
@@ -131,7 +120,7 @@ def claim_query(extras: Sequence[tuple[str, str]]) -> str:
     return f"SELECT {CLAIMED_COLUMNS}{columns} FROM {CLAIM_CALL}"
 
 
-CLAIM = claim_query([])
+CLAIM = claim_query(CLAIMED_EXTRAS)
 
 
 RENEW_MANY = """
@@ -175,14 +164,10 @@ SELECT k.job_id, NULL, k.token, k.task, k.payload::text, k.attempt, k.lease_expi
 """
 
 
-COMPLETE_MANY_THEN_CLAIM = complete_many_then_claim_query([])
+COMPLETE_MANY_THEN_CLAIM = complete_many_then_claim_query(CLAIMED_EXTRAS)
 
 
-# The schema release from which fail takes retry and traceback.
-FAIL_RETRY_SINCE = (0, 3, 0)
-
-FAIL = "SELECT taskboard.fail(job_id => %s, token => %s, error => %s, retry_in => %s)"
-FAIL_RETRY = (
+FAIL = (
     "SELECT taskboard.fail(job_id => %s, token => %s, error => %s, retry_in => %s,"
     " retry => %s, traceback => %s)"
 )
@@ -193,13 +178,8 @@ LEASE_STATE = "SELECT taskboard.lease_state(job_id => %s, token => %s)"
 
 CLOCK = "SELECT pg_catalog.clock_timestamp()"
 
+# A renamed schedule's former names carry its slots over.
 ENQUEUE_PERIODIC = """
-SELECT taskboard.enqueue_periodic(
-    schedule => %s, slot => %s, task => %s, payload => %s::jsonb, queue => %s,
-    priority => %s, max_attempts => %s)
-"""
-# A renamed schedule's call (schema 0.4.5 and later): its former names carry its slots over.
-ENQUEUE_PERIODIC_RENAMED = """
 SELECT taskboard.enqueue_periodic(
     schedule => %s, slot => %s, task => %s, payload => %s::jsonb, queue => %s,
     priority => %s, max_attempts => %s, previous_names => %s::text[])
@@ -213,34 +193,14 @@ class Queries:
     Every method passes its arguments to the taskboard.* function of the
     same name and returns the answer unchanged. A subclass can observe or
     delay a call (the soak and the tests do); it must not change answers.
-
-    `schema` is the release (X, Y, Z) of the schema the worker found at
-    start-up (`use_schema`): calls that a later release added or extended
-    are made in their newer form only where the schema has it. Until told,
-    the oldest supported release.
     """
-
-    schema: tuple[int, ...] = (0, 1, 0)
 
     claim_query: str = CLAIM
     complete_many_then_claim_query: str = COMPLETE_MANY_THEN_CLAIM
-    claim_at: dict[str, int] = claimed_positions(CLAIMED_NAMES, [])
+    claim_at: dict[str, int] = claimed_positions(CLAIMED_NAMES, CLAIMED_EXTRAS)
     complete_many_then_claim_at: dict[str, int] = claimed_positions(
-        COMPLETED_THEN_CLAIMED_NAMES, []
+        COMPLETED_THEN_CLAIMED_NAMES, CLAIMED_EXTRAS
     )
-
-    def use_schema(self, release: tuple[int, ...]) -> None:
-        self.schema = release
-        extras = claimed_extras(release)
-        self.claim_query = claim_query(extras)
-        self.complete_many_then_claim_query = complete_many_then_claim_query(extras)
-        self.claim_at = claimed_positions(CLAIMED_NAMES, extras)
-        self.complete_many_then_claim_at = claimed_positions(COMPLETED_THEN_CLAIMED_NAMES, extras)
-
-    @property
-    def fail_takes_retry(self) -> bool:
-        """Whether fail takes retry (false: dead at once) and traceback on this schema."""
-        return self.schema >= FAIL_RETRY_SINCE
 
     async def version(self, conn: psycopg.AsyncConnection[Any]) -> str | None:
         """The schema's release, or None when the taskboard schema is not installed."""
@@ -252,7 +212,7 @@ class Queries:
     async def claim(
         self, conn: psycopg.AsyncConnection[Any], queue: str, worker: str, batch: int, lease: float
     ) -> list[Claimed]:
-        """claim's rows as Claimed, in the columns of the schema (use_schema)."""
+        """claim's rows as Claimed."""
         at = self.claim_at
         async with conn.cursor(row_factory=tuple_row) as cur:
             await cur.execute(self.claim_query, [queue, worker, batch, seconds(lease)])
@@ -345,18 +305,10 @@ class Queries:
         traceback: str | None = None,
     ) -> str | None:
         """The job's new state ('queued' or 'dead'), or None when this token no longer
-        holds it.
-
-        On a schema older than 0.3.0 retry and traceback are not sent (the
-        four-argument call of those releases; see fail_takes_retry: the
-        caller decides what a retry of False then means).
-        """
+        holds it."""
         delay = None if retry_in is None else seconds(retry_in)
-        if self.fail_takes_retry:
-            params = [job_id, token, error, delay, retry, traceback]
-            row = await (await conn.execute(FAIL_RETRY, params)).fetchone()
-        else:
-            row = await (await conn.execute(FAIL, [job_id, token, error, delay])).fetchone()
+        params = [job_id, token, error, delay, retry, traceback]
+        row = await (await conn.execute(FAIL, params)).fetchone()
         return None if row is None else row[0]
 
     async def release(
@@ -406,35 +358,31 @@ class Queries:
         """The id of the job of `schedule`'s `slot`; None when that slot or a later one
         already has its job.
 
-        Raises psycopg.errors.UniqueViolation (23505, schema 0.4.5 and later) when
-        the slot, or a later one, was taken for another task or queue. A
-        schedule with `previous_names` needs schema 0.4.5 (UndefinedFunction
-        before); one without them is called as every release takes it.
+        Raises psycopg.errors.UniqueViolation (23505) when the slot, or a later
+        one, was taken for another task or queue.
         """
-        params: list[Any] = [schedule, slot, task, payload_json, queue, priority, max_attempts]
-        query = ENQUEUE_PERIODIC
-        if previous_names:
-            params.append(list(previous_names))
-            query = ENQUEUE_PERIODIC_RENAMED
-        row = await (await conn.execute(query, params)).fetchone()
+        params = [schedule, slot, task, payload_json, queue, priority, max_attempts]
+        row = await (
+            await conn.execute(ENQUEUE_PERIODIC, [*params, list(previous_names)])
+        ).fetchone()
         return None if row is None or row[0] is None else int(row[0])
 
 
-# The calls of Queries as functions, on a schema of the oldest supported release
-# (the benchmarks and the inline test worker call them so).
-_OLDEST = Queries()
-listen = _OLDEST.listen
-claim = _OLDEST.claim
-renew_many = _OLDEST.renew_many
-renew = _OLDEST.renew
-complete = _OLDEST.complete
-complete_many = _OLDEST.complete_many
-complete_many_then_claim = _OLDEST.complete_many_then_claim
-fail = _OLDEST.fail
-release = _OLDEST.release
-lease_state = _OLDEST.lease_state
-clock = _OLDEST.clock
-enqueue_periodic = _OLDEST.enqueue_periodic
+# The calls of Queries as functions (the benchmarks and the inline test worker call
+# them so).
+_QUERIES = Queries()
+listen = _QUERIES.listen
+claim = _QUERIES.claim
+renew_many = _QUERIES.renew_many
+renew = _QUERIES.renew
+complete = _QUERIES.complete
+complete_many = _QUERIES.complete_many
+complete_many_then_claim = _QUERIES.complete_many_then_claim
+fail = _QUERIES.fail
+release = _QUERIES.release
+lease_state = _QUERIES.lease_state
+clock = _QUERIES.clock
+enqueue_periodic = _QUERIES.enqueue_periodic
 
 
 async def transaction_isolation(conn: psycopg.AsyncConnection[Any]) -> str:

@@ -33,6 +33,7 @@ from taskboard.errors import (
     ConfigError,
     InvalidArgument,
     PermissionDenied,
+    SchemaVersionError,
     TaskboardError,
     one_line,
     translated,
@@ -62,10 +63,9 @@ PAGE_HEADERS = {
     "Content-Security-Policy": "frame-ancestors 'none'",
     "Referrer-Policy": "same-origin",
 }
-SCHEMA_SINCE = (0, 4, 0)  # queue_overview, job_activity, job_info's payload and fence
 # A form is a token, the page to return to and a queue name: far smaller than this.
 MAX_FORM_BYTES = 16 * 1024
-# The states a job may be in; waiting from schema 0.5.0 on (sql.DEPENDENCIES_SINCE).
+# The states a job may be in.
 STATES = ("waiting", "queued", "running", "succeeded", "dead", "cancelled")
 # The workers page lists at most this many held leases; a lease ending within
 # SOON is marked.
@@ -209,7 +209,7 @@ class Dashboard:
                     response = await read(request, conn)
             except Problem as problem:
                 response = self.error(request, problem.status, problem.message)
-            except (psycopg.Error, PoolTimeout, OSError) as exc:
+            except (psycopg.Error, PoolTimeout, OSError, SchemaVersionError) as exc:
                 response = self.failure(request, exc)
             security.remember_csrf(request, response)
             return response
@@ -259,12 +259,10 @@ class Dashboard:
         return self.error(request, 503, message)
 
     async def overview(self, request: Request, conn: psycopg.AsyncConnection[Any]) -> Response:
-        # Read at every page: a schema migrated (or reverted) while the dashboard runs
-        # is shown as it now is.
-        release = await sql.aschema_release(conn)
-        limits = release >= sql.RATE_LIMITS_SINCE
-        waiting = release >= sql.DEPENDENCIES_SINCE
-        queues = await sql.aqueue_overview(conn, RECENT, limits=limits, waiting=waiting)
+        # Read at every page: a schema reverted past what this driver supports while the
+        # dashboard runs is a page that says so (SchemaVersionError).
+        await sql.aread_schema(conn)
+        queues = await sql.aqueue_overview(conn, RECENT)
         activity = await sql.ajob_activity(conn, RECENT)
         allowed = await sql.aallowed_actions(conn)
         now = queues[0]["read_at"] if queues else await database_now(conn)
@@ -283,10 +281,6 @@ class Dashboard:
             chart=chart.activity_svg(buckets),
             totals=totals,
             allowed=allowed,
-            limits=limits,
-            waiting=waiting,
-            release=".".join(map(str, release)),
-            limits_since=".".join(map(str, sql.RATE_LIMITS_SINCE)),
         )
 
     async def jobs(self, request: Request, conn: psycopg.AsyncConnection[Any]) -> Response:

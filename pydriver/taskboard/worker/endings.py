@@ -56,7 +56,6 @@ class Endings:
 
     def __init__(self, queries: Queries) -> None:
         self.queries = queries
-        self._abort_warned = False
 
     def failure(self, held: Held, exc: BaseException) -> Outcome:
         """The outcome of a handler that raised `exc`.
@@ -86,14 +85,6 @@ class Endings:
             return Fail(error, retry_in=delay, traceback=traceback)
         log.warning("job %s failed", held.job_id, exc_info=exc, extra=held.log_extra)
         if isinstance(exc, Abort):
-            if not self.queries.fail_takes_retry and not self._abort_warned:
-                self._abort_warned = True
-                log.warning(
-                    "the database's taskboard schema is older than 0.3.0: Abort fails the "
-                    "attempt as any error does, and the job is retried while it has attempts "
-                    "left (run `taskboard migrate` to make it dead at once)",
-                    extra=held.log_extra,
-                )
             return Fail(error, retry=False, traceback=traceback)
         return Fail(error, retry_in=self.policy_delay(held, exc), traceback=traceback)
 

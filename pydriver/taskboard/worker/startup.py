@@ -20,17 +20,16 @@ from psycopg import errors as pgerrors
 
 from taskboard import sql
 from taskboard.connections import Deadline, connect_failure
-from taskboard.errors import SchemaVersionError, StartupError, missing_role
+from taskboard.errors import StartupError, missing_role
 from taskboard.settings import Settings
+from taskboard.sql import schema as sql_schema
+from taskboard.sql.schema import SUPPORTED_SCHEMA_VERSIONS, Schema, schema_of
 from taskboard.worker.outcomes import describe
 from taskboard.worker.retry import Backoff, sleep_unless_set
 
 log = logging.getLogger("taskboard.worker")
 
-# The schema releases this driver works with: from the oldest, up to but
-# not including the first it cannot know. Schema changes within the range are
-# additive, so a driver of either end works on the other's schema.
-SUPPORTED_SCHEMA_VERSIONS = ("0.1.0", "0.7.0")
+__all__ = ["SUPPORTED_SCHEMA_VERSIONS", "check_database", "schema_supported"]
 WORKER_ROLE_KIND = "worker"  # the role a worker's login needs (errors.ROLE_KINDS)
 # Enough executions of one statement for psycopg to prepare it and reuse it
 # across transactions: behind a transaction pooler that loses it, one fails.
@@ -84,22 +83,22 @@ async def _connect(settings: Settings, stop: asyncio.Event) -> psycopg.AsyncConn
     return None
 
 
-async def check_database(settings: Settings, queries: sql.Queries, stop: asyncio.Event) -> None:
-    """Wait for the database, then raise StartupError when this worker cannot work there.
+async def check_database(
+    settings: Settings, queries: sql.Queries, stop: asyncio.Event
+) -> Schema | None:
+    """Wait for the database, then raise StartupError when this worker cannot work there;
+    the database's Schema, or None when `stop` was set meanwhile.
 
-    A server that goes away during the checks is waited for again. Tells
-    `queries` the schema's release (Queries.use_schema).
+    A server that goes away during the checks is waited for again.
     """
     backoff = Backoff()
     while True:
         conn = await _connect(settings, stop)
         if conn is None:
-            return
+            return None
         try:
             async with conn, Deadline(conn, settings.deadline):
-                version = await _check(settings, queries, conn)
-            queries.use_schema(release_key(version))
-            return
+                return await _check(settings, queries, conn)
         except psycopg.OperationalError as exc:
             if not _waiting_is_right(exc):
                 raise
@@ -114,46 +113,25 @@ async def check_database(settings: Settings, queries: sql.Queries, stop: asyncio
 
 def schema_supported(version: str) -> bool:
     """Whether this driver works with schema release `version` (X.Y.Z)."""
-    oldest, beyond = (release_key(v) for v in SUPPORTED_SCHEMA_VERSIONS)
-    try:
-        return oldest <= release_key(version) < beyond
-    except ValueError:
-        return False
-
-
-def release_key(version: str) -> tuple[int, ...]:
-    """(X, Y, Z) of release X.Y.Z; ValueError for anything else."""
-    release = sql.release_of(version)
-    if release is None:
-        raise ValueError(f"not a release: {version!r}")
-    return release
+    return sql_schema.supported(version)
 
 
 async def _check(
     settings: Settings, queries: sql.Queries, conn: psycopg.AsyncConnection[Any]
-) -> str:
-    """The schema's release, once every check passed."""
+) -> Schema:
+    """The database's Schema, once every check passed."""
     try:
         version = await queries.version(conn)
     except pgerrors.InsufficientPrivilege as exc:  # no USAGE on the schema: no role at all
         refusal = exc.diag.message_primary or str(exc)
         raise StartupError(await _lacking_worker_role(conn, refusal)) from None
-    if version is None:
-        raise SchemaVersionError(
-            "the database has no taskboard schema: run `taskboard migrate` first"
-        )
-    if not schema_supported(version):
-        oldest, beyond = SUPPORTED_SCHEMA_VERSIONS
-        raise SchemaVersionError(
-            f"the database's taskboard schema is version {version}; this driver "
-            f"supports {oldest} up to (not including) {beyond}"
-        )
+    schema = schema_of(version)
     if not await sql.can_work(conn):
         user = await sql.current_user(conn)
         raise StartupError(await _lacking_worker_role(conn, f"login {user} may not claim jobs"))
     if settings.prepare_threshold is not None:
         await _probe_prepared_statements(conn)
-    return version
+    return schema
 
 
 async def _lacking_worker_role(conn: psycopg.AsyncConnection[Any], refusal: str) -> str:
