@@ -108,7 +108,6 @@ from taskboard_dev.server import Server
 VARIANTS = {
     "taskboard-limited": "a queue limit it never reaches runs at",
     "taskboard-metrics": "the worker with Prometheus metrics on (scraped every 5 s) runs at",
-    "taskboard-0.2.0": "the 0.2.0 schema (claim without queue control) runs at",
     "taskboard-2cycles": "two claim/complete cycles in flight (cycles_in_flight = 2) run at",
 }
 NODE_PEERS = ("pgboss", "graphile", "graphile-batched")  # not Python peers

@@ -715,18 +715,6 @@ class TaskboardTwoCycles(Taskboard):
         await Taskboard.run_app(url, concurrency, on_job, stop, cycles_in_flight=2)
 
 
-class TaskboardPrevious(Taskboard):
-    """Taskboard's driver on the schema of release 0.2.0, whose claim has no queue control:
-    the unlimited path beside it shows what the pause and limit check cost."""
-
-    name = "taskboard-0.2.0"
-    label = "Taskboard, schema 0.2.0 (no queue control)"
-
-    @staticmethod
-    async def install(url: str) -> None:
-        await sqitch_deploy(url, "--to", "@v0.2.0")
-
-
 SYSTEMS: dict[str, Any] = {
     s.name: s
     for s in (
@@ -734,7 +722,6 @@ SYSTEMS: dict[str, Any] = {
         TaskboardLimited,
         TaskboardMetrics,
         TaskboardTwoCycles,
-        TaskboardPrevious,
         Procrastinate,
         PgQueuer,
         PgBoss,

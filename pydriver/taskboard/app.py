@@ -438,8 +438,8 @@ class Taskboard:
         a reclaim of an expired lease counts as a start. With `by_key`, each concurrency key
         gets `starts` per window of its own and jobs without a key are not limited. Jobs held
         back stay queued. `starts=None, per=None` removes the limit and forgets the queue's
-        starts. True when this call changed the limit. Needs the admin role and schema
-        0.4.9; InvalidArgument for starts outside 1..100000, or per not positive or longer
+        starts. True when this call changed the limit. Needs the admin role;
+        InvalidArgument for starts outside 1..100000, or per not positive or longer
         than 31 days."""
         params = sql.rate_limit_params(queue, starts, per, by_key)
         return self._produce("set_rate_limit", sql.set_rate_limit, params, conn, role=ADMIN_ROLE)
@@ -465,7 +465,7 @@ class Taskboard:
         """Jobs matching every filter given, newest first, at most `limit` (1..1000).
 
         The next page: pass the last job's id as `after_id`. Any Taskboard role
-        may (from 0.4.0; the admin role before).
+        may.
         """
         params = sql.find_jobs_params(queue, state, task, after_id, limit)
         return self._produce("jobs", sql.find_jobs, params, conn)
@@ -706,8 +706,8 @@ class Taskboard:
         a reclaim of an expired lease counts as a start. With `by_key`, each concurrency key
         gets `starts` per window of its own and jobs without a key are not limited. Jobs held
         back stay queued. `starts=None, per=None` removes the limit and forgets the queue's
-        starts. True when this call changed the limit. Needs the admin role and schema
-        0.4.9; InvalidArgument for starts outside 1..100000, or per not positive or longer
+        starts. True when this call changed the limit. Needs the admin role;
+        InvalidArgument for starts outside 1..100000, or per not positive or longer
         than 31 days."""
         params = sql.rate_limit_params(queue, starts, per, by_key)
         return await self._aproduce(
@@ -735,7 +735,7 @@ class Taskboard:
         """Jobs matching every filter given, newest first, at most `limit` (1..1000).
 
         The next page: pass the last job's id as `after_id`. Any Taskboard role
-        may (from 0.4.0; the admin role before).
+        may.
         """
         params = sql.find_jobs_params(queue, state, task, after_id, limit)
         return await self._aproduce("ajobs", sql.afind_jobs, params, conn)

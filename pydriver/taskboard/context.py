@@ -26,8 +26,7 @@ class BaseContext:
     across databases: pass it to external APIs that deduplicate by key.
     `fence` strictly increases with every claim of the job: a store that
     can compare-and-set refuses a write whose fence is lower than one it
-    has seen, which shuts out a stalled holder the database replaced. None
-    on a schema older than 0.3.0.
+    has seen, which shuts out a stalled holder the database replaced.
     """
 
     def __init__(

@@ -136,9 +136,7 @@ class Retry(Exception):
 class Abort(Exception):
     """Raise in a handler: a non-retryable error; the job is dead at once.
 
-    `reason` is recorded as the attempt's error, with the traceback. On a
-    schema older than 0.3.0 the attempt fails as any error does (retried
-    while attempts are left) and the worker logs one warning saying so.
+    `reason` is recorded as the attempt's error, with the traceback.
     """
 
     def __init__(self, reason: str = "aborted") -> None:

@@ -221,7 +221,7 @@ def fake_version(url: str, version: str) -> None:
     ("version", "says"),
     [
         ("0.4.9", "run `taskboard migrate`"),
-        (SUPPORTED_SCHEMA_VERSIONS[1], "install the taskboard-pg release that supports it"),
+        (SUPPORTED_SCHEMA_VERSIONS[1], "upgrade the driver (pip install -U taskboard-pg)"),
     ],
 )
 def test_the_worker_names_the_schema_range_it_accepts(

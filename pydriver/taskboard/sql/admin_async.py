@@ -73,10 +73,9 @@ class JobInfo:
 
     `errors` lists each failed attempt as {error, attempt, worker, at} (and a
     `traceback` where the worker sent one). `started_at` is when the last
-    claim started the job; None before it was claimed, and on schemas older
-    than 0.3.0. `payload` is what the job was enqueued with and `fence` the
-    number of its latest claim (0 before the first); both None on schemas
-    older than 0.4.0. `concurrency_key` is the key it was enqueued with, and
+    claim started the job; None before it was claimed. `payload` is what the
+    job was enqueued with and `fence` the number of its latest claim (0 before
+    the first). `concurrency_key` is the key it was enqueued with, and
     `waiting_for` the ids a waiting job still waits for (None in any other
     state); both None on schemas of 0.6.0 and older.
     """

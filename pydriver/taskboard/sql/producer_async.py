@@ -22,9 +22,8 @@ SELECT * FROM taskboard.enqueue_many(
     priority => %(priority)s, max_attempts => %(max_attempts)s, dedupe_keys => %(dedupe_keys)s::text[]{})
 """
 
-# The arguments a call sends only when it has a value for them, each with the
-# schema release that takes it (sql.session: TRACE_CONTEXT_SINCE, KEYS_SINCE,
-# DEPENDENCIES_SINCE): the calls without them work on every schema.
+# The arguments a call sends only when it has a value for them: a call without
+# them is the shortest statement, and its plan the one every such call shares.
 OPTIONAL = (
     ("concurrency_key", ",\n    concurrency_key => %(concurrency_key)s"),
     ("depends_on", ",\n    depends_on => %(depends_on)s::bigint[]"),

@@ -33,15 +33,12 @@ def supported(version: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Schema:
-    """A supported schema: its release, and what it can do."""
+    """A supported schema: its release, and what it can do. Every feature the driver
+    uses is in every release of the range; one that a supported release lacks is
+    named here, as a property answering from `release`."""
 
     version: str
     release: tuple[int, ...]
-
-    @property
-    def job_info_keys(self) -> bool:
-        """get_job and find_jobs give each job's concurrency_key and waiting_for (0.6.1)."""
-        return self.release >= (0, 6, 1)
 
 
 def schema_of(version: str | None) -> Schema:
@@ -53,10 +50,15 @@ def schema_of(version: str | None) -> Schema:
         )
     release = release_of(version)
     span = f"this driver supports {dotted(OLDEST)} up to (not including) {dotted(BEYOND)}"
-    if release is None or release >= BEYOND:
+    if release is None:
+        raise SchemaVersionError(
+            f"the database's taskboard.version() answers {version[:40]!r}, not a release X.Y.Z;"
+            f" {span}: reinstall the schema with `taskboard migrate`"
+        )
+    if release >= BEYOND:
         raise SchemaVersionError(
             f"the database's taskboard schema is version {version}; {span}: "
-            "install the taskboard-pg release that supports it"
+            "upgrade the driver (pip install -U taskboard-pg)"
         )
     if release < OLDEST:
         raise SchemaVersionError(

@@ -60,8 +60,8 @@ class Endings:
     def failure(self, held: Held, exc: BaseException) -> Outcome:
         """The outcome of a handler that raised `exc`.
 
-        Snooze hands the job back (no attempt used); Abort fails it for good
-        (on a schema older than 0.3.0, as any error); Retry fails the attempt
+        Snooze hands the job back (no attempt used); Abort fails it for good;
+        Retry fails the attempt
         with its own delay, else the task's policy's; any other exception
         fails the attempt with the policy's delay (None: the database's).
         Every failure but a timeout carries the traceback.

@@ -44,7 +44,7 @@ class Fail:
     error: str
     # Seconds until the next attempt; None: the database's backoff.
     retry_in: float | None = None
-    retry: bool = True  # False makes the job dead at once (schema 0.3.0 on)
+    retry: bool = True  # False makes the job dead at once
     traceback: str | None = None  # the handler's formatted traceback, bounded
 
 
