@@ -12,13 +12,12 @@ import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, NoReturn, ParamSpec, TypeVar
+from typing import Any, Generic, ParamSpec, TypeVar
 
 import psycopg
-from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
 from taskboard import metrics, runner, sql, tracing
-from taskboard.connections import Deadline, checked_within, sync_checked_within
+from taskboard.connections import Deadline
 from taskboard.errors import (
     InvalidArgument,
     JobCancelled,
@@ -29,9 +28,9 @@ from taskboard.errors import (
 )
 from taskboard.events import EventHook
 from taskboard.periodic import Schedule, parse_cron, schedule
+from taskboard.pools import ENQUEUE_POOL_MAX, EnqueuePools
 from taskboard.retries import RetryPolicy, retry_policy
 from taskboard.settings import (
-    CONNECT_TIMEOUT_SECONDS,
     Settings,
     load_settings,
     name_problem,
@@ -50,6 +49,7 @@ from taskboard.worker import Worker
 __all__ = [
     "DEFAULT_MAX_ATTEMPTS",
     "DEFAULT_QUEUE",
+    "ENQUEUE_POOL_MAX",
     "AsyncGroup",
     "Group",
     "Task",
@@ -62,11 +62,6 @@ log = logging.getLogger(__name__)
 # The roles whose grant allows enqueue and enqueue_many, and queue control.
 PRODUCER_ROLE = "taskboard_producer (PREFIX_producer if installed with another prefix)"
 ADMIN_ROLE = "taskboard_admin (PREFIX_admin if installed with another prefix)"
-# The app's own connections for enqueue without `conn`: a pool for sync
-# calls and one per event loop for async calls, each of this many at most.
-ENQUEUE_POOL_MIN = 1
-ENQUEUE_POOL_MAX = 4
-ENQUEUE_POOL_NAME = "taskboard-enqueue"
 DEFAULT_PAGE = 50  # jobs per page of app.jobs
 PRUNE_BATCH = 10_000  # jobs per prune call
 # app.result looks at an unfinished job after these pauses, doubling.
@@ -106,7 +101,7 @@ class Taskboard:
         self.tasks: dict[str, Task] = {}
         self.hooks: list[EventHook] = []
         self.schedules: dict[str, Schedule] = {}
-        self._pools = _EnqueuePools(self)
+        self._pools = EnqueuePools(lambda: self.settings, self.connect_kwargs)
         self._unknown_warned: set[str] = set()  # names warned about (see _registered)
         self._unknown_lock = threading.Lock()
         # The database's Schema, read at the first call (_check_schema).
@@ -1228,127 +1223,3 @@ class _Waiting:
         if left <= 0:
             raise TimeoutError(f"job {job_id} did not finish in time")
         return min(pause, left)
-
-
-class _EnqueuePools:
-    """The app's own autocommit connections for enqueue without `conn`.
-
-    A psycopg_pool pool for sync calls, and one per event loop for async
-    calls (an asyncio pool only works on the loop that opened it), each
-    opened on first use. A connection is checked before every use, so one
-    killed by a server restart is replaced; a broken one is never reused.
-    """
-
-    def __init__(self, app: Taskboard) -> None:
-        self._app = app
-        self._lock = threading.Lock()  # guards the two fields below; held while the sync pool opens
-        self._sync: ConnectionPool[psycopg.Connection[Any]] | None = None
-        self._async: dict[asyncio.AbstractEventLoop, asyncio.Task[AsyncConnectionPool[Any]]] = {}
-
-    def _options(self) -> dict[str, Any]:
-        return {
-            "conninfo": self._app.settings.database_url,
-            "kwargs": self._app.connect_kwargs(autocommit=True),
-            "min_size": ENQUEUE_POOL_MIN,
-            "max_size": ENQUEUE_POOL_MAX,
-            "timeout": CONNECT_TIMEOUT_SECONDS,  # waiting for a connection, then PoolTimeout
-            "name": ENQUEUE_POOL_NAME,
-            "open": False,
-        }
-
-    def pool(self) -> ConnectionPool[psycopg.Connection[Any]]:
-        """The sync pool, opened now if it is not open.
-
-        Raises psycopg.OperationalError when the database cannot be reached.
-        """
-        pool = self._sync
-        if pool is not None:
-            return pool
-        options = self._options()
-        with self._lock:
-            if self._sync is None:
-                pool = ConnectionPool(
-                    check=sync_checked_within(self._app.settings.deadline), **options
-                )
-                try:
-                    pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
-                except PoolTimeout as exc:  # the pool has closed itself
-                    self._raise_reason(exc)
-                self._sync = pool
-            return self._sync
-
-    async def apool(self) -> AsyncConnectionPool[Any]:
-        """The running loop's pool, opened now if it has none.
-
-        Pools of loops closed since are let go of: their connections close
-        when they are collected, since a closed loop cannot run their close.
-        """
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            opening = self._async.get(loop)
-            if opening is None or _failed(opening):
-                opening = loop.create_task(self._open_async(self._options()))
-                self._async[loop] = opening
-                for closed in [other for other in self._async if other.is_closed()]:
-                    del self._async[closed]
-                    log.debug("let go of the %s pool of a closed event loop", ENQUEUE_POOL_NAME)
-        # Shielded: a caller cancelled while the pool opens does not cancel it for the others.
-        return await asyncio.shield(opening)
-
-    async def _open_async(self, options: dict[str, Any]) -> AsyncConnectionPool[Any]:
-        pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
-            check=checked_within(self._app.settings.deadline), **options
-        )
-        try:
-            await pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
-        except PoolTimeout as exc:  # the pool has closed itself
-            await asyncio.to_thread(self._raise_reason, exc)
-        return pool
-
-    def _raise_reason(self, timeout: PoolTimeout) -> NoReturn:
-        """Raise why a pool could not open: the error of one direct connection, else `timeout`."""
-        try:
-            psycopg.connect(self._app.settings.database_url, **self._app.connect_kwargs()).close()
-        except psycopg.OperationalError as exc:
-            raise exc from timeout
-        raise timeout
-
-    def close(self) -> None:
-        with self._lock:
-            pool, self._sync = self._sync, None
-            pools, self._async = self._async, {}
-        if pool is not None:
-            pool.close()
-        for loop, opening in pools.items():
-            if loop.is_running():  # in this thread or another: close it there, soon
-                asyncio.run_coroutine_threadsafe(_close_opened(opening), loop)
-            elif not loop.is_closed() and not _loop_runs_in_this_thread():
-                loop.run_until_complete(_close_opened(opening))
-            # else: it cannot be closed from here; its connections close when it is collected
-
-    async def aclose(self) -> None:
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            opening = self._async.pop(loop, None)
-        if opening is not None:
-            await _close_opened(opening)
-        self.close()
-
-
-def _failed(opening: asyncio.Task[AsyncConnectionPool[Any]]) -> bool:
-    return opening.done() and (opening.cancelled() or opening.exception() is not None)
-
-
-def _loop_runs_in_this_thread() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
-
-async def _close_opened(opening: asyncio.Task[AsyncConnectionPool[Any]]) -> None:
-    """Close the pool `opening` opens on the running loop, once it is open."""
-    await asyncio.wait([opening])
-    if not _failed(opening):
-        await opening.result().close()
