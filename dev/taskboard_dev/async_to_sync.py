@@ -45,7 +45,17 @@ MODULES = [
     PACKAGE / "sql" / "admin_async.py",
 ]
 # Files whose region of asyncio calls gives their region of generated sync calls.
-REGION_FILES = [PACKAGE / "app.py"]
+REGION_FILES = [
+    PACKAGE / name
+    for name in (
+        "calls.py",
+        "enqueueing.py",
+        "queue_control.py",
+        "job_admin.py",
+        "results.py",
+        "handles.py",
+    )
+]
 
 ASYNC_NAMES = {
     "AsyncConnection": "Connection",
@@ -53,7 +63,11 @@ ASYNC_NAMES = {
     "AsyncConnectionPool": "ConnectionPool",
     "AsyncIterator": "Iterator",
     "checked_within": "sync_checked_within",
+    "AsyncGroup": "Group",  # the group an app's agroup gives (taskboard.handles)
 }
+# Files of no generated code whose `async def` names are renamed all the same (apool is
+# pool, agroup is group).
+NAMED_FILES = [PACKAGE / "pools.py", PACKAGE / "app.py"]
 # Phrases of docstrings and comments whose article changes with the name.
 PHRASES = {"an AsyncConnection": "a Connection", "an asyncio": "a sync"}
 
@@ -80,7 +94,7 @@ def sync_region_marker(indent: str) -> str:
 
 def async_names(modules: list[str], regions: list[str]) -> dict[str, str]:
     """aNAME -> NAME (and _aNAME -> _NAME) for every `async def` of `modules` (the asyncio
-    modules and the files with regions) and every def of `regions`, the module names
+    modules, the files with regions and NAMED_FILES) and every def of `regions`, the module names
     X_async -> X, and ASYNC_NAMES."""
     names = dict(ASYNC_NAMES)
     defs: list[ast.AST] = [
@@ -270,7 +284,8 @@ def sync_regions(path: Path, names: dict[str, str]) -> str:
 def generated() -> dict[Path, str]:
     """Every generated file and what it should hold."""
     region_code = [code for path in REGION_FILES for code, _ in region_pairs(path)]
-    names = async_names([p.read_text() for p in (*MODULES, *REGION_FILES)], region_code)
+    sources = (*MODULES, *REGION_FILES, *NAMED_FILES)
+    names = async_names([p.read_text() for p in sources], region_code)
     out = {
         source.with_name(source.stem.removesuffix("_async") + ".py"): sync_module(source, names)
         for source in MODULES

@@ -34,7 +34,8 @@ import psycopg
 from psycopg import conninfo
 
 from taskboard import __version__, install, logs, metrics, migrate, runner, sql
-from taskboard.app import ADMIN_ROLE, PRODUCER_ROLE, Taskboard
+from taskboard.app import Taskboard
+from taskboard.calls import ADMIN_ROLE, PRODUCER_ROLE
 from taskboard.errors import (
     ConfigError,
     InvalidArgument,

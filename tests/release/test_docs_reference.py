@@ -20,6 +20,7 @@ from mkdocs.structure.files import File, Files
 from psycopg import sql
 
 from taskboard import cli, install
+from taskboard.app import Taskboard
 from taskboard.settings import Settings
 from taskboard_dev import docs_hooks, reference
 from tests.support.database import DB_DIR, MakeDatabase
@@ -172,6 +173,16 @@ def test_the_cli_page_covers_every_command() -> None:
         assert f"usage: taskboard {name} " in page
         assert f"| [`{name}`](#{name}) | {cli.COMMAND_NEEDS[name]} |" in page
     assert max(len(line) for line in page.splitlines() if not line.startswith("|")) <= 80
+
+
+def test_the_python_page_lists_every_public_member_of_the_app() -> None:
+    """Taskboard's calls come from the classes it is built from: the page names them all."""
+    page = (DOCS / "reference" / "python.md").read_text(encoding="utf-8")
+    block = page.split("::: taskboard.Taskboard\n", 1)[1].split("\n\n", 1)[0]
+    listed = re.findall(r"^ +- (\w+)$", block, flags=re.MULTILINE)
+    public = {name for name in dir(Taskboard) if not name.startswith("_")}
+    assert len(listed) == len(set(listed))
+    assert set(listed) == public
 
 
 def test_the_build_stops_in_one_line_without_a_database(
