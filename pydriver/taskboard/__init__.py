@@ -24,7 +24,7 @@ _EXPORTS = {
     "InvalidArgument": "taskboard.errors",
     "JobCancelled": "taskboard.errors",
     "JobFailed": "taskboard.errors",
-    "JobInfo": "taskboard.sql",
+    "JobInfo": "taskboard.sql.admin_async",
     "JobNotFound": "taskboard.errors",
     "PermissionDenied": "taskboard.errors",
     "AsyncContext": "taskboard.context",
@@ -90,7 +90,7 @@ if TYPE_CHECKING:
     from taskboard.events import JobEvent
     from taskboard.retries import Abort, ExponentialBackoff, Retry, Snooze
     from taskboard.settings import Settings, load_settings
-    from taskboard.sql import JobInfo
+    from taskboard.sql.admin_async import JobInfo
     from taskboard.tasks import Task
 
 

@@ -61,7 +61,7 @@ class JobEvent:
     outcome: str | None = None
     answer: Any = None
     error: str | None = None
-    claimed: Any = None  # the sql.Claimed row, on "claimed"
+    claimed: Any = None  # the taskboard.sql.worker.Claimed row, on "claimed"
 
 
 EventHook = Callable[[JobEvent], None]

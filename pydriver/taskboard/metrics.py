@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
-from taskboard import sql
 from taskboard.errors import ConfigError, SchemaVersionError
 from taskboard.events import JobEvent
+from taskboard.sql import dashboard as sql_dashboard
+from taskboard.sql import session
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
@@ -275,8 +276,8 @@ class QueueCollector:
         )
         try:
             with self._connect() as conn:
-                sql.read_schema(conn)
-                rows = sql.queue_stats_read_at(conn)
+                session.read_schema(conn)
+                rows = sql_dashboard.queue_stats_read_at(conn)
         except (psycopg.Error, OSError, SchemaVersionError) as exc:
             log.warning("metrics: cannot read taskboard.queue_stats: %s", exc)
             up.add_metric([], 0)

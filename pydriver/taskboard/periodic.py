@@ -6,10 +6,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from taskboard import sql
 from taskboard.cron import Cron, CronError
 from taskboard.errors import InvalidArgument, TaskError
 from taskboard.settings import name_problem
+from taskboard.sql import parameters
 
 
 @dataclass(frozen=True)
@@ -94,9 +94,9 @@ def schedule(
     if name in previous:
         raise TaskError(f"periodic {name!r}: previous_names must not include its own name")
     try:
-        payload_json = sql.payload_json("payload", payload)
-        sql.int4("priority", priority)
-        sql.int4("max_attempts", max_attempts)
+        payload_json = parameters.payload_json("payload", payload)
+        parameters.int4("priority", priority)
+        parameters.int4("max_attempts", max_attempts)
     except InvalidArgument as exc:
         raise TaskError(f"periodic {name!r}: {exc}") from None
     if max_attempts < 1:

@@ -31,8 +31,9 @@ from typing import Any
 
 import psycopg
 
-from taskboard import Taskboard, runner, sql
+from taskboard import Taskboard, runner
 from taskboard.context import AsyncContext
+from taskboard.sql import worker as sql_worker
 from taskboard_dev.harness import Journal
 
 DEFAULT_CRON = "*/2 * * * * *"
@@ -66,7 +67,7 @@ async def holding() -> bool:
     return await asyncio.to_thread(Path(hold).exists)
 
 
-class JournalingQueries(sql.Queries):
+class JournalingQueries(sql_worker.Queries):
     """Records every enqueue_periodic and its answer; holds one while PERIODIC_APP_HOLD exists."""
 
     async def enqueue_periodic(

@@ -31,7 +31,7 @@ import pytest
 from taskboard import Taskboard, TaskError
 from taskboard.cron import Cron
 from taskboard.periodic import Schedule
-from taskboard.sql import Queries
+from taskboard.sql.worker import Queries
 from taskboard.worker.scheduler import Scheduler
 from taskboard_dev.harness import Journal, WorkerProcess
 from tests.support import TESTS_DIR

@@ -15,7 +15,9 @@ from django.db import connection as django_connection  # type: ignore[import-unt
 from psycopg.rows import dict_row
 from sqlalchemy.orm import Session
 
-from taskboard import SyncContext, Taskboard, TaskHandle, load_settings, sql
+from taskboard import SyncContext, Taskboard, TaskHandle, load_settings
+from taskboard.sql import session as sql_session
+from taskboard.sql import session_async
 from tests.support.database import MakeDatabase
 
 # The arguments before conn= of each public call taking it; its async twin is a + name.
@@ -150,7 +152,8 @@ def test_every_call_accepts_a_connection_with_a_dict_row_factory(url: str, app: 
     with psycopg.connect(url, autocommit=True, row_factory=dict_row) as conn:
         for _, call, args in calls(app):
             call(*args, conn=conn)  # raised KeyError: 0 for six of them
-        assert sql.read_schema(conn).version == sql.version(conn)  # what the first call reads
+        # what the first call reads
+        assert sql_session.read_schema(conn).version == sql_session.version(conn)
 
     async def main(app: Taskboard) -> None:
         async with await psycopg.AsyncConnection.connect(
@@ -158,7 +161,9 @@ def test_every_call_accepts_a_connection_with_a_dict_row_factory(url: str, app: 
         ) as conn:
             for _, call, args in calls(app, "a"):
                 await call(*args, conn=conn)
-            assert (await sql.aread_schema(conn)).version == await sql.aversion(conn)
+            assert (await session_async.aread_schema(conn)).version == await session_async.aversion(
+                conn
+            )
 
     other = Taskboard(load_settings(database_url=url))  # registers its own "note"
     asyncio.run(main(other))

@@ -15,8 +15,10 @@ import pytest
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from taskboard import metrics, sql
-from taskboard.sql import UnreadableTime
+from taskboard import metrics
+from taskboard.sql import admin_async, parameters
+from taskboard.sql import dashboard as sql_dashboard
+from taskboard.sql.loaders import UnreadableTime
 from tests.support.cli import run
 from tests.support.database import MakeDatabase
 
@@ -100,13 +102,13 @@ def test_the_dashboards_reads_keep_every_row_with_a_time_python_cannot_hold(
         async with await psycopg.AsyncConnection.connect(odd["url"], autocommit=True) as conn:
             recent = dt.timedelta(hours=1)
             return {
-                "overview": await sql.aqueue_overview(conn, recent),
-                "activity": await sql.ajob_activity(conn, recent),
-                "schedules": await sql.aschedules(conn),
-                "jobs": await sql.afind_jobs(
-                    conn, sql.find_jobs_params(None, None, None, None, 50)
+                "overview": await sql_dashboard.aqueue_overview(conn, recent),
+                "activity": await sql_dashboard.ajob_activity(conn, recent),
+                "schedules": await sql_dashboard.aschedules(conn),
+                "jobs": await admin_async.afind_jobs(
+                    conn, parameters.find_jobs_params(None, None, None, None, 50)
                 ),
-                "job": await sql.aget_job(conn, sql.job_params(odd["late"])),
+                "job": await admin_async.aget_job(conn, parameters.job_params(odd["late"])),
             }
 
     got = asyncio.run(read())

@@ -1,4 +1,4 @@
-"""A fake of taskboard.sql.Queries, the worker's one seam to the database, and what the
+"""A fake of taskboard.sql.worker.Queries, the worker's one seam to the database, and what the
 unit tests build a worker's parts from. No PostgreSQL anywhere.
 
 FakeQueries records every call and answers from a script: `script(method, *answers)`
@@ -25,9 +25,10 @@ from typing import Any, cast
 
 import psycopg
 
-from taskboard import sql
 from taskboard.context import AsyncContext
 from taskboard.settings import Settings, load_settings
+from taskboard.sql import admin_async
+from taskboard.sql import worker as sql_worker
 from taskboard.tasks import Task
 from taskboard.worker.executor import Executor
 from taskboard.worker.held import Held, Ledger
@@ -44,7 +45,7 @@ class Call:
     args: tuple[Any, ...]
 
 
-class FakeQueries(sql.Queries):
+class FakeQueries(sql_worker.Queries):
     """Records calls; answers what was scripted, else what the database tells a holder."""
 
     def __init__(self) -> None:
@@ -75,9 +76,9 @@ class FakeQueries(sql.Queries):
 
     async def claim(
         self, conn: psycopg.AsyncConnection[Any], queue: str, worker: str, batch: int, lease: float
-    ) -> list[sql.Claimed]:
+    ) -> list[sql_worker.Claimed]:
         return cast(
-            list[sql.Claimed], await self._answer("claim", (queue, worker, batch, lease), [])
+            list[sql_worker.Claimed], await self._answer("claim", (queue, worker, batch, lease), [])
         )
 
     async def renew_many(
@@ -127,12 +128,12 @@ class FakeQueries(sql.Queries):
         tokens: Sequence[uuid.UUID],
         results_json: Sequence[str | None],
         claim_args: tuple[str, str, int, float],
-    ) -> tuple[list[tuple[int, bool]], list[sql.Claimed]]:
+    ) -> tuple[list[tuple[int, bool]], list[sql_worker.Claimed]]:
         args = (list(job_ids), list(tokens), list(results_json), claim_args)
-        nothing: list[sql.Claimed] = []
+        nothing: list[sql_worker.Claimed] = []
         default = ([(job_id, True) for job_id in job_ids], nothing)
         return cast(
-            tuple[list[tuple[int, bool]], list[sql.Claimed]],
+            tuple[list[tuple[int, bool]], list[sql_worker.Claimed]],
             await self._answer("complete_many_then_claim", args, default),
         )
 
@@ -159,8 +160,10 @@ class FakeQueries(sql.Queries):
     ) -> str:
         return str(await self._answer("lease_state", (job_id, token), "held"))
 
-    async def get_job(self, conn: psycopg.AsyncConnection[Any], job_id: int) -> sql.JobInfo | None:
-        return cast(sql.JobInfo | None, await self._answer("get_job", (job_id,), None))
+    async def get_job(
+        self, conn: psycopg.AsyncConnection[Any], job_id: int
+    ) -> admin_async.JobInfo | None:
+        return cast(admin_async.JobInfo | None, await self._answer("get_job", (job_id,), None))
 
     async def prune(self, conn: psycopg.AsyncConnection[Any], older_than: float, batch: int) -> int:
         raise AssertionError("prune is not part of these tests")
@@ -182,9 +185,11 @@ def settings(**overrides: Any) -> Settings:
     return load_settings(**values)
 
 
-def row(job_id: int, task: str = "ok", *, attempt: int = 1, payload: Any = None) -> sql.Claimed:
+def row(
+    job_id: int, task: str = "ok", *, attempt: int = 1, payload: Any = None
+) -> sql_worker.Claimed:
     """A claim row of queue q with a fresh token."""
-    return sql.Claimed(
+    return sql_worker.Claimed(
         job_id=job_id,
         token=uuid.uuid4(),
         task=task,
@@ -218,7 +223,7 @@ def executor(
     )
 
 
-def hold(ledger: Ledger, claimed: sql.Claimed, *, safe_for: float = LEASE_SECONDS) -> Held:
+def hold(ledger: Ledger, claimed: sql_worker.Claimed, *, safe_for: float = LEASE_SECONDS) -> Held:
     """Hold `claimed` in `ledger` (running), its lease safe for `safe_for` seconds more."""
 
     async def check() -> bool:

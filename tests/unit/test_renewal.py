@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from taskboard import sql
+from taskboard.sql import admin_async
 from taskboard.worker.held import Ledger, State
 from taskboard.worker.outcomes import Complete
 from taskboard.worker.renewal import Renewal
@@ -59,9 +59,9 @@ def test_a_refused_renewal_loses_a_running_claim() -> None:
     asyncio.run(test())
 
 
-def job_info(job_id: int, state: str, fence: int) -> sql.JobInfo:
+def job_info(job_id: int, state: str, fence: int) -> admin_async.JobInfo:
     now = dt.datetime.now(dt.UTC)
-    return sql.JobInfo(
+    return admin_async.JobInfo(
         job_id=job_id,
         queue="q",
         task="ok",

@@ -8,9 +8,9 @@ import re
 import pytest
 from starlette.testclient import TestClient
 
-from taskboard import sql
 from taskboard.app import Taskboard
 from taskboard.settings import load_settings
+from taskboard.sql import admin_async
 from taskboard.web import server
 from tests.support.database import connect
 from tests.support.web import client
@@ -167,7 +167,7 @@ def test_the_bulk_page_lists_the_jobs_without_their_payloads(
     async def whole_jobs(*args: object) -> None:
         raise AssertionError("the bulk page read whole jobs (find_jobs)")
 
-    monkeypatch.setattr(sql, "afind_jobs", whole_jobs)
+    monkeypatch.setattr(admin_async, "afind_jobs", whole_jobs)
     with client(admin_url) as tb:
         text, fields = confirmation(tb, "action=retry&queue=mail&state=dead")
     assert 'data-count="2"' in text

@@ -13,7 +13,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from taskboard import sql
+from taskboard.sql import dashboard as sql_dashboard
 from taskboard.web import server
 from tests.support.database import connect
 from tests.support.web import client
@@ -118,7 +118,7 @@ def test_a_rate_limit_removed_shows_as_none(deployed: str, admin_url: str) -> No
 def overview_rows(url: str) -> list[dict[str, Any]]:
     async def read() -> list[dict[str, Any]]:
         async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-            return await sql.aqueue_overview(conn, dt.timedelta(hours=1))
+            return await sql_dashboard.aqueue_overview(conn, dt.timedelta(hours=1))
 
     return asyncio.run(read())
 

@@ -10,7 +10,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from taskboard import sql
+from taskboard.sql import admin_async, parameters
+from taskboard.sql import dashboard as sql_dashboard
 from tests.support.database import connect
 from tests.support.web import client
 
@@ -72,8 +73,8 @@ def big_failed_job(url: str) -> int:
 def summary_lines(url: str) -> list[dict[str, Any]]:
     async def read() -> list[dict[str, Any]]:
         async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-            params = sql.find_jobs_params("big", None, None, None, 50)
-            return await sql.afind_jobs_summary(conn, params)
+            params = parameters.find_jobs_params("big", None, None, None, 50)
+            return await sql_dashboard.afind_jobs_summary(conn, params)
 
     return asyncio.run(read())
 
@@ -98,7 +99,7 @@ def test_the_job_list_never_calls_find_jobs_and_shows_the_last_error(
     async def refused(*args: Any) -> None:
         raise AssertionError("the job list read whole jobs (find_jobs)")
 
-    monkeypatch.setattr(sql, "afind_jobs", refused)
+    monkeypatch.setattr(admin_async, "afind_jobs", refused)
     with client(admin_url) as tb:
         page = tb.get("/jobs?queue=big")
         assert page.status_code == 200

@@ -12,8 +12,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from taskboard import Taskboard, UnsettledJobs, load_settings, sql
+from taskboard import Taskboard, UnsettledJobs, load_settings
 from taskboard.connections import Deadline, NoAnswer
+from taskboard.sql import worker as sql_worker
 from tests.support.database import MakeDatabase
 from tests.support.inprocess import FAST
 from tests.support.processes import wait_until
@@ -84,7 +85,7 @@ def state_of(app: Taskboard, job_id: int) -> str | None:
     return None if job is None else job.state
 
 
-class ReleaseNeverAnswered(sql.Queries):
+class ReleaseNeverAnswered(sql_worker.Queries):
     """A release the database never answers (its connection breaks each time)."""
 
     async def release(self, conn: psycopg.AsyncConnection[Any], *args: Any) -> bool:

@@ -24,7 +24,8 @@ import psycopg
 import psycopg.sql
 import pytest
 
-from taskboard import AsyncContext, JobEvent, SyncContext, Taskboard, sql
+from taskboard import AsyncContext, JobEvent, SyncContext, Taskboard
+from taskboard.sql import worker as sql_worker
 from tests.support.database import MakeDatabase, connect, make_runnable, value
 from tests.support.inprocess import (
     FAST,
@@ -169,7 +170,7 @@ def test_a_job_retried_after_a_cancel_starts_again_only_once_its_first_handler_w
 DROP_PREPARED = "drop the prepared statements"
 
 
-class FailsFirst(sql.Queries):
+class FailsFirst(sql_worker.Queries):
     """The first completions sent meet a real server error raised just before them."""
 
     def __init__(self, statement: str, times: int = 1, after: int = 0) -> None:
@@ -238,7 +239,7 @@ def test_succeeded_handler_is_not_run_again_when_its_completion_meets_a_transien
 ) -> None:
     url = make_database(deploy=True)
     overrides: dict[str, Any] = {}
-    queries: sql.Queries | None = None
+    queries: sql_worker.Queries | None = None
     if fault == "statement_timeout":
         overrides["database_url"] = url + "&options=-c%20statement_timeout%3D300"
     elif fault == "serialization_failure":
@@ -365,7 +366,7 @@ def test_handler_ending_any_way_settles_its_job_and_the_worker_goes_on(
     app.close()
 
 
-class ClaimFailsOnce(sql.Queries):
+class ClaimFailsOnce(sql_worker.Queries):
     def __init__(self) -> None:
         self.failed = False
 
@@ -396,7 +397,7 @@ def test_a_statement_error_on_the_control_connection_is_logged_and_retried_not_f
     app.close()
 
 
-class ClaimAnsweredLate(sql.Queries):
+class ClaimAnsweredLate(sql_worker.Queries):
     """The first claim that finds jobs is made on the server at once, and its answer
     reaches the worker only when `answer` is set: a claim still on its way."""
 
@@ -513,7 +514,7 @@ def test_transactional_result_jsonb_refuses_completes_the_job_once_with_its_writ
     app.close()
 
 
-class ClaimWithCompletionsFails(sql.Queries):
+class ClaimWithCompletionsFails(sql_worker.Queries):
     """The claim that travels with completions meets a real server error, once."""
 
     def __init__(self) -> None:

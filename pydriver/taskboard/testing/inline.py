@@ -26,11 +26,12 @@ from typing import Any
 
 import psycopg
 
-from taskboard import sql
 from taskboard.app import Taskboard
 from taskboard.errors import StartupError, one_line, translate
 from taskboard.events import JobEvent
 from taskboard.settings import Settings, load_settings, name_problem
+from taskboard.sql import admin, admin_async, parameters
+from taskboard.sql import worker as sql_worker
 from taskboard.tasks import worker_queues
 
 __all__ = [
@@ -78,7 +79,9 @@ class StillRunnable(TimeoutError):
     """The queues did not empty within the timeout; `jobs` are those still runnable
     (running in the inline worker, or queued and due), `outcomes` what it ran so far."""
 
-    def __init__(self, message: str, jobs: list[sql.JobInfo], outcomes: list[JobOutcome]) -> None:
+    def __init__(
+        self, message: str, jobs: list[admin_async.JobInfo], outcomes: list[JobOutcome]
+    ) -> None:
         super().__init__(message)
         self.jobs = jobs
         self.outcomes = outcomes
@@ -199,7 +202,7 @@ async def arun_until_empty(
         return await _outcomes(reader, watch)
 
 
-class _Watch(sql.Queries):
+class _Watch(sql_worker.Queries):
     """The worker's SQL calls, unchanged, and what they say about the jobs of its queues.
 
     A queue is known empty when a claim for it came back empty with no
@@ -253,7 +256,9 @@ class _Watch(sql.Queries):
         """`changes` as a claim is sent, None when its coming back empty proves nothing."""
         return self.changes if self.scheduler_passed else None
 
-    def _claimed(self, queue: str, rows: list[sql.Claimed], sent_at_change: int | None) -> None:
+    def _claimed(
+        self, queue: str, rows: list[sql_worker.Claimed], sent_at_change: int | None
+    ) -> None:
         for row in rows:
             self.held[row.token] = row.job_id
         if not rows and self.changes == sent_at_change:
@@ -262,7 +267,7 @@ class _Watch(sql.Queries):
 
     async def claim(
         self, conn: psycopg.AsyncConnection[Any], queue: str, worker: str, batch: int, lease: float
-    ) -> list[sql.Claimed]:
+    ) -> list[sql_worker.Claimed]:
         sent_at_change = self._sent_at_change()
         rows = await super().claim(conn, queue, worker, batch, lease)
         self._claimed(queue, rows, sent_at_change)
@@ -275,7 +280,7 @@ class _Watch(sql.Queries):
         tokens: Sequence[uuid.UUID],
         results_json: Sequence[str | None],
         claim_args: tuple[str, str, int, float],
-    ) -> tuple[list[tuple[int, bool]], list[sql.Claimed]]:
+    ) -> tuple[list[tuple[int, bool]], list[sql_worker.Claimed]]:
         sent_at_change = self._sent_at_change()
         answers, rows = await super().complete_many_then_claim(
             conn, job_ids, tokens, results_json, claim_args
@@ -320,13 +325,13 @@ async def _outcomes(reader: psycopg.AsyncConnection[Any], watch: _Watch) -> list
     outcomes = []
     for job_id in list(watch.finished):
         with translate(role_needed=ROLE_NEEDED):
-            job = await sql.aget_job(reader, sql.job_params(job_id))
+            job = await admin_async.aget_job(reader, parameters.job_params(job_id))
         if job is not None:  # None: deleted meanwhile (pruned, or by the test)
             outcomes.append(_outcome(job))
     return outcomes
 
 
-def _outcome(job: sql.JobInfo) -> JobOutcome:
+def _outcome(job: admin_async.JobInfo) -> JobOutcome:
     error = None
     if job.state != "succeeded" and job.errors:
         error = str(job.errors[-1].get("error"))
@@ -341,7 +346,9 @@ def _outcome(job: sql.JobInfo) -> JobOutcome:
     )
 
 
-async def _still_runnable(reader: psycopg.AsyncConnection[Any], watch: _Watch) -> list[sql.JobInfo]:
+async def _still_runnable(
+    reader: psycopg.AsyncConnection[Any], watch: _Watch
+) -> list[admin_async.JobInfo]:
     """The jobs running in the inline worker, then those queued and due, of its queues.
 
     The worker runs on meanwhile, so a job may move from queued to held
@@ -356,18 +363,20 @@ async def _still_runnable(reader: psycopg.AsyncConnection[Any], watch: _Watch) -
     return found
 
 
-async def _runnable_once(reader: psycopg.AsyncConnection[Any], watch: _Watch) -> list[sql.JobInfo]:
+async def _runnable_once(
+    reader: psycopg.AsyncConnection[Any], watch: _Watch
+) -> list[admin_async.JobInfo]:
     held = set(watch.held.values())
-    now = await sql.clock(reader)
-    queued: list[sql.JobInfo] = []
+    now = await sql_worker.clock(reader)
+    queued: list[admin_async.JobInfo] = []
     with translate(role_needed=ROLE_NEEDED):
         for queue in watch.queues:
-            params = sql.find_jobs_params(queue, "queued", None, None, sql.MAX_PAGE)
-            queued.extend(job for job in reversed(await sql.afind_jobs(reader, params)))
+            params = parameters.find_jobs_params(queue, "queued", None, None, parameters.MAX_PAGE)
+            queued.extend(job for job in reversed(await admin_async.afind_jobs(reader, params)))
         held |= set(watch.held.values())  # claimed while the queues were read
-        found: dict[int, sql.JobInfo] = {}
+        found: dict[int, admin_async.JobInfo] = {}
         for job_id in sorted(held):
-            job = await sql.aget_job(reader, sql.job_params(job_id))
+            job = await admin_async.aget_job(reader, parameters.job_params(job_id))
             if job is not None and job.state in ("running", "queued"):  # not ended meanwhile
                 found[job.job_id] = job
     for job in queued:
@@ -376,7 +385,7 @@ async def _runnable_once(reader: psycopg.AsyncConnection[Any], watch: _Watch) ->
     return list(found.values())
 
 
-def _still_runnable_text(jobs: list[sql.JobInfo], watch: _Watch, timeout: float) -> str:
+def _still_runnable_text(jobs: list[admin_async.JobInfo], watch: _Watch, timeout: float) -> str:
     running = set(watch.held.values())
     lines = [
         f"run_until_empty: after {timeout:g}s, jobs of queue "
@@ -405,7 +414,7 @@ def enqueued_jobs(
     queue: str | None = None,
     payload: Any = None,
     app: Taskboard | None = None,
-) -> list[sql.JobInfo]:
+) -> list[admin_async.JobInfo]:
     """The queued jobs (waiting to run, now or later) matching every filter given, oldest first.
 
     `payload` matches a job whose payload has each key given with an
@@ -427,7 +436,7 @@ def assert_enqueued(
     payload: Any = None,
     queue: str | None = None,
     app: Taskboard | None = None,
-) -> sql.JobInfo:
+) -> admin_async.JobInfo:
     """Return the oldest queued job that matches (see `enqueued_jobs`); AssertionError else.
 
     The error lists the jobs that are queued (task, queue and payload of
@@ -465,10 +474,10 @@ def assert_enqueued(
 
 def _queued(
     app: Taskboard | None, *, task: str | None = None, queue: str | None = None
-) -> list[sql.JobInfo]:
+) -> list[admin_async.JobInfo]:
     """Every queued job matching `task` and `queue`, oldest first (find_jobs, page by page)."""
     settings: Settings = app.settings if app is not None else load_settings()
-    jobs: list[sql.JobInfo] = []
+    jobs: list[admin_async.JobInfo] = []
     after_id = None
     with (
         psycopg.connect(
@@ -477,10 +486,12 @@ def _queued(
         translate(role_needed=ROLE_NEEDED),
     ):
         while True:
-            params = sql.find_jobs_params(queue, "queued", task, after_id, sql.MAX_PAGE)
-            page = sql.find_jobs(conn, params)
+            params = parameters.find_jobs_params(
+                queue, "queued", task, after_id, parameters.MAX_PAGE
+            )
+            page = admin.find_jobs(conn, params)
             jobs.extend(page)
-            if len(page) < sql.MAX_PAGE:
+            if len(page) < parameters.MAX_PAGE:
                 break
             after_id = page[-1].job_id
     return sorted(jobs, key=lambda job: job.job_id)
@@ -494,8 +505,8 @@ def _as_stored(payload: Any) -> Any:
     if callable(dump):
         payload = dump(mode="json")
     try:
-        return json.loads(sql.json_text(payload))
-    except sql.NotJSON:
+        return json.loads(parameters.json_text(payload))
+    except parameters.NotJSON:
         return payload  # compared as it is: it matches no stored payload
 
 

@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from taskboard import metrics, runner, sql
+from taskboard import metrics, runner
 from taskboard.errors import (
     ConfigError,
     InvalidArgument,
@@ -40,6 +40,8 @@ from taskboard.errors import (
 )
 from taskboard.periodic import Schedule
 from taskboard.settings import Settings
+from taskboard.sql import admin_async, loaders, parameters, session_async
+from taskboard.sql import dashboard as sql_dashboard
 from taskboard.web import chart, security, tracebacks
 
 log = logging.getLogger("taskboard.dashboard")
@@ -261,10 +263,10 @@ class Dashboard:
     async def overview(self, request: Request, conn: psycopg.AsyncConnection[Any]) -> Response:
         # Read at every page: a schema reverted past what this driver supports while the
         # dashboard runs is a page that says so (SchemaVersionError).
-        await sql.aread_schema(conn)
-        queues = await sql.aqueue_overview(conn, RECENT)
-        activity = await sql.ajob_activity(conn, RECENT)
-        allowed = await sql.aallowed_actions(conn)
+        await session_async.aread_schema(conn)
+        queues = await sql_dashboard.aqueue_overview(conn, RECENT)
+        activity = await sql_dashboard.ajob_activity(conn, RECENT)
+        allowed = await sql_dashboard.aallowed_actions(conn)
         now = queues[0]["read_at"] if queues else await database_now(conn)
         buckets = chart.per_minute(activity, now, CHART_MINUTES)
         # The cards count the same hour as the table (job_activity's); the
@@ -303,14 +305,14 @@ class Dashboard:
             )
         after = parse_id(query["after"], "after") if query.get("after", "").strip() else None
         try:
-            params = sql.find_jobs_params(
+            params = parameters.find_jobs_params(
                 filters["queue"], filters["state"], filters["task"], after, PAGE + 1
             )
         except InvalidArgument as exc:
             raise Problem(400, str(exc)) from None
         # A line a job: the payload, result and errors stay in the database (get_job
         # gives them to the job's page).
-        found = await sql.afind_jobs_summary(conn, params)
+        found = await sql_dashboard.afind_jobs_summary(conn, params)
         page, more = found[:PAGE], len(found) > PAGE
         next_url = None
         if more:
@@ -329,11 +331,11 @@ class Dashboard:
 
     async def job(self, request: Request, conn: psycopg.AsyncConnection[Any]) -> Response:
         job_id = parse_id(request.path_params["job_id"])
-        job = await sql.aget_job(conn, sql.job_params(job_id))
+        job = await admin_async.aget_job(conn, parameters.job_params(job_id))
         if job is None:
             raise Problem(404, f"job {job_id} does not exist (or was pruned)")
-        allowed = await sql.aallowed_actions(conn)
-        history = await sql.ajob_history(conn, job_id)
+        allowed = await sql_dashboard.aallowed_actions(conn)
+        history = await sql_dashboard.ajob_history(conn, job_id)
         return self.render(
             request,
             "job.html",
@@ -345,7 +347,7 @@ class Dashboard:
 
     async def workers(self, request: Request, conn: psycopg.AsyncConnection[Any]) -> Response:
         """Who holds what, since when, and the leases close to expiry or past it."""
-        leases = await sql.aworker_leases(conn, WORKER_ROWS)
+        leases = await sql_dashboard.aworker_leases(conn, WORKER_ROWS)
         if leases is None:
             raise Problem(403, f"this login may not list who holds what: grant it {ADMIN_ROLE}")
         workers: dict[str, list[dict[str, Any]]] = {}
@@ -370,13 +372,13 @@ class Dashboard:
                 request, "bulk.html", chosen=None, filters=None, bulk_max=BULK_MAX, states=STATES
             )
         action, filters = bulk_filters(query)
-        params = sql.find_jobs_params(
+        params = parameters.find_jobs_params(
             filters["queue"], filters["state"], filters["task"], None, BULK_MAX + 1
         )
         # Their ids only: a line a job, never the payloads, results or errors (500 jobs
         # of 4 MB would be 2 GB a refresh).
-        found = await sql.afind_jobs_summary(conn, params)
-        allowed = await sql.aallowed_actions(conn)
+        found = await sql_dashboard.afind_jobs_summary(conn, params)
+        allowed = await sql_dashboard.aallowed_actions(conn)
         return self.render(
             request,
             "bulk.html",
@@ -401,12 +403,12 @@ class Dashboard:
         ids = list(dict.fromkeys(parse_id(t) for t in form.get("ids", "").split(",") if t.strip()))
         if len(ids) > BULK_MAX:
             raise Problem(400, f"ids must name at most {BULK_MAX} jobs, got {len(ids)}")
-        change = sql.aretry if action == "retry" else sql.acancel
+        change = admin_async.aretry if action == "retry" else admin_async.acancel
         past = "retried" if action == "retry" else "cancelled"
         changed = 0
         for done, job_id in enumerate(ids):
             try:
-                changed += bool(await change(conn, sql.job_params(job_id)))
+                changed += bool(await change(conn, parameters.job_params(job_id)))
             except psycopg.Error as exc:
                 if done == 0:
                     raise  # nothing changed: the action's own answer (403, 400, 503)
@@ -423,7 +425,7 @@ class Dashboard:
         return self.back(request, "/bulk", notice)
 
     async def schedules(self, request: Request, conn: psycopg.AsyncConnection[Any]) -> Response:
-        rows = {row["schedule"]: row for row in await sql.aschedules(conn)}
+        rows = {row["schedule"]: row for row in await sql_dashboard.aschedules(conn)}
         now = await database_now(conn)
         names = sorted(set(rows) | set(self.declared))
         shown = []
@@ -517,16 +519,16 @@ class Dashboard:
     async def job_action(self, request: Request, conn: psycopg.AsyncConnection[Any]) -> Response:
         job_id = parse_id(request.path_params["job_id"])
         action = request.path_params["action"]
-        params = sql.job_params(job_id)
+        params = parameters.job_params(job_id)
         if action == "cancel":
-            done = await sql.acancel(conn, params)
+            done = await admin_async.acancel(conn, params)
             notice = f"job {job_id} cancelled" if done else f"job {job_id} was already finished"
         elif action == "retry":
-            done = await sql.aretry(conn, params)
+            done = await admin_async.aretry(conn, params)
             notice = f"job {job_id} queued again" if done else f"job {job_id} cannot be retried now"
         else:
             raise Problem(404, f"no action {action!r} on a job: cancel or retry")
-        if not done and await sql.aget_job(conn, params) is None:
+        if not done and await admin_async.aget_job(conn, params) is None:
             raise Problem(404, f"job {job_id} does not exist (or was pruned)")
         log.info("dashboard: %s", notice)
         return self.back(request, f"/jobs/{job_id}", notice)
@@ -534,16 +536,16 @@ class Dashboard:
     async def queue_action(self, request: Request, conn: psycopg.AsyncConnection[Any]) -> Response:
         queue = request.state.form.get("queue", "")
         action = request.path_params["action"]
-        params = sql.queue_params(queue)
+        params = parameters.queue_params(queue)
         if action == "pause":
-            done = await sql.apause(conn, params)
+            done = await admin_async.apause(conn, params)
             notice = f"queue {queue} paused" if done else f"queue {queue} was already paused"
         elif action == "resume":
-            done = await sql.aresume(conn, params)
+            done = await admin_async.aresume(conn, params)
             notice = f"queue {queue} resumed" if done else f"queue {queue} was not paused"
         elif action == "limit":
             limit = parse_limit(request.state.form.get("max_running", ""))
-            await sql.aset_queue_limit(conn, sql.queue_limit_params(queue, limit))
+            await admin_async.aset_queue_limit(conn, parameters.queue_limit_params(queue, limit))
             notice = f"queue {queue}: " + (
                 "no limit" if limit is None else f"at most {limit} running"
             )
@@ -597,7 +599,7 @@ def parse_id(value: str, name: str = "job id") -> int:
     except ValueError:
         raise Problem(400, f"{name} must be a whole number, got {value!r}") from None
     try:
-        return sql.int8(name, job_id)
+        return parameters.int8(name, job_id)
     except InvalidArgument as exc:
         raise Problem(400, str(exc)) from None
 
@@ -664,7 +666,7 @@ def error_time(value: Any) -> dt.datetime:
 def when(value: dt.datetime | None) -> str:
     if value is None:
         return ""
-    if isinstance(value, sql.UnreadableTime):
+    if isinstance(value, loaders.UnreadableTime):
         return str(value)  # what PostgreSQL printed: a year datetime cannot hold
     return value.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 

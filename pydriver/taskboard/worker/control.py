@@ -35,10 +35,10 @@ from typing import Any, Protocol
 
 import psycopg
 
-from taskboard import sql
 from taskboard.connections import Deadline
 from taskboard.settings import Settings
-from taskboard.sql import Queries
+from taskboard.sql import worker as sql_worker
+from taskboard.sql.worker import Queries
 from taskboard.worker.executor import Executor
 from taskboard.worker.held import Held, Ledger, State, unique_jobs, wall_clock
 from taskboard.worker.outcomes import Complete, Fail, Outcome, Release, describe, not_stored
@@ -127,7 +127,7 @@ class Control:
             )
 
         async def prepare(conn: psycopg.AsyncConnection[Any]) -> None:
-            await sql.set_lock_timeout(conn, CONTROL_LOCK_TIMEOUT_SECONDS)
+            await sql_worker.set_lock_timeout(conn, CONTROL_LOCK_TIMEOUT_SECONDS)
             if listen_here:
                 await self.queries.listen(conn)
 
@@ -155,7 +155,9 @@ class Control:
                     lambda: self.connect(self.settings.database_url),
                     second,
                     until=self.finished,
-                    prepare=lambda conn: sql.set_lock_timeout(conn, CONTROL_LOCK_TIMEOUT_SECONDS),
+                    prepare=lambda conn: sql_worker.set_lock_timeout(
+                        conn, CONTROL_LOCK_TIMEOUT_SECONDS
+                    ),
                     deadline=self.deadline,
                 )
             )
@@ -369,7 +371,7 @@ class Control:
         results = [h.outcome.result if isinstance(h.outcome, Complete) else None for h in sending]
         if claim_args is None:
             answers = await self.queries.complete_many(conn, job_ids, tokens, results)
-            rows: list[sql.Claimed] = []
+            rows: list[sql_worker.Claimed] = []
         else:
             answers, rows = await self.queries.complete_many_then_claim(
                 conn, job_ids, tokens, results, claim_args

@@ -15,7 +15,7 @@ from typing import Any
 
 from taskboard.errors import TaskError
 from taskboard.retries import Abort, Retry, Snooze, delay_seconds
-from taskboard.sql import Queries
+from taskboard.sql.worker import Queries
 from taskboard.worker.held import Held
 from taskboard.worker.outcomes import (
     Fail,

@@ -31,11 +31,12 @@ from typing import Any
 import psycopg
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from taskboard import sql, tracing
+from taskboard import tracing
 from taskboard.connections import Deadline
 from taskboard.context import AsyncContext, BaseContext, SyncContext
 from taskboard.settings import Settings
-from taskboard.sql import Queries
+from taskboard.sql import worker as sql_worker
+from taskboard.sql.worker import Queries
 from taskboard.tasks import PayloadInvalid, Task
 from taskboard.worker.endings import Endings, bounded
 from taskboard.worker.held import Held, Ledger, State
@@ -86,14 +87,14 @@ class Executor:
     def free_slots(self) -> int:
         return self.max_handlers - self.running
 
-    def start(self, row: sql.Claimed, sent: float, sent_at: dt.datetime | None) -> None:
+    def start(self, row: sql_worker.Claimed, sent: float, sent_at: dt.datetime | None) -> None:
         """Hold a claim the database just handed us (its claim sent at monotonic `sent`,
         wall clock `sent_at`) and run its handler as a task of its own; it occupies a slot
         until it ends."""
         self._start(row, sent, sent_at, tracing.recording())
 
     def start_all(
-        self, rows: Sequence[sql.Claimed], sent: float, sent_at: dt.datetime | None
+        self, rows: Sequence[sql_worker.Claimed], sent: float, sent_at: dt.datetime | None
     ) -> None:
         """start() each of one claim's rows (asking once whether tracing records)."""
         if rows:
@@ -102,7 +103,7 @@ class Executor:
                 self._start(row, sent, sent_at, traced)
 
     def _start(
-        self, row: sql.Claimed, sent: float, sent_at: dt.datetime | None, traced: bool
+        self, row: sql_worker.Claimed, sent: float, sent_at: dt.datetime | None, traced: bool
     ) -> None:
         task = self.tasks.get(row.task)
 

@@ -36,9 +36,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from taskboard import sql
 from taskboard.context import BaseContext
 from taskboard.events import EventHook, JobEvent, emit
+from taskboard.sql import worker as sql_worker
 from taskboard.tasks import Task
 from taskboard.worker.outcomes import Complete, Fail, Outcome, Release, describe
 
@@ -70,7 +70,7 @@ class Held:
     `state` and `outcome` change only through the Ledger's transitions.
     """
 
-    claimed: sql.Claimed
+    claimed: sql_worker.Claimed
     task: Task | None
     ctx: BaseContext
     safe_until: float  # monotonic: the lease cannot have expired before this

@@ -15,7 +15,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias
 
-from taskboard.sql import NotJSON, json_text
+from taskboard.sql.parameters import NotJSON, json_text
 
 # A result whose JSON is larger than this is not stored (the job still
 # completes): job rows are read by claim, get_job and the dashboards.

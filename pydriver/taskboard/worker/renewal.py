@@ -26,10 +26,11 @@ from typing import Any
 
 import psycopg
 
-from taskboard import sql
 from taskboard.connections import Deadline
 from taskboard.settings import Settings
-from taskboard.sql import Queries
+from taskboard.sql import admin_async
+from taskboard.sql import worker as sql_worker
+from taskboard.sql.worker import Queries
 from taskboard.worker.held import Held, Ledger, State, unique_jobs, wall_clock
 from taskboard.worker.outcomes import describe
 from taskboard.worker.retry import needs_new_connection, reconnecting, sleep_unless_set
@@ -65,7 +66,7 @@ class Renewal:
 
     async def run(self) -> None:
         async def prepare(conn: psycopg.AsyncConnection[Any]) -> None:
-            await sql.set_lock_timeout(conn, self.lock_timeout)
+            await sql_worker.set_lock_timeout(conn, self.lock_timeout)
 
         async def session(conn: psycopg.AsyncConnection[Any]) -> None:
             while not self.finished.is_set():
@@ -176,7 +177,7 @@ class Renewal:
             await sleep_unless_set(self.finished, min(max(sleep, 0.01), WATCHDOG_MAX_SLEEP_SECONDS))
 
 
-def refusal_reason(held: Held, job: sql.JobInfo | None) -> str:
+def refusal_reason(held: Held, job: admin_async.JobInfo | None) -> str:
     """Why the renewal of `held` was refused, from the job as get_job shows it now."""
     if job is None:
         return "the job no longer exists"

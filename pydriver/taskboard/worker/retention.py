@@ -30,7 +30,7 @@ from typing import Any
 import psycopg
 from psycopg import errors as pgerrors
 
-from taskboard.sql import Queries
+from taskboard.sql.worker import Queries
 
 log = logging.getLogger("taskboard.worker")
 

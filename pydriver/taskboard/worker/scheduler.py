@@ -30,7 +30,7 @@ from typing import Any
 import psycopg
 
 from taskboard.periodic import Schedule
-from taskboard.sql import Queries
+from taskboard.sql.worker import Queries
 from taskboard.worker.outcomes import describe
 
 log = logging.getLogger("taskboard.worker")

@@ -18,11 +18,12 @@ from typing import Any
 import psycopg
 from psycopg import errors as pgerrors
 
-from taskboard import sql
 from taskboard.connections import Deadline, connect_failure
 from taskboard.errors import StartupError, missing_role
 from taskboard.settings import Settings
 from taskboard.sql import schema as sql_schema
+from taskboard.sql import session_async
+from taskboard.sql import worker as sql_worker
 from taskboard.sql.schema import SUPPORTED_SCHEMA_VERSIONS, Schema, schema_of
 from taskboard.worker.outcomes import describe
 from taskboard.worker.retry import Backoff, sleep_unless_set
@@ -84,7 +85,7 @@ async def _connect(settings: Settings, stop: asyncio.Event) -> psycopg.AsyncConn
 
 
 async def check_database(
-    settings: Settings, queries: sql.Queries, stop: asyncio.Event
+    settings: Settings, queries: sql_worker.Queries, stop: asyncio.Event
 ) -> Schema | None:
     """Wait for the database, then raise StartupError when this worker cannot work there;
     the database's Schema, or None when `stop` was set meanwhile.
@@ -117,7 +118,7 @@ def schema_supported(version: str) -> bool:
 
 
 async def _check(
-    settings: Settings, queries: sql.Queries, conn: psycopg.AsyncConnection[Any]
+    settings: Settings, queries: sql_worker.Queries, conn: psycopg.AsyncConnection[Any]
 ) -> Schema:
     """The database's Schema, once every check passed."""
     try:
@@ -126,8 +127,8 @@ async def _check(
         refusal = exc.diag.message_primary or str(exc)
         raise StartupError(await _lacking_worker_role(conn, refusal)) from None
     schema = schema_of(version)
-    if not await sql.can_work(conn):
-        user = await sql.current_user(conn)
+    if not await sql_worker.can_work(conn):
+        user = await sql_worker.current_user(conn)
         raise StartupError(await _lacking_worker_role(conn, f"login {user} may not claim jobs"))
     if settings.prepare_threshold is not None:
         await _probe_prepared_statements(conn)
@@ -136,7 +137,7 @@ async def _check(
 
 async def _lacking_worker_role(conn: psycopg.AsyncConnection[Any], refusal: str) -> str:
     """`refusal`, what this login holds and the GRANT of the worker role it needs."""
-    who = await sql.alogin_roles(conn)
+    who = await session_async.alogin_roles(conn)
     return missing_role(
         refusal, WORKER_ROLE_KIND, login=who.login, prefix=who.prefix, holds=who.holds
     )
@@ -146,7 +147,7 @@ async def _probe_prepared_statements(conn: psycopg.AsyncConnection[Any]) -> None
     """Run one prepared statement in several transactions; a transaction pooler loses it."""
     try:
         for _ in range(PREPARED_PROBES):
-            await sql.probe_prepared(conn)
+            await sql_worker.probe_prepared(conn)
     except (pgerrors.InvalidSqlStatementName, pgerrors.DuplicatePreparedStatement):
         raise StartupError(
             "prepared statements are lost between transactions (a transaction pooler such as "

@@ -23,10 +23,10 @@ import psycopg
 from psycopg import pq
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from taskboard import sql
 from taskboard.connections import Deadline
 from taskboard.errors import TaskError
-from taskboard.sql import Queries
+from taskboard.sql import worker as sql_worker
+from taskboard.sql.worker import Queries
 from taskboard.tasks import Task
 from taskboard.worker.endings import Endings, bounded
 from taskboard.worker.held import Held, Ledger, State
@@ -109,13 +109,13 @@ class Transactional:
     ) -> bool:
         """Run the handler and call complete on its connection; True once it committed."""
         async with Deadline(conn, self.deadline):
-            isolation = await sql.transaction_isolation(conn)
+            isolation = await sql_worker.transaction_isolation(conn)
         if isolation != READ_COMMITTED:
             raise TaskError(
                 f"transactional task {task.name!r} must run in READ COMMITTED, not {isolation}"
             )
         async with Deadline(conn, self.deadline):
-            xid = await sql.transaction_id(conn)
+            xid = await sql_worker.transaction_id(conn)
         coro = task.handler(held.ctx, held.ctx.payload)
         result = await bounded(coro, task.timeout, task.name)
         outcome = Complete(self.endings.result_json(held, result))
@@ -143,7 +143,7 @@ class Transactional:
         """True when the transaction the handler was given is no longer the open one."""
         if conn.info.transaction_status != pq.TransactionStatus.INTRANS:
             return True
-        return await sql.transaction_id_if_assigned(conn) != xid
+        return await sql_worker.transaction_id_if_assigned(conn) != xid
 
     async def _resolve_broken_commit(self, held: Held, exc: BaseException) -> None:
         """COMMIT broke off: learn from lease_state whether it happened; never complete again."""

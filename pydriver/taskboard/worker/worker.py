@@ -29,12 +29,12 @@ from typing import Any
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from taskboard import sql
 from taskboard.connections import checked_within
 from taskboard.errors import UnsettledJobs
 from taskboard.events import EventHook
 from taskboard.periodic import Schedule
 from taskboard.settings import Settings
+from taskboard.sql import worker as sql_worker
 from taskboard.tasks import Task, worker_queues
 from taskboard.worker.control import Chore, Control
 from taskboard.worker.executor import Executor
@@ -63,14 +63,14 @@ class Worker:
         tasks: Mapping[str, Task],
         settings: Settings,
         *,
-        queries: sql.Queries | None = None,
+        queries: sql_worker.Queries | None = None,
         hooks: Sequence[EventHook] = (),
         schedules: Sequence[Schedule] = (),
     ) -> None:
         self.tasks = dict(tasks)
         self.schedules = list(schedules)
         self.settings = settings
-        self.queries = queries or sql.Queries()
+        self.queries = queries or sql_worker.Queries()
         self.queues = worker_queues(self.tasks, settings.queues)
         self.ledger = Ledger(settings.worker_name, tuple(hooks))
         self._stopping = asyncio.Event()  # stop claiming
