@@ -17,7 +17,8 @@ from taskboard.connections import Deadline
 from taskboard.errors import translate
 from taskboard.pools import EnqueuePools
 from taskboard.settings import Settings, load_settings
-from taskboard.sql import parameters, schema, session, session_async
+from taskboard.sql import parameters, session, session_async
+from taskboard.sql.schema import Schema
 
 __all__ = ["ADMIN_ROLE", "PRODUCER_ROLE", "Calls"]
 
@@ -39,7 +40,7 @@ class Calls:
         self._settings = settings
         self._pools = EnqueuePools(lambda: self.settings, self.connect_kwargs)
         # The database's Schema, read at the first call (_check_schema).
-        self._schema: schema.Schema | None = None
+        self._schema: Schema | None = None
 
     @property
     def settings(self) -> Settings:
