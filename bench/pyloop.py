@@ -25,7 +25,7 @@ import uuid
 from typing import Any
 
 from taskboard.settings import load_settings
-from taskboard.sql import Queries
+from taskboard.sql.worker import Queries
 from taskboard.tasks import Task
 from taskboard.worker.control import Control
 from taskboard.worker.executor import Executor

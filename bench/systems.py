@@ -100,15 +100,15 @@ class Taskboard:
     async def enqueue_batches(url: str, batches: list[range]) -> float:
         import psycopg
 
-        from taskboard import sql
+        from taskboard.sql import parameters, producer_async
 
         async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
             started = time.perf_counter()
             for seqs in batches:
-                params = sql.enqueue_many_params(
+                params = parameters.enqueue_many_params(
                     TASK, [{"seq": s} for s in seqs], "default", None, 0, 5, None
                 )
-                await sql.aenqueue_many(conn, params)
+                await producer_async.aenqueue_many(conn, params)
             return time.perf_counter() - started
 
     @staticmethod

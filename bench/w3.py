@@ -190,23 +190,24 @@ async def sample(url: str, cycles: int, blocks: int) -> dict[str, Any]:
     """`blocks` blocks of `cycles` claim(batch=1)+complete cycles; every cycle's ms."""
     import psycopg
 
-    from taskboard import sql
+    from taskboard.sql import parameters, producer_async
+    from taskboard.sql import worker as sql_worker
 
     out: dict[str, Any] = {"blocks": []}
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
         for block in range(blocks):
             extra = WARMUP_CYCLES if block == 0 else 0
-            params = sql.enqueue_many_params(
+            params = parameters.enqueue_many_params(
                 TASK, [{"seq": s} for s in range(cycles + extra)], QUEUE, None, 0, 5, None
             )
-            await sql.aenqueue_many(conn, params)
+            await producer_async.aenqueue_many(conn, params)
             times = []
             for i in range(cycles + extra):
                 started = time.perf_counter()
-                got = await sql.claim(conn, QUEUE, WORKER, 1, LEASE_S)
+                got = await sql_worker.claim(conn, QUEUE, WORKER, 1, LEASE_S)
                 if len(got) != 1:
                     raise RuntimeError(f"claim returned {len(got)} jobs, 1 expected")
-                if not await sql.complete(conn, got[0].job_id, got[0].token, None):
+                if not await sql_worker.complete(conn, got[0].job_id, got[0].token, None):
                     raise RuntimeError(f"complete refused job {got[0].job_id}")
                 if i >= extra:
                     times.append((time.perf_counter() - started) * 1000)
@@ -233,7 +234,8 @@ async def churn(
     """
     import psycopg
 
-    from taskboard import sql
+    from taskboard.sql import parameters, producer_async
+    from taskboard.sql import worker as sql_worker
     from taskboard.worker.retention import JITTER
     from taskboard.worker.retention import PRUNE_BATCH as WORKER_PRUNE_BATCH
 
@@ -258,7 +260,7 @@ async def churn(
                     await asyncio.sleep(0.005)
                     continue
                 n = min(CHURN_CHUNK, jobs - enqueued)
-                params = sql.enqueue_many_params(
+                params = parameters.enqueue_many_params(
                     TASK,
                     [{"seq": s} for s in range(enqueued, enqueued + n)],
                     QUEUE,
@@ -267,7 +269,7 @@ async def churn(
                     5,
                     None,
                 )
-                await sql.aenqueue_many(conn, params)
+                await producer_async.aenqueue_many(conn, params)
                 enqueued += n
         producer_done.set()
 
@@ -278,7 +280,7 @@ async def churn(
         async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
             # Workers are up before the work arrives: each first claim finds
             # the queue empty, as a worker's does when it starts on an idle queue.
-            await sql.claim(conn, QUEUE, f"{WORKER}-{k}", CHURN_BATCH, LEASE_S)
+            await sql_worker.claim(conn, QUEUE, f"{WORKER}-{k}", CHURN_BATCH, LEASE_S)
             up += 1
             if up == consumers:
                 consumers_up.set()
@@ -297,13 +299,13 @@ async def churn(
                     full = deleted >= WORKER_PRUNE_BATCH
                     pause = 0.0 if full else sample_s * rng.uniform(1 - JITTER, 1 + JITTER)
                     prune_at = time.perf_counter() + pause
-                got = await sql.claim(conn, QUEUE, f"{WORKER}-{k}", CHURN_BATCH, LEASE_S)
+                got = await sql_worker.claim(conn, QUEUE, f"{WORKER}-{k}", CHURN_BATCH, LEASE_S)
                 if not got:
                     if producer_done.is_set() and done >= jobs:
                         finished.set()
                     await asyncio.sleep(0.002)
                     continue
-                answers = await sql.complete_many(
+                answers = await sql_worker.complete_many(
                     conn, [c.job_id for c in got], [c.token for c in got], [None] * len(got)
                 )
                 now = time.perf_counter()

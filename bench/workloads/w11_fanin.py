@@ -60,19 +60,19 @@ async def enqueue(url: str, waits: bool) -> dict[str, Any]:
     id and its state right after."""
     import psycopg
 
-    from taskboard import sql
+    from taskboard.sql import parameters, producer_async
 
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
         ids: list[int] = []
         started = time.perf_counter()
         for seqs in chunks(FANIN_DEPENDENCIES, ENQUEUE_CHUNK):
-            params = sql.enqueue_many_params(
+            params = parameters.enqueue_many_params(
                 TASK, [{"seq": s} for s in seqs], QUEUE, None, 0, 5, None
             )
-            ids += await sql.aenqueue_many(conn, params)
+            ids += await producer_async.aenqueue_many(conn, params)
         enqueue_s = time.perf_counter() - started
         checked = time.perf_counter()
-        params = sql.enqueue_params(
+        params = parameters.enqueue_params(
             TASK,
             {"seq": FANIN_DEPENDENCIES},
             QUEUE,
@@ -83,7 +83,7 @@ async def enqueue(url: str, waits: bool) -> dict[str, Any]:
             depends_on=ids if waits else None,
         )
         called = time.perf_counter()
-        last = await sql.aenqueue(conn, params)
+        last = await producer_async.aenqueue(conn, params)
         returned = time.perf_counter()
         row = await (
             await conn.execute(

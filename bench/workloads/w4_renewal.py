@@ -29,22 +29,22 @@ async def table_updates(conn: Any) -> tuple[int, int]:
 async def renewal(bench: Bench, run: int) -> None:
     import psycopg
 
-    from taskboard import sql
+    from taskboard.sql import worker as sql_worker
 
     url = bench.fresh(OURS, "w4")
     await SYSTEMS[OURS].enqueue_batches(url, [range(RENEW_LEASES)])
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-        held = await sql.claim(conn, "default", "bench-renewer", RENEW_LEASES, 60.0)
+        held = await sql_worker.claim(conn, "default", "bench-renewer", RENEW_LEASES, 60.0)
         if len(held) != RENEW_LEASES:
             raise RuntimeError(f"claimed {len(held)} of {RENEW_LEASES} jobs")
         ids = [h.job_id for h in held]
         tokens = [h.token for h in held]
-        await sql.renew_many(conn, ids, tokens, 60.0)  # warm-up: plan and caches
+        await sql_worker.renew_many(conn, ids, tokens, 60.0)  # warm-up: plan and caches
         before = await table_updates(conn)
         times = []
         for _ in range(RENEW_REPEATS):
             started = time.perf_counter()
-            answers = await sql.renew_many(conn, ids, tokens, 60.0)
+            answers = await sql_worker.renew_many(conn, ids, tokens, 60.0)
             times.append((time.perf_counter() - started) * 1000)
             if sum(1 for v in answers if v is not None) != RENEW_LEASES:
                 raise RuntimeError("renew_many refused a lease it should have renewed")

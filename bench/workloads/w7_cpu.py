@@ -26,17 +26,17 @@ async def cpu_bound(bench: Bench, processes: int, run: int) -> None:
     drained by `taskboard worker --processes` with CPU_CONCURRENCY handlers in all."""
     import psycopg
 
-    from taskboard import sql
+    from taskboard.sql import parameters, producer_async
 
     name = OURS
     n = bench.plan.cpu_jobs
     url = bench.fresh(name, "w7")
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
         for seqs in chunks(n, ENQUEUE_CHUNK):
-            params = sql.enqueue_many_params(
+            params = parameters.enqueue_many_params(
                 CPU_TASK, [{"ms": CPU_WORK_MS} for _ in seqs], "default", None, 0, 5, None
             )
-            await sql.aenqueue_many(conn, params)
+            await producer_async.aenqueue_many(conn, params)
     if bench.analyze:
         analyze(url)
     checkpoint(bench.server)

@@ -26,17 +26,17 @@ import sys
 from typing import Any
 
 from soak.runner import OWN_SERVER_PREFIX, OWN_SERVER_SETTINGS, prepare
-from taskboard import sql
 from taskboard.app import Taskboard
 from taskboard.context import AsyncContext
 from taskboard.settings import load_settings
+from taskboard.sql.worker import Queries
 from taskboard.worker import Worker
 from taskboard_dev.server import Server
 
 ANSWER_DELAY_S = 0.5
 
 
-class SlowAnswers(sql.Queries):
+class SlowAnswers(Queries):
     """The answers of fail and complete_many arrive late (they committed at once)."""
 
     async def fail(self, *args: Any) -> Any:
