@@ -133,17 +133,27 @@ RUN = os.environ.setdefault("TASKBOARD_TEST_RUN", uuid.uuid4().hex[:12])
 TEMPLATES = devdb.project_root() / ".taskboard" / f"test-run-{RUN}.templates"
 
 
-# The SQL suites: each of their tests runs on PostgreSQL 15 too (marker pg15).
+# The SQL suites: each of their tests runs on PostgreSQL 15 too (marker pg15), but for
+# the files of DRIVER_FILES.
 SQL_SUITES = ("sql", "release")
+# Files of the SQL suites whose tests are about the driver, the docs or the release files,
+# and say nothing of the server's version: they run on 18 only, as the driver's suites do.
+DRIVER_FILES = {
+    ("release", "test_docs_examples.py"),  # the docs' Python blocks, through the driver
+    ("release", "test_testing_plugin.py"),  # the pytest plugin, as a user's suite loads it
+    ("release", "test_readme.py"),  # the README's length and links
+    ("release", "test_release.py"),  # the release manifests beside the plan
+}
 TESTS_DIR = Path(__file__).parent
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark pg15 every test of the SQL suites: `make test-pg15` runs `-m pg15`."""
+    """Mark pg15 every test of the SQL suites but DRIVER_FILES': `make test-pg15` runs
+    `-m pg15`."""
     for item in items:
         if item.path.is_relative_to(TESTS_DIR):
             parts = item.path.relative_to(TESTS_DIR).parts
-            if len(parts) > 1 and parts[0] in SQL_SUITES:
+            if len(parts) > 1 and parts[0] in SQL_SUITES and parts not in DRIVER_FILES:
                 item.add_marker(pytest.mark.pg15)
 
 
