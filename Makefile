@@ -15,6 +15,12 @@ DEVDB := $(PY) -m taskboard_dev.devdb
 # devdb without the venv: `stop` needs nothing but the standard library.
 DEVDB_STDLIB := PYTHONPATH=dev $(PYTHON) -m taskboard_dev.devdb
 PG15_POSTGRES := /usr/lib/postgresql/15/bin/postgres
+# Debian's `psql` is a Perl script (pg_wrapper) that runs the newest client of
+# DEBIAN_PSQL; Sqitch and pg_prove start psql once per script, so the tests run
+# that same client straight from PSQL_DIR, first on their PATH, without the
+# wrapper's start-up each time.
+DEBIAN_PSQL := /usr/lib/postgresql/*/bin/psql
+PSQL_DIR := $(CURDIR)/.taskboard/bin
 TEST_DB := taskboard_test
 # What pytest runs, e.g. make test-pg18 PYTEST_ARGS='-x tests/release/test_devdb.py'.
 # Unset, test-pg18 runs every test and test-pg15 the tests marked pg15: the SQL
@@ -104,6 +110,10 @@ test-pg18 test-pg15: venv tools
 	@if [ $(PG) = 15 ] && [ -n "$${TASKBOARD_DATABASE_URL:-}" ]; then \
 	  echo "test-pg15 runs on the dev PostgreSQL 15 only: unset TASKBOARD_DATABASE_URL." >&2; \
 	  exit 1; \
+	fi; \
+	client=$$(ls -d $(DEBIAN_PSQL) 2>/dev/null | sort -V | tail -n 1); \
+	if [ -n "$$client" ]; then \
+	  mkdir -p $(PSQL_DIR); ln -sfn "$$client" $(PSQL_DIR)/psql; export PATH="$(PSQL_DIR):$$PATH"; \
 	fi; \
 	server=$$($(DEVDB) start --pg $(PG)); \
 	db_url=$$($(DEVDB) recreate-db $(TEST_DB) --pg $(PG)); \
