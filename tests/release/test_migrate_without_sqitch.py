@@ -13,6 +13,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -256,6 +257,28 @@ def test_status_without_sqitch_reads_the_registry(domain: Domain, tmp_path: Path
     assert "Nothing to deploy (up-to-date)." in status.stdout
 
 
+LOCK_WAIT_S = 60  # how long the migrate started may take to find the lock held
+
+
+def wait_until_it_tried_the_lock(
+    holder: psycopg.Connection[Any], waiting: subprocess.Popen[str]
+) -> None:
+    """Return once another session of the database has tried Sqitch's lock (and, the lock
+    being held, found it taken); fail when `waiting` ends first or none has within
+    LOCK_WAIT_S."""
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while time.monotonic() < deadline and waiting.poll() is None:
+        row = holder.execute(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            " AND query LIKE 'SELECT pg_try_advisory_xact_lock(%%'"
+        ).fetchone()
+        if row is not None and row[0] > 0:
+            return
+        time.sleep(0.1)
+    pytest.fail(f"no session tried Sqitch's lock: {waiting.poll()=}")
+
+
 def test_migrate_without_sqitch_waits_for_a_deploy_holding_sqitchs_lock(
     domain: Domain, tmp_path: Path
 ) -> None:
@@ -264,7 +287,7 @@ def test_migrate_without_sqitch_waits_for_a_deploy_holding_sqitchs_lock(
     with psycopg.connect(url, autocommit=True) as holder:
         holder.execute("SELECT pg_advisory_lock(%s)", (registry.SQITCH_LOCK_KEY,))
         waiting = start_migrate(deployer, domain.prefix, tmp_path)
-        time.sleep(2)
+        wait_until_it_tried_the_lock(holder, waiting)
         assert waiting.poll() is None, waiting.communicate()
         with psycopg.connect(url) as conn:
             assert conn.execute("SELECT to_regnamespace('taskboard')").fetchone() == (None,)
