@@ -186,8 +186,29 @@ def start(release: str, note: str) -> None:
 # -- what the last release deployed ---------------------------------------------------
 
 
+# What released_functions read, by project, tag and the plan up to that tag.
+_RELEASED: dict[tuple[Path, str, str], dict[str, Function]] = {}
+
+
 def released_functions(tag: str) -> dict[str, Function]:
-    """The functions `sqitch deploy --to @vTAG` leaves, rendered and read back."""
+    """The functions `sqitch deploy --to @vTAG` leaves, rendered and read back.
+
+    Read once per process for a project and its plan up to the tag: a released
+    change is never edited (tests/release/test_release.py), so the same plan
+    up to a tag deploys the same functions.
+    """
+    lines = plan_lines()
+    marks = [i for i, line in enumerate(lines) if line.split()[:1] == [f"@v{tag}"]]
+    key = (DB, tag, "\n".join(lines[: marks[0] + 1]) if marks else "")
+    if marks and key in _RELEASED:
+        return dict(_RELEASED[key])
+    found = _deployed_functions(tag)
+    if marks:
+        _RELEASED[key] = dict(found)
+    return found
+
+
+def _deployed_functions(tag: str) -> dict[str, Function]:
     url = devdb.recreate_database(SCRATCH_DB, pgtap=False)
     done = subprocess.run(
         ["sqitch", "deploy", "--to", f"@v{tag}", "--target", devdb.sqitch_target(url)],
