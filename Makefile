@@ -177,7 +177,7 @@ schema schema-check:
 # What lint checks: the driver, its development tooling (dev/), the tests, soak, bench, examples.
 LINT_PATHS := pydriver dev tests soak bench examples
 
-sync: venv ## Write the sync calls (taskboard/sql/X.py, the sync methods of app.py) from their asyncio source
+sync: venv ## Write the sync calls (taskboard/sql/X.py, the sync regions of the app's parts and taskboard/handles.py) from their asyncio source
 	@$(PY) -m taskboard_dev.async_to_sync write
 
 lint: venv ## ruff (rules and format), mypy --strict, the import contracts (import-linter) and that make sync has nothing to write

@@ -3,7 +3,7 @@
 The control loop (Control's passes on the control connection: the finished
 batch's complete_many and the next claim in one statement, then waiting for
 the handlers to end) and the executor drain N no-op jobs,
-C at a time, through the real `taskboard.sql.Queries`, whose statements go to
+C at a time, through the real `taskboard.sql.worker.Queries`, whose statements go to
 a stand-in connection that answers the rows the database would (as psycopg
 hands them over: dicts, the payload as text). What it times is everything the
 worker's own Python does per job: decoding the claim's rows, holding each in

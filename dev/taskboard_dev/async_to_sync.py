@@ -6,9 +6,10 @@ generates its sync code (its tools/async_to_sync.py). Two kinds of target:
 
 - a module `X_async.py` gives `X.py`: every `async def` of it, made sync, and
   the other names it uses imported from `X_async`;
-- a file with a region marked `# -- generated sync calls ...` gets there every
-  `async def` of the region marked `# -- asyncio calls ...` (the methods of a
-  class that has both).
+- a file with a region marked `# -- generated sync calls ...` gets there the
+  code of the region marked `# -- asyncio calls ...` made sync: the methods of
+  a class that has both regions, or at module level a whole class (AsyncGroup
+  gives Group in taskboard/handles.py).
 
 Made sync means: `async` and `await` dropped, `Awaitable[T]` is `T`, each name
 `aNAME` (or `_aNAME`) that an `async def` of the sources defines is `NAME`

@@ -38,7 +38,8 @@ class Calls:
 
     def __init__(self, settings: Settings | None = None) -> None:
         self._settings = settings
-        self._pools = EnqueuePools(lambda: self.settings, self.connect_kwargs)
+        # Both read when a pool opens: the settings load lazily, and connect_kwargs may be replaced.
+        self._pools = EnqueuePools(lambda: self.settings, lambda **kw: self.connect_kwargs(**kw))
         # The database's Schema, read at the first call (_check_schema).
         self._schema: Schema | None = None
 
