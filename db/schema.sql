@@ -3834,36 +3834,6 @@ The revert of change revert_guard calls it, and refuses while it returns
 a row for release 0.1.0 unless the Sqitch variable drop_data is yes.';
 
 --
--- Name: set_key_limit(text, integer); Type: FUNCTION; Schema: taskboard; Owner: -
---
-
-CREATE FUNCTION taskboard.set_key_limit(queue text, max_running_per_key integer) RETURNS boolean
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-BEGIN
-    RETURN taskboard.set_limit(set_key_limit.queue, 'max_running_per_key', set_key_limit.max_running_per_key);
-END
-$$;
-
---
--- Name: FUNCTION set_key_limit(queue text, max_running_per_key integer); Type: COMMENT; Schema: taskboard; Owner: -
---
-
-COMMENT ON FUNCTION taskboard.set_key_limit(queue text, max_running_per_key integer) IS 'set_key_limit(queue, max_running_per_key) -> boolean
-From the next claim on, claim never lets more than `max_running_per_key`
-jobs of one concurrency key of `queue` hold a lease at once (a lease that
-expired counts until its job is reclaimed or finished, a cancelled job''s
-until it ends), counted across all workers and under concurrent
-claimers; jobs of other keys and jobs without a key are still claimed.
-A key limit counts the claims already made: setting one waits for the
-claim transactions of the queue still open. NULL
-removes the key limit. True when this call changed it, false when it
-already was `max_running_per_key`.
-Raises 22023 when queue is NULL, empty or longer than 200 characters, or
-max_running_per_key is below 1 (pause the queue to stop it).';
-
---
 -- Name: set_limit(text, text, integer); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
@@ -3881,6 +3851,8 @@ BEGIN
                      CASE WHEN v_queue_limit THEN 'no limit' ELSE 'no key limit' END);
     IF set_limit.value IS NOT NULL THEN
         PERFORM pg_catalog.pg_advisory_xact_lock(1952605797, pg_catalog.hashtext(set_limit.queue));
+    ELSIF NOT EXISTS (SELECT FROM taskboard.queues AS r WHERE r.queue = set_limit.queue) THEN
+        RETURN false;
     END IF;
 
     INSERT INTO taskboard.queues AS q (queue, max_running, max_running_per_key)
@@ -3919,26 +3891,49 @@ meanwhile wait for this transaction and then read the limit
 (taskboard.claim). Always, not only for a first limit: a removal of the
 limit not yet committed would otherwise let a limit set just after it
 pass unlocked, though claims made meanwhile did not count. Writes the
-queue''s row (made when it has none); listeners are told when the queue
-has a job runnable now. True when this call changed the limit, false
-when it already was `value`.
+queue''s row (made when it has none and a limit is given); listeners are
+told when the queue has a job runnable now. True when this call changed
+the limit, false when it already was `value` (a NULL for a queue without
+a row: it has no limit to remove).
 Raises 22023 when queue is NULL, empty or longer than 200 characters, or
 value is below 1 (pause the queue to stop it).
 Called by set_queue_limit and set_key_limit; never granted to an
 application role.';
 
 --
+-- Name: set_key_limit(text, integer); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.set_key_limit(queue text, max_running_per_key integer) RETURNS boolean
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    RETURN taskboard.set_limit(queue, 'max_running_per_key'::text, max_running_per_key);
+
+--
+-- Name: FUNCTION set_key_limit(queue text, max_running_per_key integer); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.set_key_limit(queue text, max_running_per_key integer) IS 'set_key_limit(queue, max_running_per_key) -> boolean
+From the next claim on, claim never lets more than `max_running_per_key`
+jobs of one concurrency key of `queue` hold a lease at once (a lease that
+expired counts until its job is reclaimed or finished, a cancelled job''s
+until it ends), counted across all workers and under concurrent
+claimers; jobs of other keys and jobs without a key are still claimed.
+A key limit counts the claims already made: setting one waits for the
+claim transactions of the queue still open. NULL
+removes the key limit. True when this call changed it, false when it
+already was `max_running_per_key`.
+Raises 22023 when queue is NULL, empty or longer than 200 characters, or
+max_running_per_key is below 1 (pause the queue to stop it).';
+
+--
 -- Name: set_queue_limit(text, integer); Type: FUNCTION; Schema: taskboard; Owner: -
 --
 
 CREATE FUNCTION taskboard.set_queue_limit(queue text, max_running integer) RETURNS boolean
-    LANGUAGE plpgsql SECURITY DEFINER
+    LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-BEGIN
-    RETURN taskboard.set_limit(set_queue_limit.queue, 'max_running', set_queue_limit.max_running);
-END
-$$;
+    RETURN taskboard.set_limit(queue, 'max_running'::text, max_running);
 
 --
 -- Name: FUNCTION set_queue_limit(queue text, max_running integer); Type: COMMENT; Schema: taskboard; Owner: -
@@ -4239,7 +4234,7 @@ CREATE FUNCTION taskboard.version() RETURNS text
     LANGUAGE sql IMMUTABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-SELECT '0.6.3'::text
+SELECT '0.6.4'::text
 $$;
 
 --
@@ -5178,17 +5173,17 @@ REVOKE ALL ON FUNCTION taskboard.revert_losses(release text) FROM PUBLIC;
 GRANT ALL ON FUNCTION taskboard.revert_losses(release text) TO taskboard_admin;
 
 --
+-- Name: FUNCTION set_limit(queue text, what text, value integer); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.set_limit(queue text, what text, value integer) FROM PUBLIC;
+
+--
 -- Name: FUNCTION set_key_limit(queue text, max_running_per_key integer); Type: ACL; Schema: taskboard; Owner: -
 --
 
 REVOKE ALL ON FUNCTION taskboard.set_key_limit(queue text, max_running_per_key integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION taskboard.set_key_limit(queue text, max_running_per_key integer) TO taskboard_admin;
-
---
--- Name: FUNCTION set_limit(queue text, what text, value integer); Type: ACL; Schema: taskboard; Owner: -
---
-
-REVOKE ALL ON FUNCTION taskboard.set_limit(queue text, what text, value integer) FROM PUBLIC;
 
 --
 -- Name: FUNCTION set_queue_limit(queue text, max_running integer); Type: ACL; Schema: taskboard; Owner: -

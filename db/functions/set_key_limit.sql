@@ -15,14 +15,10 @@
 -- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.set_key_limit(queue text, max_running_per_key integer)
  RETURNS boolean
- LANGUAGE plpgsql
+ LANGUAGE sql
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-BEGIN
-    RETURN taskboard.set_limit(set_key_limit.queue, 'max_running_per_key', set_key_limit.max_running_per_key);
-END
-$function$;
+RETURN taskboard.set_limit(queue, 'max_running_per_key'::text, max_running_per_key);
 
 REVOKE ALL ON FUNCTION taskboard.set_key_limit(text,integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.set_key_limit(text,integer) TO taskboard_admin;

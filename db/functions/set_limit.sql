@@ -8,9 +8,10 @@
 -- (taskboard.claim). Always, not only for a first limit: a removal of the
 -- limit not yet committed would otherwise let a limit set just after it
 -- pass unlocked, though claims made meanwhile did not count. Writes the
--- queue's row (made when it has none); listeners are told when the queue
--- has a job runnable now. True when this call changed the limit, false
--- when it already was `value`.
+-- queue's row (made when it has none and a limit is given); listeners are
+-- told when the queue has a job runnable now. True when this call changed
+-- the limit, false when it already was `value` (a NULL for a queue without
+-- a row: it has no limit to remove).
 -- Raises 22023 when queue is NULL, empty or longer than 200 characters, or
 -- value is below 1 (pause the queue to stop it).
 -- Called by set_queue_limit and set_key_limit; never granted to an
@@ -33,6 +34,8 @@ BEGIN
                      CASE WHEN v_queue_limit THEN 'no limit' ELSE 'no key limit' END);
     IF set_limit.value IS NOT NULL THEN
         PERFORM pg_catalog.pg_advisory_xact_lock(1952605797, pg_catalog.hashtext(set_limit.queue));
+    ELSIF NOT EXISTS (SELECT FROM taskboard.queues AS r WHERE r.queue = set_limit.queue) THEN
+        RETURN false;
     END IF;
 
     INSERT INTO taskboard.queues AS q (queue, max_running, max_running_per_key)

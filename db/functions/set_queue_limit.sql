@@ -16,14 +16,10 @@
 -- FUNCTION; `make schema` writes the next release's Sqitch change from this file.
 CREATE OR REPLACE FUNCTION taskboard.set_queue_limit(queue text, max_running integer)
  RETURNS boolean
- LANGUAGE plpgsql
+ LANGUAGE sql
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-BEGIN
-    RETURN taskboard.set_limit(set_queue_limit.queue, 'max_running', set_queue_limit.max_running);
-END
-$function$;
+RETURN taskboard.set_limit(queue, 'max_running'::text, max_running);
 
 REVOKE ALL ON FUNCTION taskboard.set_queue_limit(text,integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION taskboard.set_queue_limit(text,integer) TO taskboard_admin;

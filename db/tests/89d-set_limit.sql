@@ -9,7 +9,7 @@
 -- set_key_limit do (89-set_queue_limit, 89b-set_key_limit).
 
 BEGIN;
-SELECT plan(15);
+SELECT plan(17);
 
 SET LOCAL ROLE taskboard_admin;
 SELECT throws_ok($$SELECT taskboard.set_limit('sl', 'max_running', 3)$$, '42501', NULL,
@@ -62,6 +62,11 @@ SELECT is((SELECT count(*) FROM pg_locks
               AND classid = 1952605797 AND objid = hashtext('sl-free')::oid AND objsubid = 2),
           0::bigint,
     'a removal takes no claim lock on the queue');
+
+SELECT is(taskboard.set_limit('sl-never', 'max_running', NULL), false,
+    'NULL for a queue that never had a limit changes nothing: false');
+SELECT is((SELECT count(*) FROM taskboard.queues WHERE queue = 'sl-never'), 0::bigint,
+    'and writes no row for it');
 
 -- Refusals ----------------------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 -- Verify taskboard:version on pg
 --
--- Release 0.6.3: written by `make schema` (never by hand).
+-- Release 0.6.4: written by `make schema` (never by hand).
 
 BEGIN;
 
@@ -1950,10 +1950,6 @@ BEGIN
     IF pg_catalog.has_function_privilege('public', v_fn, 'EXECUTE') THEN
         RAISE EXCEPTION '% must not be executable by PUBLIC', v_fn;
     END IF;
-    IF (SELECT pg_catalog.md5(p.prosrc) FROM pg_catalog.pg_proc AS p WHERE p.oid = v_fn)
-       IS DISTINCT FROM '9311280c9d7a1901198b8fd188bd9ab4' THEN
-        RAISE EXCEPTION '% does not have the body this release deploys', v_fn;
-    END IF;
     IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM '6c90d48a448d2bd44a9d9c5948f43cbc' THEN
         RAISE EXCEPTION '% does not have the contract this release deploys', v_fn;
     END IF;
@@ -1986,10 +1982,10 @@ BEGIN
         RAISE EXCEPTION '% must not be executable by PUBLIC', v_fn;
     END IF;
     IF (SELECT pg_catalog.md5(p.prosrc) FROM pg_catalog.pg_proc AS p WHERE p.oid = v_fn)
-       IS DISTINCT FROM '366be1e023e5edb0077b2c7d81b72c5c' THEN
+       IS DISTINCT FROM '6019634211be925674cfc57bb051e7ba' THEN
         RAISE EXCEPTION '% does not have the body this release deploys', v_fn;
     END IF;
-    IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM '4e80fa6c80756ba520d3a35e8e3e933a' THEN
+    IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM '3f9b16a6fd43703745411be42f461783' THEN
         RAISE EXCEPTION '% does not have the contract this release deploys', v_fn;
     END IF;
     IF pg_catalog.has_function_privilege(v_prefix || '_producer', v_fn, 'EXECUTE') THEN
@@ -2019,10 +2015,6 @@ BEGIN
     END IF;
     IF pg_catalog.has_function_privilege('public', v_fn, 'EXECUTE') THEN
         RAISE EXCEPTION '% must not be executable by PUBLIC', v_fn;
-    END IF;
-    IF (SELECT pg_catalog.md5(p.prosrc) FROM pg_catalog.pg_proc AS p WHERE p.oid = v_fn)
-       IS DISTINCT FROM '61e3c58c4d459c887c5ccffcd9ad4b6e' THEN
-        RAISE EXCEPTION '% does not have the body this release deploys', v_fn;
     END IF;
     IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM 'c3569ec6609786355c5ceedc3530b68e' THEN
         RAISE EXCEPTION '% does not have the contract this release deploys', v_fn;
@@ -2126,7 +2118,7 @@ BEGIN
         RAISE EXCEPTION '% must not be executable by PUBLIC', v_fn;
     END IF;
     IF (SELECT pg_catalog.md5(p.prosrc) FROM pg_catalog.pg_proc AS p WHERE p.oid = v_fn)
-       IS DISTINCT FROM '60ded37ba71f145a35f80a8caa9b45ef' THEN
+       IS DISTINCT FROM '51373b8e516c3a8fe87f3c9847fd3b62' THEN
         RAISE EXCEPTION '% does not have the body this release deploys', v_fn;
     END IF;
     IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM 'ae73abdacca1f84e8524581b3ee6d059' THEN
