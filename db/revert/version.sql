@@ -1,8 +1,8 @@
 -- Revert taskboard:version from pg
 --
--- Release 0.6.4: written by `make schema` (never by hand). A revert stops at
+-- Release 0.6.5: written by `make schema` (never by hand). A revert stops at
 -- the guard, before anything changes, while taskboard.revert_losses('0.1.0') finds
--- data, unless the Sqitch variable drop_data is yes; then release 0.6.3's
+-- data, unless the Sqitch variable drop_data is yes; then release 0.6.4's
 -- functions come back.
 
 \if :{?drop_data}
@@ -31,132 +31,166 @@ BEGIN
       INTO v_lost
       FROM taskboard.revert_losses('0.1.0') AS l;
     IF v_lost IS NOT NULL AND pg_catalog.current_setting('taskboard.drop_data') <> 'yes' THEN
-        RAISE EXCEPTION 'a revert to a release before 0.6.4 may drop data: %', v_lost
+        RAISE EXCEPTION 'a revert to a release before 0.6.5 may drop data: %', v_lost
             USING ERRCODE = '55000',
                   HINT = 'taskboard migrate --revert --to RELEASE lists what a revert to that release drops; to drop it, revert with sqitch revert --set drop_data=yes';
     END IF;
 END
 $guard$;
 
--- taskboard.set_key_limit
-CREATE OR REPLACE FUNCTION taskboard.set_key_limit(queue text, max_running_per_key integer)
- RETURNS boolean
+-- taskboard.complete_many
+CREATE OR REPLACE FUNCTION taskboard.complete_many(job_ids bigint[], tokens uuid[], results jsonb[] DEFAULT NULL::jsonb[])
+ RETURNS TABLE(job_id bigint, completed boolean)
  LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-BEGIN
-    RETURN taskboard.set_limit(set_key_limit.queue, 'max_running_per_key', set_key_limit.max_running_per_key);
-END
-$function$;
-
-COMMENT ON FUNCTION taskboard.set_key_limit(text,integer) IS
-$comment$set_key_limit(queue, max_running_per_key) -> boolean
-From the next claim on, claim never lets more than `max_running_per_key`
-jobs of one concurrency key of `queue` hold a lease at once (a lease that
-expired counts until its job is reclaimed or finished, a cancelled job's
-until it ends), counted across all workers and under concurrent
-claimers; jobs of other keys and jobs without a key are still claimed.
-A key limit counts the claims already made: setting one waits for the
-claim transactions of the queue still open. NULL
-removes the key limit. True when this call changed it, false when it
-already was `max_running_per_key`.
-Raises 22023 when queue is NULL, empty or longer than 200 characters, or
-max_running_per_key is below 1 (pause the queue to stop it).$comment$;
-
-REVOKE ALL ON FUNCTION taskboard.set_key_limit(text,integer) FROM PUBLIC, :"producer_role", :"worker_role", :"admin_role";
-GRANT EXECUTE ON FUNCTION taskboard.set_key_limit(text,integer) TO :"admin_role";
-
--- taskboard.set_limit
-CREATE OR REPLACE FUNCTION taskboard.set_limit(queue text, what text, value integer)
- RETURNS boolean
- LANGUAGE plpgsql
- SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_generic_plan'
+ SET enable_seqscan TO 'off'
 AS $function$
 DECLARE
     -- What a check answers: nothing; it returns, or raises 22023.
     v_checked text;
-    v_queue_limit boolean := set_limit.what = 'max_running';
+    v_now timestamptz := pg_catalog.clock_timestamp();
+    -- The job a completion of one job completed.
+    v_one bigint;
+    -- The answer, one element per input element in input order.
+    v_ids       bigint[];
+    v_completed boolean[];
 BEGIN
-    v_checked := taskboard.check_name('queue', set_limit.queue);
-    v_checked := taskboard.check_limit(set_limit.what, set_limit.value, NULL,
-                     CASE WHEN v_queue_limit THEN 'no limit' ELSE 'no key limit' END);
-    IF set_limit.value IS NOT NULL THEN
-        PERFORM pg_catalog.pg_advisory_xact_lock(1952605797, pg_catalog.hashtext(set_limit.queue));
+    v_checked := taskboard.check_leases('job_ids, tokens and results', complete_many.job_ids, complete_many.tokens,
+                                        pg_catalog.array_ndims(complete_many.results));
+    v_checked := taskboard.check_lengths('results', pg_catalog.cardinality(complete_many.results),
+                                         'job_ids', pg_catalog.cardinality(complete_many.job_ids));
+
+    -- One job, accepted: one update through the primary key (one row, one
+    -- lock, no order to keep). Anything else, a refusal included, takes the
+    -- statement below, which answers and records it.
+    -- Each array's one element is read at its own lower bound, as unnest
+    -- below reads it.
+    IF pg_catalog.cardinality(complete_many.job_ids) = 1 THEN
+        UPDATE taskboard.jobs AS j
+           SET state = 'succeeded',
+               result = complete_many.results[pg_catalog.array_lower(complete_many.results, 1)],
+               finished_at = v_now
+         WHERE j.id = complete_many.job_ids[pg_catalog.array_lower(complete_many.job_ids, 1)]
+           AND j.state = 'running'
+           AND j.lease_token = complete_many.tokens[pg_catalog.array_lower(complete_many.tokens, 1)]
+        RETURNING j.id INTO v_one;
+        IF FOUND THEN
+            -- Its dependents, read in a statement of their own with the row
+            -- locked (the UPDATE's snapshot may predate a wait for it).
+            IF EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = v_one)
+               OR pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+                PERFORM taskboard.settle_dependents(ARRAY[v_one]);
+            END IF;
+            RETURN QUERY SELECT v_one, true;
+            RETURN;
+        END IF;
     END IF;
 
-    INSERT INTO taskboard.queues AS q (queue, max_running, max_running_per_key)
-    VALUES (set_limit.queue,
-            CASE WHEN v_queue_limit THEN set_limit.value END,
-            CASE WHEN NOT v_queue_limit THEN set_limit.value END)
-    ON CONFLICT ON CONSTRAINT queues_pkey DO UPDATE
-       SET max_running = CASE WHEN v_queue_limit THEN EXCLUDED.max_running ELSE q.max_running END,
-           max_running_per_key = CASE WHEN v_queue_limit THEN q.max_running_per_key
-                                      ELSE EXCLUDED.max_running_per_key END,
-           updated_at = pg_catalog.clock_timestamp()
-     WHERE CASE WHEN v_queue_limit THEN q.max_running IS DISTINCT FROM EXCLUDED.max_running
-                ELSE q.max_running_per_key IS DISTINCT FROM EXCLUDED.max_running_per_key END;
-    IF NOT FOUND THEN
-        RETURN false;
+    WITH input AS (
+        SELECT u.id, u.token, u.result, u.ord
+          FROM unnest(complete_many.job_ids, complete_many.tokens, complete_many.results)
+               WITH ORDINALITY AS u(id, token, result, ord)
+    ),
+    locked AS MATERIALIZED (
+        -- Every row holding its input token, locked in job_id order: found
+        -- through the primary key, the state read from the locked row
+        -- rather than asked of the index (with it, the kept plan walked the
+        -- running index and compared every running job with every input row).
+        -- FOR NO KEY UPDATE, the lock the update takes anyway: a refusal's
+        -- FOR KEY SHARE (record_refusals), in this worker's renew_many, does
+        -- not wait for it (FOR UPDATE made the two calls deadlock when a
+        -- reclaim landed while they waited).
+        SELECT j.id, j.state, i.token, i.result
+          FROM taskboard.jobs AS j
+          JOIN input AS i ON i.id = j.id AND i.token = j.lease_token
+         WHERE j.id = ANY (complete_many.job_ids)
+         ORDER BY j.id
+           FOR NO KEY UPDATE OF j
+    ),
+    succeeded AS (
+        UPDATE taskboard.jobs AS j
+           SET state = 'succeeded',
+               result = l.result,
+               finished_at = v_now
+          FROM locked AS l
+         WHERE j.id = l.id
+           AND l.state = 'running'
+           AND j.lease_token = l.token
+        RETURNING j.id, j.lease_token
+    )
+    SELECT pg_catalog.array_agg(i.id ORDER BY i.ord),
+           pg_catalog.array_agg(
+           EXISTS (SELECT FROM succeeded AS s WHERE s.id = i.id AND s.lease_token = i.token)
+           OR EXISTS (
+               -- The same holder asking again after its own success: read
+               -- from the locked row, the newest (a first call that committed
+               -- while this one waited for the row included).
+               SELECT
+                 FROM locked AS l
+                WHERE l.id = i.id
+                  AND l.token = i.token
+                  AND l.state = 'succeeded')
+           ORDER BY i.ord)
+      INTO v_ids, v_completed
+      FROM input AS i;
+
+    -- The refused rows, lines of their jobs' history when their lease was
+    -- reclaimed or cancelled; when every row is accepted, nothing is read.
+    IF false = ANY (v_completed) THEN
+        PERFORM taskboard.record_refusals('refused_complete',
+            ARRAY(SELECT u.id FROM unnest(v_ids, v_completed) AS u(id, done)
+                   WHERE NOT u.done),
+            ARRAY(SELECT u.token FROM unnest(complete_many.tokens, v_completed) AS u(token, done)
+                   WHERE NOT u.done));
     END IF;
-    PERFORM taskboard.notify_runnable(j.queue)
-       FROM taskboard.jobs AS j
-      WHERE j.queue = set_limit.queue AND j.state = 'queued' AND j.run_at <= pg_catalog.clock_timestamp()
-      LIMIT 1;
-    RETURN true;
+
+    RETURN QUERY SELECT u.id, u.done FROM unnest(v_ids, v_completed) AS u(id, done);
+
+    -- The dependents of the jobs this call completed (finished now by it),
+    -- found through the edges: none, for most batches.
+    IF EXISTS (SELECT FROM taskboard.job_dependencies AS d
+                WHERE d.depends_on = ANY (complete_many.job_ids))
+       OR pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+        PERFORM taskboard.settle_dependents(ARRAY(
+            SELECT j.id
+              FROM taskboard.jobs AS j
+             WHERE j.id = ANY (complete_many.job_ids)
+               AND j.state = 'succeeded'
+               AND j.finished_at = v_now));
+    END IF;
 END
 $function$;
 
-COMMENT ON FUNCTION taskboard.set_limit(text,text,integer) IS
-$comment$set_limit(queue, what, value) -> boolean
-Internal: the write of a queue's limit, `what` naming its column:
-'max_running' (taskboard.set_queue_limit) or 'max_running_per_key'
-(taskboard.set_key_limit). A limit given (not NULL) takes the queue's
-claim lock (1952605797, hashtext(queue)) exclusively first, and so waits
-for the claim transactions of the queue still open; claims that come
-meanwhile wait for this transaction and then read the limit
-(taskboard.claim). Always, not only for a first limit: a removal of the
-limit not yet committed would otherwise let a limit set just after it
-pass unlocked, though claims made meanwhile did not count. Writes the
-queue's row (made when it has none); listeners are told when the queue
-has a job runnable now. True when this call changed the limit, false
-when it already was `value`.
-Raises 22023 when queue is NULL, empty or longer than 200 characters, or
-value is below 1 (pause the queue to stop it).
-Called by set_queue_limit and set_key_limit; never granted to an
-application role.$comment$;
+COMMENT ON FUNCTION taskboard.complete_many(bigint[],uuid[],jsonb[]) IS
+$comment$complete_many(job_ids, tokens, results) -> setof (job_id, completed)
+complete for many jobs in one statement: job_ids[i] is completed with
+tokens[i] and results[i] (results NULL: every result is NULL). Each row is
+fenced on its own token and answered on its own, in input order:
+completed is true when that job is succeeded by that token (now or by an
+earlier call), false when the token is not current; a refused job changes
+nothing. The rows holding their given tokens are locked in job_id order,
+as renew_many locks them.
+Each accepted completion settles the jobs waiting on its job in the same
+transaction, as complete does.
+A refused write by a holder whose lease was reclaimed or cancelled is a
+line of the job's history (taskboard.job_history), once per token and
+kind; a token the history does not know is not recorded. The line is
+written in the caller's transaction: a caller that rolls back keeps none.
+Raises 22023 when job_ids or tokens is NULL or holds a NULL, an array is
+multidimensional, or the lengths of job_ids, tokens and (when given)
+results differ. A NULL element of results means no result for that job.
 
-REVOKE ALL ON FUNCTION taskboard.set_limit(text,text,integer) FROM PUBLIC, :"producer_role", :"worker_role", :"admin_role";
+plan_cache_mode = force_generic_plan with enable_seqscan = off: one plan
+per session, made at the first call and kept until PostgreSQL invalidates
+it; planned on every call, planning cost about three times running the
+statement for one job. Every step finds its rows by primary key, whatever
+the table held when the plan was made.$comment$;
 
--- taskboard.set_queue_limit
-CREATE OR REPLACE FUNCTION taskboard.set_queue_limit(queue text, max_running integer)
- RETURNS boolean
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-BEGIN
-    RETURN taskboard.set_limit(set_queue_limit.queue, 'max_running', set_queue_limit.max_running);
-END
-$function$;
-
-COMMENT ON FUNCTION taskboard.set_queue_limit(text,integer) IS
-$comment$set_queue_limit(queue, max_running) -> boolean
-From the next claim on, claim never lets more than `max_running` jobs of
-`queue` run at once, counted across all workers and also under
-concurrent claimers (claimers of a limited queue take turns on its row).
-A limit counts the claims already made: setting one waits for the claim
-transactions of the queue still open, and claims of the queue wait for it
-until this call's transaction ends.
-Jobs already running over a lowered limit carry on; no new one starts
-until the queue is under it. NULL removes the limit. Listeners are told
-when a raised or removed limit leaves a job runnable now. True when this
-call changed the limit, false when it already was `max_running`.
-Raises 22023 when queue is NULL, empty or longer than 200 characters, or
-max_running is below 1 (pause the queue to stop it).$comment$;
-
-REVOKE ALL ON FUNCTION taskboard.set_queue_limit(text,integer) FROM PUBLIC, :"producer_role", :"worker_role", :"admin_role";
-GRANT EXECUTE ON FUNCTION taskboard.set_queue_limit(text,integer) TO :"admin_role";
+REVOKE ALL ON FUNCTION taskboard.complete_many(bigint[],uuid[],jsonb[]) FROM PUBLIC, :"producer_role", :"worker_role", :"admin_role";
+GRANT EXECUTE ON FUNCTION taskboard.complete_many(bigint[],uuid[],jsonb[]) TO :"worker_role";
+GRANT EXECUTE ON FUNCTION taskboard.complete_many(bigint[],uuid[],jsonb[]) TO :"admin_role";
 
 -- taskboard.version
 CREATE OR REPLACE FUNCTION taskboard.version()
@@ -165,7 +199,7 @@ CREATE OR REPLACE FUNCTION taskboard.version()
  IMMUTABLE SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
-SELECT '0.6.3'::text
+SELECT '0.6.4'::text
 $function$;
 
 COMMENT ON FUNCTION taskboard.version() IS

@@ -1,6 +1,6 @@
 -- Verify taskboard:version on pg
 --
--- Release 0.6.4: written by `make schema` (never by hand).
+-- Release 0.6.5: written by `make schema` (never by hand).
 
 BEGIN;
 
@@ -761,10 +761,10 @@ BEGIN
         RAISE EXCEPTION '% must not be executable by PUBLIC', v_fn;
     END IF;
     IF (SELECT pg_catalog.md5(p.prosrc) FROM pg_catalog.pg_proc AS p WHERE p.oid = v_fn)
-       IS DISTINCT FROM '9aca5fc0177c781135c8ababee6807e0' THEN
+       IS DISTINCT FROM '6f01eda3b077506b354389e530ac9dc4' THEN
         RAISE EXCEPTION '% does not have the body this release deploys', v_fn;
     END IF;
-    IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM 'a1288b53f8a57e80a295789313929f12' THEN
+    IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM '0ad20bee82040d4035faf8a297fb9764' THEN
         RAISE EXCEPTION '% does not have the contract this release deploys', v_fn;
     END IF;
     IF pg_catalog.has_function_privilege(v_prefix || '_producer', v_fn, 'EXECUTE') THEN
@@ -2118,7 +2118,7 @@ BEGIN
         RAISE EXCEPTION '% must not be executable by PUBLIC', v_fn;
     END IF;
     IF (SELECT pg_catalog.md5(p.prosrc) FROM pg_catalog.pg_proc AS p WHERE p.oid = v_fn)
-       IS DISTINCT FROM '51373b8e516c3a8fe87f3c9847fd3b62' THEN
+       IS DISTINCT FROM 'a5f2a91eb6065719f7b68175c930e278' THEN
         RAISE EXCEPTION '% does not have the body this release deploys', v_fn;
     END IF;
     IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM 'ae73abdacca1f84e8524581b3ee6d059' THEN
