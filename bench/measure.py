@@ -17,7 +17,7 @@ from report import Samples
 from server import ServerCpu
 from systems import SYSTEMS
 
-from taskboard_dev.server import Server, recreate_database
+from taskboard_dev.server import PORT, SUPERUSER, Server, recreate_database
 
 HERE = Path(__file__).resolve().parent
 OURS = "taskboard"
@@ -25,6 +25,27 @@ ENQUEUE_CHUNK = 1_000  # jobs per batch-API call in W1's enqueue
 # How often W5's one poller asks whether the queue is empty: the drains last seconds, and
 # every poll takes CPU from the workers on two cores.
 EMPTIED_POLL_S = 0.02
+# How W1 and W5 reach the server: its Unix socket, and TCP loopback as applications
+# mostly connect (each statement then costs the server a TCP round trip's work).
+TRANSPORTS = ("unix", "tcp")
+# What a run of writes leaves in the statistics: every user table of the database (the
+# system's own), and the whole server's WAL.
+WRITES = """
+SELECT coalesce(sum(t.n_tup_ins), 0), coalesce(sum(t.n_tup_upd), 0),
+       coalesce(sum(t.n_tup_hot_upd), 0), coalesce(sum(t.n_tup_del), 0),
+       w.wal_records, w.wal_fpi, w.wal_bytes
+  FROM pg_stat_user_tables AS t, pg_stat_wal AS w
+ GROUP BY w.wal_records, w.wal_fpi, w.wal_bytes
+"""
+WRITE_NAMES = (
+    "inserted",
+    "updated",
+    "hot_updated",
+    "deleted",
+    "wal_records",
+    "wal_fpi",
+    "wal_bytes",
+)
 
 
 @dataclass
@@ -66,6 +87,40 @@ def analyze(url: str) -> None:
 
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("ANALYZE")
+
+
+def tcp_url(database: str) -> str:
+    """`database` on the bench's server over TCP loopback, as the superuser."""
+    return f"postgresql://{SUPERUSER}@127.0.0.1:{PORT}/{database}"
+
+
+def over(transport: str) -> str:
+    """The suffix of a line measured over `transport` (none for the Unix socket)."""
+    return "" if transport == "unix" else ", TCP"
+
+
+def writes(url: str) -> dict[str, int]:
+    """The database's row writes and the server's WAL so far, once every other session
+    of the database has ended (a session's counts reach the statistics when it ends)."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        for _ in range(500):
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            ).fetchone()
+            if row is not None and row[0] == 0:
+                break
+            time.sleep(0.01)
+        got = conn.execute(WRITES).fetchone()
+    assert got is not None
+    return dict(zip(WRITE_NAMES, (int(v) for v in got), strict=True))
+
+
+def per_job(before: dict[str, int], after: dict[str, int], n: int) -> dict[str, float]:
+    """What was written between two `writes` readings, per job."""
+    return {k: (after[k] - before[k]) / n for k in WRITE_NAMES}
 
 
 def checkpoint(server: Server) -> None:
@@ -116,12 +171,14 @@ class Bench:
                 with psycopg.connect(url, autocommit=True) as conn:
                     conn.execute(self.taskboard_sql.read_text())
 
-    def fresh(self, system: str, what: str) -> str:
+    def fresh(self, system: str, what: str, transport: str = "unix") -> str:
+        """A new database `what`_`system` from the system's template, its URL over
+        `transport` (TRANSPORTS)."""
         url = recreate_database(
             self.server.url(), f"{what}_{system}", template=self.template(system)
         )
         checkpoint(self.server)
-        return url
+        return tcp_url(f"{what}_{system}") if transport == "tcp" else url
 
     def worker_argv(
         self,

@@ -24,6 +24,8 @@ import time
 import uuid
 from typing import Any
 
+from psycopg.rows import dict_row
+
 from taskboard.settings import load_settings
 from taskboard.sql.worker import Queries
 from taskboard.tasks import Task
@@ -60,7 +62,8 @@ class Cursor:
 
 class Connection:
     """Answers each statement with the next prepared rows: tuples, as psycopg hands them
-    over, or made into dicts for a cursor with a row factory (dict_row), as it does."""
+    over (tuple_row, the default), or made into dicts for a cursor made with dict_row, as
+    psycopg does."""
 
     broken = False
     closed = False
@@ -70,7 +73,7 @@ class Connection:
         self.statements = 0
 
     def cursor(self, row_factory: Any = None) -> Cursor:
-        return Cursor(self, row_factory is not None)
+        return Cursor(self, row_factory is dict_row)
 
 
 def claim_rows(ids: range, lease: dt.datetime) -> list[dict[str, Any]]:

@@ -38,8 +38,6 @@ from measure import OURS, Bench, log
 from report import Line
 from systems import TASK
 
-from taskboard_dev.server import PORT, SUPERUSER
-
 FAN_IN = (1_000, 10_000)  # dependencies of one enqueued job; 10,000 is the cap
 FAN_OUT = (10_000, 100_000)  # dependents of a completed or cancelled job
 MILLION = 1_000_000  # one more FAN_OUT size, with --w12-million
@@ -59,11 +57,6 @@ RED_TEAM = {
 }
 
 
-def tcp_url(database: str) -> str:
-    """`database` on the bench's server over TCP loopback, as the superuser."""
-    return f"postgresql://{SUPERUSER}@127.0.0.1:{PORT}/{database}"
-
-
 async def graphs(bench: Bench, million: bool = False) -> None:
     """W12: each case in a fresh database."""
     for n in FAN_IN:
@@ -75,8 +68,7 @@ async def graphs(bench: Bench, million: bool = False) -> None:
 
 
 def fresh(bench: Bench) -> str:
-    bench.fresh(OURS, "w12")  # the database w12_taskboard
-    return tcp_url(f"w12_{OURS}")
+    return bench.fresh(OURS, "w12", "tcp")
 
 
 def settle_ready(conn: Any) -> None:

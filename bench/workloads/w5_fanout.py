@@ -11,7 +11,7 @@ import asyncio
 import json
 import time
 
-from measure import ENQUEUE_CHUNK, OURS, Bench, analyze, checkpoint, chunks, log
+from measure import ENQUEUE_CHUNK, OURS, Bench, analyze, checkpoint, chunks, log, over
 from report import Line
 from server import ServerCpu
 from systems import SYSTEMS
@@ -57,20 +57,21 @@ async def workers_up(url: str, processes: int) -> None:
     await asyncio.sleep(SETTLE_S)
 
 
-async def fanout(bench: Bench, processes: int, run: int) -> None:
+async def fanout(bench: Bench, processes: int, run: int, transport: str) -> None:
     """W5: the W1 backlog drained by `processes` Taskboard workers sharing
-    FANOUT_CONCURRENCY handler slots: claim conflicts and wake-ups as workers multiply."""
+    FANOUT_CONCURRENCY handler slots, connected over `transport`: claim conflicts and
+    wake-ups as workers multiply."""
     name = OURS
     system = SYSTEMS[name]
     n = bench.plan.jobs
-    url = bench.fresh(name, "w5")
+    url = bench.fresh(name, "w5", transport)
     await system.enqueue_batches(url, chunks(n, ENQUEUE_CHUNK))
     if bench.analyze:
         analyze(url)
     checkpoint(bench.server)
     await queue_control(url, "pause")
     each = FANOUT_CONCURRENCY // processes
-    outs = [bench.work / f"share-{processes}-{i}-{run}.json" for i in range(processes)]
+    outs = [bench.work / f"share-{processes}-{i}-{run}-{transport}.json" for i in range(processes)]
     async with ServerCpu(bench.server).sampling() as cpu:
         procs = [
             await asyncio.create_subprocess_exec(
@@ -92,10 +93,11 @@ async def fanout(bench: Bench, processes: int, run: int) -> None:
     drain_s = done - first_start
     server_cpu = cpu.between(first_start, done, n)
     rate = n / drain_s
-    config = f"{n:,} jobs, {processes} worker process(es) of c={each}"
+    via = over(transport)
+    config = f"{n:,} jobs, {processes} worker process(es) of c={each}{via}"
     bench.samples.add(Line("W5", config, "jobs/s", True), name, rate)
     bench.samples.add(
-        Line("W5", f"server CPU per job, {processes} process(es)", "µs", False),
+        Line("W5", f"server CPU per job, {processes} process(es){via}", "µs", False),
         name,
         server_cpu["us_per_job"],
     )
@@ -103,6 +105,7 @@ async def fanout(bench: Bench, processes: int, run: int) -> None:
         {
             "workload": "W5",
             "processes": processes,
+            "transport": transport,
             "run": run,
             "jobs": n,
             "drain_s": drain_s,
@@ -111,6 +114,6 @@ async def fanout(bench: Bench, processes: int, run: int) -> None:
         }
     )
     log(
-        f"W5 {processes} x c={each}: {rate:,.0f} jobs/s, "
+        f"W5 {processes} x c={each}{via}: {rate:,.0f} jobs/s, "
         f"server CPU {server_cpu['us_per_job']:.0f} µs/job"
     )
