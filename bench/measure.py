@@ -69,6 +69,9 @@ class Plan:
     backlog_jobs: int = 600_000  # W8: queued jobs, each with 5 old errors
     big_jobs: int = 60  # W8: finished jobs with a big payload and result
     big_bytes: int = 4 * 2**20  # W8: the payload and result of each, together
+    xmin_baseline_s: float = 120.0  # W13: churn before the xmin is held
+    xmin_hold_s: float = 600.0  # W13: how long it is held
+    xmin_after_s: float = 180.0  # W13: churn after the release
     w12_million: bool = False  # W12: the 1,000,000-dependent cases too (--w12-million)
     systems: list[str] = field(default_factory=lambda: list(SYSTEMS))
 

@@ -100,6 +100,7 @@ from workloads import (
     w10_rate,
     w11_fanin,
     w12_graphs,
+    w13_xmin,
 )
 
 from taskboard_dev.server import Server
@@ -128,6 +129,7 @@ WORKLOADS = (
     "w10",
     "w11",
     "w12",
+    "w13",
     "floor",
     "w3",
 )  # --only's choices, all on by default
@@ -165,6 +167,9 @@ QUICK = Plan(
     w3_consumers=4,
     w3_sample_s=1.0,
     io_jobs=1_000,
+    xmin_baseline_s=20.0,
+    xmin_hold_s=60.0,
+    xmin_after_s=40.0,
     cpu_jobs=400,
     backlog_jobs=60_000,
     big_jobs=60,
@@ -214,6 +219,8 @@ async def run_workloads(bench: Bench, workloads: set[str]) -> None:
         await w8_backlog.backlog(bench)  # once a bench: its table takes a while to build
     if "w12" in workloads and OURS in systems:
         await w12_graphs.graphs(bench, bench.plan.w12_million)  # once a bench, as W8
+    if "w13" in workloads and OURS in systems:
+        await w13_xmin.held(bench)  # once a bench: its hold lasts minutes
     if "w3" in workloads and OURS in systems:
         await w3_scale.scale(bench)  # big: once a bench, after every run of the others
 
@@ -272,6 +279,11 @@ def main() -> int:
         help="jobs through W3's churn run, e.g. 200k; 0 skips it (full: 1M; quick: 20k)",
     )
     parser.add_argument(
+        "--xmin-hold",
+        type=float,
+        help="seconds W13 holds the xmin (full: 600; quick: 60)",
+    )
+    parser.add_argument(
         "--w12-million",
         action="store_true",
         help="W12 also completes and cancels a job with 1,000,000 dependents (a few minutes more)",
@@ -313,6 +325,8 @@ def main() -> int:
         plan.w3_sizes = sorted({w3.parse_count(x) for x in args.w3_rows.split(",") if x})
     if args.w12_million:
         plan.w12_million = True
+    if args.xmin_hold:
+        plan.xmin_hold_s = args.xmin_hold
     if args.w3_churn:
         import w3
 
@@ -547,10 +561,28 @@ def targets(samples: Samples, plan: Plan) -> list[str]:
             "W5 at 16 processes: ahead of every peer (target): NOT met: not measured, "
             "W5 runs Taskboard only, with 16 separate processes (not --processes 16)"
         )
-    out.append(
-        "held xmin (throughput while a transaction holds the xmin for 10 minutes, and the "
-        "time back to baseline after): NOT met: not measured yet"
+    before, during = median("W13 baseline throughput", OURS), None
+    back = median("W13 back to baseline after the release", OURS)
+    during_line = next(
+        (
+            line
+            for line in samples.lines
+            if line.key.startswith("W13 xmin held") and line.key.endswith("throughput")
+        ),
+        None,
     )
+    if during_line is not None:
+        during = samples.median(during_line, OURS)
+    if before and during is not None:
+        ok = during >= 0.5 * before and back is not None and back <= 60
+        came_back = "never, in the run" if back is None else f"{back:.0f} s"
+        out.append(
+            f"W13: {during_line.config}: {during:,.0f} jobs/s, {during / before:.0%} of the "
+            f"{before:,.0f} before; back to baseline after the release: {came_back} (target: "
+            f"50 % or more while held, back within 60 s: {verdict(ok)})"
+        )
+    else:
+        out.append("W13 held xmin (target: 50 % of baseline while held, back within 60 s): not run")
     for _key, rate in starting("W6 ", OURS):
         out.append(f"W6: {rate:,.0f} jobs/s (target 3,000: {verdict(rate >= 3000)})")
     cpu = starting("W7 ", OURS)
