@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import sys
 import time
+from pathlib import Path
 
-from measure import ENQUEUE_CHUNK, OURS, Bench, analyze, checkpoint, chunks, log, over
+from measure import ENQUEUE_CHUNK, HERE, OURS, Bench, analyze, checkpoint, chunks, log, over
 from report import Line
 from server import ServerCpu
 from systems import SYSTEMS
@@ -57,10 +60,13 @@ async def workers_up(url: str, processes: int) -> None:
     await asyncio.sleep(SETTLE_S)
 
 
-async def fanout(bench: Bench, processes: int, run: int, transport: str) -> None:
+async def fanout(
+    bench: Bench, processes: int, run: int, transport: str, launcher: str = "separate"
+) -> None:
     """W5: the W1 backlog drained by `processes` Taskboard workers sharing
     FANOUT_CONCURRENCY handler slots, connected over `transport`: claim conflicts and
-    wake-ups as workers multiply."""
+    wake-ups as workers multiply. `launcher` "separate": that many worker.py processes,
+    each a worker of its own; "processes": one `taskboard worker --processes N`."""
     name = OURS
     system = SYSTEMS[name]
     n = bench.plan.jobs
@@ -71,14 +77,34 @@ async def fanout(bench: Bench, processes: int, run: int, transport: str) -> None
     checkpoint(bench.server)
     await queue_control(url, "pause")
     each = FANOUT_CONCURRENCY // processes
-    outs = [bench.work / f"share-{processes}-{i}-{run}-{transport}.json" for i in range(processes)]
+    tag = f"{launcher}-{processes}-{run}-{transport}"
+    stamps_dir = bench.work / f"fleet-{tag}"
+    outs = [bench.work / f"share-{tag}-{i}.json" for i in range(processes)]
     async with ServerCpu(bench.server).sampling() as cpu:
-        procs = [
-            await asyncio.create_subprocess_exec(
-                *bench.worker_argv(name, url, each, "share", n, out)
-            )
-            for out in outs
-        ]
+        if launcher == "separate":
+            procs = [
+                await asyncio.create_subprocess_exec(
+                    *bench.worker_argv(name, url, each, "share", n, out)
+                )
+                for out in outs
+            ]
+        else:
+            stamps_dir.mkdir()
+            env = {k: v for k, v in os.environ.items() if not k.startswith("TASKBOARD_")}
+            env.update(TASKBOARD_DATABASE_URL=url, BENCH_STAMPS=str(stamps_dir))
+            procs = [
+                await asyncio.create_subprocess_exec(
+                    str(Path(sys.executable).with_name("taskboard")),
+                    "worker",
+                    "noopapp:app",
+                    f"--processes={processes}",
+                    f"--concurrency={each}",
+                    f"--pool-size={each + 2}",
+                    "--log-level=WARNING",
+                    cwd=HERE,
+                    env=env,
+                )
+            ]
         await workers_up(url, processes)
         await queue_control(url, "resume")
         done = await bench.emptied(name, url, procs, timeout=max(300.0, n / 50))
@@ -86,18 +112,27 @@ async def fanout(bench: Bench, processes: int, run: int, transport: str) -> None
         proc.terminate()
     codes = await asyncio.wait_for(asyncio.gather(*(p.wait() for p in procs)), 60)
     if any(codes):
-        raise RuntimeError(f"W5 {processes} workers exited with {codes}")
-    stamps = [json.loads(await asyncio.to_thread(out.read_text)) for out in outs]
-    ran = [s for s in stamps if s["handlers"]]
-    first_start = min(s["first_start"] for s in ran)
+        raise RuntimeError(f"W5 {processes} workers ({launcher}) exited with {codes}")
+    if launcher == "separate":
+        stamps = [json.loads(await asyncio.to_thread(out.read_text)) for out in outs]
+        handlers = [s["handlers"] for s in stamps]
+        first_start = min(s["first_start"] for s in stamps if s["handlers"])
+    else:
+        starts = [float(path.read_text()) for path in stamps_dir.iterdir()]
+        handlers = [len(starts)]  # processes that ran a handler
+        first_start = min(starts)
     drain_s = done - first_start
     server_cpu = cpu.between(first_start, done, n)
     rate = n / drain_s
     via = over(transport)
-    config = f"{n:,} jobs, {processes} worker process(es) of c={each}{via}"
-    bench.samples.add(Line("W5", config, "jobs/s", True), name, rate)
+    how = (
+        f"{processes} worker process(es) of c={each}"
+        if launcher == "separate"
+        else f"--processes {processes} of c={each}"
+    )
+    bench.samples.add(Line("W5", f"{n:,} jobs, {how}{via}", "jobs/s", True), name, rate)
     bench.samples.add(
-        Line("W5", f"server CPU per job, {processes} process(es){via}", "µs", False),
+        Line("W5", f"server CPU per job, {how}{via}", "µs", False),
         name,
         server_cpu["us_per_job"],
     )
@@ -105,15 +140,13 @@ async def fanout(bench: Bench, processes: int, run: int, transport: str) -> None
         {
             "workload": "W5",
             "processes": processes,
+            "launcher": launcher,
             "transport": transport,
             "run": run,
             "jobs": n,
             "drain_s": drain_s,
-            "handlers": [s["handlers"] for s in stamps],
+            "handlers": handlers,
             "server_cpu": server_cpu,
         }
     )
-    log(
-        f"W5 {processes} x c={each}{via}: {rate:,.0f} jobs/s, "
-        f"server CPU {server_cpu['us_per_job']:.0f} µs/job"
-    )
+    log(f"W5 {how}{via}: {rate:,.0f} jobs/s, server CPU {server_cpu['us_per_job']:.0f} µs/job")
