@@ -1,7 +1,7 @@
 -- Deploy taskboard:version to pg
 --
--- Release 0.6.5: written by `make schema` from the function files (never by
--- hand), those that differ from release 0.6.4's.
+-- Release 0.6.6: written by `make schema` from the function files (never by
+-- hand), those that differ from release 0.6.5's.
 
 BEGIN;
 
@@ -13,6 +13,60 @@ BEGIN;
 -- The deploying role holds the owner for this transaction only.
 GRANT :"owner_role" TO CURRENT_USER;
 SET LOCAL ROLE :"owner_role";
+
+-- taskboard.complete_held
+CREATE OR REPLACE FUNCTION taskboard.complete_held(job_ids bigint[], tokens uuid[], results jsonb[], clock timestamp with time zone)
+ RETURNS bigint
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_generic_plan'
+ SET enable_seqscan TO 'off'
+ SET enable_hashjoin TO 'off'
+ SET enable_bitmapscan TO 'off'
+AS $function$
+DECLARE
+    v_done bigint;
+BEGIN
+    UPDATE taskboard.jobs AS j
+       SET state = 'succeeded',
+           result = i.result,
+           finished_at = complete_held.clock
+      FROM (SELECT u.id, u.token, u.result
+              FROM unnest(complete_held.job_ids, complete_held.tokens, complete_held.results)
+                   AS u(id, token, result)
+             ORDER BY u.id) AS i
+     WHERE j.id = ANY (complete_held.job_ids)
+       AND j.id = i.id
+       AND j.lease_token = i.token
+       AND pg_catalog.texteq(j.state, 'running');
+    GET DIAGNOSTICS v_done = ROW_COUNT;
+    RETURN v_done;
+END
+$function$;
+
+COMMENT ON FUNCTION taskboard.complete_held(bigint[],uuid[],jsonb[],timestamp with time zone) IS
+$comment$complete_held(job_ids, tokens, results, clock) -> bigint
+Internal: the write of taskboard.complete_many for more than one job.
+Marks succeeded, with results[i] and finished_at = clock, each job of
+job_ids[i] that is running under tokens[i], in one update, and answers
+how many it marked. Its rows are found through the primary key and
+written in job_id order, the order renew_many locks them in: a row
+another transaction is writing is waited for and tested again as that
+transaction left it. results NULL: every result is NULL. Checks nothing:
+complete_many checked the arguments.
+Called by complete_many; never granted to an application role.
+
+plan_cache_mode = force_generic_plan with enable_seqscan = off, as
+complete_many: one plan per session, walking the primary key. The state
+test is a function call, which no partial index's predicate matches (a
+plan kept from an empty table walked the running index). enable_hashjoin
+and enable_bitmapscan off keep the job_id order: the plan is then a merge
+join or a nested loop whose outer side is either the input sorted by id
+or the primary key walked in id order, and each keeps its outer side's
+order (a bitmap scan reads the rows in the table's order, which a hash
+join keeps: one worker's renewer and completer then deadlocked).$comment$;
+
+REVOKE ALL ON FUNCTION taskboard.complete_held(bigint[],uuid[],jsonb[],timestamp with time zone) FROM PUBLIC, :"producer_role", :"worker_role", :"admin_role";
 
 -- taskboard.complete_many
 CREATE OR REPLACE FUNCTION taskboard.complete_many(job_ids bigint[], tokens uuid[], results jsonb[] DEFAULT NULL::jsonb[])
@@ -38,25 +92,24 @@ BEGIN
     v_checked := taskboard.check_lengths('results', pg_catalog.cardinality(complete_many.results),
                                          'job_ids', pg_catalog.cardinality(complete_many.job_ids));
 
-    -- The only write: every job held by its given token, in one update. Its
-    -- rows are found through the primary key (the state test is a function
-    -- call, which no partial index's predicate matches: a plan kept from an
-    -- empty table walked the running index) and written in job_id order,
-    -- the order renew_many locks them in. A row another transaction is
-    -- writing is waited for and tested again as that transaction left it.
-    UPDATE taskboard.jobs AS j
-       SET state = 'succeeded',
-           result = i.result,
-           finished_at = v_now
-      FROM (SELECT u.id, u.token, u.result
-              FROM unnest(complete_many.job_ids, complete_many.tokens, complete_many.results)
-                   AS u(id, token, result)
-             ORDER BY u.id) AS i
-     WHERE j.id = ANY (complete_many.job_ids)
-       AND j.id = i.id
-       AND j.lease_token = i.token
-       AND pg_catalog.texteq(j.state, 'running');
-    GET DIAGNOSTICS v_done = ROW_COUNT;
+    -- The only write: every job held by its given token, in one update
+    -- (complete_held: in job_id order, the order renew_many locks them in).
+    -- One job: one row, one lock, no order to keep; found by its id (the
+    -- state test is a function call, which no partial index's predicate
+    -- matches: a plan kept from an empty table walked the running index).
+    IF pg_catalog.cardinality(complete_many.job_ids) = 1 THEN
+        UPDATE taskboard.jobs AS j
+           SET state = 'succeeded',
+               result = complete_many.results[pg_catalog.array_lower(complete_many.results, 1)],
+               finished_at = v_now
+         WHERE j.id = complete_many.job_ids[pg_catalog.array_lower(complete_many.job_ids, 1)]
+           AND j.lease_token = complete_many.tokens[pg_catalog.array_lower(complete_many.tokens, 1)]
+           AND pg_catalog.texteq(j.state, 'running');
+        GET DIAGNOSTICS v_done = ROW_COUNT;
+    ELSE
+        v_done := taskboard.complete_held(complete_many.job_ids, complete_many.tokens,
+                                          complete_many.results, v_now);
+    END IF;
     IF v_done = pg_catalog.cardinality(complete_many.job_ids) THEN
         -- The common case: every job completed, nothing else to read.
         RETURN QUERY SELECT u.id, true FROM unnest(complete_many.job_ids) AS u(id);
@@ -146,7 +199,7 @@ CREATE OR REPLACE FUNCTION taskboard.version()
  IMMUTABLE SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
-SELECT '0.6.5'::text
+SELECT '0.6.6'::text
 $function$;
 
 COMMENT ON FUNCTION taskboard.version() IS

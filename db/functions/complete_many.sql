@@ -47,25 +47,24 @@ BEGIN
     v_checked := taskboard.check_lengths('results', pg_catalog.cardinality(complete_many.results),
                                          'job_ids', pg_catalog.cardinality(complete_many.job_ids));
 
-    -- The only write: every job held by its given token, in one update. Its
-    -- rows are found through the primary key (the state test is a function
-    -- call, which no partial index's predicate matches: a plan kept from an
-    -- empty table walked the running index) and written in job_id order,
-    -- the order renew_many locks them in. A row another transaction is
-    -- writing is waited for and tested again as that transaction left it.
-    UPDATE taskboard.jobs AS j
-       SET state = 'succeeded',
-           result = i.result,
-           finished_at = v_now
-      FROM (SELECT u.id, u.token, u.result
-              FROM unnest(complete_many.job_ids, complete_many.tokens, complete_many.results)
-                   AS u(id, token, result)
-             ORDER BY u.id) AS i
-     WHERE j.id = ANY (complete_many.job_ids)
-       AND j.id = i.id
-       AND j.lease_token = i.token
-       AND pg_catalog.texteq(j.state, 'running');
-    GET DIAGNOSTICS v_done = ROW_COUNT;
+    -- The only write: every job held by its given token, in one update
+    -- (complete_held: in job_id order, the order renew_many locks them in).
+    -- One job: one row, one lock, no order to keep; found by its id (the
+    -- state test is a function call, which no partial index's predicate
+    -- matches: a plan kept from an empty table walked the running index).
+    IF pg_catalog.cardinality(complete_many.job_ids) = 1 THEN
+        UPDATE taskboard.jobs AS j
+           SET state = 'succeeded',
+               result = complete_many.results[pg_catalog.array_lower(complete_many.results, 1)],
+               finished_at = v_now
+         WHERE j.id = complete_many.job_ids[pg_catalog.array_lower(complete_many.job_ids, 1)]
+           AND j.lease_token = complete_many.tokens[pg_catalog.array_lower(complete_many.tokens, 1)]
+           AND pg_catalog.texteq(j.state, 'running');
+        GET DIAGNOSTICS v_done = ROW_COUNT;
+    ELSE
+        v_done := taskboard.complete_held(complete_many.job_ids, complete_many.tokens,
+                                          complete_many.results, v_now);
+    END IF;
     IF v_done = pg_catalog.cardinality(complete_many.job_ids) THEN
         -- The common case: every job completed, nothing else to read.
         RETURN QUERY SELECT u.id, true FROM unnest(complete_many.job_ids) AS u(id);

@@ -1,8 +1,8 @@
 -- Revert taskboard:version from pg
 --
--- Release 0.6.5: written by `make schema` (never by hand). A revert stops at
+-- Release 0.6.6: written by `make schema` (never by hand). A revert stops at
 -- the guard, before anything changes, while taskboard.revert_losses('0.1.0') finds
--- data, unless the Sqitch variable drop_data is yes; then release 0.6.4's
+-- data, unless the Sqitch variable drop_data is yes; then release 0.6.5's
 -- functions come back.
 
 \if :{?drop_data}
@@ -31,12 +31,15 @@ BEGIN
       INTO v_lost
       FROM taskboard.revert_losses('0.1.0') AS l;
     IF v_lost IS NOT NULL AND pg_catalog.current_setting('taskboard.drop_data') <> 'yes' THEN
-        RAISE EXCEPTION 'a revert to a release before 0.6.5 may drop data: %', v_lost
+        RAISE EXCEPTION 'a revert to a release before 0.6.6 may drop data: %', v_lost
             USING ERRCODE = '55000',
                   HINT = 'taskboard migrate --revert --to RELEASE lists what a revert to that release drops; to drop it, revert with sqitch revert --set drop_data=yes';
     END IF;
 END
 $guard$;
+
+-- taskboard.complete_held, no more
+DROP FUNCTION taskboard.complete_held(bigint[],uuid[],jsonb[],timestamp with time zone);
 
 -- taskboard.complete_many
 CREATE OR REPLACE FUNCTION taskboard.complete_many(job_ids bigint[], tokens uuid[], results jsonb[] DEFAULT NULL::jsonb[])
@@ -51,8 +54,8 @@ DECLARE
     -- What a check answers: nothing; it returns, or raises 22023.
     v_checked text;
     v_now timestamptz := pg_catalog.clock_timestamp();
-    -- The job a completion of one job completed.
-    v_one bigint;
+    -- How many jobs the update completed.
+    v_done bigint;
     -- The answer, one element per input element in input order.
     v_ids       bigint[];
     v_completed boolean[];
@@ -62,79 +65,50 @@ BEGIN
     v_checked := taskboard.check_lengths('results', pg_catalog.cardinality(complete_many.results),
                                          'job_ids', pg_catalog.cardinality(complete_many.job_ids));
 
-    -- One job, accepted: one update through the primary key (one row, one
-    -- lock, no order to keep). Anything else, a refusal included, takes the
-    -- statement below, which answers and records it.
-    -- Each array's one element is read at its own lower bound, as unnest
-    -- below reads it.
-    IF pg_catalog.cardinality(complete_many.job_ids) = 1 THEN
-        UPDATE taskboard.jobs AS j
-           SET state = 'succeeded',
-               result = complete_many.results[pg_catalog.array_lower(complete_many.results, 1)],
-               finished_at = v_now
-         WHERE j.id = complete_many.job_ids[pg_catalog.array_lower(complete_many.job_ids, 1)]
-           AND j.state = 'running'
-           AND j.lease_token = complete_many.tokens[pg_catalog.array_lower(complete_many.tokens, 1)]
-        RETURNING j.id INTO v_one;
-        IF FOUND THEN
-            -- Its dependents, read in a statement of their own with the row
-            -- locked (the UPDATE's snapshot may predate a wait for it).
-            IF EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = v_one)
-               OR pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
-                PERFORM taskboard.settle_dependents(ARRAY[v_one]);
-            END IF;
-            RETURN QUERY SELECT v_one, true;
-            RETURN;
+    -- The only write: every job held by its given token, in one update. Its
+    -- rows are found through the primary key (the state test is a function
+    -- call, which no partial index's predicate matches: a plan kept from an
+    -- empty table walked the running index) and written in job_id order,
+    -- the order renew_many locks them in. A row another transaction is
+    -- writing is waited for and tested again as that transaction left it.
+    UPDATE taskboard.jobs AS j
+       SET state = 'succeeded',
+           result = i.result,
+           finished_at = v_now
+      FROM (SELECT u.id, u.token, u.result
+              FROM unnest(complete_many.job_ids, complete_many.tokens, complete_many.results)
+                   AS u(id, token, result)
+             ORDER BY u.id) AS i
+     WHERE j.id = ANY (complete_many.job_ids)
+       AND j.id = i.id
+       AND j.lease_token = i.token
+       AND pg_catalog.texteq(j.state, 'running');
+    GET DIAGNOSTICS v_done = ROW_COUNT;
+    IF v_done = pg_catalog.cardinality(complete_many.job_ids) THEN
+        -- The common case: every job completed, nothing else to read.
+        RETURN QUERY SELECT u.id, true FROM unnest(complete_many.job_ids) AS u(id);
+        IF EXISTS (SELECT FROM taskboard.job_dependencies AS d
+                    WHERE d.depends_on = ANY (complete_many.job_ids))
+           OR pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+            PERFORM taskboard.settle_dependents(complete_many.job_ids);
         END IF;
+        RETURN;
     END IF;
 
-    WITH input AS (
-        SELECT u.id, u.token, u.result, u.ord
-          FROM unnest(complete_many.job_ids, complete_many.tokens, complete_many.results)
-               WITH ORDINALITY AS u(id, token, result, ord)
-    ),
-    locked AS MATERIALIZED (
-        -- Every row holding its input token, locked in job_id order: found
-        -- through the primary key, the state read from the locked row
-        -- rather than asked of the index (with it, the kept plan walked the
-        -- running index and compared every running job with every input row).
-        -- FOR NO KEY UPDATE, the lock the update takes anyway: a refusal's
-        -- FOR KEY SHARE (record_refusals), in this worker's renew_many, does
-        -- not wait for it (FOR UPDATE made the two calls deadlock when a
-        -- reclaim landed while they waited).
-        SELECT j.id, j.state, i.token, i.result
-          FROM taskboard.jobs AS j
-          JOIN input AS i ON i.id = j.id AND i.token = j.lease_token
-         WHERE j.id = ANY (complete_many.job_ids)
-         ORDER BY j.id
-           FOR NO KEY UPDATE OF j
-    ),
-    succeeded AS (
-        UPDATE taskboard.jobs AS j
-           SET state = 'succeeded',
-               result = l.result,
-               finished_at = v_now
-          FROM locked AS l
-         WHERE j.id = l.id
-           AND l.state = 'running'
-           AND j.lease_token = l.token
-        RETURNING j.id, j.lease_token
-    )
+    -- Each row answered from the job as it is now, this update's writes
+    -- included: succeeded by its token (by this call, or by an earlier one
+    -- of the same holder, one that committed while the update waited for
+    -- the row included), or refused. A refused row is only read.
     SELECT pg_catalog.array_agg(i.id ORDER BY i.ord),
            pg_catalog.array_agg(
-           EXISTS (SELECT FROM succeeded AS s WHERE s.id = i.id AND s.lease_token = i.token)
-           OR EXISTS (
-               -- The same holder asking again after its own success: read
-               -- from the locked row, the newest (a first call that committed
-               -- while this one waited for the row included).
-               SELECT
-                 FROM locked AS l
-                WHERE l.id = i.id
-                  AND l.token = i.token
-                  AND l.state = 'succeeded')
+           EXISTS (SELECT
+                     FROM taskboard.jobs AS j
+                    WHERE j.id = i.id
+                      AND j.lease_token = i.token
+                      AND j.state = 'succeeded')
            ORDER BY i.ord)
       INTO v_ids, v_completed
-      FROM input AS i;
+      FROM unnest(complete_many.job_ids, complete_many.tokens) WITH ORDINALITY AS i(id, token, ord);
 
     -- The refused rows, lines of their jobs' history when their lease was
     -- reclaimed or cancelled; when every row is accepted, nothing is read.
@@ -170,8 +144,8 @@ tokens[i] and results[i] (results NULL: every result is NULL). Each row is
 fenced on its own token and answered on its own, in input order:
 completed is true when that job is succeeded by that token (now or by an
 earlier call), false when the token is not current; a refused job changes
-nothing. The rows holding their given tokens are locked in job_id order,
-as renew_many locks them.
+nothing. The jobs it completes are written in job_id order, the order
+renew_many locks them in; a refused job is only read.
 Each accepted completion settles the jobs waiting on its job in the same
 transaction, as complete does.
 A refused write by a holder whose lease was reclaimed or cancelled is a
@@ -199,7 +173,7 @@ CREATE OR REPLACE FUNCTION taskboard.version()
  IMMUTABLE SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
-SELECT '0.6.4'::text
+SELECT '0.6.5'::text
 $function$;
 
 COMMENT ON FUNCTION taskboard.version() IS

@@ -11,7 +11,7 @@
 -- read queue_stats and schedules.
 
 BEGIN;
-SELECT plan(575);
+SELECT plan(583);
 
 -- Who may execute what: one row per function of the schema.
 CREATE TEMP TABLE api (
@@ -97,6 +97,8 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
                                                                         false, false, false),
     ('pick_queued'     , ARRAY['text', 'timestamp with time zone', 'integer'],
                                                                         false, false, false),
+    ('complete_held'   , ARRAY['bigint[]', 'uuid[]', 'jsonb[]', 'timestamp with time zone'],
+                                                                        false, false, false),
     ('pick_expired'    , ARRAY['text', 'timestamp with time zone', 'integer', 'text[]', 'integer', 'interval', 'boolean'],
                                                                         false, false, false),
     ('pick_keyed'      , ARRAY['text', 'timestamp with time zone', 'integer', 'text[]', 'integer', 'integer', 'interval', 'boolean', 'bigint[]'],
@@ -169,7 +171,8 @@ SELECT function_owner_is('taskboard', a.fn, a.args, 'taskboard_owner',
 SELECT CASE
            WHEN a.fn LIKE 'check\_%' OR a.fn IN ('last_failure_at', 'record_refusals', 'set_limit', 'grant_leases',
                                               'pick_queued', 'pick_expired', 'pick_keyed', 'bury_spent',
-                                              'queue_room', 'window_room', 'full_keys', 'rate_full_keys', 'find_ids') THEN
+                                              'queue_room', 'window_room', 'full_keys', 'rate_full_keys', 'find_ids',
+                                              'complete_held') THEN
                isnt_definer('taskboard', a.fn, a.args, a.fn || '() is not SECURITY DEFINER: it runs as its caller, the owner')
            ELSE is_definer('taskboard', a.fn, a.args, a.fn || '() is SECURITY DEFINER')
        END
@@ -184,6 +187,8 @@ SELECT is(
         WHEN 'claim' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_generic_plan', 'enable_seqscan=off']
         WHEN 'complete_many' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_generic_plan', 'enable_seqscan=off']
         WHEN 'renew_many' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_generic_plan', 'enable_seqscan=off']
+        -- complete_held also writes its rows in job_id order (see its header).
+        WHEN 'complete_held' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_generic_plan', 'enable_seqscan=off', 'enable_hashjoin=off', 'enable_bitmapscan=off']
         WHEN 'find_jobs' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_custom_plan']
         WHEN 'find_jobs_summary' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_custom_plan']
         WHEN 'find_ids' THEN ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_custom_plan']
@@ -236,6 +241,7 @@ SELECT is(
                    WHEN 'claim' THEN ' but plan_cache_mode = force_generic_plan and enable_seqscan = off'
                    WHEN 'complete_many' THEN ' but plan_cache_mode = force_generic_plan and enable_seqscan = off'
                    WHEN 'renew_many' THEN ' but plan_cache_mode = force_generic_plan and enable_seqscan = off'
+                   WHEN 'complete_held' THEN ' but plan_cache_mode = force_generic_plan, enable_seqscan = off, enable_hashjoin = off and enable_bitmapscan = off'
                    WHEN 'find_jobs' THEN ' but plan_cache_mode = force_custom_plan'
                    WHEN 'settle_dependents' THEN ' but enable_nestloop = off and enable_seqscan = off'
                    WHEN 'complete' THEN ' but enable_seqscan = off'

@@ -1,6 +1,6 @@
 -- Verify taskboard:version on pg
 --
--- Release 0.6.5: written by `make schema` (never by hand).
+-- Release 0.6.6: written by `make schema` (never by hand).
 
 BEGIN;
 
@@ -747,6 +747,41 @@ $verify$;
 DO $verify$
 DECLARE
     v_prefix text := pg_catalog.current_setting('taskboard.role_prefix');
+    v_fn pg_catalog.regprocedure := pg_catalog.to_regprocedure('taskboard.complete_held(bigint[],uuid[],jsonb[],timestamp with time zone)');
+BEGIN
+    IF v_fn IS NULL THEN
+        RAISE EXCEPTION 'taskboard.complete_held(bigint[],uuid[],jsonb[],timestamp with time zone) is missing';
+    END IF;
+    IF (SELECT p.prosecdef = false
+                   AND p.proowner = pg_catalog.to_regrole(v_prefix || '_owner')
+              FROM pg_catalog.pg_proc AS p WHERE p.oid = v_fn) IS NOT TRUE THEN
+        RAISE EXCEPTION '% must be owned by %_owner, security as its source says', v_fn, v_prefix;
+    END IF;
+    IF pg_catalog.has_function_privilege('public', v_fn, 'EXECUTE') THEN
+        RAISE EXCEPTION '% must not be executable by PUBLIC', v_fn;
+    END IF;
+    IF (SELECT pg_catalog.md5(p.prosrc) FROM pg_catalog.pg_proc AS p WHERE p.oid = v_fn)
+       IS DISTINCT FROM '163f95126471ca9c34369a2c7120164a' THEN
+        RAISE EXCEPTION '% does not have the body this release deploys', v_fn;
+    END IF;
+    IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM 'ce2af25187723cc77b1a02e4a58ddba6' THEN
+        RAISE EXCEPTION '% does not have the contract this release deploys', v_fn;
+    END IF;
+    IF pg_catalog.has_function_privilege(v_prefix || '_producer', v_fn, 'EXECUTE') THEN
+        RAISE EXCEPTION '% must not be executable by %_producer', v_fn, v_prefix;
+    END IF;
+    IF pg_catalog.has_function_privilege(v_prefix || '_worker', v_fn, 'EXECUTE') THEN
+        RAISE EXCEPTION '% must not be executable by %_worker', v_fn, v_prefix;
+    END IF;
+    IF pg_catalog.has_function_privilege(v_prefix || '_admin', v_fn, 'EXECUTE') THEN
+        RAISE EXCEPTION '% must not be executable by %_admin', v_fn, v_prefix;
+    END IF;
+END
+$verify$;
+
+DO $verify$
+DECLARE
+    v_prefix text := pg_catalog.current_setting('taskboard.role_prefix');
     v_fn pg_catalog.regprocedure := pg_catalog.to_regprocedure('taskboard.complete_many(bigint[],uuid[],jsonb[])');
 BEGIN
     IF v_fn IS NULL THEN
@@ -761,7 +796,7 @@ BEGIN
         RAISE EXCEPTION '% must not be executable by PUBLIC', v_fn;
     END IF;
     IF (SELECT pg_catalog.md5(p.prosrc) FROM pg_catalog.pg_proc AS p WHERE p.oid = v_fn)
-       IS DISTINCT FROM '6f01eda3b077506b354389e530ac9dc4' THEN
+       IS DISTINCT FROM '085963a7b1464b2e4d25ccbc07d2afb9' THEN
         RAISE EXCEPTION '% does not have the body this release deploys', v_fn;
     END IF;
     IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM '0ad20bee82040d4035faf8a297fb9764' THEN
@@ -2118,7 +2153,7 @@ BEGIN
         RAISE EXCEPTION '% must not be executable by PUBLIC', v_fn;
     END IF;
     IF (SELECT pg_catalog.md5(p.prosrc) FROM pg_catalog.pg_proc AS p WHERE p.oid = v_fn)
-       IS DISTINCT FROM 'a5f2a91eb6065719f7b68175c930e278' THEN
+       IS DISTINCT FROM '37eeb246e440881e7434d2e862185f17' THEN
         RAISE EXCEPTION '% does not have the body this release deploys', v_fn;
     END IF;
     IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM 'ae73abdacca1f84e8524581b3ee6d059' THEN

@@ -76,7 +76,16 @@ def code_lines(name: str) -> int:
     return sum(1 for line in lines if line.strip() and not line.strip().startswith("--"))
 
 
-LEASE_CORE = ("grant_leases", "renew", "renew_many", "complete", "complete_many", "fail", "release")
+LEASE_CORE = (
+    "grant_leases",
+    "renew",
+    "renew_many",
+    "complete",
+    "complete_many",
+    "complete_held",
+    "fail",
+    "release",
+)
 PICKERS = (
     "pick_queued",
     "pick_expired",

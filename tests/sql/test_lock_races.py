@@ -132,3 +132,58 @@ def test_the_same_holder_completing_again_while_its_first_call_commits_is_answer
         until(lambda: blocked_by(watcher, second_pid) == [first_pid], "the second call waits")
         first.commit()
         assert dict(again.result(timeout=30)) == dict.fromkeys(ids, True)
+
+
+def test_a_worker_completing_jobs_claimed_out_of_id_order_while_renewing_does_not_deadlock(
+    make_database: MakeDatabase,
+) -> None:
+    """Jobs b and c (higher priority) are claimed before a, so their rows lie in the
+    table in the order b, c, a. The renewal of a, b and c locks a, then waits for b,
+    which another session holds; meanwhile the completion of a and c runs. Had the
+    completion written c (the table's order) before a, it would wait for a while
+    holding c, which the renewal wants next: a deadlock. Written in job_id order, it
+    waits for a holding nothing, and both calls end."""
+    url = make_database(deploy=True)
+    with connect(url, "taskboard_producer") as producer:
+        for priority in (0, 1, 1):
+            producer.execute(
+                "SELECT taskboard.enqueue('t', '{}', queue => 'order', priority => %s)", [priority]
+            )
+    with connect(url, WORKER) as worker:
+        rows = worker.execute(
+            "SELECT job_id, token FROM taskboard.claim('order', 'w1', 2)"
+        ).fetchall()
+        rows += worker.execute(
+            "SELECT job_id, token FROM taskboard.claim('order', 'w1')"
+        ).fetchall()
+    (a, ta), (b, tb), (c, tc) = sorted((r[0], r[1]) for r in rows)
+    with psycopg.connect(url, autocommit=True) as owner:
+        in_table = [r[0] for r in owner.execute("SELECT id FROM taskboard.jobs ORDER BY ctid")]
+    assert in_table == [b, c, a], "the case needs the table's order to differ from job_id order"
+    with (
+        psycopg.connect(url) as holding_b,
+        connect(url, WORKER) as renewer,
+        connect(url, WORKER) as completer,
+        psycopg.connect(url, autocommit=True) as watcher,
+        ThreadPoolExecutor(2) as pool,
+    ):
+        holding_b.execute("SELECT 1 FROM taskboard.jobs WHERE id = %s FOR NO KEY UPDATE", [b])
+        holding_pid = holding_b.info.backend_pid
+        renewer_pid, completer_pid = renewer.info.backend_pid, completer.info.backend_pid
+        renewed: Future[list[Any]] = pool.submit(
+            lambda: renewer.execute(RENEW_MANY, [[a, b, c], [ta, tb, tc]]).fetchall()
+        )
+        until(lambda: blocked_by(watcher, renewer_pid) == [holding_pid], "renew_many waits for b")
+        completed: Future[list[Any]] = pool.submit(
+            lambda: completer.execute(COMPLETE_MANY, [[a, c], [ta, tc]]).fetchall()
+        )
+        until(
+            lambda: blocked_by(watcher, completer_pid) == [renewer_pid],
+            "complete_many waits for a, which the renewal holds",
+        )
+        holding_b.commit()
+        renewals = dict(renewed.result(timeout=30))
+        answers = dict(completed.result(timeout=30))
+
+    assert answers == {a: True, c: True}
+    assert all(renewals[j] is not None for j in (a, b, c)), renewals
