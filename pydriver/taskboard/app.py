@@ -40,6 +40,7 @@ from taskboard.tasks import (
     payload_model,
 )
 from taskboard.worker import Worker
+from taskboard.worker.host import HandlerProcesses
 
 __all__ = [
     "DEFAULT_MAX_ATTEMPTS",
@@ -275,12 +276,15 @@ class Taskboard(Enqueueing, QueueControl, Results):
         *,
         stop: asyncio.Event | None = None,
         queries: Queries | None = None,
+        processes: HandlerProcesses | None = None,
         **overrides: Any,
     ) -> None:
         """Run a worker until `stop` is set (then shut down gracefully).
 
         `overrides` replace settings for this worker (e.g. queues, pool_size).
         `queries` makes its SQL calls (a subclass may observe or delay them).
+        `processes`: its handlers run in those processes (``taskboard worker
+        --processes N``), and it claims and settles for all of them.
         With `metrics_port` set, the worker serves Prometheus /metrics meanwhile
         (see taskboard.metrics); ConfigError when it cannot.
         """
@@ -293,6 +297,7 @@ class Taskboard(Enqueueing, QueueControl, Results):
             queries=queries,
             hooks=self.hooks if observed is None else [*self.hooks, observed.hook],
             schedules=list(self.schedules.values()),
+            processes=processes,
         )
         if observed is None or port is None:
             await worker.run(stop)
@@ -309,14 +314,16 @@ class Taskboard(Enqueueing, QueueControl, Results):
         finally:
             await asyncio.to_thread(server.close)  # shutdown() waits for the serving thread
 
-    def run_worker(self, **overrides: Any) -> None:
+    def run_worker(self, *, processes: HandlerProcesses | None = None, **overrides: Any) -> None:
         """Run a worker in a new event loop until SIGTERM or SIGINT (see `taskboard.runner`).
 
         Settings errors raise ConfigError before anything starts.
         """
         if overrides:
             with_overrides(self.settings, **overrides)
-        runner.run_until_signalled(lambda stop: self.worker(stop=stop, **overrides))
+        runner.run_until_signalled(
+            lambda stop: self.worker(stop=stop, processes=processes, **overrides)
+        )
 
 
 def _raise_if_failed(status: psycopg.pq.TransactionStatus) -> None:

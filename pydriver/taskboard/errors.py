@@ -36,6 +36,18 @@ class UnsettledJobs(TaskboardError):
         self.held = held
 
 
+class HandlerProcessExited(TaskboardError):
+    """A handler process of `taskboard worker --processes N` exited on its own (or stopped
+    answering and was killed): the claimer failed the jobs it was running and stopped."""
+
+    def __init__(self, worker: str, exited: list[str]) -> None:
+        super().__init__(
+            f"worker {worker} stopped because a handler process exited on its own: "
+            + "; ".join(exited)
+        )
+        self.exited = exited
+
+
 class TaskError(TaskboardError):
     """A task is registered or used wrongly (unknown name, bad options)."""
 

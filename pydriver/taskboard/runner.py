@@ -4,21 +4,19 @@ The first signal stops claiming and shuts down gracefully: handlers get
 shutdown_grace seconds, then what is still held is released. A second
 signal exits at once, leaving leases to expire.
 
-`supervise` runs several worker processes under one parent
-(``taskboard worker --processes N``): it passes signals on and stops them
-all when one of them exits on its own. Its children (`supervised`) ignore
-SIGTERM and SIGINT and take their stop from the parent alone: DRAIN_SIGNAL
-to shut down gracefully (repeated, the same shutdown), AT_ONCE_SIGNAL to
-exit at once. So a signal sent to the whole group (systemd's default
-KillMode=control-group, ``pkill -f``) reaches each child once, through the
-parent, and a parent that dies while its children drain does not turn the
-drain into an exit at once.
+``taskboard worker --processes N`` runs one worker, the claimer, and N
+handler processes it starts (`start_handler_process`; see worker.host).
+The handler processes (`supervised`) ignore SIGTERM and SIGINT and take
+their stop from the claimer alone, over their socket. So a signal sent to
+the whole group (systemd's default KillMode=control-group, ``pkill -f``)
+reaches the claimer, which drains them as a single worker drains its
+handlers. A handler process stops when the claimer dies (DRAIN_SIGNAL on
+Linux, or its socket closing): nobody is left to tell how a handler ended.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ctypes
 import functools
 import logging
@@ -26,15 +24,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Awaitable, Callable, Sequence
 
 log = logging.getLogger(__name__)
 
 EXIT_AT_ONCE = 130  # the second SIGINT/SIGTERM: leases are left to expire
-# How `supervise` stops its children (they ignore SIGTERM and SIGINT).
+# What a handler process gets when its parent dies (it ignores SIGTERM and SIGINT).
 DRAIN_SIGNAL = signal.SIGUSR1
-AT_ONCE_SIGNAL = signal.SIGUSR2
 ABANDON_AFTER_SECONDS = 2.0  # how long a task that outlives the worker may take to end
 
 
@@ -43,9 +39,8 @@ def run_until_signalled(
 ) -> None:
     """Run `work(stop)` in a new event loop; the first SIGTERM/SIGINT sets `stop`.
 
-    `supervised` (a child of `supervise`): SIGTERM and SIGINT are ignored;
-    DRAIN_SIGNAL sets `stop` (again: nothing more), AT_ONCE_SIGNAL exits at
-    once.
+    `supervised` (a handler process of ``--processes N``): SIGTERM and
+    SIGINT are ignored; DRAIN_SIGNAL (the parent died) sets `stop`.
 
     Once `work` returns, what still runs on the loop (a handler that ignores
     its cancellation, say) gets ABANDON_AFTER_SECONDS to end and is then
@@ -71,18 +66,13 @@ def run_until_signalled(
 
         def on_drain(signum: int) -> None:
             if not stop.is_set():
-                log.info("%s from the parent process: shutting down", signal.Signals(signum).name)
+                log.warning("%s: the parent process died; stopping", signal.Signals(signum).name)
                 stop.set()
 
         if supervised:
             for signum in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(signum, signal.SIG_IGN)
             loop.add_signal_handler(DRAIN_SIGNAL, on_drain, DRAIN_SIGNAL)
-            loop.add_signal_handler(
-                AT_ONCE_SIGNAL,
-                exit_at_once,
-                f"{signal.Signals(AT_ONCE_SIGNAL).name} from the parent process",
-            )
         else:
             for signum in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(signum, on_signal, signum)
@@ -111,158 +101,44 @@ def _abandon_the_rest(loop: asyncio.AbstractEventLoop) -> None:
     loop.close()
 
 
-# -- several worker processes under one parent ---------------------------------------
+# -- the handler processes of `taskboard worker --processes N` ------------------------
 
-CHILD_POLL_SECONDS = 0.1  # how often the parent looks for a child that has exited
-STOP_MARGIN_SECONDS = 15.0  # beyond a child's shutdown_grace before the parent kills it
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a child gets when its parent dies (Linux)
 
 
-def supervise(commands: Sequence[Sequence[str]], *, shutdown_grace: float) -> int:
-    """Run each of `commands` (supervised workers) as a child process, until a signal
-    or until one exits.
+def start_handler_process(command: Sequence[str], fd: int) -> subprocess.Popen[bytes]:
+    """Start `command` (a handler process, supervised) with file descriptor `fd` passed on.
 
-    The first SIGTERM/SIGINT asks every child to drain (DRAIN_SIGNAL), and the
-    parent waits for them; a second asks them to exit at once
-    (AT_ONCE_SIGNAL). The requests are sent from the parent's loop, not its
-    signal handler, so a child started while the signal arrived gets them
-    too. A child that exits on its own (a crash, a kill, bad settings) is
-    logged with its status, the others are asked to drain, and the parent
-    returns 1 once they have exited, so that a process manager restarts the
-    whole set. A child still running `shutdown_grace` + STOP_MARGIN_SECONDS
-    after it was asked to stop is killed.
-
-    Each child runs in a process group of its own and ignores SIGTERM and
-    SIGINT from birth, so a terminal's Ctrl-C or a signal to the whole group
-    reaches it once, through the parent; on Linux it is asked to drain when
-    the parent dies without stopping it (kill -9). A child the parent's
-    request ended before it could handle it (still starting) held nothing.
-    Returns 0 when every child stopped cleanly after a signal, EXIT_AT_ONCE
-    when they were asked to exit at once, else 1.
+    It runs in a process group of its own and ignores SIGTERM and SIGINT
+    from birth, so a terminal's Ctrl-C or a signal to the whole group
+    reaches the claimer alone, which stops it; on Linux it gets
+    DRAIN_SIGNAL when the parent dies without stopping it (kill -9).
     """
-    children: dict[int, subprocess.Popen[bytes]] = {}  # by index, from 1
-    asked: dict[int, int] = {}  # index -> how far it was asked to stop: 1 drain, 2 at once
-    signals: list[int] = []
-    parent = os.getpid()
-
-    def on_signal(signum: int, frame: object) -> None:
-        signals.append(signum)
-
-    previous = {
-        signum: signal.signal(signum, on_signal) for signum in (signal.SIGTERM, signal.SIGINT)
-    }
-    crashed: int | None = None  # the child that exited on its own, first
-    stop_deadline: float | None = None
-    statuses: dict[int, int] = {}
-    try:
-        for index, command in enumerate(commands, start=1):
-            if signals:
-                break
-            child = subprocess.Popen(
-                list(command),
-                process_group=0,
-                preexec_fn=functools.partial(_start_supervised, parent),
-            )
-            children[index] = child
-            log.info("worker process %d of %d started: pid %d", index, len(commands), child.pid)
-        announced = 0
-        while len(statuses) < len(children):
-            if len(signals) > announced:
-                log.info(
-                    "%s: stopping %d worker process(es)%s",
-                    signal.Signals(signals[announced]).name,
-                    len(children) - len(statuses),
-                    "" if announced == 0 else " at once",
-                )
-                announced = len(signals)
-                if stop_deadline is None:
-                    stop_deadline = time.monotonic() + shutdown_grace + STOP_MARGIN_SECONDS
-            wanted = min(len(signals), 2) or (1 if crashed is not None else 0)
-            for index, child in children.items():
-                if index not in statuses and asked.get(index, 0) < wanted:
-                    asked[index] = wanted
-                    with contextlib.suppress(ProcessLookupError):
-                        child.send_signal(DRAIN_SIGNAL if wanted == 1 else AT_ONCE_SIGNAL)
-            for index, child in children.items():
-                status = child.poll()
-                if index in statuses or status is None:
-                    continue
-                statuses[index] = _as_asked(status, asked.get(index, 0))
-                if asked.get(index, 0):
-                    log.info(
-                        "worker process %d (pid %d) stopped (%s)",
-                        index,
-                        child.pid,
-                        _exit_text(status),
-                    )
-                    continue
-                crashed = index
-                log.error(
-                    "worker process %d (pid %d) stopped on its own (%s): stopping the others",
-                    index,
-                    child.pid,
-                    _exit_text(status),
-                )
-                stop_deadline = time.monotonic() + shutdown_grace + STOP_MARGIN_SECONDS
-            if stop_deadline is not None and time.monotonic() > stop_deadline:
-                for index, child in children.items():
-                    if index not in statuses and child.poll() is None:
-                        log.error(
-                            "worker process %d (pid %d) did not stop in time: killing it",
-                            index,
-                            child.pid,
-                        )
-                        child.kill()
-                stop_deadline = None
-            time.sleep(CHILD_POLL_SECONDS)
-    finally:
-        for child in children.values():  # only on an error of the parent itself
-            if child.poll() is None:
-                child.kill()
-                child.wait()
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-    if crashed is not None or not signals:
-        return 1
-    if all(status == 0 for status in statuses.values()):
-        return 0
-    return EXIT_AT_ONCE if EXIT_AT_ONCE in statuses.values() else 1
+    prctl = _prctl()
+    return subprocess.Popen(
+        list(command),
+        process_group=0,
+        pass_fds=(fd,),
+        preexec_fn=functools.partial(_start_supervised, os.getpid(), prctl),
+    )
 
 
-def _as_asked(status: int, asked: int) -> int:
-    """A child's exit status, with the parent's own request counted as what it asked for:
-    a child ended by DRAIN_SIGNAL before it could handle it was still starting and held
-    nothing (0); one ended by AT_ONCE_SIGNAL exited at once (EXIT_AT_ONCE)."""
-    if asked >= 1 and status == -DRAIN_SIGNAL:
-        return 0
-    if asked >= 2 and status == -AT_ONCE_SIGNAL:
-        return EXIT_AT_ONCE
-    return status
+def _prctl() -> Callable[..., int] | None:
+    """prctl(2), looked up before the fork (the child then only calls it); None off Linux."""
+    if not sys.platform.startswith("linux"):
+        return None
+    prctl: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+    return prctl
 
 
-def _exit_text(status: int) -> str:
-    """`Popen.returncode` in words: "exit status 3", "killed by SIGKILL"."""
-    if status < 0:
-        try:
-            name = signal.Signals(-status).name
-        except ValueError:
-            name = f"signal {-status}"
-        return f"killed by {name}"
-    return f"exit status {status}"
-
-
-def _start_supervised(parent: int) -> None:
-    """In a new child, before exec: ignore SIGTERM and SIGINT from birth (the parent
-    passes stops on as DRAIN_SIGNAL and AT_ONCE_SIGNAL), and on Linux ask for
-    DRAIN_SIGNAL when `parent` dies.
-
-    Elsewhere (no prctl) a child outlives a parent killed by SIGKILL.
-    """
+def _start_supervised(parent: int, prctl: Callable[..., int] | None) -> None:
+    """In a new child, before exec: ignore SIGTERM and SIGINT from birth, and ask for
+    DRAIN_SIGNAL when `parent` dies (with `prctl`: Linux; elsewhere a child outlives a
+    parent killed by SIGKILL until it notices its socket closed)."""
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, signal.SIG_IGN)
-    if not sys.platform.startswith("linux"):
+    if prctl is None:
         return
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, DRAIN_SIGNAL)
+    prctl(PR_SET_PDEATHSIG, DRAIN_SIGNAL)
     if os.getppid() != parent:  # it died before prctl took effect
         os.kill(os.getpid(), DRAIN_SIGNAL)

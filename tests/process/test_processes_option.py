@@ -1,5 +1,5 @@
-"""`taskboard worker --processes N` as real processes: a parent that starts N children
-and stops them together."""
+"""`taskboard worker --processes N` as real processes: one claimer that runs its
+handlers in N handler processes, claims and settles for them, and stops them together."""
 
 from __future__ import annotations
 
@@ -25,12 +25,12 @@ from tests.support.processes import (
 
 # -- taskboard worker --processes N -----------------------------------------------------
 #
-# The console script itself, on tests/apps/cli_app.py: a parent that starts N
-# `python -m taskboard worker` children and stops them together.
+# The console script itself, on tests/apps/cli_app.py: a claimer that starts N
+# `python -m taskboard worker` handler processes and stops them together.
 
 TASKBOARD = Path(sys.executable).parent / "taskboard"  # the venv's console script
 CLI_APP = "apps.cli_app:app"
-CHILD_STARTED = re.compile(r"worker process (\d+) of (\d+) started: pid (\d+)")
+CHILD_STARTED = re.compile(r"handler process (\d+) of (\d+) started: pid (\d+)")
 
 
 @dataclass
@@ -135,14 +135,39 @@ def results(url: str, job_ids: list[int]) -> dict[int, tuple[str, Any]]:
         }
 
 
-def test_processes_run_sync_jobs_in_several_processes_and_stop_together_on_sigterm(
+def jobs_in(url: str, job_ids: list[int], state: str) -> bool:
+    with psycopg.connect(url, autocommit=True) as conn:
+        found = conn.execute(
+            "SELECT count(*) FROM taskboard.jobs WHERE id = ANY(%s) AND state = %s",
+            [job_ids, state],
+        ).fetchone()
+    return found == (len(job_ids),)
+
+
+def backends(url: str) -> int:
+    """Connections to the database other than this one's."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        found = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchone()
+    assert found is not None
+    return int(found[0])
+
+
+def test_processes_run_sync_jobs_in_several_processes_for_one_claimer_and_stop_on_sigterm(
     make_database: MakeDatabase, supervisors: Callable[..., Supervisor]
 ) -> None:
     url = make_database(deploy=True)
     parent = supervisors(url, "--processes", "3", "--concurrency", "1", "--pool-size", "3")
     children = parent.children(3)
     assert len(set(children.values())) == 3 and parent.proc.pid not in children.values()
-    job_ids = cli_jobs(url, 12, sleep=0.2)
+    wait_until(lambda: " started: queues=cli slots=3 " in parent.log(), "the claimer")
+    job_ids = cli_jobs(url, 12, sleep=0.3)
+    wait_until(lambda: jobs_in(url, job_ids[:1], "succeeded"), "a first job to succeed")
+    # One claimer's connections (control, its second cycle, renewal); plain handlers
+    # in the children open none.
+    assert backends(url) <= 3
 
     def all_succeeded() -> dict[int, tuple[str, Any]] | None:
         found = results(url, job_ids)
@@ -159,28 +184,75 @@ def test_processes_run_sync_jobs_in_several_processes_and_stop_together_on_sigte
     log = parent.log()
     assert "Traceback" not in log
     for index, pid in children.items():
-        assert f"worker process {index} (pid {pid}) stopped (exit status 0)" in log, log
-    # Every child is a full worker: it logs its own counters on the way out.
-    assert log.count(" stopped: claimed=") == 3, log
+        assert f"handler process {index} (pid {pid}) stopped (exit status 0)" in log, log
+    # One worker claimed and settled for all three processes.
+    assert log.count(" stopped: claimed=") == 1, log
+    assert " stopped: claimed=12 succeeded=12 " in log, log
 
 
-def test_a_child_killed_stops_the_others_and_the_parent_exits_non_zero(
+def test_a_child_killed_fails_its_job_stops_the_others_and_the_parent_exits_1(
     make_database: MakeDatabase, supervisors: Callable[..., Supervisor]
 ) -> None:
     url = make_database(deploy=True)
-    parent = supervisors(url, "--processes", "3", "--pool-size", "3", "--worker-name", "pw")
-    children = parent.children(3)
-    wait_until(
-        lambda: all(f"worker pw-{i} started" in parent.log() for i in children),
-        "every child to start its worker",
-    )
+    parent = supervisors(url, "--processes", "2", "--concurrency", "1", "--pool-size", "3")
+    children = parent.children(2)
+    job_ids = cli_jobs(url, 2, sleep=30)
+    wait_until(lambda: jobs_in(url, job_ids, "running"), "both jobs to be running")
     os.kill(children[2], signal.SIGKILL)
-    assert parent.wait_exit() != 0, parent.log()
+    assert parent.wait_exit() == 1, parent.log()
     assert not [pid for pid in children.values() if alive(pid)]
     log = parent.log()
-    assert f"worker process 2 (pid {children[2]}) stopped on its own (killed by SIGKILL)" in log, (
-        log
+    assert (
+        f"handler process 2 (pid {children[2]}) exited on its own (killed by SIGKILL)" in log
+    ), log
+    with psycopg.connect(url, autocommit=True) as conn:
+        errors = [
+            r[0]
+            for r in conn.execute(
+                "SELECT errors->-1->>'error' FROM taskboard.jobs WHERE id = ANY(%s) ORDER BY id", [job_ids]
+            )
+        ]
+    # The killed process's job failed at once (its attempt died with it), to be retried;
+    # the other's was released at the shutdown that followed.
+    assert errors.count("the handler process running it exited (killed by SIGKILL)") == 1, errors
+    assert jobs_in(url, job_ids, "queued"), results(url, job_ids)
+
+
+def test_a_stopped_child_is_killed_and_its_job_failed(
+    make_database: MakeDatabase, supervisors: Callable[..., Supervisor]
+) -> None:
+    """SIGSTOP: the claimer would otherwise renew a lease nobody runs under."""
+    url = make_database(deploy=True)
+    parent = supervisors(
+        url, "--processes", "2", "--concurrency", "1", "--pool-size", "3", "--lease", "3"
     )
+    children = parent.children(2)
+    job_ids = cli_jobs(url, 2, sleep=30)
+    wait_until(lambda: jobs_in(url, job_ids, "running"), "both jobs to be running")
+    os.kill(children[1], signal.SIGSTOP)
+    assert parent.wait_exit() == 1, parent.log()
+    assert not alive(children[1])
+    log = parent.log()
+    assert f"handler process 1 (pid {children[1]}) stopped answering: killing it" in log, log
+    assert jobs_in(url, job_ids, "queued"), results(url, job_ids)
+
+
+def test_the_children_exit_when_the_claimer_is_killed(
+    make_database: MakeDatabase, supervisors: Callable[..., Supervisor]
+) -> None:
+    url = make_database(deploy=True)
+    parent = supervisors(url, "--processes", "2", "--concurrency", "1", "--pool-size", "3")
+    children = parent.children(2)
+    job_ids = cli_jobs(url, 2, sleep=30)
+    wait_until(lambda: jobs_in(url, job_ids, "running"), "both jobs to be running")
+    parent.proc.kill()
+    parent.proc.wait()
+    wait_until(
+        lambda: not [pid for pid in children.values() if alive(pid)] or None,
+        "the handler processes to exit",
+    )
+    # Nobody completes or fails them: their leases expire as a stopped worker's do.
+    assert jobs_in(url, job_ids, "running"), results(url, job_ids)
 
 
 @pytest.mark.parametrize("value", ["0", "x", "257", " 2", "1_0", "２"])
@@ -204,23 +276,14 @@ def test_processes_out_of_range_is_one_line_naming_the_option_and_exit_2(
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("taskboard: error: "), done.stderr
     assert "--processes" in lines[0], lines[0]
-    assert "worker process" not in done.stdout + done.stderr
+    assert "handler process" not in done.stdout + done.stderr
 
 
-def jobs_in(url: str, job_ids: list[int], state: str) -> bool:
-    with psycopg.connect(url, autocommit=True) as conn:
-        found = conn.execute(
-            "SELECT count(*) FROM taskboard.jobs WHERE id = ANY(%s) AND state = %s",
-            [job_ids, state],
-        ).fetchone()
-    return found == (len(job_ids),)
-
-
-def test_sigterm_to_the_parent_and_every_child_at_once_drains_each_child_once(
+def test_sigterm_to_the_parent_and_every_child_at_once_drains_once(
     make_database: MakeDatabase, supervisors: Callable[..., Supervisor]
 ) -> None:
     """What systemd's default KillMode=control-group (or pkill -f) does: the children
-    ignore the signal sent to them and drain once, on the parent's request."""
+    ignore the signal sent to them, and the claimer drains them once."""
     url = make_database(deploy=True)
     parent = supervisors(
         url,
@@ -228,10 +291,7 @@ def test_sigterm_to_the_parent_and_every_child_at_once_drains_each_child_once(
         settings={"TASKBOARD_SHUTDOWN_GRACE": "1"},
     )
     children = parent.children(2)
-    wait_until(
-        lambda: all(f"worker grp-{i} started" in parent.log() for i in children),
-        "every child to start its worker",
-    )
+    wait_until(lambda: "worker grp started" in parent.log(), "the claimer to start")
     job_ids = cli_jobs(url, 2, sleep=30)
     wait_until(lambda: jobs_in(url, job_ids, "running"), "both jobs to be running")
 
@@ -242,27 +302,25 @@ def test_sigterm_to_the_parent_and_every_child_at_once_drains_each_child_once(
     assert not [pid for pid in children.values() if alive(pid)]
     log = parent.log()
     assert "at once" not in log, log
-    assert log.count("from the parent process: shutting down") == 2, log
-    # Each drained: past its grace it released the job its handler still ran.
+    assert log.count("SIGTERM: shutting down") == 1, log
+    # Past its grace the claimer released the jobs the handlers still ran.
     assert jobs_in(url, job_ids, "queued"), results(url, job_ids)
 
 
-def test_sigterm_while_the_children_start_reaches_every_child(
+def test_sigterm_while_the_children_start_stops_them_all(
     make_database: MakeDatabase, supervisors: Callable[..., Supervisor]
 ) -> None:
-    """A signal that arrives while the parent is starting a child is passed on to that
-    child too: the parent asks from its loop, not from its signal handler."""
     url = make_database(deploy=True)
     parent = supervisors(
         url,
         *("--processes", "4", "--pool-size", "3"),
         settings={"TASKBOARD_SHUTDOWN_GRACE": "2"},
     )
-    wait_until(lambda: "worker process 1 of 4 started" in parent.log(), "the first child")
+    wait_until(lambda: "handler process 1 of 4 started" in parent.log(), "the first child")
     parent.proc.send_signal(signal.SIGTERM)
     assert parent.wait_exit() == 0, parent.log()
     log = parent.log()
-    assert "did not stop in time" not in log, log
+    assert "did not exit in time" not in log, log
     started = [int(m[3]) for m in CHILD_STARTED.finditer(log)]
     assert started and not [pid for pid in started if alive(pid)], log
 
@@ -285,7 +343,7 @@ def test_an_empty_worker_name_is_refused_with_processes_as_without(
     )
     assert done.returncode == 2
     assert done.stderr.splitlines() == [done.stderr.strip()], done.stderr
-    assert "WORKER_NAME" in done.stderr and "worker process" not in done.stderr
+    assert "WORKER_NAME" in done.stderr and "handler process" not in done.stderr
 
 
 def test_bad_settings_fail_in_the_parent_before_any_child_starts(
@@ -306,4 +364,4 @@ def test_bad_settings_fail_in_the_parent_before_any_child_starts(
     )
     assert done.returncode == 2
     assert done.stderr.splitlines() == [done.stderr.strip()], done.stderr
-    assert "TASKBOARD_POOL_SIZE" in done.stderr and "worker process" not in done.stderr
+    assert "TASKBOARD_POOL_SIZE" in done.stderr and "handler process" not in done.stderr

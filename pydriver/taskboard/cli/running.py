@@ -1,5 +1,5 @@
 """The commands that run until a signal stops them: ``worker MODULE:APP`` (one worker,
-or N worker processes under one parent), ``metrics`` (the queue exporter) and
+alone or claiming for N handler processes), ``metrics`` (the queue exporter) and
 ``dashboard``."""
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from typing import Any
 import psycopg
 
 from taskboard import metrics, runner
-from taskboard.app import Taskboard
 from taskboard.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
@@ -27,12 +26,14 @@ from taskboard.cli.common import (
     load_app,
 )
 from taskboard.settings import load_settings, with_overrides
+from taskboard.worker import handling
+from taskboard.worker.host import HandlerProcesses
 
 # The command's records are the package's, taskboard.cli, whichever module logs them.
 log = logging.getLogger(__package__)
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
-MAX_PROCESSES = 256  # worker processes under one `taskboard worker --processes N`
+MAX_PROCESSES = 256  # handler processes under one `taskboard worker --processes N`
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
@@ -46,57 +47,35 @@ def cmd_worker(args: argparse.Namespace) -> int:
         "worker_name": args.worker_name,
     }
     overrides = {name: value for name, value in given.items() if value is not None}
-    if args.supervised:  # a child of --processes: stopped by its parent alone (see runner)
-        if overrides:
-            with_overrides(app.settings, **overrides)  # bad settings fail before the loop
-        runner.run_until_signalled(lambda stop: app.worker(stop=stop, **overrides), supervised=True)
+    if args.handler_fd is not None:  # a handler process of --processes (see worker.host)
+        settings = with_overrides(app.settings, **overrides)
+        runner.run_until_signalled(
+            lambda stop: handling.serve(args.handler_fd, app.tasks, settings, stop),
+            supervised=True,
+        )
         return EXIT_OK
     if args.processes == 1:
         app.run_worker(**overrides)  # bad settings fail before the loop starts
         return EXIT_OK
-    return run_worker_processes(args, app, overrides)
+    app.run_worker(processes=handler_processes(args), **overrides)
+    return EXIT_OK
 
 
-def run_worker_processes(
-    args: argparse.Namespace, app: Taskboard, overrides: dict[str, Any]
-) -> int:
-    """`taskboard worker --processes N`: N workers, each `python -m taskboard worker` with
-    the same options, under this process, which holds no connection.
-
-    Each child's settings are checked here first, so that bad ones fail once,
-    before any child starts. With a worker name (--worker-name or
-    TASKBOARD_WORKER_NAME), child i is named NAME-i; otherwise each has the
-    default host-pid.
-    """
-    named = overrides.pop("worker_name", None)
-    if named is None and "worker_name" in app.settings.model_fields_set:
-        named = app.settings.worker_name
-    if named is not None:
-        with_overrides(app.settings, worker_name=named)  # as given, before the suffixes
-    names = [None if named is None else f"{named}-{i}" for i in range(1, args.processes + 1)]
-    longest = {} if names[-1] is None else {"worker_name": names[-1]}
-    settings = with_overrides(app.settings, **overrides, **longest)
-    if settings.metrics_port is not None:
-        raise CliError(
-            f"--processes {args.processes} with TASKBOARD_METRICS_PORT set: every process would "
-            "serve /metrics on that one port; unset it, or run one worker a port",
-            EXIT_USAGE,
-        )
+def handler_processes(args: argparse.Namespace) -> HandlerProcesses:
+    """`taskboard worker --processes N`: this process claims, renews and settles for N
+    handler processes, each `python -m taskboard worker` with the same options, which
+    runs the handlers of the jobs it is handed (see worker.host)."""
     options = [f"--log-level={args.log_level}"]
-    options += [f"--queue={queue}" for queue in args.queues or []]
     for option, value in (
         ("--pool-size", args.pool_size),
         ("--concurrency", args.concurrency),
         ("--lease", args.lease),
+        ("--worker-name", args.worker_name),
     ):
         if value is not None:
-            options.append(f"{option}={value!r}")
-    commands = [
-        [sys.executable, "-m", PROG, "worker", args.app, "--supervised", *options]
-        + ([] if name is None else [f"--worker-name={name}"])
-        for name in names
-    ]
-    return runner.supervise(commands, shutdown_grace=settings.shutdown_grace)
+            options.append(f"{option}={value}")
+    command = [sys.executable, "-m", PROG, "worker", args.app, *options]
+    return HandlerProcesses([command] * args.processes, runner.start_handler_process)
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
@@ -214,20 +193,19 @@ def add_worker(commands: Commands) -> None:
         help="handlers at once (default: pool size - 2; plain handlers hold no connection)",
     )
     worker.add_argument("--lease", type=positive_float, metavar="S", help="lease in seconds")
-    worker.add_argument(
-        "--worker-name", metavar="NAME", help="default: host-pid (NAME-1..NAME-N with --processes)"
-    )
+    worker.add_argument("--worker-name", metavar="NAME", help="default: host-pid")
     worker.add_argument(
         "--processes",
         type=process_count,
         default=1,
         metavar="N",
-        help=f"run N worker processes (1..{MAX_PROCESSES}) under one parent, each with its own "
-        "pool_size connections, for CPU-bound sync handlers; default 1: this process is the worker",
+        help=f"run the handlers in N processes (1..{MAX_PROCESSES}) of --concurrency each, "
+        "for CPU-bound sync handlers; this one claims and settles for all of them; "
+        "default 1: handlers run in this process",
     )
-    # How --processes starts its children: SIGTERM and SIGINT ignored, the parent's
-    # SIGUSR1 drains, SIGUSR2 exits at once (taskboard.runner). Not for people.
-    worker.add_argument("--supervised", action="store_true", help=argparse.SUPPRESS)
+    # How --processes starts its handler processes: the socket to their claimer
+    # (taskboard.worker.handling). Not for people.
+    worker.add_argument("--handler-fd", type=int, help=argparse.SUPPRESS)
 
 
 def add_servers(commands: Commands) -> None:

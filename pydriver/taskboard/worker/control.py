@@ -39,7 +39,7 @@ from taskboard.connections import Deadline
 from taskboard.settings import Settings
 from taskboard.sql import worker as sql_worker
 from taskboard.sql.worker import Queries
-from taskboard.worker.executor import Executor
+from taskboard.worker.executor import Handlers
 from taskboard.worker.held import Held, Ledger, State, unique_jobs, wall_clock
 from taskboard.worker.outcomes import Complete, Fail, Outcome, Release, describe, not_stored
 from taskboard.worker.retry import (
@@ -78,7 +78,7 @@ class Control:
         settings: Settings,
         queries: Queries,
         ledger: Ledger,
-        executor: Executor,
+        executor: Handlers,
         queues: Sequence[str],
         connect: Callable[[str], Any],
         stopping: asyncio.Event,

@@ -26,7 +26,7 @@ import functools
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
@@ -44,6 +44,29 @@ from taskboard.worker.outcomes import Complete, Fail, Release, describe
 from taskboard.worker.transactional import Transactional
 
 log = logging.getLogger("taskboard.worker")
+
+
+class Handlers(Protocol):
+    """Where claims run: the executor here, or a host's handler processes (worker.host)."""
+
+    @property
+    def max_handlers(self) -> int: ...
+
+    @property
+    def free_slots(self) -> int: ...
+
+    @property
+    def running(self) -> int: ...
+
+    def start_all(
+        self, rows: Sequence[sql_worker.Claimed], sent: float, sent_at: dt.datetime | None
+    ) -> None: ...
+
+
+async def read_committed(conn: psycopg.AsyncConnection[Any]) -> None:
+    """A handler connection's setup: fenced database effects need READ COMMITTED, whatever
+    the role's default."""
+    await conn.set_isolation_level(psycopg.IsolationLevel.READ_COMMITTED)
 
 
 class Executor:

@@ -76,7 +76,7 @@ class Held:
     safe_until: float  # monotonic: the lease cannot have expired before this
     state: State = State.RUNNING
     outcome: Outcome | None = None
-    runner: asyncio.Task[None] | None = None
+    runner: asyncio.Future[None] | None = None  # its handler's task (a future in a claimer)
     retry_at: float = 0.0  # monotonic: when a failed send may be tried again
     failures: int = 0  # sends of its outcome that raised
     sent_at: dt.datetime | None = None  # wall clock: when its claim, then its outcome, was sent

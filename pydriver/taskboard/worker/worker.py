@@ -30,15 +30,16 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from taskboard.connections import checked_within
-from taskboard.errors import UnsettledJobs
+from taskboard.errors import HandlerProcessExited, UnsettledJobs
 from taskboard.events import EventHook
 from taskboard.periodic import Schedule
 from taskboard.settings import Settings
 from taskboard.sql import worker as sql_worker
 from taskboard.tasks import Task, worker_queues
 from taskboard.worker.control import Chore, Control
-from taskboard.worker.executor import Executor
+from taskboard.worker.executor import Executor, Handlers, read_committed
 from taskboard.worker.held import Counters, Ledger
+from taskboard.worker.host import Dispatcher, HandlerProcesses
 from taskboard.worker.renewal import Renewal
 from taskboard.worker.retention import Pruner
 from taskboard.worker.scheduler import Scheduler
@@ -56,6 +57,8 @@ class Worker:
     subclass may observe them); `hooks` receive a JobEvent for everything
     that happens to each claim (see taskboard.events); `schedules` are the
     periodic jobs whose due slots it enqueues (see worker.scheduler).
+    With `processes`, its handlers run in those child processes, and it
+    claims, renews and settles for all of them (see worker.host).
     """
 
     def __init__(
@@ -66,8 +69,10 @@ class Worker:
         queries: sql_worker.Queries | None = None,
         hooks: Sequence[EventHook] = (),
         schedules: Sequence[Schedule] = (),
+        processes: HandlerProcesses | None = None,
     ) -> None:
         self.tasks = dict(tasks)
+        self.processes = processes
         self.schedules = list(schedules)
         self.settings = settings
         self.queries = queries or sql_worker.Queries()
@@ -75,7 +80,7 @@ class Worker:
         self.ledger = Ledger(settings.worker_name, tuple(hooks))
         self._stopping = asyncio.Event()  # stop claiming
         self._finished = asyncio.Event()  # everything settled: side tasks end
-        self._executor: Executor | None = None
+        self._executor: Handlers | None = None
         self._unsettled = 0  # jobs still held when shutdown gave up settling them
 
     @property
@@ -109,6 +114,25 @@ class Worker:
         await check_database(self.settings, self.queries, stop)
         if stop.is_set():
             return
+        if self.processes is None:
+            await self._run(stop, None)
+            return
+        dispatcher = Dispatcher(
+            processes=self.processes,
+            tasks=self.tasks,
+            settings=self.settings,
+            ledger=self.ledger,
+            on_child_exit=stop.set,
+        )
+        await dispatcher.open()
+        try:
+            await self._run(stop, dispatcher)
+        finally:
+            await dispatcher.close()
+        if dispatcher.exited:
+            raise HandlerProcessExited(self.settings.worker_name, dispatcher.exited)
+
+    async def _run(self, stop: asyncio.Event, dispatcher: Dispatcher | None) -> None:
         pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
             self.settings.database_url,
             min_size=0,
@@ -116,7 +140,7 @@ class Worker:
             kwargs=self.settings.connection_options(
                 autocommit=False, application_name=self.settings.application_name
             ),
-            configure=_configure_handler_connection,
+            configure=read_committed,
             # After a restart or failover, idle connections are dead: test each
             # before handing it to a handler rather than failing its attempt.
             check=checked_within(self.settings.deadline),
@@ -124,13 +148,14 @@ class Worker:
             name="taskboard-handlers",
         )
         await pool.open()
-        executor = self._executor = Executor(
+        executor: Handlers = dispatcher or Executor(
             tasks=self.tasks,
             settings=self.settings,
             queries=self.queries,
             ledger=self.ledger,
             pool=pool,
         )
+        self._executor = executor
         if executor.max_handlers < self.settings.max_handlers:
             log.warning(
                 "worker %s: concurrency %d exceeds its %d handler connections and a task is "
@@ -221,7 +246,7 @@ class Worker:
         return chores
 
     async def _shutdown(
-        self, side: list[asyncio.Task[None]], executor: Executor, control: Control
+        self, side: list[asyncio.Task[None]], executor: Handlers, control: Control
     ) -> None:
         """Stop claiming, let handlers finish within the grace (those of a claim still on
         its way too: the database handed them out), release the rest."""
@@ -267,8 +292,3 @@ class Worker:
                 await asyncio.wait_for(self._finished.wait(), self.settings.stats_interval)
             except TimeoutError:
                 log.info("worker %s: %s", self.settings.worker_name, self.counts.line())
-
-
-async def _configure_handler_connection(conn: psycopg.AsyncConnection[Any]) -> None:
-    # Fenced database effects need READ COMMITTED, whatever the role's default.
-    await conn.set_isolation_level(psycopg.IsolationLevel.READ_COMMITTED)
