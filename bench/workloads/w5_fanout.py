@@ -105,7 +105,7 @@ async def fanout(
                     env=env,
                 )
             ]
-        await workers_up(url, processes)
+        await workers_up(url, processes if launcher == "separate" else 1)  # one claimer
         await queue_control(url, "resume")
         done = await bench.emptied(name, url, procs, timeout=max(300.0, n / 50))
     for proc in procs:

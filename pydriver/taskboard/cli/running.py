@@ -137,7 +137,7 @@ def positive_int(text: str) -> int:
 
 
 def process_count(text: str) -> int:
-    """How many worker processes: 1..MAX_PROCESSES, in plain digits."""
+    """How many handler processes: 1..MAX_PROCESSES, in plain digits."""
     if not (text.isascii() and text.isdigit()):
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
     value = int(text)
