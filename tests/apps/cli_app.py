@@ -9,7 +9,7 @@ from typing import Any
 import pydantic
 
 from taskboard.app import Taskboard
-from taskboard.context import BaseContext
+from taskboard.context import AsyncContext, BaseContext
 
 QUEUE = "cli"
 
@@ -47,3 +47,14 @@ class SignUp(pydantic.BaseModel):
 def sign_up(ctx: BaseContext, payload: SignUp) -> dict[str, Any]:
     """Return what the handler was given."""
     return {"type": type(payload).__name__, "seats": payload.seats}
+
+
+@app.task("cli-tx", queue=QUEUE, transactional=True)
+async def tx(ctx: AsyncContext, payload: Any) -> dict[str, Any]:
+    """Write a row in the job's transaction (table cli_tx_log, made by the test), and say
+    which process ran it and whether it still holds the job."""
+    assert ctx.conn is not None
+    await ctx.conn.execute(
+        "INSERT INTO cli_tx_log (job_id, pid) VALUES (%s, %s)", [ctx.job_id, os.getpid()]
+    )
+    return {"pid": os.getpid(), "holder": await ctx.still_holder()}

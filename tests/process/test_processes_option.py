@@ -190,6 +190,40 @@ def test_processes_run_sync_jobs_in_several_processes_for_one_claimer_and_stop_o
     assert " stopped: claimed=12 succeeded=12 " in log, log
 
 
+def test_transactional_handlers_commit_with_their_completion_in_the_handler_processes(
+    make_database: MakeDatabase, supervisors: Callable[..., Supervisor]
+) -> None:
+    url = make_database(deploy=True)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE cli_tx_log (job_id bigint PRIMARY KEY, pid int)")
+        conn.execute("GRANT ALL ON cli_tx_log TO PUBLIC")
+        job_ids = [
+            int(r[0])
+            for r in conn.execute(
+                "SELECT taskboard.enqueue(task => 'cli-tx', queue => 'cli')"
+                "  FROM generate_series(1, 6)"
+            )
+        ]
+    parent = supervisors(url, "--processes", "2", "--concurrency", "2", "--pool-size", "4")
+    children = parent.children(2)
+
+    def all_succeeded() -> dict[int, tuple[str, Any]] | None:
+        found = results(url, job_ids)
+        return found if all(state == "succeeded" for state, _ in found.values()) else None
+
+    done = wait_until(all_succeeded, "6 transactional jobs to succeed")
+    with psycopg.connect(url, autocommit=True) as conn:
+        written = dict(conn.execute("SELECT job_id, pid FROM cli_tx_log").fetchall())
+    # Each job's row committed with its completion, in the process that ran it, which
+    # asked the database whether it still held the job (on its own connection).
+    assert written == {job_id: result["pid"] for job_id, (_, result) in done.items()}
+    assert set(written.values()) <= set(children.values()), (written, children)
+    assert all(result["holder"] is True for _, result in done.values()), done
+    parent.proc.send_signal(signal.SIGTERM)
+    assert parent.wait_exit() == 0, parent.log()
+    assert " stopped: claimed=6 succeeded=6 " in parent.log(), parent.log()
+
+
 def test_a_child_killed_fails_its_job_stops_the_others_and_the_parent_exits_1(
     make_database: MakeDatabase, supervisors: Callable[..., Supervisor]
 ) -> None:
