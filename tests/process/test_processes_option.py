@@ -236,14 +236,15 @@ def test_a_child_killed_fails_its_job_stops_the_others_and_the_parent_exits_1(
     assert parent.wait_exit() == 1, parent.log()
     assert not [pid for pid in children.values() if alive(pid)]
     log = parent.log()
-    assert (
-        f"handler process 2 (pid {children[2]}) exited on its own (killed by SIGKILL)" in log
-    ), log
+    assert f"handler process 2 (pid {children[2]}) exited on its own (killed by SIGKILL)" in log, (
+        log
+    )
     with psycopg.connect(url, autocommit=True) as conn:
         errors = [
             r[0]
             for r in conn.execute(
-                "SELECT errors->-1->>'error' FROM taskboard.jobs WHERE id = ANY(%s) ORDER BY id", [job_ids]
+                "SELECT errors->-1->>'error' FROM taskboard.jobs WHERE id = ANY(%s) ORDER BY id",
+                [job_ids],
             )
         ]
     # The killed process's job failed at once (its attempt died with it), to be retried;
