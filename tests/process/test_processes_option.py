@@ -213,7 +213,9 @@ def test_transactional_handlers_commit_with_their_completion_in_the_handler_proc
 
     done = wait_until(all_succeeded, "6 transactional jobs to succeed")
     with psycopg.connect(url, autocommit=True) as conn:
-        written = dict(conn.execute("SELECT job_id, pid FROM cli_tx_log").fetchall())
+        written: dict[int, int] = dict(
+            conn.execute("SELECT job_id, pid FROM cli_tx_log").fetchall()
+        )
     # Each job's row committed with its completion, in the process that ran it, which
     # asked the database whether it still held the job (on its own connection).
     assert written == {job_id: result["pid"] for job_id, (_, result) in done.items()}
