@@ -46,6 +46,7 @@ from taskboard.worker.wire import Message, Wire
 log = logging.getLogger("taskboard.worker")
 
 HEARTBEAT_SECONDS = 0.5  # at most; a quarter of renew_every when that is shorter
+DRAIN_SECONDS = 2.0  # for the last messages to leave at exit
 
 
 class Forwarding(Ledger):
@@ -115,8 +116,7 @@ async def serve(
 ) -> None:
     """Run the handlers the claimer on socket `fd` hands over, until it says exit, it goes
     away, or `stop` is set (the parent died)."""
-    wire = await Wire.open(socket.socket(fileno=fd))
-    ledger = Forwarding(settings.worker_name, wire)
+    told = asyncio.Event()  # the claimer said exit, or went away
     pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
         settings.database_url,
         min_size=0,
@@ -130,38 +130,39 @@ async def serve(
         name="taskboard-handlers",
     )
     await pool.open()
+    parts: list[tuple[Executor, Forwarding]] = []
+
+    def on_batch(batch: list[Message]) -> None:
+        if parts and not told.is_set() and not _handle(batch, *parts[0]):
+            told.set()
+
+    wire = await Wire.open(socket.socket(fileno=fd), on_batch, told.set)
+    ledger = Forwarding(settings.worker_name, wire)
     executor = Executor(
         tasks=tasks, settings=settings, queries=sql_worker.Queries(), ledger=ledger, pool=pool
     )
+    parts.append((executor, ledger))
     wire.send(("ready", os.getpid(), executor.max_handlers))
     beat = asyncio.create_task(_heartbeat(wire, settings), name="taskboard-heartbeat")
     stopped = asyncio.create_task(stop.wait())
+    ended = asyncio.create_task(told.wait())
     try:
-        while True:
-            received = asyncio.create_task(wire.receive())
-            await asyncio.wait([received, stopped], return_when=asyncio.FIRST_COMPLETED)
-            if not received.done():
-                received.cancel()
-                return
-            batch = received.result()
-            if not batch or not _handle(batch, executor, ledger, wire):
-                return
+        await asyncio.wait([stopped, ended], return_when=asyncio.FIRST_COMPLETED)
     finally:
-        beat.cancel()
-        stopped.cancel()
+        for task in (beat, stopped, ended):
+            task.cancel()
         for held in ledger:
             ledger.withdraw(held)
-        await wire.drain()
-        wire.close()
+        await wire.close(DRAIN_SECONDS)
         await pool.close()
 
 
-def _handle(batch: list[Message], executor: Executor, ledger: Forwarding, wire: Wire) -> bool:
+def _handle(batch: list[Message], executor: Executor, ledger: Forwarding) -> bool:
     """Act on one batch from the claimer; False once it said exit."""
     for message in batch:
         match message:
             case ("run", rows, sent, sent_at):
-                _run(rows, sent, sent_at, executor, ledger, wire)
+                _run(rows, sent, sent_at, executor, ledger, ledger.wire)
             case ("lost", token):
                 held = ledger.get(token)
                 if held is not None:

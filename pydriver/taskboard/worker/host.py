@@ -62,7 +62,8 @@ class Child:
 
     index: int
     process: subprocess.Popen[bytes]
-    wire: Wire
+    wire: Wire = field(init=False)
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
     slots: int = 0
     heard: float = field(default_factory=time.monotonic)
     running: dict[uuid.UUID, Held] = field(default_factory=dict)
@@ -111,8 +112,7 @@ class Dispatcher:
     # -- the children -------------------------------------------------------------------
 
     async def open(self) -> None:
-        """Start every child and wait until each is ready (StartupError-like RuntimeError
-        when one is not)."""
+        """Start every child and wait until each is ready (RuntimeError when one is not)."""
         try:
             for index, command in enumerate(self.commands, start=1):
                 ours, theirs = socket.socketpair()
@@ -121,8 +121,13 @@ class Dispatcher:
                     process = self.start_child([*command, f"--handler-fd={fd}"], fd)
                 finally:
                     theirs.close()
-                wire = await Wire.open(ours)
-                self.children.append(Child(index, process, wire))
+                child = Child(index, process)
+                child.wire = await Wire.open(
+                    ours,
+                    functools.partial(self._batch, child),
+                    functools.partial(self._closed, child),
+                )
+                self.children.append(child)
                 log.info(
                     "handler process %d of %d started: pid %d",
                     index,
@@ -134,22 +139,20 @@ class Dispatcher:
         except BaseException:
             await self.close()
             raise
-        self._watchers = [
-            asyncio.create_task(self._listen(child), name=f"taskboard-handlers-{child.index}")
-            for child in self.children
-        ]
         self._watchers.append(asyncio.create_task(self._watch(), name="taskboard-handlers-watch"))
 
     async def _ready(self, child: Child) -> None:
-        try:
-            batch = await asyncio.wait_for(child.wire.receive(), READY_TIMEOUT_SECONDS)
-        except TimeoutError:
-            batch = []
-        for message in batch:
-            if message[0] == "ready":
-                child.slots = message[2]
-                child.heard = time.monotonic()
-                return
+        waiters = [
+            asyncio.create_task(child.ready.wait()),
+            asyncio.create_task(child.wire.closed.wait()),
+        ]
+        await asyncio.wait(
+            waiters, timeout=READY_TIMEOUT_SECONDS, return_when=asyncio.FIRST_COMPLETED
+        )
+        for waiter in waiters:
+            waiter.cancel()
+        if child.ready.is_set():
+            return
         status = await asyncio.to_thread(_wait, child.process, EXIT_TIMEOUT_SECONDS)
         raise RuntimeError(f"{child.describe()} did not start ({_exit_text(status)})")
 
@@ -161,8 +164,7 @@ class Dispatcher:
         await asyncio.gather(*self._watchers, return_exceptions=True)
         for child in self.children:
             child.wire.send(("exit",))
-            await child.wire.drain()
-            child.wire.close()
+        await asyncio.gather(*(c.wire.close(EXIT_TIMEOUT_SECONDS) for c in self.children))
         for child in self.children:
             status = await asyncio.to_thread(_wait, child.process, EXIT_TIMEOUT_SECONDS)
             if status is None:
@@ -172,15 +174,16 @@ class Dispatcher:
             if child.why_killed is None:
                 log.info("%s stopped (%s)", child.describe(), _exit_text(status))
 
-    async def _listen(self, child: Child) -> None:
-        while True:
-            batch = await child.wire.receive()
-            if not batch:
-                break
-            child.heard = time.monotonic()
-            for message in batch:
-                self._heard(child, message)
-        await self._child_gone(child)
+    def _batch(self, child: Child, batch: list[Message]) -> None:
+        child.heard = time.monotonic()
+        for message in batch:
+            self._heard(child, message)
+
+    def _closed(self, child: Child) -> None:
+        if not self._closing:
+            self._watchers.append(
+                asyncio.create_task(self._child_gone(child), name="taskboard-handlers-gone")
+            )
 
     async def _watch(self) -> None:
         """Kill a child that has said nothing for SILENT_FOR of the lease."""
@@ -272,6 +275,10 @@ class Dispatcher:
     def _heard(self, child: Child, message: Message) -> None:
         kind, *rest = message
         if kind == "alive":
+            return
+        if kind == "ready":
+            child.slots = rest[1]
+            child.ready.set()
             return
         token = rest[0]
         if kind == "ended":

@@ -3,15 +3,18 @@
 Each frame is a 4-byte big-endian length and a pickled list of messages
 (tuples whose first item names them). The socket pair is private to one
 parent and the child it started, under one user: pickle is safe there.
-Messages queued in one turn of the event loop go out as one frame.
+Messages queued in one turn of the event loop go out as one frame, and
+each frame that arrives is handed to `on_batch` at once, in the loop's
+callback: no task waits on the socket.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import pickle
+import socket
 import struct
+from collections.abc import Callable
 from typing import Any
 
 HEADER = struct.Struct(">I")
@@ -19,18 +22,57 @@ HEADER = struct.Struct(">I")
 Message = tuple[Any, ...]
 
 
-class Wire:
-    """One end of the socket pair: `send` queues a message, `receive` awaits a batch."""
+class Wire(asyncio.Protocol):
+    """One end of the socket pair: `send` queues a message; `on_batch` gets each batch
+    received, `on_closed` is called once the other end has gone."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
+    def __init__(
+        self, on_batch: Callable[[list[Message]], None], on_closed: Callable[[], None]
+    ) -> None:
+        self.on_batch = on_batch
+        self.on_closed = on_closed
+        self.closed = asyncio.Event()
+        self._transport: asyncio.Transport | None = None
+        self._buffer = bytearray()
         self._queued: list[Message] = []
 
     @classmethod
-    async def open(cls, sock: Any) -> Wire:
-        reader, writer = await asyncio.open_unix_connection(sock=sock)
-        return cls(reader, writer)
+    async def open(
+        cls,
+        sock: socket.socket,
+        on_batch: Callable[[list[Message]], None],
+        on_closed: Callable[[], None],
+    ) -> Wire:
+        loop = asyncio.get_running_loop()
+        _, wire = await loop.create_unix_connection(lambda: cls(on_batch, on_closed), sock=sock)
+        return wire
+
+    # -- asyncio.Protocol ---------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self._transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        buffer = self._buffer
+        buffer += data
+        start = 0
+        while len(buffer) - start >= HEADER.size:
+            (size,) = HEADER.unpack_from(buffer, start)
+            end = start + HEADER.size + size
+            if len(buffer) < end:
+                break
+            batch: list[Message] = pickle.loads(memoryview(buffer)[start + HEADER.size : end])
+            start = end
+            self.on_batch(batch)
+        del buffer[:start]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.is_set():
+            self.closed.set()
+            self.on_closed()
+
+    # -- sending ------------------------------------------------------------------------
 
     def send(self, message: Message) -> None:
         """Queue `message`; the loop's next turn sends what was queued as one frame."""
@@ -40,27 +82,20 @@ class Wire:
 
     def _flush(self) -> None:
         batch, self._queued = self._queued, []
-        if not batch or self.writer.is_closing():
+        transport = self._transport
+        if not batch or transport is None or transport.is_closing():
             return
         data = pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL)
-        self.writer.write(HEADER.pack(len(data)) + data)
+        transport.write(HEADER.pack(len(data)) + data)
 
-    async def receive(self) -> list[Message]:
-        """The next batch; an empty list once the other end has closed."""
+    async def close(self, timeout: float) -> None:
+        """Send what is queued, close, and wait (at most `timeout` seconds) until the socket
+        took it all; past that, drop it."""
+        self._flush()
+        if self._transport is None:
+            return
+        self._transport.close()  # sends what it still buffers first
         try:
-            header = await self.reader.readexactly(HEADER.size)
-            data = await self.reader.readexactly(HEADER.unpack(header)[0])
-        except (asyncio.IncompleteReadError, ConnectionError):
-            return []
-        batch: list[Message] = pickle.loads(data)
-        return batch
-
-    async def drain(self) -> None:
-        """Send what is queued now and wait until the socket took it."""
-        self._flush()
-        with contextlib.suppress(ConnectionError):
-            await self.writer.drain()
-
-    def close(self) -> None:
-        self._flush()
-        self.writer.close()
+            await asyncio.wait_for(self.closed.wait(), timeout)
+        except TimeoutError:
+            self._transport.abort()
