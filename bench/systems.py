@@ -176,6 +176,7 @@ class Taskboard:
 class Procrastinate:
     name = "procrastinate"
     label = "Procrastinate"
+    JOBS_TABLE = "procrastinate_jobs"  # W5 locks it while the workers start
     REMAINING = "SELECT count(*) FROM (SELECT 1 FROM procrastinate_jobs WHERE status <> 'succeeded' LIMIT 1) AS left_over"
 
     @staticmethod
@@ -262,6 +263,7 @@ class Procrastinate:
 class PgQueuer:
     name = "pgqueuer"
     label = "PgQueuer"
+    JOBS_TABLE = "pgqueuer"  # W5 locks it while the workers start
     REMAINING = "SELECT count(*) FROM (SELECT 1 FROM pgqueuer LIMIT 1) AS left_over"
 
     @staticmethod
@@ -567,6 +569,7 @@ class PgBoss(NodePeer):
     label = "pg-boss"
     DIRECTORY = "pgboss"
     PACKAGE = "pg-boss"
+    JOBS_TABLE = "pgboss.job"  # W5 locks it while the workers start
     REMAINING = "SELECT count(*) FROM (SELECT 1 FROM pgboss.job WHERE state <> 'completed' LIMIT 1) AS left_over"
 
 
@@ -580,6 +583,7 @@ class Graphile(NodePeer):
     label = "Graphile Worker"
     DIRECTORY = "graphile"
     PACKAGE = "graphile-worker"
+    JOBS_TABLE = "graphile_worker._private_jobs"  # W5 locks it while the workers start
     REMAINING = (
         "SELECT count(*) FROM (SELECT 1 FROM graphile_worker._private_jobs LIMIT 1) AS left_over"
     )
@@ -608,6 +612,7 @@ class ObanPy(ExternalPeer):
     DIRECTORY = "obanpy"
     SUFFIX = "py"
     VENV = REPO / "bench" / ".venv312"
+    JOBS_TABLE = "oban_jobs"  # W5 locks it while the workers start
     REMAINING = (
         "SELECT count(*) FROM (SELECT 1 FROM oban_jobs"
         " WHERE state IN ('available', 'scheduled', 'executing', 'retryable') LIMIT 1) AS left_over"

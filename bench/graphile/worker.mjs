@@ -3,6 +3,7 @@
 //
 //   node worker.mjs URL --concurrency=C --mode=drain --jobs=N --out=FILE --remaining=SQL [--batched]
 //   node worker.mjs URL --concurrency=C --mode=latency --jobs=N --out=FILE [--batched]
+//   node worker.mjs URL --concurrency=C --mode=share --jobs=N --out=FILE [--batched]
 //
 // --work-ms=MS makes each handler await MS milliseconds (W6, an API call) and
 // --connections=K sets the pool to K connections instead of max(10, C + 2).
@@ -49,8 +50,8 @@ const concurrency = Number(values.concurrency)
 const jobs = Number(values.jobs)
 const workMs = Number(values['work-ms'])
 const connections = values.connections === undefined ? Math.max(10, concurrency + 2) : Number(values.connections)
-if (!url || !(concurrency > 0) || !(jobs > 0) || !values.out || !['drain', 'latency'].includes(values.mode)) {
-  console.error('usage: worker.mjs URL --concurrency=C --mode=drain|latency --jobs=N --out=FILE [--remaining=SQL] [--batched] [--work-ms=MS] [--connections=K]')
+if (!url || !(concurrency > 0) || !(jobs > 0) || !values.out || !['drain', 'latency', 'share'].includes(values.mode)) {
+  console.error('usage: worker.mjs URL --concurrency=C --mode=drain|latency|share --jobs=N --out=FILE [--remaining=SQL] [--batched] [--work-ms=MS] [--connections=K]')
   process.exit(2)
 }
 if (!(workMs >= 0) || !(connections >= 2)) {
@@ -122,6 +123,21 @@ async function drain () {
   return stamps
 }
 
+// share (W5): one of several workers draining one queue, until SIGTERM.
+async function share () {
+  const stamps = { process_start: STARTED, handlers: 0 }
+  let stopped
+  const stopping = new Promise(resolve => { stopped = resolve })
+  process.on('SIGTERM', () => stopped())
+  const w = await runWorker(() => {
+    if (stamps.handlers === 0) stamps.first_start = now()
+    stamps.handlers += 1
+  })
+  await stopping
+  await stop(w)
+  return stamps
+}
+
 async function latency () {
   const starts = {}
   let count = 0
@@ -147,5 +163,5 @@ async function latency () {
   return { starts }
 }
 
-const result = values.mode === 'drain' ? await drain() : await latency()
+const result = await ({ drain, latency, share })[values.mode]()
 writeFileSync(values.out, JSON.stringify(result))

@@ -3,6 +3,7 @@ twin of bench/worker.py, same arguments, same protocol, same output:
 
     python worker.py URL --concurrency=C --mode=drain --jobs=N --out=FILE --remaining=SQL
     python worker.py URL --concurrency=C --mode=latency --jobs=N --out=FILE
+    python worker.py URL --concurrency=C --mode=share --jobs=N --out=FILE
 
 --work-ms=MS makes each handler await MS milliseconds (W6, an API call) and
 --connections=K sets the pool to K connections instead of C + 2.
@@ -11,6 +12,9 @@ drain: the N jobs are already queued. Once N handlers have started, polls Oban's
 table (the REMAINING query, every POLL_S) until no job is left unfinished, then stops.
 Writes wall-clock stamps (time.time()): {process_start, first_start, last_start, done,
 handlers}.
+
+share (W5): one of several workers draining one queue, until SIGTERM; writes
+{process_start, first_start, handlers}.
 
 latency: an idle worker. Prints READY on stdout once a warm-up job (seq < 0) has run,
 records the handler start of every job seq >= 0, stops once N of them have started and
@@ -85,6 +89,23 @@ async def drain(args: argparse.Namespace) -> dict[str, Any]:
     return stamps
 
 
+async def share(args: argparse.Namespace) -> dict[str, Any]:
+    import signal
+
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    stamps: dict[str, Any] = {"process_start": STARTED, "handlers": 0}
+
+    def on_job(seq: int) -> None:
+        if stamps["handlers"] == 0:
+            stamps["first_start"] = time.time()
+        stamps["handlers"] += 1
+
+    Noop.on_job = on_job
+    await run_worker(args, stop)
+    return stamps
+
+
 async def latency(args: argparse.Namespace) -> dict[str, Any]:
     stop = asyncio.Event()
     done = asyncio.Event()
@@ -120,7 +141,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("url")
     parser.add_argument("--concurrency", type=int, required=True)
-    parser.add_argument("--mode", choices=("drain", "latency"), required=True)
+    parser.add_argument("--mode", choices=("drain", "latency", "share"), required=True)
     parser.add_argument("--jobs", type=int, required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--remaining")
@@ -130,7 +151,8 @@ def main() -> None:
     if args.mode == "drain" and not args.remaining:
         fail("drain needs --remaining=SQL")
     Noop.work_s = args.work_ms / 1000
-    result = run(drain(args) if args.mode == "drain" else latency(args))
+    modes = {"drain": drain, "latency": latency, "share": share}
+    result = run(modes[args.mode](args))
     args.out.write_text(json.dumps(result))
 
 

@@ -3,6 +3,7 @@
 //
 //   node worker.mjs URL --concurrency=C --mode=drain --jobs=N --out=FILE --remaining=SQL
 //   node worker.mjs URL --concurrency=C --mode=latency --jobs=N --out=FILE
+//   node worker.mjs URL --concurrency=C --mode=share --jobs=N --out=FILE
 //
 // drain: the N jobs are already queued. Once N handlers have started, polls pg-boss's own
 // table (the REMAINING query, every POLL_MS) until no job is left unfinished, then stops.
@@ -42,8 +43,8 @@ const { values, positionals } = parseArgs({
 const url = positionals[0]
 const concurrency = Number(values.concurrency)
 const jobs = Number(values.jobs)
-if (!url || !(concurrency > 0) || !(jobs > 0) || !values.out || !['drain', 'latency'].includes(values.mode)) {
-  console.error('usage: worker.mjs URL --concurrency=C --mode=drain|latency --jobs=N --out=FILE [--remaining=SQL]')
+if (!url || !(concurrency > 0) || !(jobs > 0) || !values.out || !['drain', 'latency', 'share'].includes(values.mode)) {
+  console.error('usage: worker.mjs URL --concurrency=C --mode=drain|latency|share --jobs=N --out=FILE [--remaining=SQL]')
   process.exit(2)
 }
 if (values.mode === 'drain' && !values.remaining) {
@@ -94,6 +95,21 @@ async function drain () {
   return stamps
 }
 
+// share (W5): one of several workers draining one queue, until SIGTERM.
+async function share () {
+  const stamps = { process_start: STARTED, handlers: 0 }
+  let stopped
+  const stopping = new Promise(resolve => { stopped = resolve })
+  process.on('SIGTERM', () => stopped())
+  const w = await runWorker(() => {
+    if (stamps.handlers === 0) stamps.first_start = now()
+    stamps.handlers += 1
+  })
+  await stopping
+  await w.stop({ graceful: true })
+  return stamps
+}
+
 async function latency () {
   const starts = {}
   let count = 0
@@ -119,5 +135,5 @@ async function latency () {
   return { starts }
 }
 
-const result = values.mode === 'drain' ? await drain() : await latency()
+const result = await ({ drain, latency, share })[values.mode]()
 writeFileSync(values.out, JSON.stringify(result))
