@@ -255,6 +255,65 @@ def test_a_child_killed_fails_its_job_stops_the_others_and_the_parent_exits_1(
     assert jobs_in(url, job_ids, "queued"), results(url, job_ids)
 
 
+def test_sigterm_after_a_child_exited_still_drains(
+    make_database: MakeDatabase, supervisors: Callable[..., Supervisor]
+) -> None:
+    """The stop a child's exit starts is not the first signal: SIGTERM after it drains."""
+    url = make_database(deploy=True)
+    parent = supervisors(url, "--processes", "2", "--concurrency", "1", "--pool-size", "3")
+    children = parent.children(2)
+    job_ids = cli_jobs(url, 2, sleep=3)
+    wait_until(lambda: jobs_in(url, job_ids, "running"), "both jobs to be running")
+    os.kill(children[2], signal.SIGKILL)
+    wait_until(lambda: "exited on its own" in parent.log(), "the claimer to notice")
+    parent.proc.send_signal(signal.SIGTERM)
+    assert parent.wait_exit() == 1, parent.log()
+    log = parent.log()
+    assert "at once" not in log, log
+    # The survivor's handler was let finish within the grace.
+    assert sorted(state for state, _ in results(url, job_ids).values()) == [
+        "queued",
+        "succeeded",
+    ], results(url, job_ids)
+
+
+def test_a_payload_too_deep_to_hand_over_fails_alone(
+    make_database: MakeDatabase, supervisors: Callable[..., Supervisor]
+) -> None:
+    """JSON Python reads but cannot pickle (nested 600 deep): that job fails for good,
+    the others of its claim run."""
+    url = make_database(deploy=True)
+    with psycopg.connect(url, autocommit=True) as conn:
+        job_ids = [
+            int(r[0])
+            for r in conn.execute(
+                "SELECT taskboard.enqueue(task => 'cli-echo', queue => 'cli',"
+                "   payload => CASE WHEN i = 3 THEN (repeat('[', 600) || repeat(']', 600))::jsonb"
+                "                   ELSE '{}'::jsonb END)"
+                "  FROM generate_series(1, 5) AS i"
+            )
+        ]
+    parent = supervisors(url, "--processes", "2", "--concurrency", "4", "--pool-size", "6")
+    parent.children(2)
+
+    def settled() -> dict[int, tuple[str, Any]] | None:
+        found = results(url, job_ids)
+        return (
+            found
+            if all(state != "queued" and state != "running" for state, _ in found.values())
+            else None
+        )
+
+    done = wait_until(settled, "the five jobs to settle")
+    assert [state for state, _ in done.values()].count("succeeded") == 4, done
+    assert done[job_ids[2]][0] == "dead", done
+    with psycopg.connect(url, autocommit=True) as conn:
+        error = conn.execute(
+            "SELECT errors->-1->>'error' FROM taskboard.jobs WHERE id = %s", [job_ids[2]]
+        ).fetchone()
+    assert error is not None and "could not be handed to a handler process" in error[0], error
+
+
 def test_a_stopped_child_is_killed_and_its_job_failed(
     make_database: MakeDatabase, supervisors: Callable[..., Supervisor]
 ) -> None:

@@ -136,7 +136,10 @@ async def serve(
         if parts and not told.is_set() and not _handle(batch, *parts[0]):
             told.set()
 
-    wire = await Wire.open(socket.socket(fileno=fd), on_batch, told.set)
+    def on_unsendable(message: Message, error: Exception) -> None:
+        log.error("a handler process could not tell its claimer %s: %s", message[0], error)
+
+    wire = await Wire.open(socket.socket(fileno=fd), on_batch, told.set, on_unsendable)
     ledger = Forwarding(settings.worker_name, wire)
     executor = Executor(
         tasks=tasks, settings=settings, queries=sql_worker.Queries(), ledger=ledger, pool=pool

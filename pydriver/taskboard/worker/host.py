@@ -24,6 +24,7 @@ import contextlib
 import datetime as dt
 import functools
 import logging
+import pickle
 import signal
 import socket
 import subprocess
@@ -37,7 +38,7 @@ from taskboard.settings import Settings
 from taskboard.sql import worker as sql_worker
 from taskboard.tasks import Task
 from taskboard.worker.held import Held, Ledger, State
-from taskboard.worker.outcomes import Fail
+from taskboard.worker.outcomes import Fail, Release, describe
 from taskboard.worker.wire import Message, Wire
 
 log = logging.getLogger("taskboard.worker")
@@ -65,6 +66,7 @@ class Child:
     wire: Wire = field(init=False)
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     slots: int = 0
+    gone: bool = False  # its socket closed: it exited, or is about to
     heard: float = field(default_factory=time.monotonic)
     running: dict[uuid.UUID, Held] = field(default_factory=dict)
     why_killed: str | None = None
@@ -126,6 +128,7 @@ class Dispatcher:
                     ours,
                     functools.partial(self._batch, child),
                     functools.partial(self._closed, child),
+                    functools.partial(self._unsendable, child),
                 )
                 self.children.append(child)
                 log.info(
@@ -180,6 +183,7 @@ class Dispatcher:
             self._heard(child, message)
 
     def _closed(self, child: Child) -> None:
+        child.gone = True
         if not self._closing:
             self._watchers.append(
                 asyncio.create_task(self._child_gone(child), name="taskboard-handlers-gone")
@@ -192,7 +196,7 @@ class Dispatcher:
             await asyncio.sleep(min(1.0, self.settings.renew_interval / 4))
             now = time.monotonic()
             for child in self.children:
-                if child.why_killed is None and now - child.heard > silent_for:
+                if not child.gone and child.why_killed is None and now - child.heard > silent_for:
                     child.why_killed = f"it said nothing for {now - child.heard:.1f}s"
                     log.error("%s stopped answering: killing it", child.describe())
                     with contextlib.suppress(ProcessLookupError):
@@ -224,8 +228,9 @@ class Dispatcher:
             return
         handed: dict[int, tuple[Child, list[sql_worker.Claimed]]] = {}
         loop = asyncio.get_running_loop()
+        live = [c for c in self.children if not c.gone]
         for row in rows:
-            child = max(self.children, key=lambda c: c.free)
+            child = max(live, key=lambda c: c.free, default=None)
             ctx = BaseContext(
                 job_id=row.job_id,
                 attempt=row.attempt,
@@ -244,6 +249,10 @@ class Dispatcher:
                 sent_at=sent_at,
             )
             self.ledger.add(held)
+            if child is None or child.free <= 0:
+                # Claimed as a handler process exited: the set is stopping; hand it back.
+                self.ledger.settle(held, Release())
+                continue
             if self.ledger.hooks:
                 self.ledger.event(held, "started")
             runner: asyncio.Future[None] = loop.create_future()
@@ -266,6 +275,27 @@ class Dispatcher:
             self.ledger.settle(held, Fail("the handler ended without an outcome"))
         self.ledger.wake.set()
         self.ledger.changed.set()
+
+    def _unsendable(self, child: Child, message: Message, error: Exception) -> None:
+        """A message to `child` would not pickle: of a claim batch, the rows that would go
+        again, alone; the one that would not is failed for good (it never can be handed
+        over: its payload is nested too deep to pickle, say)."""
+        if message[0] != "run":
+            log.error("could not tell %s %s: %s", child.describe(), message[0], error)
+            return
+        _, rows, sent, sent_at = message
+        for row in rows:
+            try:
+                pickle.dumps(row, protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception as exc:  # noqa: BLE001 - whatever pickle raises
+                held = child.running.get(row.token)
+                if held is not None:
+                    why = f"the job could not be handed to a handler process: {describe(exc)}"
+                    log.warning("job %s: %s", row.job_id, why, extra=held.log_extra)
+                    self.ledger.settle(held, Fail(why, retry=False))
+                    self._ended(child, row.token)
+                continue
+            child.wire.send(("run", [row], sent, sent_at))
 
     def _ended(self, child: Child, token: uuid.UUID) -> None:
         held = child.running.get(token)

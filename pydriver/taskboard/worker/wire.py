@@ -27,10 +27,14 @@ class Wire(asyncio.Protocol):
     received, `on_closed` is called once the other end has gone."""
 
     def __init__(
-        self, on_batch: Callable[[list[Message]], None], on_closed: Callable[[], None]
+        self,
+        on_batch: Callable[[list[Message]], None],
+        on_closed: Callable[[], None],
+        on_unsendable: Callable[[Message, Exception], None],
     ) -> None:
         self.on_batch = on_batch
         self.on_closed = on_closed
+        self.on_unsendable = on_unsendable
         self.closed = asyncio.Event()
         self._transport: asyncio.Transport | None = None
         self._buffer = bytearray()
@@ -42,9 +46,14 @@ class Wire(asyncio.Protocol):
         sock: socket.socket,
         on_batch: Callable[[list[Message]], None],
         on_closed: Callable[[], None],
+        on_unsendable: Callable[[Message, Exception], None],
     ) -> Wire:
+        """`on_unsendable(message, error)` gets a message that cannot be pickled (a
+        payload nested too deep, say) instead of it going out: the rest still do."""
         loop = asyncio.get_running_loop()
-        _, wire = await loop.create_unix_connection(lambda: cls(on_batch, on_closed), sock=sock)
+        _, wire = await loop.create_unix_connection(
+            lambda: cls(on_batch, on_closed, on_unsendable), sock=sock
+        )
         return wire
 
     # -- asyncio.Protocol ---------------------------------------------------------------
@@ -85,8 +94,23 @@ class Wire(asyncio.Protocol):
         transport = self._transport
         if not batch or transport is None or transport.is_closing():
             return
-        data = pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            data = pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # noqa: BLE001 - whatever pickle raises, the others still go
+            data = pickle.dumps(self._sendable(batch), protocol=pickle.HIGHEST_PROTOCOL)
         transport.write(HEADER.pack(len(data)) + data)
+
+    def _sendable(self, batch: list[Message]) -> list[Message]:
+        """The messages of `batch` that pickle; each other one goes to on_unsendable."""
+        sendable = []
+        for message in batch:
+            try:
+                pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception as exc:  # noqa: BLE001 - RecursionError, PicklingError, ...
+                self.on_unsendable(message, exc)
+            else:
+                sendable.append(message)
+        return sendable
 
     async def close(self, timeout: float) -> None:
         """Send what is queued, close, and wait (at most `timeout` seconds) until the socket

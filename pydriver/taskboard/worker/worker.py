@@ -115,24 +115,27 @@ class Worker:
         if stop.is_set():
             return
         if self.processes is None:
-            await self._run(stop, None)
+            await self._run([stop], None)
             return
+        # Not `stop` itself: a signal after a handler process exited is still the first.
+        child_exited = asyncio.Event()
         dispatcher = Dispatcher(
             processes=self.processes,
             tasks=self.tasks,
             settings=self.settings,
             ledger=self.ledger,
-            on_child_exit=stop.set,
+            on_child_exit=child_exited.set,
         )
         await dispatcher.open()
         try:
-            await self._run(stop, dispatcher)
+            await self._run([stop, child_exited], dispatcher)
         finally:
             await dispatcher.close()
         if dispatcher.exited:
             raise HandlerProcessExited(self.settings.worker_name, dispatcher.exited)
 
-    async def _run(self, stop: asyncio.Event, dispatcher: Dispatcher | None) -> None:
+    async def _run(self, stops: list[asyncio.Event], dispatcher: Dispatcher | None) -> None:
+        """Run until one of `stops` is set, then shut down gracefully."""
         pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
             self.settings.database_url,
             min_size=0,
@@ -206,18 +209,19 @@ class Worker:
             asyncio.create_task(renewal.watchdog(), name="taskboard-watchdog"),
             asyncio.create_task(self._report(), name="taskboard-stats"),
         ]
-        stopper = asyncio.create_task(stop.wait(), name="taskboard-stop")
+        stoppers = [asyncio.create_task(s.wait(), name="taskboard-stop") for s in stops]
         try:
-            done, _ = await asyncio.wait([stopper, *side], return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait([*stoppers, *side], return_when=asyncio.FIRST_COMPLETED)
             for task in done:
-                if task is not stopper:
+                if task not in stoppers:
                     # A side task never ends by itself while the worker runs.
                     raise RuntimeError(
                         f"{task.get_name()} stopped unexpectedly"
                     ) from task.exception()
             await self._shutdown(side, executor, control)
         finally:
-            stopper.cancel()
+            for stopper in stoppers:
+                stopper.cancel()
             self._finished.set()
             for task in side:
                 task.cancel()
