@@ -39,7 +39,7 @@ from taskboard.sql import worker as sql_worker
 from taskboard.sql.worker import Queries
 from taskboard.tasks import PayloadInvalid, Task
 from taskboard.worker.endings import Endings, bounded
-from taskboard.worker.held import Held, Ledger, State
+from taskboard.worker.held import Held, Ledger, State, context_of
 from taskboard.worker.outcomes import Complete, Fail, Release, describe
 from taskboard.worker.transactional import Transactional
 
@@ -136,17 +136,13 @@ class Executor:
         make: Callable[..., BaseContext] = AsyncContext
         if task is not None and not task.is_async:
             make = functools.partial(SyncContext, loop=asyncio.get_running_loop())
-        ctx = make(
-            job_id=row.job_id,
-            attempt=row.attempt,
-            token=row.token,
-            payload=row.payload,
-            task=row.task,
-            idempotency_key=row.idempotency_key,
-            check=check,
-            fence=row.fence,
+        held = Held(
+            row,
+            task,
+            context_of(row, check, make),
+            safe_until=sent + self.settings.lease,
+            sent_at=sent_at,
         )
-        held = Held(row, task, ctx, safe_until=sent + self.settings.lease, sent_at=sent_at)
         self.ledger.add(held)
         self.running += 1
         # The attempt's span only where a tracer provider would record it.

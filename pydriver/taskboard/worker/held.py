@@ -32,11 +32,11 @@ import enum
 import logging
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from taskboard.context import BaseContext
+from taskboard.context import BaseContext, HolderCheck
 from taskboard.events import EventHook, JobEvent, emit
 from taskboard.sql import worker as sql_worker
 from taskboard.tasks import Task
@@ -99,6 +99,22 @@ class Held:
             "queue": self.claimed.queue,
             "task": self.claimed.task,
         }
+
+
+def context_of(
+    row: sql_worker.Claimed, check: HolderCheck, make: Callable[..., BaseContext] = BaseContext
+) -> BaseContext:
+    """The `ctx` a handler of claim `row` gets (made by `make`), `check` its holder check."""
+    return make(
+        job_id=row.job_id,
+        attempt=row.attempt,
+        token=row.token,
+        payload=row.payload,
+        task=row.task,
+        idempotency_key=row.idempotency_key,
+        check=check,
+        fence=row.fence,
+    )
 
 
 RELEASE_NOW = Release()  # shutdown's release: runnable again at once

@@ -33,11 +33,10 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from taskboard.context import BaseContext
 from taskboard.settings import Settings
 from taskboard.sql import worker as sql_worker
 from taskboard.tasks import Task
-from taskboard.worker.held import Held, Ledger, State
+from taskboard.worker.held import Held, Ledger, State, context_of
 from taskboard.worker.outcomes import Fail, Release, describe
 from taskboard.worker.wire import Message, Wire
 
@@ -231,20 +230,10 @@ class Dispatcher:
         live = [c for c in self.children if not c.gone]
         for row in rows:
             child = max(live, key=lambda c: c.free, default=None)
-            ctx = BaseContext(
-                job_id=row.job_id,
-                attempt=row.attempt,
-                token=row.token,
-                payload=row.payload,
-                task=row.task,
-                idempotency_key=row.idempotency_key,
-                check=_never,
-                fence=row.fence,
-            )
             held = Held(
                 row,
                 self.tasks.get(row.task),
-                ctx,
+                context_of(row, _never),
                 safe_until=sent + self.settings.lease,
                 sent_at=sent_at,
             )
