@@ -1248,13 +1248,26 @@ DECLARE
     -- The answer, one element per input element in input order.
     v_ids       bigint[];
     v_completed boolean[];
+    -- The jobs this call deleted in a queue that discards, and their tokens.
+    v_gone_ids    bigint[] := '{}';
+    v_gone_tokens uuid[] := '{}';
 BEGIN
     v_checked := taskboard.check_leases('job_ids, tokens and results', complete_many.job_ids, complete_many.tokens,
                                         pg_catalog.array_ndims(complete_many.results));
     v_checked := taskboard.check_lengths('results', pg_catalog.cardinality(complete_many.results),
                                          'job_ids', pg_catalog.cardinality(complete_many.job_ids));
 
-    -- The only write: every job held by its given token, in one update
+    -- A queue that discards: its jobs held by their tokens are deleted
+    -- (discard_held), those of the others updated below. Only in READ
+    -- COMMITTED, where a statement sees every edge committed before it.
+    IF EXISTS (SELECT FROM taskboard.queues AS q WHERE q.discard_succeeded)
+       AND pg_catalog.current_setting('transaction_isolation') = 'read committed' THEN
+        SELECT coalesce(pg_catalog.array_agg(g.job_id), '{}'), coalesce(pg_catalog.array_agg(g.token), '{}')
+          INTO v_gone_ids, v_gone_tokens
+          FROM taskboard.discard_held(complete_many.job_ids, complete_many.tokens) AS g;
+    END IF;
+
+    -- The write: every job held by its given token, in one update
     -- (complete_held: in job_id order, the order renew_many locks them in).
     -- One job: one row, one lock, no order to keep; found by its id (the
     -- state test is a function call, which no partial index's predicate
@@ -1272,6 +1285,7 @@ BEGIN
         v_done := taskboard.complete_held(complete_many.job_ids, complete_many.tokens,
                                           complete_many.results, v_now);
     END IF;
+    v_done := v_done + pg_catalog.cardinality(v_gone_ids);
     IF v_done = pg_catalog.cardinality(complete_many.job_ids) THEN
         -- The common case: every job completed, nothing else to read.
         RETURN QUERY SELECT u.id, true FROM unnest(complete_many.job_ids) AS u(id);
@@ -1286,7 +1300,8 @@ BEGIN
     -- Each row answered from the job as it is now, this update's writes
     -- included: succeeded by its token (by this call, or by an earlier one
     -- of the same holder, one that committed while the update waited for
-    -- the row included), or refused. A refused row is only read.
+    -- the row included), deleted by this call in a queue that discards, or
+    -- refused. A refused row is only read.
     SELECT pg_catalog.array_agg(i.id ORDER BY i.ord),
            pg_catalog.array_agg(
            EXISTS (SELECT
@@ -1294,6 +1309,10 @@ BEGIN
                     WHERE j.id = i.id
                       AND j.lease_token = i.token
                       AND j.state = 'succeeded')
+           OR EXISTS (SELECT
+                        FROM unnest(v_gone_ids, v_gone_tokens) AS g(id, token)
+                       WHERE g.id = i.id
+                         AND g.token = i.token)
            ORDER BY i.ord)
       INTO v_ids, v_completed
       FROM unnest(complete_many.job_ids, complete_many.tokens) WITH ORDINALITY AS i(id, token, ord);
@@ -1338,7 +1357,10 @@ earlier call), false when the token is not current; a refused job changes
 nothing. The jobs it completes are written in job_id order, the order
 renew_many locks them in; a refused job is only read.
 Each accepted completion settles the jobs waiting on its job in the same
-transaction, as complete does.
+transaction, as complete does. In a queue that discards
+(taskboard.set_queue_discard) an accepted completion deletes the job
+instead (discard_held), in READ COMMITTED; a completion repeated after
+that finds no job and answers false.
 A refused write by a holder whose lease was reclaimed or cancelled is a
 line of the job''s history (taskboard.job_history), once per token and
 kind; a token the history does not know is not recorded. The line is
@@ -1352,6 +1374,76 @@ per session, made at the first call and kept until PostgreSQL invalidates
 it; planned on every call, planning cost about three times running the
 statement for one job. Every step finds its rows by primary key, whatever
 the table held when the plan was made.';
+
+--
+-- Name: discard_held(bigint[], uuid[]); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.discard_held(job_ids bigint[], tokens uuid[]) RETURNS TABLE(job_id bigint, token uuid)
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    v_locked bigint[];
+BEGIN
+    IF NOT EXISTS (SELECT
+                     FROM unnest(discard_held.job_ids, discard_held.tokens) AS u(id, token)
+                     JOIN taskboard.jobs AS j ON j.id = u.id
+                    WHERE j.lease_token = u.token
+                      AND j.state = 'running'
+                      AND j.queue IN (SELECT q.queue FROM taskboard.queues AS q WHERE q.discard_succeeded)) THEN
+        RETURN;
+    END IF;
+    IF pg_catalog.cardinality(discard_held.job_ids) > 1 THEN
+        PERFORM
+           FROM taskboard.jobs AS j
+           JOIN unnest(discard_held.job_ids, discard_held.tokens) AS u(id, token) ON j.id = u.id
+          WHERE j.id = ANY (discard_held.job_ids)
+            AND j.lease_token = u.token
+            AND j.state = 'running'
+          ORDER BY j.id
+            FOR NO KEY UPDATE OF j;
+    END IF;
+    v_locked := ARRAY(SELECT j.id
+                        FROM taskboard.jobs AS j
+                        JOIN unnest(discard_held.job_ids, discard_held.tokens) AS u(id, token) ON j.id = u.id
+                       WHERE j.id = ANY (discard_held.job_ids)
+                         AND j.lease_token = u.token
+                         AND j.state = 'running'
+                         AND j.queue IN (SELECT q.queue FROM taskboard.queues AS q WHERE q.discard_succeeded)
+                       ORDER BY j.id
+                         FOR UPDATE OF j SKIP LOCKED);
+    RETURN QUERY
+    WITH gone AS (
+        DELETE FROM taskboard.jobs AS j
+         WHERE j.id = ANY (v_locked)
+           AND NOT EXISTS (SELECT FROM taskboard.job_dependencies AS d WHERE d.depends_on = j.id)
+        RETURNING j.id, j.lease_token
+    )
+    SELECT gone.id, gone.lease_token FROM gone;
+END
+$$;
+
+--
+-- Name: FUNCTION discard_held(job_ids bigint[], tokens uuid[]); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.discard_held(job_ids bigint[], tokens uuid[]) IS 'discard_held(job_ids, tokens) -> table of (job_id, token)
+Internal: the delete of taskboard.complete_many for the jobs of discarding
+queues (taskboard.set_queue_discard). Deletes each job of job_ids[i] that
+is running under tokens[i] in a queue that discards, unless a job waits
+on it or another transaction holds a lock on it, and answers each job it
+deleted with the token that held it. When the call holds such a job and
+more than one job, every job it holds is first locked in job_id order
+with the lock the completion''s update takes (FOR NO KEY UPDATE), the
+order renew_many locks them in; the delete''s own lock (FOR UPDATE) is then
+taken only where nobody else holds one (SKIP LOCKED), so it waits for
+nothing. An enqueue naming the job in depends_on holds it FOR KEY SHARE:
+held before, the job is skipped and kept; asked for after, it waits for
+this transaction and then finds no job. The edges are read in a
+statement after those locks, so every edge committed before is seen.
+Checks nothing: complete_many checked the arguments, and calls it only in
+READ COMMITTED, when a queue discards. Never granted to an application role.';
 
 --
 -- Name: enqueue(text, jsonb, text, timestamp with time zone, integer, integer, text, jsonb, text, bigint[], text); Type: FUNCTION; Schema: taskboard; Owner: -
@@ -3818,7 +3910,8 @@ BEGIN
             ('rate limits', '0.4.9', (SELECT pg_catalog.count(*) FROM taskboard.queues AS q WHERE q.rate_starts IS NOT NULL)),
             ('dependencies', '0.5.0', (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.dependencies_left IS NOT NULL)),
             ('waiting jobs', '0.5.0', (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.state = 'waiting')),
-            ('reclaiming workers', '0.6.1', (SELECT pg_catalog.count(*) FROM taskboard.job_events AS e WHERE e.actor_worker IS NOT NULL))
+            ('reclaiming workers', '0.6.1', (SELECT pg_catalog.count(*) FROM taskboard.job_events AS e WHERE e.actor_worker IS NOT NULL)),
+            ('discarding queues', '0.7.0', (SELECT pg_catalog.count(*) FROM taskboard.queues AS q WHERE q.discard_succeeded))
            ) AS lost(data, added_in, rows)
      WHERE lost.rows > 0
        AND (v_to IS NULL
@@ -3854,6 +3947,8 @@ release that added it and how many rows hold it:
   reclaiming workers
                   history lines of reclaims that keep the worker name the
                   reclaiming claim stated beside its role (0.6.1)
+  discarding queues
+                  queues that delete their jobs at completion (0.7.0)
   jobs            every job, only for release NULL (a revert of everything)
 No rows: the revert drops no data. Reads only; ordered by release.
 Raises 22023 when release is not NULL and not of the form 0.2.0.
@@ -3952,6 +4047,58 @@ removes the key limit. True when this call changed it, false when it
 already was `max_running_per_key`.
 Raises 22023 when queue is NULL, empty or longer than 200 characters, or
 max_running_per_key is below 1 (pause the queue to stop it).';
+
+--
+-- Name: set_queue_discard(text, boolean); Type: FUNCTION; Schema: taskboard; Owner: -
+--
+
+CREATE FUNCTION taskboard.set_queue_discard(queue text, discard boolean) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    -- What a check answers: nothing; it returns, or raises 22023.
+    v_checked text;
+BEGIN
+    v_checked := taskboard.check_name('queue', set_queue_discard.queue);
+    v_checked := taskboard.check_given('discard', set_queue_discard.discard,
+                                       'true deletes completed jobs, false keeps them');
+    IF NOT set_queue_discard.discard
+       AND NOT EXISTS (SELECT FROM taskboard.queues AS r WHERE r.queue = set_queue_discard.queue) THEN
+        RETURN false;
+    END IF;
+
+    INSERT INTO taskboard.queues AS q (queue, discard_succeeded)
+    VALUES (set_queue_discard.queue, set_queue_discard.discard)
+    ON CONFLICT ON CONSTRAINT queues_pkey DO UPDATE
+       SET discard_succeeded = EXCLUDED.discard_succeeded,
+           updated_at = pg_catalog.clock_timestamp()
+     WHERE q.discard_succeeded IS DISTINCT FROM EXCLUDED.discard_succeeded;
+    RETURN FOUND;
+END
+$$;
+
+--
+-- Name: FUNCTION set_queue_discard(queue text, discard boolean); Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON FUNCTION taskboard.set_queue_discard(queue text, discard boolean) IS 'set_queue_discard(queue, discard) -> boolean
+discard true: from the next completion on, an accepted completion of a job
+of `queue` deletes the job, with its history, instead of keeping it
+succeeded; false (the default of every queue): jobs are kept. For queues
+whose finished jobs nobody reads. What a discarded job gives up: get_job,
+find_jobs, the dashboard and the CLI no longer find it, its result is
+gone, and a completion repeated with its token answers false (as for a
+pruned job) where a kept job answers true. The completion is fenced as
+always: a token that is not current deletes nothing. A job is kept
+succeeded, for prune to delete, when a job waits on it (depends_on), when
+another transaction holds a lock on it at that moment (a producer naming
+it in depends_on, a renewal in flight: the completion never waits for
+one), and when the completion runs in a transaction that is not READ
+COMMITTED. Failed, dead and cancelled jobs are always kept. True when
+this call changed the setting, false when it already was `discard`.
+Raises 22023 when queue is NULL, empty or longer than 200 characters, or
+discard is NULL.';
 
 --
 -- Name: set_queue_limit(text, integer); Type: FUNCTION; Schema: taskboard; Owner: -
@@ -4261,7 +4408,7 @@ CREATE FUNCTION taskboard.version() RETURNS text
     LANGUAGE sql IMMUTABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-SELECT '0.6.6'::text
+SELECT '0.7.0'::text
 $$;
 
 --
@@ -4565,6 +4712,7 @@ CREATE TABLE taskboard.queues (
     rate_starts integer,
     rate_per interval,
     rate_by_key boolean DEFAULT false NOT NULL,
+    discard_succeeded boolean DEFAULT false NOT NULL,
     CONSTRAINT queues_max_running_per_key_positive CHECK (((max_running_per_key IS NULL) OR (max_running_per_key >= 1))),
     CONSTRAINT queues_max_running_positive CHECK (((max_running IS NULL) OR (max_running >= 1))),
     CONSTRAINT queues_queue_named CHECK (((queue <> ''::text) AND (char_length(queue) <= 200))),
@@ -4576,7 +4724,7 @@ CREATE TABLE taskboard.queues (
 -- Name: TABLE queues; Type: COMMENT; Schema: taskboard; Owner: -
 --
 
-COMMENT ON TABLE taskboard.queues IS 'Queue settings (paused, max_running). Written only by the taskboard functions.';
+COMMENT ON TABLE taskboard.queues IS 'Queue settings (paused, limits, discard_succeeded). Written only by the taskboard functions.';
 
 --
 -- Name: COLUMN queues.max_running_per_key; Type: COMMENT; Schema: taskboard; Owner: -
@@ -4601,6 +4749,12 @@ COMMENT ON COLUMN taskboard.queues.rate_per IS 'The window of the rate limit; NU
 --
 
 COMMENT ON COLUMN taskboard.queues.rate_by_key IS 'Whether the rate limit counts each concurrency key''s starts apart (jobs without a key are then not limited).';
+
+--
+-- Name: COLUMN queues.discard_succeeded; Type: COMMENT; Schema: taskboard; Owner: -
+--
+
+COMMENT ON COLUMN taskboard.queues.discard_succeeded IS 'true: an accepted completion deletes the job, its history with it, instead of keeping it succeeded (set_queue_discard).';
 
 --
 -- Name: queue_stats; Type: VIEW; Schema: taskboard; Owner: -
@@ -4794,6 +4948,12 @@ CREATE INDEX queue_starts_by_key ON taskboard.queue_starts USING btree (queue, c
 CREATE INDEX queue_starts_by_time ON taskboard.queue_starts USING btree (queue, started_at);
 
 --
+-- Name: queues_discarding; Type: INDEX; Schema: taskboard; Owner: -
+--
+
+CREATE INDEX queues_discarding ON taskboard.queues USING btree (queue) WHERE discard_succeeded;
+
+--
 -- Name: job_dependencies job_dependencies_depends_on_fkey; Type: FK CONSTRAINT; Schema: taskboard; Owner: -
 --
 
@@ -4966,6 +5126,12 @@ REVOKE ALL ON FUNCTION taskboard.complete_held(job_ids bigint[], tokens uuid[], 
 REVOKE ALL ON FUNCTION taskboard.complete_many(job_ids bigint[], tokens uuid[], results jsonb[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION taskboard.complete_many(job_ids bigint[], tokens uuid[], results jsonb[]) TO taskboard_worker;
 GRANT ALL ON FUNCTION taskboard.complete_many(job_ids bigint[], tokens uuid[], results jsonb[]) TO taskboard_admin;
+
+--
+-- Name: FUNCTION discard_held(job_ids bigint[], tokens uuid[]); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.discard_held(job_ids bigint[], tokens uuid[]) FROM PUBLIC;
 
 --
 -- Name: FUNCTION enqueue(task text, payload jsonb, queue text, run_at timestamp with time zone, priority integer, max_attempts integer, dedupe_key text, trace_context jsonb, concurrency_key text, depends_on bigint[], on_dependency_failure text); Type: ACL; Schema: taskboard; Owner: -
@@ -5217,6 +5383,13 @@ REVOKE ALL ON FUNCTION taskboard.set_limit(queue text, what text, value integer)
 
 REVOKE ALL ON FUNCTION taskboard.set_key_limit(queue text, max_running_per_key integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION taskboard.set_key_limit(queue text, max_running_per_key integer) TO taskboard_admin;
+
+--
+-- Name: FUNCTION set_queue_discard(queue text, discard boolean); Type: ACL; Schema: taskboard; Owner: -
+--
+
+REVOKE ALL ON FUNCTION taskboard.set_queue_discard(queue text, discard boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION taskboard.set_queue_discard(queue text, discard boolean) TO taskboard_admin;
 
 --
 -- Name: FUNCTION set_queue_limit(queue text, max_running integer); Type: ACL; Schema: taskboard; Owner: -

@@ -7,7 +7,10 @@
 -- nothing. The jobs it completes are written in job_id order, the order
 -- renew_many locks them in; a refused job is only read.
 -- Each accepted completion settles the jobs waiting on its job in the same
--- transaction, as complete does.
+-- transaction, as complete does. In a queue that discards
+-- (taskboard.set_queue_discard) an accepted completion deletes the job
+-- instead (discard_held), in READ COMMITTED; a completion repeated after
+-- that finds no job and answers false.
 -- A refused write by a holder whose lease was reclaimed or cancelled is a
 -- line of the job's history (taskboard.job_history), once per token and
 -- kind; a token the history does not know is not recorded. The line is
@@ -41,13 +44,26 @@ DECLARE
     -- The answer, one element per input element in input order.
     v_ids       bigint[];
     v_completed boolean[];
+    -- The jobs this call deleted in a queue that discards, and their tokens.
+    v_gone_ids    bigint[] := '{}';
+    v_gone_tokens uuid[] := '{}';
 BEGIN
     v_checked := taskboard.check_leases('job_ids, tokens and results', complete_many.job_ids, complete_many.tokens,
                                         pg_catalog.array_ndims(complete_many.results));
     v_checked := taskboard.check_lengths('results', pg_catalog.cardinality(complete_many.results),
                                          'job_ids', pg_catalog.cardinality(complete_many.job_ids));
 
-    -- The only write: every job held by its given token, in one update
+    -- A queue that discards: its jobs held by their tokens are deleted
+    -- (discard_held), those of the others updated below. Only in READ
+    -- COMMITTED, where a statement sees every edge committed before it.
+    IF EXISTS (SELECT FROM taskboard.queues AS q WHERE q.discard_succeeded)
+       AND pg_catalog.current_setting('transaction_isolation') = 'read committed' THEN
+        SELECT coalesce(pg_catalog.array_agg(g.job_id), '{}'), coalesce(pg_catalog.array_agg(g.token), '{}')
+          INTO v_gone_ids, v_gone_tokens
+          FROM taskboard.discard_held(complete_many.job_ids, complete_many.tokens) AS g;
+    END IF;
+
+    -- The write: every job held by its given token, in one update
     -- (complete_held: in job_id order, the order renew_many locks them in).
     -- One job: one row, one lock, no order to keep; found by its id (the
     -- state test is a function call, which no partial index's predicate
@@ -65,6 +81,7 @@ BEGIN
         v_done := taskboard.complete_held(complete_many.job_ids, complete_many.tokens,
                                           complete_many.results, v_now);
     END IF;
+    v_done := v_done + pg_catalog.cardinality(v_gone_ids);
     IF v_done = pg_catalog.cardinality(complete_many.job_ids) THEN
         -- The common case: every job completed, nothing else to read.
         RETURN QUERY SELECT u.id, true FROM unnest(complete_many.job_ids) AS u(id);
@@ -79,7 +96,8 @@ BEGIN
     -- Each row answered from the job as it is now, this update's writes
     -- included: succeeded by its token (by this call, or by an earlier one
     -- of the same holder, one that committed while the update waited for
-    -- the row included), or refused. A refused row is only read.
+    -- the row included), deleted by this call in a queue that discards, or
+    -- refused. A refused row is only read.
     SELECT pg_catalog.array_agg(i.id ORDER BY i.ord),
            pg_catalog.array_agg(
            EXISTS (SELECT
@@ -87,6 +105,10 @@ BEGIN
                     WHERE j.id = i.id
                       AND j.lease_token = i.token
                       AND j.state = 'succeeded')
+           OR EXISTS (SELECT
+                        FROM unnest(v_gone_ids, v_gone_tokens) AS g(id, token)
+                       WHERE g.id = i.id
+                         AND g.token = i.token)
            ORDER BY i.ord)
       INTO v_ids, v_completed
       FROM unnest(complete_many.job_ids, complete_many.tokens) WITH ORDINALITY AS i(id, token, ord);

@@ -21,6 +21,8 @@
 --   reclaiming workers
 --                   history lines of reclaims that keep the worker name the
 --                   reclaiming claim stated beside its role (0.6.1)
+--   discarding queues
+--                   queues that delete their jobs at completion (0.7.0)
 --   jobs            every job, only for release NULL (a revert of everything)
 -- No rows: the revert drops no data. Reads only; ordered by release.
 -- Raises 22023 when release is not NULL and not of the form 0.2.0.
@@ -63,7 +65,8 @@ BEGIN
             ('rate limits', '0.4.9', (SELECT pg_catalog.count(*) FROM taskboard.queues AS q WHERE q.rate_starts IS NOT NULL)),
             ('dependencies', '0.5.0', (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.dependencies_left IS NOT NULL)),
             ('waiting jobs', '0.5.0', (SELECT pg_catalog.count(*) FROM taskboard.jobs AS j WHERE j.state = 'waiting')),
-            ('reclaiming workers', '0.6.1', (SELECT pg_catalog.count(*) FROM taskboard.job_events AS e WHERE e.actor_worker IS NOT NULL))
+            ('reclaiming workers', '0.6.1', (SELECT pg_catalog.count(*) FROM taskboard.job_events AS e WHERE e.actor_worker IS NOT NULL)),
+            ('discarding queues', '0.7.0', (SELECT pg_catalog.count(*) FROM taskboard.queues AS q WHERE q.discard_succeeded))
            ) AS lost(data, added_in, rows)
      WHERE lost.rows > 0
        AND (v_to IS NULL

@@ -7,7 +7,7 @@
 -- role that writes the table.
 
 BEGIN;
-SELECT plan(124);
+SELECT plan(126);
 
 -- Schema --------------------------------------------------------------------
 
@@ -324,7 +324,7 @@ SELECT functions_are('taskboard', ARRAY[
     'record_refusals', 'check_arg', 'check_given', 'check_key', 'check_items', 'check_flat', 'check_lengths',
     'check_between', 'check_limit', 'check_choice', 'check_trace_context', 'check_delay', 'check_recent', 'set_limit', 'grant_leases',
     'pick_queued', 'pick_expired', 'pick_keyed', 'bury_spent', 'queue_room', 'window_room', 'full_keys', 'rate_full_keys',
-    'find_ids', 'check_leases', 'check_lease', 'complete_held'
+    'find_ids', 'check_leases', 'check_lease', 'complete_held', 'set_queue_discard', 'discard_held'
 ], 'the schema has exactly the documented functions');
 
 SELECT is_empty(
@@ -486,12 +486,14 @@ SELECT is(
 
 -- The queues table: settings of the queues that have any.
 SELECT columns_are('taskboard', 'queues', ARRAY['queue', 'paused', 'max_running', 'updated_at', 'max_running_per_key',
-                                                'rate_starts', 'rate_per', 'rate_by_key'],
+                                                'rate_starts', 'rate_per', 'rate_by_key', 'discard_succeeded'],
     'queues has exactly the documented columns');
 SELECT col_is_pk('taskboard', 'queues', 'queue', 'a queue has one row of settings at most');
 SELECT col_not_null('taskboard', 'queues', 'paused', 'queues.paused is never NULL');
 SELECT col_is_null('taskboard', 'queues', 'max_running', 'queues.max_running may be NULL: no limit');
 SELECT col_not_null('taskboard', 'queues', 'rate_by_key', 'queues.rate_by_key is never NULL');
+SELECT col_not_null('taskboard', 'queues', 'discard_succeeded', 'queues.discard_succeeded is never NULL');
+SELECT col_default_is('taskboard', 'queues', 'discard_succeeded', 'false', 'a queue keeps its jobs unless set to discard');
 
 -- The rate limit's log of starts: written and pruned by claim.
 SELECT columns_are('taskboard', 'queue_starts', ARRAY['queue', 'concurrency_key', 'started_at'],

@@ -11,7 +11,7 @@
 -- read queue_stats and schedules.
 
 BEGIN;
-SELECT plan(583);
+SELECT plan(599);
 
 -- Who may execute what: one row per function of the schema.
 CREATE TEMP TABLE api (
@@ -49,6 +49,7 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
     ('set_queue_limit', ARRAY['text', 'integer'],                       false, false, true),
     ('set_key_limit',   ARRAY['text', 'integer'],                       false, false, true),
     ('set_rate_limit',  ARRAY['text', 'integer', 'interval', 'boolean'],    false, false, true),
+    ('set_queue_discard', ARRAY['text', 'boolean'],                     false, false, true),
     ('find_jobs',       ARRAY['text', 'text', 'text', 'bigint', 'integer'],
                                                                         true,  true,  true),
     ('queue_overview',  ARRAY['interval'],                              true,  true,  true),
@@ -119,6 +120,8 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
                                                                         false, false, false),
     ('check_lease'     , ARRAY['bigint', 'uuid'],
                                                                         false, false, false),
+    ('discard_held'    , ARRAY['bigint[]', 'uuid[]'],
+                                                                        false, false, false),
     ('revert_losses',   ARRAY['text'],                                  false, false, true);
 
 SELECT set_eq(
@@ -172,7 +175,7 @@ SELECT CASE
            WHEN a.fn LIKE 'check\_%' OR a.fn IN ('last_failure_at', 'record_refusals', 'set_limit', 'grant_leases',
                                               'pick_queued', 'pick_expired', 'pick_keyed', 'bury_spent',
                                               'queue_room', 'window_room', 'full_keys', 'rate_full_keys', 'find_ids',
-                                              'complete_held') THEN
+                                              'complete_held', 'discard_held') THEN
                isnt_definer('taskboard', a.fn, a.args, a.fn || '() is not SECURITY DEFINER: it runs as its caller, the owner')
            ELSE is_definer('taskboard', a.fn, a.args, a.fn || '() is SECURITY DEFINER')
        END

@@ -1,6 +1,6 @@
 -- Verify taskboard:version on pg
 --
--- Release 0.6.6: written by `make schema` (never by hand).
+-- Release 0.7.0: written by `make schema` (never by hand).
 
 BEGIN;
 
@@ -796,10 +796,10 @@ BEGIN
         RAISE EXCEPTION '% must not be executable by PUBLIC', v_fn;
     END IF;
     IF (SELECT pg_catalog.md5(p.prosrc) FROM pg_catalog.pg_proc AS p WHERE p.oid = v_fn)
-       IS DISTINCT FROM '085963a7b1464b2e4d25ccbc07d2afb9' THEN
+       IS DISTINCT FROM 'b4bf7e0693ac0affd6d4f70c92a6a9d3' THEN
         RAISE EXCEPTION '% does not have the body this release deploys', v_fn;
     END IF;
-    IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM '0ad20bee82040d4035faf8a297fb9764' THEN
+    IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM '0477b9848524cf97542e729ce13b557e' THEN
         RAISE EXCEPTION '% does not have the contract this release deploys', v_fn;
     END IF;
     IF pg_catalog.has_function_privilege(v_prefix || '_producer', v_fn, 'EXECUTE') THEN
@@ -810,6 +810,41 @@ BEGIN
     END IF;
     IF NOT pg_catalog.has_function_privilege(v_prefix || '_admin', v_fn, 'EXECUTE') THEN
         RAISE EXCEPTION '% must be executable by %_admin', v_fn, v_prefix;
+    END IF;
+END
+$verify$;
+
+DO $verify$
+DECLARE
+    v_prefix text := pg_catalog.current_setting('taskboard.role_prefix');
+    v_fn pg_catalog.regprocedure := pg_catalog.to_regprocedure('taskboard.discard_held(bigint[],uuid[])');
+BEGIN
+    IF v_fn IS NULL THEN
+        RAISE EXCEPTION 'taskboard.discard_held(bigint[],uuid[]) is missing';
+    END IF;
+    IF (SELECT p.prosecdef = false
+                   AND p.proowner = pg_catalog.to_regrole(v_prefix || '_owner')
+              FROM pg_catalog.pg_proc AS p WHERE p.oid = v_fn) IS NOT TRUE THEN
+        RAISE EXCEPTION '% must be owned by %_owner, security as its source says', v_fn, v_prefix;
+    END IF;
+    IF pg_catalog.has_function_privilege('public', v_fn, 'EXECUTE') THEN
+        RAISE EXCEPTION '% must not be executable by PUBLIC', v_fn;
+    END IF;
+    IF (SELECT pg_catalog.md5(p.prosrc) FROM pg_catalog.pg_proc AS p WHERE p.oid = v_fn)
+       IS DISTINCT FROM '24edb2208a444aac3e8097ebf61b54d3' THEN
+        RAISE EXCEPTION '% does not have the body this release deploys', v_fn;
+    END IF;
+    IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM 'd77df01c5ebec1aaefa195f999cbce5f' THEN
+        RAISE EXCEPTION '% does not have the contract this release deploys', v_fn;
+    END IF;
+    IF pg_catalog.has_function_privilege(v_prefix || '_producer', v_fn, 'EXECUTE') THEN
+        RAISE EXCEPTION '% must not be executable by %_producer', v_fn, v_prefix;
+    END IF;
+    IF pg_catalog.has_function_privilege(v_prefix || '_worker', v_fn, 'EXECUTE') THEN
+        RAISE EXCEPTION '% must not be executable by %_worker', v_fn, v_prefix;
+    END IF;
+    IF pg_catalog.has_function_privilege(v_prefix || '_admin', v_fn, 'EXECUTE') THEN
+        RAISE EXCEPTION '% must not be executable by %_admin', v_fn, v_prefix;
     END IF;
 END
 $verify$;
@@ -1951,10 +1986,10 @@ BEGIN
         RAISE EXCEPTION '% must not be executable by PUBLIC', v_fn;
     END IF;
     IF (SELECT pg_catalog.md5(p.prosrc) FROM pg_catalog.pg_proc AS p WHERE p.oid = v_fn)
-       IS DISTINCT FROM '77977ce5bb093fb27a1e6527f97b9b8c' THEN
+       IS DISTINCT FROM 'b288a3254e78685999f6c5e096d36adb' THEN
         RAISE EXCEPTION '% does not have the body this release deploys', v_fn;
     END IF;
-    IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM '3fc9f9449f775de2e446509618e1abc2' THEN
+    IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM '24496f04ebcf2eaa6528d39e7a1de822' THEN
         RAISE EXCEPTION '% does not have the contract this release deploys', v_fn;
     END IF;
     IF pg_catalog.has_function_privilege(v_prefix || '_producer', v_fn, 'EXECUTE') THEN
@@ -2031,6 +2066,41 @@ BEGIN
     END IF;
     IF pg_catalog.has_function_privilege(v_prefix || '_admin', v_fn, 'EXECUTE') THEN
         RAISE EXCEPTION '% must not be executable by %_admin', v_fn, v_prefix;
+    END IF;
+END
+$verify$;
+
+DO $verify$
+DECLARE
+    v_prefix text := pg_catalog.current_setting('taskboard.role_prefix');
+    v_fn pg_catalog.regprocedure := pg_catalog.to_regprocedure('taskboard.set_queue_discard(text,boolean)');
+BEGIN
+    IF v_fn IS NULL THEN
+        RAISE EXCEPTION 'taskboard.set_queue_discard(text,boolean) is missing';
+    END IF;
+    IF (SELECT p.prosecdef = true
+                   AND p.proowner = pg_catalog.to_regrole(v_prefix || '_owner')
+              FROM pg_catalog.pg_proc AS p WHERE p.oid = v_fn) IS NOT TRUE THEN
+        RAISE EXCEPTION '% must be owned by %_owner, security as its source says', v_fn, v_prefix;
+    END IF;
+    IF pg_catalog.has_function_privilege('public', v_fn, 'EXECUTE') THEN
+        RAISE EXCEPTION '% must not be executable by PUBLIC', v_fn;
+    END IF;
+    IF (SELECT pg_catalog.md5(p.prosrc) FROM pg_catalog.pg_proc AS p WHERE p.oid = v_fn)
+       IS DISTINCT FROM '38b72dea7df6fd29d91e8f297cd1b77d' THEN
+        RAISE EXCEPTION '% does not have the body this release deploys', v_fn;
+    END IF;
+    IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM '8f4257977b2788420baff9217e030988' THEN
+        RAISE EXCEPTION '% does not have the contract this release deploys', v_fn;
+    END IF;
+    IF pg_catalog.has_function_privilege(v_prefix || '_producer', v_fn, 'EXECUTE') THEN
+        RAISE EXCEPTION '% must not be executable by %_producer', v_fn, v_prefix;
+    END IF;
+    IF pg_catalog.has_function_privilege(v_prefix || '_worker', v_fn, 'EXECUTE') THEN
+        RAISE EXCEPTION '% must not be executable by %_worker', v_fn, v_prefix;
+    END IF;
+    IF NOT pg_catalog.has_function_privilege(v_prefix || '_admin', v_fn, 'EXECUTE') THEN
+        RAISE EXCEPTION '% must be executable by %_admin', v_fn, v_prefix;
     END IF;
 END
 $verify$;
@@ -2153,7 +2223,7 @@ BEGIN
         RAISE EXCEPTION '% must not be executable by PUBLIC', v_fn;
     END IF;
     IF (SELECT pg_catalog.md5(p.prosrc) FROM pg_catalog.pg_proc AS p WHERE p.oid = v_fn)
-       IS DISTINCT FROM '37eeb246e440881e7434d2e862185f17' THEN
+       IS DISTINCT FROM '89ae758db6642fea68c286d5d8c93727' THEN
         RAISE EXCEPTION '% does not have the body this release deploys', v_fn;
     END IF;
     IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM 'ae73abdacca1f84e8524581b3ee6d059' THEN

@@ -49,6 +49,23 @@ class QueueControl(Calls):
             "set_queue_limit", admin.set_queue_limit, params, conn, role=ADMIN_ROLE
         )
 
+    def set_queue_discard(
+        self,
+        queue: str,
+        discard: bool,
+        *,
+        conn: psycopg.Connection[Any] | None = None,
+    ) -> bool:
+        """With `discard` True, an accepted completion of a job of `queue` deletes the job
+        and its history instead of keeping it succeeded; False keeps jobs again (every
+        queue's default). A job another job waits on, or one another transaction holds a
+        lock on at that moment, is kept for prune. True when this call changed the
+        setting. Needs the admin role."""
+        params = parameters.queue_discard_params(queue, discard)
+        return self._produce(
+            "set_queue_discard", admin.set_queue_discard, params, conn, role=ADMIN_ROLE
+        )
+
     def set_key_limit(
         self,
         queue: str,
@@ -118,6 +135,23 @@ class QueueControl(Calls):
         params = parameters.queue_limit_params(queue, max_running)
         return await self._aproduce(
             "aset_queue_limit", admin_async.aset_queue_limit, params, conn, role=ADMIN_ROLE
+        )
+
+    async def aset_queue_discard(
+        self,
+        queue: str,
+        discard: bool,
+        *,
+        conn: psycopg.AsyncConnection[Any] | None = None,
+    ) -> bool:
+        """With `discard` True, an accepted completion of a job of `queue` deletes the job
+        and its history instead of keeping it succeeded; False keeps jobs again (every
+        queue's default). A job another job waits on, or one another transaction holds a
+        lock on at that moment, is kept for prune. True when this call changed the
+        setting. Needs the admin role."""
+        params = parameters.queue_discard_params(queue, discard)
+        return await self._aproduce(
+            "aset_queue_discard", admin_async.aset_queue_discard, params, conn, role=ADMIN_ROLE
         )
 
     async def aset_key_limit(

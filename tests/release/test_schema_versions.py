@@ -260,14 +260,16 @@ def test_the_previous_series_schema_runs_this_driver(make_database: MakeDatabase
     [
         ("0.1.0", False),
         ("0.4.9", False),
-        ("0.5.0", True),
-        ("0.5.9", True),
+        ("0.5.0", False),
+        ("0.5.9", False),
         ("0.6.0", True),
         ("0.6.9", True),
-        ("0.7.0", False),
+        ("0.7.0", True),
+        ("0.7.9", True),
+        ("0.8.0", False),
         ("1.0.0", False),
-        ("0.5", False),
-        ("0.5.0-rc1", False),
+        ("0.6", False),
+        ("0.6.0-rc1", False),
     ],
 )
 def test_schema_supported(version: str, supported: bool) -> None:

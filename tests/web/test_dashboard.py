@@ -729,7 +729,7 @@ def test_the_command_refuses_a_schema_older_than_0_5_0(make_database: MakeDataba
     assert done.returncode == 1
     assert done.stderr.strip() == (
         "taskboard: error: the database's taskboard schema is version 0.4.9; this driver "
-        "supports 0.5.0 up to (not including) 0.7.0: run `taskboard migrate`"
+        "supports 0.6.0 up to (not including) 0.8.0: run `taskboard migrate`"
     )
 
 

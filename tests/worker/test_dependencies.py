@@ -190,8 +190,8 @@ def test_a_schema_before_0_5_0_is_refused_at_the_first_call_naming_migrate(
     url = make_database(release="0.4.9")
     app = make_app(url)
     says = (
-        "the database's taskboard schema is version 0.4.9; this driver supports 0.5.0 up to "
-        "(not including) 0.7.0: run `taskboard migrate`"
+        "the database's taskboard schema is version 0.4.9; this driver supports 0.6.0 up to "
+        "(not including) 0.8.0: run `taskboard migrate`"
     )
     try:
         with pytest.raises(SchemaVersionError) as refused:

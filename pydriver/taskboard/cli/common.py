@@ -67,6 +67,7 @@ COMMAND_NEEDS: dict[str, Needs] = {
     "pause": Needs("admin"),
     "resume": Needs("admin"),
     "limit": Needs("admin"),
+    "discard": Needs("admin"),
     "key-limit": Needs("admin"),
     "rate-limit": Needs("admin"),
     "jobs": Needs("producer"),

@@ -1,5 +1,5 @@
 """The commands about queues: ``status``, and queue control: ``pause QUEUE``,
-``resume QUEUE``, ``limit QUEUE N|none``, ``key-limit QUEUE N|none`` and
+``resume QUEUE``, ``limit QUEUE N|none``, ``discard QUEUE on|off``, ``key-limit QUEUE N|none`` and
 ``rate-limit QUEUE N/PER|none``."""
 
 from __future__ import annotations
@@ -105,6 +105,15 @@ def cmd_limit(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_discard(args: argparse.Namespace) -> int:
+    discard = args.setting == "on"
+    changed = with_app(lambda app: app.set_queue_discard(args.queue, discard))
+    what = "a completed job is deleted" if discard else "completed jobs are kept"
+    data = {"queue": args.queue, "discard": discard, "changed": changed}
+    report(args, data, f'queue "{args.queue}": {what}' + ("" if changed else " (unchanged)"))
+    return EXIT_OK
+
+
 def cmd_key_limit(args: argparse.Namespace) -> int:
     limit = args.max_running_per_key
     changed = with_app(lambda app: app.set_key_limit(args.queue, limit))
@@ -204,7 +213,7 @@ def rate_limit(text: str) -> RateLimit | None:
 
 
 def add_commands(commands: Commands) -> None:
-    """Add the commands status, pause, resume, limit, key-limit and rate-limit."""
+    """Add the commands status, pause, resume, limit, discard, key-limit and rate-limit."""
     commands.add(
         "status",
         cmd_status,
@@ -229,6 +238,17 @@ def add_commands(commands: Commands) -> None:
     limit.add_argument("queue", metavar="QUEUE")
     limit.add_argument("max_running", metavar="N|none", type=queue_limit)
     limit.add_argument("--json", action="store_true", help="print the result as JSON")
+    discard = commands.add(
+        "discard",
+        cmd_discard,
+        "on: an accepted completion of a job of QUEUE deletes the job and its history; "
+        "off (every queue's default): completed jobs are kept.",
+        epilog="A job another job waits on, or one another transaction holds at that moment, "
+        "is kept for prune. Failed, dead and cancelled jobs are always kept.",
+    )
+    discard.add_argument("queue", metavar="QUEUE")
+    discard.add_argument("setting", metavar="on|off", choices=["on", "off"])
+    discard.add_argument("--json", action="store_true", help="print the result as JSON")
     key_limit = commands.add(
         "key-limit",
         cmd_key_limit,

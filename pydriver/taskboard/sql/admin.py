@@ -1,7 +1,7 @@
 # Generated from admin_async.py by dev/taskboard_dev/async_to_sync.py (make sync):
 # edit admin_async.py, not this file.
 """Queue control and managing jobs (the admin role): pause, resume, set_queue_limit,
-set_key_limit, set_rate_limit, get_job, find_jobs, cancel, retry, prune and remove_schedule.
+set_queue_discard, set_key_limit, set_rate_limit, get_job, find_jobs, cancel, retry, prune and remove_schedule.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from taskboard.sql.admin_async import (
     RESUME,
     RETRY,
     SET_KEY_LIMIT,
+    SET_QUEUE_DISCARD,
     SET_QUEUE_LIMIT,
     SET_RATE_LIMIT,
     JobInfo,
@@ -48,6 +49,11 @@ def resume(conn: psycopg.Connection[Any], params: dict[str, Any]) -> bool:
 def set_queue_limit(conn: psycopg.Connection[Any], params: dict[str, Any]) -> bool:
     """True when this call changed the limit (queue_limit_params)."""
     return changed(conn, SET_QUEUE_LIMIT, params)
+
+
+def set_queue_discard(conn: psycopg.Connection[Any], params: dict[str, Any]) -> bool:
+    """True when this call changed whether the queue discards (queue_discard_params)."""
+    return changed(conn, SET_QUEUE_DISCARD, params)
 
 
 def set_key_limit(conn: psycopg.Connection[Any], params: dict[str, Any]) -> bool:

@@ -1,5 +1,5 @@
 """Queue control and managing jobs (the admin role): pause, resume, set_queue_limit,
-set_key_limit, set_rate_limit, get_job, find_jobs, cancel, retry, prune and remove_schedule.
+set_queue_discard, set_key_limit, set_rate_limit, get_job, find_jobs, cancel, retry, prune and remove_schedule.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ RESUME = "SELECT taskboard.resume(queue => %(queue)s)"
 SET_QUEUE_LIMIT = (
     "SELECT taskboard.set_queue_limit(queue => %(queue)s, max_running => %(max_running)s)"
 )
+SET_QUEUE_DISCARD = "SELECT taskboard.set_queue_discard(queue => %(queue)s, discard => %(discard)s)"
 SET_KEY_LIMIT = (
     "SELECT taskboard.set_key_limit("
     "queue => %(queue)s, max_running_per_key => %(max_running_per_key)s)"
@@ -50,6 +51,11 @@ async def aresume(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) ->
 async def aset_queue_limit(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> bool:
     """True when this call changed the limit (queue_limit_params)."""
     return await achanged(conn, SET_QUEUE_LIMIT, params)
+
+
+async def aset_queue_discard(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> bool:
+    """True when this call changed whether the queue discards (queue_discard_params)."""
+    return await achanged(conn, SET_QUEUE_DISCARD, params)
 
 
 async def aset_key_limit(conn: psycopg.AsyncConnection[Any], params: dict[str, Any]) -> bool:

@@ -279,6 +279,14 @@ def queue_limit_params(queue: str, max_running: int | None) -> dict[str, Any]:
     return {"queue": text("queue", queue), "max_running": limit}
 
 
+def queue_discard_params(queue: str, discard: bool) -> dict[str, Any]:
+    if not isinstance(discard, bool):
+        raise InvalidArgument(
+            f"discard must be True or False, got {discard!r}", INVALID_PARAMETER_VALUE
+        )
+    return {"queue": text("queue", queue), "discard": discard}
+
+
 def key_limit_params(queue: str, max_running_per_key: int | None) -> dict[str, Any]:
     limit = (
         None if max_running_per_key is None else int4("max_running_per_key", max_running_per_key)

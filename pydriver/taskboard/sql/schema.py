@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from taskboard.errors import SchemaVersionError
 from taskboard.sql.parameters import release_of
 
-OLDEST = (0, 5, 0)
-BEYOND = (0, 7, 0)
+OLDEST = (0, 6, 0)
+BEYOND = (0, 8, 0)
 
 
 def dotted(release: tuple[int, ...]) -> str:

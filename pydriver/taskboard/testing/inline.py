@@ -7,7 +7,8 @@ through the two seams the worker offers (its `queries`, and an event hook)
 and never decides anything itself: a job counts as runnable as long as the
 database's `claim` hands it out, and as finished once the database answered
 its complete, fail or release. The outcomes it returns are what `get_job`
-says afterwards.
+says afterwards: a job deleted meanwhile (pruned, or completed in a queue that
+discards, `set_queue_discard`) has none.
 
 `enqueued_jobs` and `assert_enqueued` read `find_jobs`; nothing here writes
 to the database except the worker's own calls.
@@ -326,7 +327,7 @@ async def _outcomes(reader: psycopg.AsyncConnection[Any], watch: _Watch) -> list
     for job_id in list(watch.finished):
         with translate(role_needed=ROLE_NEEDED):
             job = await admin_async.aget_job(reader, parameters.job_params(job_id))
-        if job is not None:  # None: deleted meanwhile (pruned, or by the test)
+        if job is not None:  # None: deleted meanwhile (pruned, discarded, or by the test)
             outcomes.append(_outcome(job))
     return outcomes
 
