@@ -108,6 +108,7 @@ from taskboard_dev.server import Server
 # Taskboard under other conditions, measured beside it (not peers).
 VARIANTS = {
     "taskboard-limited": "a queue limit it never reaches runs at",
+    "taskboard-discard": "a queue that discards its jobs at completion runs at",
     "taskboard-metrics": "the worker with Prometheus metrics on (scraped every 5 s) runs at",
     "taskboard-2cycles": "two claim/complete cycles in flight (cycles_in_flight = 2) run at",
 }

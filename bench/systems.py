@@ -678,6 +678,22 @@ class TaskboardLimited(Taskboard):
             await conn.execute("SELECT taskboard.set_queue_limit('default', 1000000)")
 
 
+class TaskboardDiscard(Taskboard):
+    """Taskboard whose queue discards its jobs at completion (set_queue_discard): a fenced
+    delete instead of the kept row's update."""
+
+    name = "taskboard-discard"
+    label = "Taskboard, queue discards finished jobs"
+
+    @staticmethod
+    async def install(url: str) -> None:
+        import psycopg
+
+        await Taskboard.install(url)
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+            await conn.execute("SELECT taskboard.set_queue_discard('default', true)")
+
+
 class TaskboardMetrics(Taskboard):
     """Taskboard's worker serving Prometheus /metrics (a free port, scraped every 5 s,
     by the worker process itself): what the event hook and the gauges cost."""
@@ -725,6 +741,7 @@ SYSTEMS: dict[str, Any] = {
     for s in (
         Taskboard,
         TaskboardLimited,
+        TaskboardDiscard,
         TaskboardMetrics,
         TaskboardTwoCycles,
         Procrastinate,

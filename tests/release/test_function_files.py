@@ -83,6 +83,7 @@ LEASE_CORE = (
     "complete",
     "complete_many",
     "complete_held",
+    "discard_held",
     "fail",
     "release",
 )
@@ -100,9 +101,10 @@ RAISES_22023 = re.compile(r"invalid_parameter_value|'22023'")
 
 
 def test_the_lease_core_reads_in_one_sitting() -> None:
-    """The functions that write a held job's lease, the grant included, stay small
-    enough to review together; claim only dispatches, and each picker is short."""
-    assert sum(code_lines(name) for name in LEASE_CORE) <= 350
+    """The functions that write a held job's lease, the grant and a discarding queue's
+    delete included, stay small enough to review together; claim only dispatches, and
+    each picker is short."""
+    assert sum(code_lines(name) for name in LEASE_CORE) <= 410
     assert code_lines("claim") <= 150
     for name in PICKERS:
         assert code_lines(name) <= 150, name

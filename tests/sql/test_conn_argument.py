@@ -29,6 +29,7 @@ ARGS: dict[str, tuple[Any, ...]] = {
     "set_queue_limit": ("default", 1),
     "set_key_limit": ("default", 1),
     "set_rate_limit": ("default", 5, 1),
+    "set_queue_discard": ("default", False),
     "get_job": (1,),
     "jobs": (),
     "cancel": (1,),
