@@ -663,35 +663,35 @@ class ObanPy(ExternalPeer):
         return f"{oban} (Python {python})"
 
 
-class TaskboardLimited(Taskboard):
-    """Taskboard whose queue has a limit it never reaches: what the turn-taking costs claim."""
+class TaskboardQueueSetting(Taskboard):
+    """Taskboard whose queue 'default' has one setting, `SETTING`, made at install."""
 
-    name = "taskboard-limited"
-    label = "Taskboard, queue limit 1,000,000"
+    SETTING = ""
 
-    @staticmethod
-    async def install(url: str) -> None:
+    @classmethod
+    async def install(cls, url: str) -> None:
         import psycopg
 
         await Taskboard.install(url)
         async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-            await conn.execute("SELECT taskboard.set_queue_limit('default', 1000000)")
+            await conn.execute(cls.SETTING)
 
 
-class TaskboardDiscard(Taskboard):
+class TaskboardLimited(TaskboardQueueSetting):
+    """Taskboard whose queue has a limit it never reaches: what the turn-taking costs claim."""
+
+    name = "taskboard-limited"
+    label = "Taskboard, queue limit 1,000,000"
+    SETTING = "SELECT taskboard.set_queue_limit('default', 1000000)"
+
+
+class TaskboardDiscard(TaskboardQueueSetting):
     """Taskboard whose queue discards its jobs at completion (set_queue_discard): a fenced
     delete instead of the kept row's update."""
 
     name = "taskboard-discard"
     label = "Taskboard, queue discards finished jobs"
-
-    @staticmethod
-    async def install(url: str) -> None:
-        import psycopg
-
-        await Taskboard.install(url)
-        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-            await conn.execute("SELECT taskboard.set_queue_discard('default', true)")
+    SETTING = "SELECT taskboard.set_queue_discard('default', true)"
 
 
 class TaskboardMetrics(Taskboard):

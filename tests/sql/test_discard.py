@@ -115,6 +115,24 @@ def test_a_completion_outside_read_committed_keeps_the_job(
     assert state(url, a) == "succeeded"
 
 
+def renew_after(
+    conn: Conn,
+    barrier: threading.Barrier,
+    ids: list[int],
+    tokens: dict[int, str],
+    errors: list[BaseException],
+) -> None:
+    """renew_many of `ids` on `conn` once `barrier` lets it go; an error goes to `errors`."""
+    try:
+        barrier.wait()
+        conn.execute(
+            "SELECT count(*) FROM taskboard.renew_many(%s::bigint[], %s::uuid[])",
+            [ids, [tokens[i] for i in ids]],
+        )
+    except psycopg.Error as exc:
+        errors.append(exc)
+
+
 def test_a_renewer_and_a_completer_over_one_batch_never_deadlock(
     make_database: MakeDatabase,
 ) -> None:
@@ -136,18 +154,9 @@ def test_a_renewer_and_a_completer_over_one_batch_never_deadlock(
             order = list(reversed(ids))
             barrier = threading.Barrier(2)
             errors: list[BaseException] = []
-
-            def renew() -> None:
-                try:
-                    barrier.wait()
-                    renewer.execute(
-                        "SELECT count(*) FROM taskboard.renew_many(%s::bigint[], %s::uuid[])",
-                        [order, [tokens[i] for i in order]],
-                    )
-                except psycopg.Error as exc:
-                    errors.append(exc)
-
-            thread = threading.Thread(target=renew)
+            thread = threading.Thread(
+                target=renew_after, args=(renewer, barrier, order, tokens, errors)
+            )
             thread.start()
             barrier.wait()
             answers = completer.execute(
