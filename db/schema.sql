@@ -3496,7 +3496,7 @@ SELECT DISTINCT ON (e.job_id, e.token_digest)
     ON e.job_id = i.id
    AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(i.token))
    AND e.kind IN ('reclaimed', 'cancelled')
- WHERE EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
+ WHERE EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE SKIP LOCKED)
  ORDER BY e.job_id, e.token_digest
 ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING
 $$;
@@ -3515,7 +3515,12 @@ once per token and kind (a second refusal writes nothing); a token the
 history does not know is not recorded. Empty arrays read nothing.
 The job is held FOR KEY SHARE until the caller''s statement ends: an
 admin''s prune of it that commits first takes the line with it, rather
-than failing the refusal with 23503.
+than failing the refusal with 23503. A job another transaction holds
+FOR UPDATE (deleting it: prune, or the accepted completion of a queue
+that discards) gets no line, and the refusal does not wait for that
+transaction: the job''s history goes with it. Two workers whose leases
+crossed, each refused on the job the other completes, would otherwise
+wait for each other.
 Called by complete_many, renew_many and fail, after the write they
 refused; never granted to an application role.';
 
@@ -4092,10 +4097,12 @@ gone, and a completion repeated with its token answers false (as for a
 pruned job) where a kept job answers true. The completion is fenced as
 always: a token that is not current deletes nothing. A job is kept
 succeeded, for prune to delete, when a job waits on it (depends_on), when
-another transaction holds a lock on it at that moment (a producer naming
-it in depends_on, a renewal in flight: the completion never waits for
-one), and when the completion runs in a transaction that is not READ
-COMMITTED. Failed, dead and cancelled jobs are always kept. True when
+another transaction holds a lock on it as the delete''s lock is taken (a
+producer''s open transaction naming it in depends_on, which the
+completion never waits for), and when the completion runs in a transaction that
+is not READ COMMITTED. Failed, dead and cancelled jobs are always kept.
+A refused write of an earlier holder of a job being deleted gets no
+history line (taskboard.record_refusals). True when
 this call changed the setting, false when it already was `discard`.
 Raises 22023 when queue is NULL, empty or longer than 200 characters, or
 discard is NULL.';
@@ -4408,7 +4415,7 @@ CREATE FUNCTION taskboard.version() RETURNS text
     LANGUAGE sql IMMUTABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-SELECT '0.7.0'::text
+SELECT '0.7.1'::text
 $$;
 
 --

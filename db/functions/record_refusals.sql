@@ -8,7 +8,12 @@
 -- history does not know is not recorded. Empty arrays read nothing.
 -- The job is held FOR KEY SHARE until the caller's statement ends: an
 -- admin's prune of it that commits first takes the line with it, rather
--- than failing the refusal with 23503.
+-- than failing the refusal with 23503. A job another transaction holds
+-- FOR UPDATE (deleting it: prune, or the accepted completion of a queue
+-- that discards) gets no line, and the refusal does not wait for that
+-- transaction: the job's history goes with it. Two workers whose leases
+-- crossed, each refused on the job the other completes, would otherwise
+-- wait for each other.
 -- Called by complete_many, renew_many and fail, after the write they
 -- refused; never granted to an application role.
 
@@ -28,7 +33,7 @@ SELECT DISTINCT ON (e.job_id, e.token_digest)
     ON e.job_id = i.id
    AND e.token_digest = pg_catalog.sha256(pg_catalog.uuid_send(i.token))
    AND e.kind IN ('reclaimed', 'cancelled')
- WHERE EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE)
+ WHERE EXISTS (SELECT FROM taskboard.jobs AS k WHERE k.id = e.job_id FOR KEY SHARE SKIP LOCKED)
  ORDER BY e.job_id, e.token_digest
 ON CONFLICT ON CONSTRAINT job_events_once DO NOTHING
 $function$;

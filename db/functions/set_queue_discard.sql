@@ -8,10 +8,12 @@
 -- pruned job) where a kept job answers true. The completion is fenced as
 -- always: a token that is not current deletes nothing. A job is kept
 -- succeeded, for prune to delete, when a job waits on it (depends_on), when
--- another transaction holds a lock on it at that moment (a producer naming
--- it in depends_on, a renewal in flight: the completion never waits for
--- one), and when the completion runs in a transaction that is not READ
--- COMMITTED. Failed, dead and cancelled jobs are always kept. True when
+-- another transaction holds a lock on it as the delete's lock is taken (a
+-- producer's open transaction naming it in depends_on, which the
+-- completion never waits for), and when the completion runs in a transaction that
+-- is not READ COMMITTED. Failed, dead and cancelled jobs are always kept.
+-- A refused write of an earlier holder of a job being deleted gets no
+-- history line (taskboard.record_refusals). True when
 -- this call changed the setting, false when it already was `discard`.
 -- Raises 22023 when queue is NULL, empty or longer than 200 characters, or
 -- discard is NULL.

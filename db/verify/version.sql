@@ -1,6 +1,6 @@
 -- Verify taskboard:version on pg
 --
--- Release 0.7.0: written by `make schema` (never by hand).
+-- Release 0.7.1: written by `make schema` (never by hand).
 
 BEGIN;
 
@@ -1741,10 +1741,10 @@ BEGIN
         RAISE EXCEPTION '% must not be executable by PUBLIC', v_fn;
     END IF;
     IF (SELECT pg_catalog.md5(p.prosrc) FROM pg_catalog.pg_proc AS p WHERE p.oid = v_fn)
-       IS DISTINCT FROM '5dbc5859f4d64ad33dfe0d931b23a1b7' THEN
+       IS DISTINCT FROM '3dd69f2d5f32a6fd39e21aff6494dfce' THEN
         RAISE EXCEPTION '% does not have the body this release deploys', v_fn;
     END IF;
-    IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM '4221b000791a94a137ddafd3b229cdca' THEN
+    IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM 'd0452769d4abfe30a741141580b857dc' THEN
         RAISE EXCEPTION '% does not have the contract this release deploys', v_fn;
     END IF;
     IF pg_catalog.has_function_privilege(v_prefix || '_producer', v_fn, 'EXECUTE') THEN
@@ -2090,7 +2090,7 @@ BEGIN
        IS DISTINCT FROM '38b72dea7df6fd29d91e8f297cd1b77d' THEN
         RAISE EXCEPTION '% does not have the body this release deploys', v_fn;
     END IF;
-    IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM '8f4257977b2788420baff9217e030988' THEN
+    IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM '1922c2fe640d747227d5c46a3d3fac21' THEN
         RAISE EXCEPTION '% does not have the contract this release deploys', v_fn;
     END IF;
     IF pg_catalog.has_function_privilege(v_prefix || '_producer', v_fn, 'EXECUTE') THEN
@@ -2223,7 +2223,7 @@ BEGIN
         RAISE EXCEPTION '% must not be executable by PUBLIC', v_fn;
     END IF;
     IF (SELECT pg_catalog.md5(p.prosrc) FROM pg_catalog.pg_proc AS p WHERE p.oid = v_fn)
-       IS DISTINCT FROM '89ae758db6642fea68c286d5d8c93727' THEN
+       IS DISTINCT FROM '37fb31642d38eb11de33c325c6447eef' THEN
         RAISE EXCEPTION '% does not have the body this release deploys', v_fn;
     END IF;
     IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM 'ae73abdacca1f84e8524581b3ee6d059' THEN

@@ -18,7 +18,14 @@ from taskboard import InvalidArgument, SyncContext, Taskboard, load_settings
 from taskboard.testing import run_until_empty
 from tests.sql.test_dependency_locks import claim, enqueue, impatient, open_enqueue, state
 from tests.support.cli import error_line, run
-from tests.support.database import MakeDatabase, connect, settle_checks, stuck_waiting, value
+from tests.support.database import (
+    MakeDatabase,
+    connect,
+    expire,
+    settle_checks,
+    stuck_waiting,
+    value,
+)
 
 Conn = psycopg.Connection[Any]
 
@@ -207,3 +214,40 @@ def test_the_app_and_the_cli_set_it_and_a_worker_leaves_nothing(
     refused = run(url, "discard", "d", "maybe")
     assert refused.returncode == 2
     assert "invalid choice: 'maybe'" in error_line(refused)
+
+
+def test_workers_whose_leases_crossed_refuse_each_others_deleted_job_without_waiting(
+    make_database: MakeDatabase,
+) -> None:
+    """A holds j1, whose lease before was B's; B holds j2, whose lease before was A's.
+    Each deletes its own job in an open transaction, then presents its stale token for
+    the other's: the refusal's history line would wait for the other's delete, each
+    for the other, and one of them would be rolled back as a deadlock."""
+    url = make_database(deploy=True)
+    discarding(url, "d")
+    with (
+        connect(url, "taskboard_producer") as producer,
+        impatient(url, "taskboard_worker") as claimer,
+    ):
+        j1 = enqueue(producer, "d")
+        b1 = claim(claimer, "d")[j1]
+        j2 = enqueue(producer, "d")
+        a2 = claim(claimer, "d")[j2]
+        expire(url, j1)
+        expire(url, j2)
+        a1, b2 = claim(claimer, "d", 1)[j1], claim(claimer, "d", 1)[j2]
+    a = connect(url, "taskboard_worker", autocommit=False)
+    b = connect(url, "taskboard_worker", autocommit=False)
+    try:
+        for conn in (a, b):
+            conn.execute("SET lock_timeout = '2s'")
+        assert value(a, "SELECT taskboard.complete(%s, %s)", [j1, a1]) is True
+        assert value(b, "SELECT taskboard.complete(%s, %s)", [j2, b2]) is True
+        assert value(a, "SELECT taskboard.complete(%s, %s)", [j2, a2]) is False
+        assert value(b, "SELECT taskboard.complete(%s, %s)", [j1, b1]) is False
+        a.commit()
+        b.commit()
+    finally:
+        a.close()
+        b.close()
+    assert not exists(url, j1) and not exists(url, j2)
