@@ -31,6 +31,7 @@ CALLS = {
     "pause": ["pause", "roles-q"],
     "resume": ["resume", "roles-q"],
     "limit": ["limit", "roles-q", "5"],
+    "discard": ["discard", "roles-q", "off"],
     "key-limit": ["key-limit", "roles-q", "1"],
     "rate-limit": ["rate-limit", "roles-q", "5/1s"],
     "cancel": ["cancel", NO_JOB],
