@@ -215,6 +215,7 @@ def test_a_queue_paused_from_the_page_stops_claims(site: Site, page: Page) -> No
 
 
 def test_a_queue_limit_is_set_from_the_page(site: Site, page: Page) -> None:
+    site.wait_for(site.enqueue("echo", {"n": 1}), "succeeded")  # the queue is listed
     page.goto(site.admin)
     row = page.locator(f'tr[data-queue="{QUEUE}"]')
     row.get_by_label(f"limit of {QUEUE}").fill("2")
