@@ -67,7 +67,7 @@
 -- unless clock < clock + lease <= clock + 12 hours, months and days
 -- counted as the calendar makes them.
 --
--- claim dispatches: its pickers (pick_queued, pick_expired, pick_keyed,
+-- claim dispatches: its pickers (pick_next, pick_queued, pick_expired, pick_keyed,
 -- bury_spent, and the bounds queue_room, window_room, full_keys,
 -- rate_full_keys) choose the jobs and write no lease; grant_leases grants
 -- every lease. plan_cache_mode = force_generic_plan with enable_seqscan =
@@ -81,10 +81,15 @@
 -- its queued index, and primary-key probes by id; with sequential scans
 -- off, no step scans the table (tests/sql/test_claim_plan.py).
 -- A queue with no limit and no lease expired by the claim's clock takes the
--- common path: a check of its running jobs, then two steps (pick_queued:
--- the head of its queued index, locked; grant_leases: the update); the
--- steps of expired leases, limits and the history run only when there is
--- one.
+-- common path: two steps (pick_next: a check of its running jobs and the
+-- head of its queued index, locked; grant_leases: the update); the steps
+-- of expired leases, limits and the history run only when there is one.
+-- A session with taskboard.claim_cursor = on, as the driver's control
+-- connections are, takes the jobs after its last ones and checks for
+-- expired leases at most every 200 ms on that path (pick_next): a job
+-- queued ahead of them, and an expired lease, may wait that long (longer
+-- while the walks are slow) unless the claim finds fewer jobs than its
+-- batch.
 -- Every claim holds a shared transaction-level advisory lock on its queue,
 -- keys (1952605797, hashtext(queue)), until its transaction ends; an
 -- application's own advisory locks should not use 1952605797 as first key.
@@ -203,19 +208,15 @@ BEGIN
     END IF;
 
     -- The common path: no limit, and no lease of the queue expired by v_now
-    -- (nothing to bury or reclaim; the check walks this queue's running
-    -- jobs, as the pickers would). Only queued jobs can be taken, and
-    -- nothing is recorded in the history: two steps, the queued head
-    -- locked and the grant.
-    IF v_limit IS NULL AND v_key_limit IS NULL AND v_rate_starts IS NULL AND NOT EXISTS (
-        SELECT
-          FROM taskboard.jobs AS x
-         WHERE x.queue = claim.queue
-           AND x.state = 'running'
-           AND x.lease_expires_at <= v_now) THEN
-        RETURN QUERY SELECT * FROM taskboard.grant_leases(
-            taskboard.pick_queued(claim.queue, v_now, claim.batch), claim.batch, claim.worker, claim.lease, v_now);
-        RETURN;
+    -- (nothing to bury or reclaim). Only queued jobs can be taken, and
+    -- nothing is recorded in the history: two steps, the jobs picked and
+    -- locked (pick_next), and the grant.
+    IF v_limit IS NULL AND v_key_limit IS NULL AND v_rate_starts IS NULL THEN
+        v_ids := taskboard.pick_next(claim.queue, v_now, claim.batch);
+        IF v_ids IS NOT NULL THEN
+            RETURN QUERY SELECT * FROM taskboard.grant_leases(v_ids, claim.batch, claim.worker, claim.lease, v_now);
+            RETURN;
+        END IF;
     END IF;
 
     IF v_rate_starts IS NOT NULL THEN

@@ -324,7 +324,7 @@ SELECT functions_are('taskboard', ARRAY[
     'record_refusals', 'check_arg', 'check_given', 'check_key', 'check_items', 'check_flat', 'check_lengths',
     'check_between', 'check_limit', 'check_choice', 'check_trace_context', 'check_delay', 'check_recent', 'set_limit', 'grant_leases',
     'pick_queued', 'pick_expired', 'pick_keyed', 'bury_spent', 'queue_room', 'window_room', 'full_keys', 'rate_full_keys',
-    'find_ids', 'check_leases', 'check_lease', 'complete_held', 'set_queue_discard', 'discard_held'
+    'find_ids', 'check_leases', 'check_lease', 'complete_held', 'set_queue_discard', 'discard_held', 'pick_next'
 ], 'the schema has exactly the documented functions');
 
 SELECT is_empty(

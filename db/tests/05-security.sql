@@ -11,7 +11,7 @@
 -- read queue_stats and schedules.
 
 BEGIN;
-SELECT plan(599);
+SELECT plan(607);
 
 -- Who may execute what: one row per function of the schema.
 CREATE TEMP TABLE api (
@@ -98,6 +98,8 @@ INSERT INTO api (fn, args, producer, worker, admin) VALUES
                                                                         false, false, false),
     ('pick_queued'     , ARRAY['text', 'timestamp with time zone', 'integer'],
                                                                         false, false, false),
+    ('pick_next'       , ARRAY['text', 'timestamp with time zone', 'integer'],
+                                                                        false, false, false),
     ('complete_held'   , ARRAY['bigint[]', 'uuid[]', 'jsonb[]', 'timestamp with time zone'],
                                                                         false, false, false),
     ('pick_expired'    , ARRAY['text', 'timestamp with time zone', 'integer', 'text[]', 'integer', 'interval', 'boolean'],
@@ -175,7 +177,7 @@ SELECT CASE
            WHEN a.fn LIKE 'check\_%' OR a.fn IN ('last_failure_at', 'record_refusals', 'set_limit', 'grant_leases',
                                               'pick_queued', 'pick_expired', 'pick_keyed', 'bury_spent',
                                               'queue_room', 'window_room', 'full_keys', 'rate_full_keys', 'find_ids',
-                                              'complete_held', 'discard_held') THEN
+                                              'complete_held', 'discard_held', 'pick_next') THEN
                isnt_definer('taskboard', a.fn, a.args, a.fn || '() is not SECURITY DEFINER: it runs as its caller, the owner')
            ELSE is_definer('taskboard', a.fn, a.args, a.fn || '() is SECURITY DEFINER')
        END

@@ -1,6 +1,6 @@
 -- Verify taskboard:version on pg
 --
--- Release 0.7.1: written by `make schema` (never by hand).
+-- Release 0.7.2: written by `make schema` (never by hand).
 
 BEGIN;
 
@@ -691,10 +691,10 @@ BEGIN
         RAISE EXCEPTION '% must not be executable by PUBLIC', v_fn;
     END IF;
     IF (SELECT pg_catalog.md5(p.prosrc) FROM pg_catalog.pg_proc AS p WHERE p.oid = v_fn)
-       IS DISTINCT FROM '20479b6bd00a4009f2709cae9c474469' THEN
+       IS DISTINCT FROM 'e77097578e36d874296aa5ed856a95e7' THEN
         RAISE EXCEPTION '% does not have the body this release deploys', v_fn;
     END IF;
-    IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM 'caa4d6609dee2a2b9bfc8e4dde629cba' THEN
+    IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM '24011d23b01da6d0bf0d3c7d556b2483' THEN
         RAISE EXCEPTION '% does not have the contract this release deploys', v_fn;
     END IF;
     IF pg_catalog.has_function_privilege(v_prefix || '_producer', v_fn, 'EXECUTE') THEN
@@ -1517,6 +1517,41 @@ $verify$;
 DO $verify$
 DECLARE
     v_prefix text := pg_catalog.current_setting('taskboard.role_prefix');
+    v_fn pg_catalog.regprocedure := pg_catalog.to_regprocedure('taskboard.pick_next(text,timestamp with time zone,integer)');
+BEGIN
+    IF v_fn IS NULL THEN
+        RAISE EXCEPTION 'taskboard.pick_next(text,timestamp with time zone,integer) is missing';
+    END IF;
+    IF (SELECT p.prosecdef = false
+                   AND p.proowner = pg_catalog.to_regrole(v_prefix || '_owner')
+              FROM pg_catalog.pg_proc AS p WHERE p.oid = v_fn) IS NOT TRUE THEN
+        RAISE EXCEPTION '% must be owned by %_owner, security as its source says', v_fn, v_prefix;
+    END IF;
+    IF pg_catalog.has_function_privilege('public', v_fn, 'EXECUTE') THEN
+        RAISE EXCEPTION '% must not be executable by PUBLIC', v_fn;
+    END IF;
+    IF (SELECT pg_catalog.md5(p.prosrc) FROM pg_catalog.pg_proc AS p WHERE p.oid = v_fn)
+       IS DISTINCT FROM '522cbaa9206daf70c7f2068617cfe49a' THEN
+        RAISE EXCEPTION '% does not have the body this release deploys', v_fn;
+    END IF;
+    IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM 'cd8477c4090d5cd212910b0dc5aa9e3a' THEN
+        RAISE EXCEPTION '% does not have the contract this release deploys', v_fn;
+    END IF;
+    IF pg_catalog.has_function_privilege(v_prefix || '_producer', v_fn, 'EXECUTE') THEN
+        RAISE EXCEPTION '% must not be executable by %_producer', v_fn, v_prefix;
+    END IF;
+    IF pg_catalog.has_function_privilege(v_prefix || '_worker', v_fn, 'EXECUTE') THEN
+        RAISE EXCEPTION '% must not be executable by %_worker', v_fn, v_prefix;
+    END IF;
+    IF pg_catalog.has_function_privilege(v_prefix || '_admin', v_fn, 'EXECUTE') THEN
+        RAISE EXCEPTION '% must not be executable by %_admin', v_fn, v_prefix;
+    END IF;
+END
+$verify$;
+
+DO $verify$
+DECLARE
+    v_prefix text := pg_catalog.current_setting('taskboard.role_prefix');
     v_fn pg_catalog.regprocedure := pg_catalog.to_regprocedure('taskboard.pick_queued(text,timestamp with time zone,integer)');
 BEGIN
     IF v_fn IS NULL THEN
@@ -2223,7 +2258,7 @@ BEGIN
         RAISE EXCEPTION '% must not be executable by PUBLIC', v_fn;
     END IF;
     IF (SELECT pg_catalog.md5(p.prosrc) FROM pg_catalog.pg_proc AS p WHERE p.oid = v_fn)
-       IS DISTINCT FROM '37fb31642d38eb11de33c325c6447eef' THEN
+       IS DISTINCT FROM '94b4600e43300d9a3fd8cffae35c1289' THEN
         RAISE EXCEPTION '% does not have the body this release deploys', v_fn;
     END IF;
     IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM 'ae73abdacca1f84e8524581b3ee6d059' THEN
