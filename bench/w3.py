@@ -236,6 +236,7 @@ async def churn(
 
     from taskboard.sql import parameters, producer_async
     from taskboard.sql import worker as sql_worker
+    from taskboard.worker.control import CONTROL_LOCK_TIMEOUT_SECONDS
     from taskboard.worker.retention import JITTER
     from taskboard.worker.retention import PRUNE_BATCH as WORKER_PRUNE_BATCH
 
@@ -278,6 +279,8 @@ async def churn(
     async def consumer(k: int) -> None:
         nonlocal done, up
         async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+            # Set up as a worker's control connection is: its claim cursor kept.
+            await sql_worker.prepare_claimer(conn, CONTROL_LOCK_TIMEOUT_SECONDS)
             # Workers are up before the work arrives: each first claim finds
             # the queue empty, as a worker's does when it starts on an idle queue.
             await sql_worker.claim(conn, QUEUE, f"{WORKER}-{k}", CHURN_BATCH, LEASE_S)

@@ -2,7 +2,8 @@
 
     bench/.venv/bin/python bench/xmin.py URL [--baseline S] [--hold S] [--after S]
 
-A producer keeps a backlog of queued no-op jobs, `consumers` connections loop
+A producer keeps a backlog of queued no-op jobs, `consumers` connections (set up as
+a control connection is, their claim cursor kept) loop
 `claim(batch => 32)` + `complete_many` as fast as they go (the two calls a
 worker's control connection sends, as W3's churn does), and an operator's cron
 prunes finished jobs older than 10 s every `sample_s`. After `baseline_s` a
@@ -70,6 +71,7 @@ async def held_xmin(
 
     from taskboard.sql import parameters, producer_async
     from taskboard.sql import worker as sql_worker
+    from taskboard.worker.control import CONTROL_LOCK_TIMEOUT_SECONDS
 
     t0 = time.perf_counter()
     enqueued = done = 0
@@ -103,6 +105,8 @@ async def held_xmin(
     async def consumer(k: int) -> None:
         nonlocal done, up
         async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+            # Set up as a worker's control connection is: its claim cursor kept.
+            await sql_worker.prepare_claimer(conn, CONTROL_LOCK_TIMEOUT_SECONDS)
             await sql_worker.claim(conn, QUEUE, f"{WORKER}-{k}", CHURN_BATCH, LEASE_S)
             up += 1
             if up == consumers:

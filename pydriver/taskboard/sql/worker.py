@@ -413,6 +413,17 @@ async def set_lock_timeout(conn: psycopg.AsyncConnection[Any], seconds_: float) 
     )
 
 
+async def prepare_claimer(conn: psycopg.AsyncConnection[Any], lock_timeout: float) -> None:
+    """Set up a control connection: set_lock_timeout, and a claim cursor kept per queue
+    (taskboard.claim_cursor = on: the claims of a busy queue take the jobs after the
+    session's last ones, and walk from the head of the queue at most every 200 ms)."""
+    await conn.execute(
+        "SELECT pg_catalog.set_config('lock_timeout', %s, false),"
+        " pg_catalog.set_config('taskboard.claim_cursor', 'on', false)",
+        [f"{int(lock_timeout * 1000)}ms"],
+    )
+
+
 # -- start-up checks -------------------------------------------------------------
 
 

@@ -127,7 +127,7 @@ class Control:
             )
 
         async def prepare(conn: psycopg.AsyncConnection[Any]) -> None:
-            await sql_worker.set_lock_timeout(conn, CONTROL_LOCK_TIMEOUT_SECONDS)
+            await sql_worker.prepare_claimer(conn, CONTROL_LOCK_TIMEOUT_SECONDS)
             if listen_here:
                 await self.queries.listen(conn)
 
@@ -155,7 +155,7 @@ class Control:
                     lambda: self.connect(self.settings.database_url),
                     second,
                     until=self.finished,
-                    prepare=lambda conn: sql_worker.set_lock_timeout(
+                    prepare=lambda conn: sql_worker.prepare_claimer(
                         conn, CONTROL_LOCK_TIMEOUT_SECONDS
                     ),
                     deadline=self.deadline,
