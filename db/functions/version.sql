@@ -10,7 +10,7 @@ CREATE OR REPLACE FUNCTION taskboard.version()
  IMMUTABLE SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
-SELECT '0.7.2'::text
+SELECT '0.7.3'::text
 $function$;
 
 REVOKE ALL ON FUNCTION taskboard.version() FROM PUBLIC;

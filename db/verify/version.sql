@@ -1,6 +1,6 @@
 -- Verify taskboard:version on pg
 --
--- Release 0.7.2: written by `make schema` (never by hand).
+-- Release 0.7.3: written by `make schema` (never by hand).
 
 BEGIN;
 
@@ -1531,10 +1531,10 @@ BEGIN
         RAISE EXCEPTION '% must not be executable by PUBLIC', v_fn;
     END IF;
     IF (SELECT pg_catalog.md5(p.prosrc) FROM pg_catalog.pg_proc AS p WHERE p.oid = v_fn)
-       IS DISTINCT FROM '522cbaa9206daf70c7f2068617cfe49a' THEN
+       IS DISTINCT FROM '4c272cba491c8c47a2feb2ee8eab782f' THEN
         RAISE EXCEPTION '% does not have the body this release deploys', v_fn;
     END IF;
-    IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM 'cd8477c4090d5cd212910b0dc5aa9e3a' THEN
+    IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM '82d50690c00cfeb490fe2275a6041dd7' THEN
         RAISE EXCEPTION '% does not have the contract this release deploys', v_fn;
     END IF;
     IF pg_catalog.has_function_privilege(v_prefix || '_producer', v_fn, 'EXECUTE') THEN
@@ -2258,7 +2258,7 @@ BEGIN
         RAISE EXCEPTION '% must not be executable by PUBLIC', v_fn;
     END IF;
     IF (SELECT pg_catalog.md5(p.prosrc) FROM pg_catalog.pg_proc AS p WHERE p.oid = v_fn)
-       IS DISTINCT FROM '94b4600e43300d9a3fd8cffae35c1289' THEN
+       IS DISTINCT FROM 'fba9eb55e1ae60389fc5f18dfba7c2c0' THEN
         RAISE EXCEPTION '% does not have the body this release deploys', v_fn;
     END IF;
     IF pg_catalog.md5(pg_catalog.obj_description(v_fn, 'pg_proc')) IS DISTINCT FROM 'ae73abdacca1f84e8524581b3ee6d059' THEN
