@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.18.2"
+__version__ = "0.18.3"
 
 # Imported on first use, so that importing the package needs nothing but the
 # standard library until one of these names is used.

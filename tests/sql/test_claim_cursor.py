@@ -11,6 +11,9 @@ timing anything.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import threading
+import time
 
 import psycopg
 
@@ -40,9 +43,20 @@ def cycle(conn: psycopg.Connection) -> int:
     return len(rows)
 
 
-def entries_read_by_a_claim(conn: psycopg.Connection) -> tuple[int, int]:
-    """The jobs one claim took, and the entries it read of the two indexes it walks."""
+def entries_read_by_a_claim(
+    conn: psycopg.Connection, push_due: str | None = None
+) -> tuple[int, int]:
+    """The jobs one claim took, and the entries it read of the two indexes it walks;
+    with `push_due` (a cursor's fields after its first), the claim's session has the
+    cursor those fields name, its walk due a second on."""
     with conn.transaction():
+        if push_due is not None:
+            conn.execute(
+                "SELECT set_config('taskboard.cursor_' || to_hex(hashtext('default')),"
+                " ((extract(epoch FROM clock_timestamp()) * 1000000)::bigint + 1000000)::text"
+                " || ' ' || %s, false)",
+                [push_due],
+            )
         (before,) = conn.execute(ENTRIES_READ).fetchone() or (0,)
         rows = conn.execute(CLAIM, [BATCH]).fetchall()
         (after,) = conn.execute(ENTRIES_READ).fetchone() or (0,)
@@ -72,18 +86,12 @@ def test_under_a_held_snapshot_a_cursor_claim_reads_its_jobs_not_the_dead_head(
         done = 0
         while done < CHURNED:
             done += cycle(cursor_session)
-        # The next claims of the cursor session come before its walk is due: the
-        # cursor's first field, pushed an hour on so that a slow machine cannot
-        # make the measured claim a walk.
+        # The measured claim comes before the session's next walk is due: the
+        # cursor's first field, set to a second after the clock in the claim's
+        # own transaction (a walk is never due more than 2 s on).
         (kept,) = cursor_session.execute(CURSOR).fetchone() or (None,)
         assert kept, "a claim of a session with taskboard.claim_cursor = on keeps no cursor"
-        due, rest = kept.split(" ", 1)
-        cursor_session.execute(
-            "SELECT set_config('taskboard.cursor_' || to_hex(hashtext('default')), %s, false)",
-            [f"{int(due) + 3_600_000_000} {rest}"],
-        )
-
-        took, cursor_read = entries_read_by_a_claim(cursor_session)
+        took, cursor_read = entries_read_by_a_claim(cursor_session, push_due=kept.split(" ", 1)[1])
         assert took == BATCH
         plain_took, plain_read = entries_read_by_a_claim(plain_session)
         assert plain_took == BATCH
@@ -112,3 +120,45 @@ def test_a_control_connection_keeps_a_claim_cursor(make_database: MakeDatabase) 
             return row[0], row[1]
 
     assert asyncio.run(settings()) == ("on", "2500ms")
+
+
+def test_a_walk_that_waited_for_its_turn_counts_only_its_own_time(
+    make_database: MakeDatabase,
+) -> None:
+    """A claim that waited behind a first limit being set (the queue's advisory lock)
+    makes its next walk due about 200 ms after it, not twenty times its wait."""
+    url = make_database(deploy=True)
+    with (
+        psycopg.connect(url) as in_flight,
+        psycopg.connect(url, autocommit=True) as admin,
+        psycopg.connect(url, autocommit=True) as cursor_session,
+    ):
+        admin.execute("SELECT taskboard.enqueue_many('noop', array_fill('{}'::jsonb, ARRAY[100]))")
+        cursor_session.execute("SET ROLE taskboard_worker")
+        cursor_session.execute("SELECT set_config('taskboard.claim_cursor', 'on', false)")
+        in_flight.execute(CLAIM, [1])  # a claim in flight: its transaction stays open
+        admin.execute("SET lock_timeout = '900ms'")
+
+        def limit() -> None:
+            # Waits for the claim in flight, and gives up after 0.9 s.
+            with contextlib.suppress(psycopg.errors.LockNotAvailable):
+                admin.execute("SELECT taskboard.set_queue_limit('default', 5)")
+
+        setter = threading.Thread(target=limit)
+        setter.start()
+        time.sleep(0.3)  # the limit is being set: the next claim waits behind it
+        started = time.monotonic()
+        rows = cursor_session.execute(CLAIM, [BATCH]).fetchall()
+        waited = time.monotonic() - started
+        (due_in,) = cursor_session.execute(
+            "SELECT (split_part(current_setting('taskboard.cursor_' || to_hex(hashtext('default'))), ' ', 1)::bigint"
+            " - (extract(epoch FROM clock_timestamp()) * 1000000)::bigint) / 1e6"
+        ).fetchone() or (None,)
+        setter.join()
+        in_flight.rollback()
+
+    assert len(rows) == BATCH
+    assert waited > 0.4, f"the claim did not wait behind the limit being set ({waited:.2f} s)"
+    assert due_in is not None and float(due_in) < 1.5, (
+        f"after waiting {waited:.2f} s for its turn, the next walk is due in {due_in} s"
+    )

@@ -416,7 +416,8 @@ async def set_lock_timeout(conn: psycopg.AsyncConnection[Any], seconds_: float) 
 async def prepare_claimer(conn: psycopg.AsyncConnection[Any], lock_timeout: float) -> None:
     """Set up a control connection: set_lock_timeout, and a claim cursor kept per queue
     (taskboard.claim_cursor = on: the claims of a busy queue take the jobs after the
-    session's last ones, and walk from the head of the queue at most every 200 ms)."""
+    session's last ones, and walk from the head of the queue every 200 ms, up to 2 s
+    while walks are slow)."""
     await conn.execute(
         "SELECT pg_catalog.set_config('lock_timeout', %s, false),"
         " pg_catalog.set_config('taskboard.claim_cursor', 'on', false)",
