@@ -10,7 +10,8 @@ size (1 and 32), a fresh database from the system's template with a
 backlog of N queued no-op jobs on one queue (no pause, no limit, no expired
 lease: the common path), then on one connection, prepared, R claims at
 batch 1 (R / 4 at batch 32), each followed by the completion of the batch
-claimed before it, as a worker's control connection sends them:
+claimed before it, as a worker's control connection sends them (Taskboard's
+with its claim cursor kept, as the driver's control connections keep it):
 
 - Taskboard: `taskboard.claim('default', .., batch, '60 seconds')` and
   `taskboard.complete_many`;
@@ -243,6 +244,9 @@ def measure(server: Server, system: str, batch: int, rounds: int, jobs: int) -> 
     taken = 0
     with psycopg.connect(url, autocommit=True) as conn:
         tasks = fill(conn, system, jobs)
+        if system != "graphile":
+            # As a worker's control connection is set up: its claim cursor kept.
+            conn.execute("SELECT pg_catalog.set_config('taskboard.claim_cursor', 'on', false)")
         conn.execute("CHECKPOINT")
         conn.execute("SELECT pg_stat_statements_reset()")
         fetch = graphile_get_jobs(batch)
