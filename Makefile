@@ -187,7 +187,7 @@ lint: venv ## ruff (rules and format), mypy --strict, the import contracts (impo
 	@echo "== mypy --strict"; $(VENV)/bin/mypy
 	@echo "== lint-imports"; $(VENV)/bin/lint-imports
 
-demo: venv tools ## Tell the stalled-worker story live: two worker processes, a real SMTP server (database taskboard_demo)
+demo: venv ## Tell the stalled-worker story live: two worker processes, a real SMTP server (database taskboard_demo); needs Python only
 	@$(PY) -m taskboard_dev.demo
 
 dashboard: venv ## After make demo: serve the dashboard of its database (taskboard_demo) on http://127.0.0.1:8080/
@@ -195,18 +195,13 @@ dashboard: venv ## After make demo: serve the dashboard of its database (taskboa
 	echo "== taskboard dashboard for $$db_url (Ctrl-C stops it)"; \
 	TASKBOARD_DATABASE_URL="$$db_url" $(VENV)/bin/taskboard dashboard
 
-demo-sql: venv tools ## Deploy Taskboard into database taskboard_demo and run db/demo.sql in psql
-	@db_url=$$($(DEVDB) recreate-db $(DEMO_DB) --pg 18 --no-pgtap); \
-	if [ -f db/sqitch.plan ]; then \
-	  (cd db && sqitch deploy --verify "db:pg:$${db_url#*:}"); \
-	else \
-	  echo "== db/sqitch.plan not found: nothing to deploy yet"; \
-	fi; \
-	if [ -f db/demo.sql ]; then \
-	  psql -X -v ON_ERROR_STOP=1 --dbname "$$db_url" -f db/demo.sql; \
-	else \
-	  echo "== db/demo.sql not found: no demo yet"; \
-	fi; \
+demo-sql: venv ## Install Taskboard into database taskboard_demo (taskboard migrate) and run db/demo.sql in psql
+	@command -v psql >/dev/null || { \
+	  echo "make demo-sql runs db/demo.sql in psql, which is not on PATH: install it (on Debian: apt-get install postgresql-client)." >&2; \
+	  exit 1; }; \
+	db_url=$$($(DEVDB) recreate-db $(DEMO_DB) --pg 18 --no-pgtap); \
+	TASKBOARD_DATABASE_URL="$$db_url" $(VENV)/bin/taskboard migrate; \
+	psql -X -v ON_ERROR_STOP=1 --dbname "$$db_url" -f db/demo.sql; \
 	echo "== look around: psql '$$db_url'"
 
 clean: db-stop ## Stop the dev servers and remove .taskboard/ and .venv/
@@ -235,7 +230,7 @@ PYTHON312 ?= $(firstword $(foreach p,python3.12 python3.13 $(wildcard $(or $(PYE
 
 .PHONY: bench bench-quick
 
-bench: tools $(BENCH_VENV)/.installed $(NODE_STAMPS) $(OBAN_VENV)/.installed ## Benchmark against Procrastinate, PgQueuer, pg-boss, Graphile Worker, Oban for Python and a pgbench floor (under 25 min)
+bench: tools $(BENCH_VENV)/.installed $(NODE_STAMPS) $(OBAN_VENV)/.installed ## Benchmark against Procrastinate, PgQueuer, pg-boss, Graphile Worker, Oban for Python and a pgbench floor (about an hour)
 	@$(BENCH_VENV)/bin/python bench/run.py $(BENCH_ARGS)
 
 bench-quick: tools $(BENCH_VENV)/.installed $(NODE_STAMPS) $(OBAN_VENV)/.installed ## The benchmark's first look: fewer jobs, one run (about 2.5 min)

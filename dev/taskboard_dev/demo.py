@@ -1,7 +1,7 @@
 """Maya's story, live: two worker processes, a lease that runs out, a real SMTP server.
 
 ``python -m taskboard_dev.demo`` (also ``make demo``)
-makes a fresh database taskboard_demo, deploys the schema with Sqitch,
+makes a fresh database taskboard_demo, installs the schema as `taskboard migrate` does,
 starts an SMTP server on loopback as Maya's mail server and an HTTP object
 store on loopback that checks fences, and tells the story of DESIGN.md
 four times with real processes:
@@ -482,8 +482,8 @@ def prepare_database(database_url: str | None, *, name: str = DEMO_DATABASE) -> 
     """The URL of a database with the taskboard schema and the ledger table.
 
     Without `database_url`, a fresh database `name` (see `fresh_database`)
-    deployed with Sqitch; with it, deploy only when its taskboard schema is
-    missing.
+    with the schema installed (`deploy`); with it, deploy only when its
+    taskboard schema is missing.
     """
     if database_url is None:
         url = fresh_database(name)
@@ -534,14 +534,12 @@ def fresh_database(name: str) -> str:
 
 
 def deploy(url: str) -> None:
-    """`sqitch deploy --verify` the Sqitch project shipped as taskboard/db."""
+    """Install the schema as `taskboard migrate` does: through Sqitch when it is on
+    PATH, else from the SQL the package carries, in one transaction."""
     try:
-        done = migrate.sqitch(url, "deploy", "--verify", capture=True)
+        migrate.deploy(url, {})
     except TaskboardError as exc:
-        hint = "; or run `make tools`" if isinstance(exc, migrate.MigrateError) else ""
-        raise StoryError(f"{exc}{hint}") from None
-    if done.returncode != 0:
-        raise StoryError(f"sqitch deploy failed:\n{done.stdout}{done.stderr}")
+        raise StoryError(str(exc)) from None
 
 
 # -- the demo's view of a worker process ----------------------------------------
