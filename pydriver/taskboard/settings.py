@@ -7,6 +7,7 @@ import os
 import socket
 from typing import Annotated, Any
 
+import psycopg
 from psycopg import conninfo
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -240,6 +241,15 @@ class Settings(BaseSettings):
         # Empty, libpq would connect to its defaults (the local socket) instead.
         if not value.strip():
             raise PydanticCustomError("missing", "Field required")
+        try:
+            conninfo.conninfo_to_dict(value)
+        except psycopg.ProgrammingError as exc:
+            raise PydanticCustomError(
+                "database_url",
+                "not a connection URL (postgresql://USER@HOST/DATABASE) or libpq "
+                "conninfo (host=... dbname=...): {reason}",
+                {"reason": str(exc).strip()},
+            ) from None
         return value
 
     @field_validator("queues", "dashboard_allowed_hosts", mode="before")

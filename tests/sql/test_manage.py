@@ -302,6 +302,23 @@ def test_the_cli_lists_shows_cancels_retries_and_prunes(make_database: MakeDatab
     assert run(url, "prune", "--older-than", "7d").stdout.strip() == "deleted 0 finished jobs"
 
 
+def test_the_cli_says_a_succeeded_job_has_succeeded(make_database: MakeDatabase) -> None:
+    url = make_database(deploy=True)
+    app = make_app(url)
+    done = app.enqueue("send", queue="mail")
+    app.close()
+    with psycopg.connect(url, autocommit=True) as conn:
+        claimed = conn.execute("SELECT job_id, token FROM taskboard.claim('mail', 'w')").fetchone()
+        assert claimed is not None and claimed[0] == done
+        conn.execute("SELECT taskboard.complete(%s, %s)", claimed)
+
+    cancelled = run(url, "cancel", str(done))
+    assert cancelled.returncode == 1
+    assert cancelled.stderr.splitlines() == [
+        f"taskboard: error: job {done} has succeeded: not cancelled"
+    ]
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [

@@ -129,6 +129,19 @@ def test_an_empty_database_url_is_as_missing(environment: pytest.MonkeyPatch, bl
     assert refusal(database_url=blank) == "TASKBOARD_DATABASE_URL is required"
 
 
+@pytest.mark.parametrize("given", ["not a url", "dbname='x", "postgresql://u@h/d?nosuchoption=1"])
+def test_a_database_url_libpq_cannot_read_is_one_line_naming_the_variable(
+    environment: pytest.MonkeyPatch, given: str
+) -> None:
+    environment.setenv("TASKBOARD_DATABASE_URL", given)
+    message = refusal()
+    assert message.startswith(
+        "TASKBOARD_DATABASE_URL: not a connection URL (postgresql://USER@HOST/DATABASE) or "
+        "libpq conninfo (host=... dbname=...): "
+    ), message
+    assert "\n" not in message
+
+
 def test_taskboard_with_an_empty_database_url_says_it_is_required(
     environment: pytest.MonkeyPatch,
 ) -> None:

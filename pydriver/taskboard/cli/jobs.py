@@ -254,7 +254,9 @@ def change_jobs(
         elif not answer["exists"]:
             print(f"{PROG}: error: job {job_id} does not exist", file=sys.stderr)
         else:
-            print(f"{PROG}: error: job {job_id} is {answer['state']}: not {done}", file=sys.stderr)
+            state = answer["state"]
+            now = "has succeeded" if state == "succeeded" else f"is {state}"
+            print(f"{PROG}: error: job {job_id} {now}: not {done}", file=sys.stderr)
     return EXIT_OK if all(answer["changed"] for answer in answers) else EXIT_RUNTIME
 
 

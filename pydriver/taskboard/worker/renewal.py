@@ -188,4 +188,4 @@ def refusal_reason(held: Held, job: admin_async.JobInfo | None) -> str:
         return "the job was cancelled"
     if job.state == "running":
         return "its lease expired"
-    return f"the job is {job.state}"
+    return "the job has succeeded" if job.state == "succeeded" else f"the job is {job.state}"
